@@ -1,0 +1,204 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# One entry point. Everything built goes under $(BUILD) (default build/);
+# SANITIZE=1 builds into $(BUILD)/sanitize with ASan and UBSan.
+
+VERSION := 0.1.0
+
+BUILD ?= build
+ifeq ($(SANITIZE),1)
+OUT := $(BUILD)/sanitize
+else
+OUT := $(BUILD)
+endif
+
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+DESTDIR ?=
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CLANG_FORMAT ?= clang-format
+AR ?= ar
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+
+BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Icommon -I$(OUT) \
+	$(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
+
+CFLAGS ?= -O2 -g
+XCFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU_SOURCE -DXDPSG_VERSION='"$(VERSION)"' \
+	-Icommon -I$(OUT)
+LDLIBS := -lxdp -lbpf -lelf -lz -lpthread -lm
+ifeq ($(SANITIZE),1)
+XCFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUT)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+
+LIB_SRCS := $(wildcard common/*.c)
+LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+LIB := $(OUT)/libxdpsg.a
+
+PROG_SRCS := $(wildcard user/*.c)
+PROGS := $(patsubst user/%.c,$(OUT)/%,$(PROG_SRCS))
+
+# Standalone benchmarks and test helpers: one .c file, one binary.
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_PROGS := $(patsubst bench/%.c,$(OUT)/%,$(BENCH_SRCS))
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_PROGS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRCS))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_PROGS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+
+FORMAT_FILES := $(wildcard bpf/*.c bpf/*.h common/*.c common/*.h user/*.c user/*.h \
+	tests/unit/*.c tests/unit/*.h tests/tools/*.c bench/*.c)
+
+MANPAGES := $(wildcard man/*.8)
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.SECONDARY:
+.PHONY: all deps check test test-unit test-integration unit-tests bench demo install \
+	uninstall format check-format clean help
+
+all: $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS)
+
+$(OUT) $(OUT)/common $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
+	$(Q)mkdir -p $@
+
+# Kernel side: bpf/x.bpf.c -> x.bpf.o -> x.skel.h (struct x_bpf).
+$(OUT)/%.bpf.o: bpf/%.bpf.c | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# User side. Objects wait for every skeleton so the first build can include them;
+# -MMD -MP tracks the real dependencies from then on.
+$(OUT)/common/%.o: common/%.c | $(OUT)/common $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/user/%.o: user/%.c | $(OUT)/user $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/bench/%.o: bench/%.c | $(OUT)/bench $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/tests/tools/%.o: tests/tools/%.c | $(OUT)/tests/tools $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(OUT)/tests/%.o: tests/unit/%.c | $(OUT)/tests $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(OUT)/%: $(OUT)/user/%.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/%: $(OUT)/bench/%.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/tests/test_%: $(OUT)/tests/test_%.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+unit-tests: $(UNIT_PROGS)
+
+# Installs only what is missing (as root on Debian); otherwise lists it.
+deps:
+	$(Q)scripts/deps.sh
+
+test: check
+
+test-unit: unit-tests
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit-tests
+	$(Q)BUILD=$(BUILD) tests/run.sh --unit
+
+test-integration: all
+	$(Q)BUILD=$(BUILD) tests/run.sh --integration
+
+# Everything a fresh machine needs, then every test.
+check: deps
+	$(Q)$(MAKE) --no-print-directory all unit-tests
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit-tests
+	$(Q)$(MAKE) --no-print-directory check-format
+	$(Q)BUILD=$(BUILD) tests/run.sh
+
+bench: all
+	$(Q)BUILD=$(BUILD) bench/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(PROGS) $(DESTDIR)$(SBINDIR)/
+	$(if $(MANPAGES),install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/)
+	$(if $(wildcard completion/*),install -d $(DESTDIR)$(DATADIR)/bash-completion/completions)
+	$(if $(wildcard completion/*),install -m 0644 $(wildcard completion/*) \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions/)
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(notdir $(PROGS)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MANPAGES)))
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/bash-completion/completions/,$(notdir $(wildcard completion/*)))
+
+format:
+	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)
+
+check-format:
+	$(Q)fail=0; for f in $(FORMAT_FILES); do \
+		$(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || { echo "not formatted: $$f (run 'make format')"; fail=1; }; \
+	done; exit $$fail
+
+clean:
+	rm -rf $(BUILD)
+
+help:
+	@echo 'Targets:'
+	@echo '  all               build the tools, benchmarks and test helpers into $(BUILD)/ (default)'
+	@echo '  deps              install missing Debian packages (root), or list them'
+	@echo '  check             deps, build, format check, unit tests (plain and sanitized), integration tests'
+	@echo '  test-unit         unit tests only (no root needed)'
+	@echo '  test-integration  integration tests in lab namespaces (root)'
+	@echo '  demo              generator and sink in a fresh lab for 5 seconds, rates printed'
+	@echo '  bench             the benchmark matrix (BENCH=quick for a short run)'
+	@echo '  install           install binaries, man pages, completions (DESTDIR, PREFIX, SBINDIR, MANDIR)'
+	@echo '  format            clang-format every source file in place'
+	@echo '  check-format      fail if any source file is not formatted'
+	@echo '  clean             remove $(BUILD)/'
+	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir'
+
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d)

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "log.h"
+
+static enum log_level cur_level = LOG_LEVEL_INFO;
+static const char *prog_name = "xdpsg";
+static FILE *log_stream;
+
+void log_set_level(enum log_level level)
+{
+	cur_level = level;
+}
+
+enum log_level log_get_level(void)
+{
+	return cur_level;
+}
+
+void log_set_prog(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+
+	prog_name = slash ? slash + 1 : name;
+}
+
+const char *log_get_prog(void)
+{
+	return prog_name;
+}
+
+void log_set_stream(void *fp)
+{
+	log_stream = fp;
+}
+
+void log_vprintf(enum log_level level, const char *fmt, va_list ap)
+{
+	FILE *out = log_stream ? log_stream : stderr;
+
+	if (level > cur_level)
+		return;
+	/* Warnings carry the program name so they stand out in mixed output. */
+	if (level == LOG_LEVEL_WARN)
+		fprintf(out, "%s: ", prog_name);
+	vfprintf(out, fmt, ap);
+}
+
+void log_printf(enum log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vprintf(level, fmt, ap);
+	va_end(ap);
+}
+
+enum log_level log_level_from_libbpf(int libbpf_level)
+{
+	switch (libbpf_level) {
+	case LIBBPF_WARN:
+		return LOG_LEVEL_INFO;
+	case LIBBPF_INFO:
+		return LOG_LEVEL_DEBUG;
+	default:
+		return LOG_LEVEL_TRACE;
+	}
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	log_vprintf(log_level_from_libbpf(level), fmt, ap);
+	return 0;
+}
+
+static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	/* libxdp's levels have the same order and values as libbpf's. */
+	log_vprintf(log_level_from_libbpf((int)level), fmt, ap);
+	return 0;
+}
+
+void log_route_libbpf(void)
+{
+	libbpf_set_print(libbpf_print);
+	libxdp_set_print(libxdp_print);
+}

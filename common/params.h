@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_PARAMS_H
+#define XDPSG_PARAMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+/*
+ * One table per command drives getopt_long, --help and the man-page check.
+ * Values land in a caller-owned config struct at the offset each entry names.
+ */
+enum param_type {
+	PARAM_FLAG, /* bool, no argument */
+	PARAM_COUNTER, /* int, incremented each time (-vv) */
+	PARAM_UINT, /* __u64, plain decimal, no suffix */
+	PARAM_COUNT, /* __u64, decimal suffixes: 1k = 1000, 2M, 3G */
+	PARAM_BYTES, /* __u64, binary suffixes: 1k = 1024, 2M, 1GiB */
+	PARAM_RATE, /* __u64 packets/s: 100000, 1.5M, 10Mpps */
+	PARAM_DURATION, /* __u64 nanoseconds: 500ms, 5s, 2m; bare number = seconds */
+	PARAM_STRING, /* const char * */
+	PARAM_ENUM, /* int, one of the names in .enums */
+	PARAM_LIST, /* struct param_list: "all" or "0,2-5" */
+};
+
+struct param_enum {
+	const char *name;
+	int value;
+};
+
+#define PARAM_LIST_MAX 256
+
+struct param_list {
+	bool all;
+	unsigned int n;
+	unsigned int ids[PARAM_LIST_MAX];
+};
+
+struct param_def {
+	const char *name; /* long name, no dashes; NULL ends a table */
+	int short_opt; /* 0 when there is none */
+	enum param_type type;
+	size_t offset; /* offsetof() into the config struct */
+	const char *metavar; /* shown in --help, e.g. SECONDS */
+	const char *help;
+	__u64 min, max; /* numeric range, inclusive; max 0 = no upper bound */
+	const struct param_enum *enums; /* PARAM_ENUM only, ends with name NULL */
+};
+
+#define PARAM_TABLES_MAX 4
+
+struct param_cmd {
+	const char *name; /* subcommand, e.g. "drop" */
+	const char *summary; /* one line for the tool's overview */
+	const char *description; /* a paragraph for --help; may be NULL */
+	const char *positional; /* e.g. "IFNAME"; NULL if none */
+	const struct param_def *tables[PARAM_TABLES_MAX]; /* NULL-terminated */
+};
+
+enum {
+	PARAMS_OK = 0,
+	PARAMS_EXIT = 1, /* --help or --version was printed: exit 0 */
+};
+
+/*
+ * Parse argv (argv[0] is the subcommand name) into cfg. Returns PARAMS_OK,
+ * PARAMS_EXIT, or -EINVAL after printing exactly one line naming the problem
+ * and the fix. *positional receives the positional argument (or NULL).
+ */
+int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char **argv, void *cfg,
+		 const void *defaults, const char **positional);
+
+/* --help for one command, defaults taken from the struct passed. */
+void params_usage(FILE *out, const char *prog, const struct param_cmd *cmd, const void *defaults);
+
+/* Overview of a multi-command tool. */
+void params_usage_tool(FILE *out, const char *prog, const char *summary,
+		       const struct param_cmd *const *cmds);
+
+const struct param_cmd *params_find_cmd(const struct param_cmd *const *cmds, const char *name);
+
+/*
+ * Value parsers used by params_parse, exposed for tests and for tools with
+ * their own syntax. Each returns 0, or -EINVAL (malformed) / -ERANGE (too big),
+ * and on error points *why at a short reason.
+ */
+int params_parse_uint(const char *s, __u64 *out, const char **why);
+int params_parse_count(const char *s, __u64 *out, const char **why);
+int params_parse_bytes(const char *s, __u64 *out, const char **why);
+int params_parse_rate(const char *s, __u64 *out, const char **why);
+int params_parse_duration(const char *s, __u64 *out_ns, const char **why);
+int params_parse_list(const char *s, unsigned int max_id, struct param_list *out, const char **why);
+
+/* Format a value of def's type from cfg, as --help shows defaults. */
+void params_format(const struct param_def *def, const void *cfg, char *buf, size_t len);
+
+/* Call fn for every long option of cmd (used by the man-page test). */
+void params_for_each(const struct param_cmd *cmd, void (*fn)(const struct param_def *, void *),
+		     void *ctx);
+
+#endif

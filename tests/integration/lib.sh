@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for integration tests. tests/run.sh sources this and one test file,
+# then calls t_run test_NAME in a fresh bash process. A test passes by
+# returning 0, fails with t_fail (exit 1), skips with t_skip (exit 77).
+# Everything a test creates through these helpers is removed on every exit
+# path: labs, background processes, pins.
+
+TESTENV="$ROOT/testenv/testenv.sh"
+T_LABS=()
+T_PIDS=()
+T_CLEANUPS=()
+
+t_cleanup() {
+	local rc=$? pid c lab
+	trap - EXIT TERM INT
+	for pid in "${T_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${T_PIDS[@]}"; do
+		# Give tools time to detach and print their summary, then insist.
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	for c in "${T_CLEANUPS[@]}"; do
+		eval "$c" >/dev/null 2>&1
+	done
+	for lab in "${T_LABS[@]}"; do
+		"$TESTENV" teardown --name "$lab" >/dev/null 2>&1
+	done
+	exit $rc
+}
+
+t_run() {
+	trap t_cleanup EXIT
+	trap 'exit 143' TERM INT
+	set -o pipefail
+	"$1"
+}
+
+t_fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+t_skip() {
+	echo "$*"
+	exit 77
+}
+
+# t_expect_eq WHAT EXPECTED ACTUAL
+t_expect_eq() {
+	[ "$2" = "$3" ] || t_fail "$1: expected '$2', got '$3'"
+}
+
+# t_expect_ge WHAT MIN ACTUAL
+t_expect_ge() {
+	[ "$3" -ge "$2" ] 2>/dev/null || t_fail "$1: expected >= $2, got '$3'"
+}
+
+# t_expect_le WHAT MAX ACTUAL
+t_expect_le() {
+	[ "$3" -le "$2" ] 2>/dev/null || t_fail "$1: expected <= $2, got '$3'"
+}
+
+# A run after the test: eval'd by t_cleanup (for pins, extra links, files).
+t_on_cleanup() {
+	T_CLEANUPS+=("$*")
+}
+
+# A lab name unique to this test process, short enough for interface names.
+t_labname() {
+	printf 't%x%03x' $(( $$ % 4096 )) $(( RANDOM % 4096 ))
+}
+
+# lab_setup [testenv setup options]: make a lab, remember it for cleanup, and
+# import its variables (LAB_NAME, GEN_NS, SINK_NS, GEN_IF, SINK_IF, GEN_MAC,
+# SINK_MAC, GEN_IP4, SINK_IP4, GEN_IP6, SINK_IP6, QUEUES).
+lab_setup() {
+	local name
+	name=$(t_labname)
+	T_LABS+=("$name")
+	"$TESTENV" setup --name "$name" "$@" || t_fail "testenv setup --name $name $* failed"
+	eval "$("$TESTENV" env --name "$name")" || t_fail "testenv env --name $name failed"
+	[ "$LAB_NAME" = "$name" ] || t_fail "testenv env gave LAB_NAME='$LAB_NAME', expected '$name'"
+}
+
+# lab_exec gen|sink CMD...: run in the lab's namespace with bpffs mounted.
+lab_exec() {
+	local side=$1
+	shift
+	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@"
+}
+
+# lab_bg OUTFILE gen|sink CMD...: like lab_exec, in the background; the pid is
+# in LAST_PID and is stopped at cleanup.
+lab_bg() {
+	local out=$1 side=$2
+	shift 2
+	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@" >"$out" 2>&1 &
+	LAST_PID=$!
+	T_PIDS+=("$LAST_PID")
+}
+
+# Wait up to SECONDS for a file to contain a pattern.
+t_wait_for() { # file pattern seconds
+	local i
+	for i in $(seq $(( $3 * 10 ))); do
+		grep -q -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# A JSON field of the last line that has it: json_field FILE TYPE FIELD
+# (numbers and strings at the top level only; python3 for nested paths).
+json_get() { # file type python-expression-on-obj
+	python3 - "$1" "$2" "$3" <<'PY'
+import json, sys
+path, typ, expr = sys.argv[1:4]
+obj = None
+for line in open(path):
+    line = line.strip()
+    if not line.startswith("{"):
+        continue
+    try:
+        o = json.loads(line)
+    except ValueError:
+        continue
+    if o.get("type") == typ:
+        obj = o
+if obj is None:
+    sys.exit(1)
+print(eval(expr, {"o": obj}))
+PY
+}
+
+# Kernel counter from "ip -s -j link": iface_stat NS IFNAME rx|tx FIELD
+iface_stat() {
+	ip -n "$1" -s -j link show dev "$2" |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"][sys.argv[1]][sys.argv[2]])' "$3" "$4"
+}

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs every test and ends with "N passed, N failed, N skipped".
+#   tests/run.sh [--unit | --integration] [--filter PATTERN] [--keep-logs]
+# Unit tests: every $BUILD/tests/test_* binary (and the sanitized build if made).
+# Integration tests: every function test_* in tests/integration/test_*.sh, each
+# run as its own bash process under a timeout, in labs it makes and removes.
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+ROOT=$(pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
+export ROOT BUILD
+
+run_unit=1
+run_integ=1
+filter=""
+TEST_TIMEOUT=${TEST_TIMEOUT:-240}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--unit) run_integ=0 ;;
+	--integration) run_unit=0 ;;
+	--filter) filter=$2; shift ;;
+	-h|--help) sed -n '4,9p' "$0"; exit 0 ;;
+	*) echo "run.sh: unknown argument '$1'; see tests/run.sh --help" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+passed=0 failed=0 skipped=0
+failed_names=()
+LOGDIR=$(mktemp -d /tmp/xdpsg-tests.XXXXXX)
+
+count_lines() { # file prefix
+	local line
+	while IFS= read -r line; do
+		case "$line" in
+		\[*\]\ PASS*) passed=$((passed + 1)); echo "$line" ;;
+		\[*\]\ SKIP*) skipped=$((skipped + 1)); echo "$line" ;;
+		\[*\]\ FAIL*) failed=$((failed + 1)); failed_names+=("${line%% FAIL*}"); echo "$line" ;;
+		esac
+	done <"$1"
+}
+
+run_unit_dir() { # dir label
+	local dir=$1 t log rc
+	for t in "$dir"/test_*; do
+		[ -x "$t" ] || continue
+		case "$t" in *.o|*.d) continue ;; esac
+		[ -n "$filter" ] && [[ "$(basename "$t")" != *$filter* ]] && continue
+		log="$LOGDIR/$2-$(basename "$t").log"
+		timeout -k 5 "$TEST_TIMEOUT" "$t" >"$log.out" 2>"$log.err"
+		rc=$?
+		count_lines "$log.out"
+		if [ -s "$log.err" ] && grep -q FAIL "$log.out"; then
+			sed 's/^/    /' "$log.err"
+		fi
+		# A crash or sanitizer report fails the binary even if no test said FAIL.
+		if [ $rc -ne 0 ] && ! grep -q ' FAIL' "$log.out"; then
+			echo "[$2:$(basename "$t")] FAIL (exit $rc)"
+			tail -n 30 "$log.err" | sed 's/^/    /'
+			failed=$((failed + 1))
+			failed_names+=("[$2:$(basename "$t")]")
+		fi
+	done
+}
+
+if [ $run_unit -eq 1 ]; then
+	if ! ls "$BUILD"/tests/test_* >/dev/null 2>&1; then
+		echo "run.sh: no unit test binaries in $BUILD/tests; run 'make unit-tests' first" >&2
+		exit 2
+	fi
+	run_unit_dir "$BUILD/tests" unit
+	[ -d "$BUILD/sanitize/tests" ] && run_unit_dir "$BUILD/sanitize/tests" sanitize
+fi
+
+if [ $run_integ -eq 1 ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		for f in tests/integration/test_*.sh; do
+			for fn in $(grep -oE '^test_[a-z0-9_]+\(\)' "$f" | tr -d '()'); do
+				echo "[integration:$fn] SKIP (needs root)"
+				skipped=$((skipped + 1))
+			done
+		done
+	else
+		for f in tests/integration/test_*.sh; do
+			[ -e "$f" ] || continue
+			for fn in $(grep -oE '^test_[a-z0-9_]+\(\)' "$f" | tr -d '()'); do
+				[ -n "$filter" ] && [[ "$fn" != *$filter* ]] && continue
+				log="$LOGDIR/$fn.log"
+				start=$(date +%s)
+				timeout -k 10 "$TEST_TIMEOUT" bash -c \
+					'. "$ROOT/tests/integration/lib.sh"; . "$1"; t_run "$2"' \
+					_ "$f" "$fn" >"$log" 2>&1
+				rc=$?
+				secs=$(( $(date +%s) - start ))
+				case $rc in
+				0) echo "[integration:$fn] PASS (${secs}s)"; passed=$((passed + 1)) ;;
+				77) echo "[integration:$fn] SKIP ($(tail -n 1 "$log"))"; skipped=$((skipped + 1)) ;;
+				*)
+					[ $rc -eq 124 ] && echo "    timed out after ${TEST_TIMEOUT}s" >>"$log"
+					echo "[integration:$fn] FAIL (${secs}s)"
+					tail -n 40 "$log" | sed 's/^/    /'
+					failed=$((failed + 1))
+					failed_names+=("[integration:$fn]")
+					;;
+				esac
+			done
+		done
+	fi
+fi
+
+if [ $failed -gt 0 ]; then
+	echo "failed: ${failed_names[*]}"
+	echo "logs kept in $LOGDIR"
+else
+	rm -rf "$LOGDIR"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]

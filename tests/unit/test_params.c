@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stddef.h>
+
+#include "log.h"
+#include "params.h"
+#include "test.h"
+
+static void test_count_suffixes(void)
+{
+	const char *why = NULL;
+	__u64 v;
+
+	ASSERT_OK(params_parse_count("64", &v, &why), "64");
+	ASSERT_EQ(v, 64, "64 value");
+	ASSERT_OK(params_parse_count("1k", &v, &why), "1k");
+	ASSERT_EQ(v, 1000, "1k value");
+	ASSERT_OK(params_parse_count("2M", &v, &why), "2M");
+	ASSERT_EQ(v, 2000000, "2M value");
+	ASSERT_OK(params_parse_count("1.5M", &v, &why), "1.5M");
+	ASSERT_EQ(v, 1500000, "1.5M value");
+	ASSERT_OK(params_parse_count("3G", &v, &why), "3G");
+	ASSERT_EQ(v, 3000000000LL, "3G value");
+	ASSERT_OK(params_parse_count("0", &v, &why), "0");
+	ASSERT_EQ(v, 0, "0 value");
+	ASSERT_OK(params_parse_count("18446744073709551615", &v, &why), "u64 max");
+	ASSERT_EQ_U64(v, UINT64_MAX, "u64 max value");
+}
+
+static void test_count_errors(void)
+{
+	const char *why = NULL;
+	__u64 v = 7;
+
+	ASSERT_ERR(params_parse_count("", &v, &why), -EINVAL, "empty");
+	ASSERT_STREQ(why, "empty value", "empty why");
+	ASSERT_ERR(params_parse_count(NULL, &v, &why), -EINVAL, "null");
+	ASSERT_ERR(params_parse_count("-1", &v, &why), -EINVAL, "negative");
+	ASSERT_STREQ(why, "must not be negative", "negative why");
+	ASSERT_ERR(params_parse_count("abc", &v, &why), -EINVAL, "letters");
+	ASSERT_STREQ(why, "not a number", "letters why");
+	ASSERT_ERR(params_parse_count("12x", &v, &why), -EINVAL, "bad suffix");
+	ASSERT_STREQ(why, "unknown suffix", "bad suffix why");
+	ASSERT_ERR(params_parse_count("1 k", &v, &why), -EINVAL, "space");
+	ASSERT_ERR(params_parse_count(" 1", &v, &why), -EINVAL, "leading space");
+	ASSERT_ERR(params_parse_count("18446744073709551616", &v, &why), -ERANGE, "overflow");
+	ASSERT_STREQ(why, "too large", "overflow why");
+	ASSERT_ERR(params_parse_count("20000000000G", &v, &why), -ERANGE, "suffix overflow");
+	ASSERT_ERR(params_parse_count("1.5", &v, &why), -EINVAL, "fraction w/o suffix");
+	ASSERT_STREQ(why, "fraction does not give a whole number", "fraction why");
+	ASSERT_ERR(params_parse_count("1.0001k", &v, &why), -EINVAL, "fraction too fine");
+	ASSERT_ERR(params_parse_count(".", &v, &why), -EINVAL, "lone dot");
+	ASSERT_ERR(params_parse_count("1.1234567890123456789k", &v, &why), -EINVAL, "many places");
+	ASSERT_STREQ(why, "too many decimal places", "many places why");
+	ASSERT_ERR(params_parse_count("18446744073709551615.5k", &v, &why), -ERANGE,
+		   "overflow with fraction");
+	ASSERT_ERR(params_parse_count("18446744073709551.9999k", &v, &why), -EINVAL,
+		   "fraction not whole");
+	ASSERT_OK(params_parse_count("18446744073709551.615k", &v, &why), "max via fraction");
+	ASSERT_EQ_U64(v, UINT64_MAX, "max via fraction value");
+	ASSERT_ERR(params_parse_count("18446744073709551.616k", &v, &why), -ERANGE,
+		   "fraction add overflow");
+	v = 7;
+	ASSERT_ERR(params_parse_count("9x", &v, &why), -EINVAL, "error");
+	ASSERT_EQ(v, 7, "value untouched on error");
+}
+
+static void test_uint(void)
+{
+	const char *why = NULL;
+	__u64 v;
+
+	ASSERT_OK(params_parse_uint("4096", &v, &why), "4096");
+	ASSERT_EQ(v, 4096, "4096 value");
+	ASSERT_ERR(params_parse_uint("4k", &v, &why), -EINVAL, "no suffixes");
+	ASSERT_ERR(params_parse_uint("1.5", &v, &why), -EINVAL, "no fraction");
+	ASSERT_STREQ(why, "must be a whole number", "fraction why");
+	ASSERT_ERR(params_parse_uint("99999999999999999999", &v, &why), -ERANGE, "overflow");
+}
+
+static void test_rate(void)
+{
+	const char *why = NULL;
+	__u64 v;
+
+	ASSERT_OK(params_parse_rate("10Mpps", &v, &why), "10Mpps");
+	ASSERT_EQ(v, 10000000, "10Mpps value");
+	ASSERT_OK(params_parse_rate("100000", &v, &why), "plain");
+	ASSERT_EQ(v, 100000, "plain value");
+	ASSERT_OK(params_parse_rate("500pps", &v, &why), "pps");
+	ASSERT_EQ(v, 500, "pps value");
+	ASSERT_OK(params_parse_rate("2.5kpps", &v, &why), "2.5kpps");
+	ASSERT_EQ(v, 2500, "2.5kpps value");
+	ASSERT_ERR(params_parse_rate("10Mbps", &v, &why), -EINVAL, "bits are not packets");
+	ASSERT_ERR(params_parse_rate("fast", &v, &why), -EINVAL, "word");
+}
+
+static void test_bytes(void)
+{
+	const char *why = NULL;
+	__u64 v;
+
+	ASSERT_OK(params_parse_bytes("64", &v, &why), "64");
+	ASSERT_EQ(v, 64, "64 value");
+	ASSERT_OK(params_parse_bytes("1k", &v, &why), "1k");
+	ASSERT_EQ(v, 1024, "1k value");
+	ASSERT_OK(params_parse_bytes("64M", &v, &why), "64M");
+	ASSERT_EQ(v, 64 << 20, "64M value");
+	ASSERT_OK(params_parse_bytes("2GiB", &v, &why), "2GiB");
+	ASSERT_EQ(v, 2ULL << 30, "2GiB value");
+	ASSERT_OK(params_parse_bytes("1500B", &v, &why), "1500B");
+	ASSERT_EQ(v, 1500, "1500B value");
+	ASSERT_OK(params_parse_bytes("0.5k", &v, &why), "0.5k");
+	ASSERT_EQ(v, 512, "0.5k value");
+	ASSERT_ERR(params_parse_bytes("1T", &v, &why), -EINVAL, "T not a byte suffix");
+	ASSERT_ERR(params_parse_bytes("17179869184G", &v, &why), -ERANGE, "overflow");
+}
+
+static void test_duration(void)
+{
+	const char *why = NULL;
+	__u64 v;
+
+	ASSERT_OK(params_parse_duration("5", &v, &why), "bare");
+	ASSERT_EQ(v, 5000000000LL, "bare is seconds");
+	ASSERT_OK(params_parse_duration("5s", &v, &why), "5s");
+	ASSERT_EQ(v, 5000000000LL, "5s value");
+	ASSERT_OK(params_parse_duration("500ms", &v, &why), "500ms");
+	ASSERT_EQ(v, 500000000, "500ms value");
+	ASSERT_OK(params_parse_duration("20us", &v, &why), "20us");
+	ASSERT_EQ(v, 20000, "20us value");
+	ASSERT_OK(params_parse_duration("7ns", &v, &why), "7ns");
+	ASSERT_EQ(v, 7, "7ns value");
+	ASSERT_OK(params_parse_duration("2m", &v, &why), "2m");
+	ASSERT_EQ(v, 120000000000LL, "2m value");
+	ASSERT_OK(params_parse_duration("1h", &v, &why), "1h");
+	ASSERT_EQ(v, 3600000000000LL, "1h value");
+	ASSERT_OK(params_parse_duration("1.5s", &v, &why), "1.5s");
+	ASSERT_EQ(v, 1500000000, "1.5s value");
+	ASSERT_OK(params_parse_duration("0.25", &v, &why), "0.25");
+	ASSERT_EQ(v, 250000000, "0.25 value");
+	ASSERT_ERR(params_parse_duration("5sec", &v, &why), -EINVAL, "5sec");
+	ASSERT_ERR(params_parse_duration("1.5ns", &v, &why), -EINVAL, "half ns");
+	ASSERT_ERR(params_parse_duration("99999999999h", &v, &why), -ERANGE, "overflow");
+	ASSERT_ERR(params_parse_duration("-5s", &v, &why), -EINVAL, "negative");
+}
+
+static void test_list(void)
+{
+	struct param_list l;
+	const char *why = NULL;
+
+	ASSERT_OK(params_parse_list("all", 63, &l, &why), "all");
+	ASSERT_TRUE(l.all, "all flag");
+	ASSERT_OK(params_parse_list("0,2-4,7", 63, &l, &why), "mixed");
+	ASSERT_FALSE(l.all, "not all");
+	ASSERT_EQ(l.n, 5, "count");
+	ASSERT_EQ(l.ids[0], 0, "id0");
+	ASSERT_EQ(l.ids[1], 2, "id1");
+	ASSERT_EQ(l.ids[3], 4, "id3");
+	ASSERT_EQ(l.ids[4], 7, "id4");
+	ASSERT_OK(params_parse_list("3", 3, &l, &why), "single at max");
+	ASSERT_EQ(l.n, 1, "single count");
+	ASSERT_ERR(params_parse_list("", 63, &l, &why), -EINVAL, "empty");
+	ASSERT_ERR(params_parse_list("4", 3, &l, &why), -ERANGE, "above max");
+	ASSERT_STREQ(why, "number out of range", "above max why");
+	ASSERT_ERR(params_parse_list("3-1", 63, &l, &why), -EINVAL, "reversed");
+	ASSERT_STREQ(why, "range start is above its end", "reversed why");
+	ASSERT_ERR(params_parse_list("1,1", 63, &l, &why), -EINVAL, "duplicate");
+	ASSERT_STREQ(why, "a number appears twice", "duplicate why");
+	ASSERT_ERR(params_parse_list("1,", 63, &l, &why), -EINVAL, "trailing comma");
+	ASSERT_ERR(params_parse_list("1;2", 63, &l, &why), -EINVAL, "bad separator");
+	ASSERT_STREQ(why, "expected ',' or '-'", "bad separator why");
+	ASSERT_ERR(params_parse_list("a", 63, &l, &why), -EINVAL, "letter");
+	ASSERT_ERR(params_parse_list("0-300", 4095, &l, &why), -ERANGE, "too many");
+	ASSERT_STREQ(why, "too many entries", "too many why");
+}
+
+/* A small command table exercised end to end through getopt_long. */
+struct cfg {
+	__u64 count, batch, duration, rate, size;
+	bool force;
+	int verbose, mode;
+	const char *to;
+	struct param_list queues;
+};
+
+static const struct param_enum modes[] = { { "native", 1 }, { "skb", 2 }, { NULL, 0 } };
+
+static const struct param_def defs[] = {
+	{ "count", 'n', PARAM_COUNT, offsetof(struct cfg, count), "PACKETS", "stop after", 1, 0 },
+	{ "batch", 0, PARAM_UINT, offsetof(struct cfg, batch), "N", "batch", 1, 256 },
+	{ "duration", 'd', PARAM_DURATION, offsetof(struct cfg, duration), "TIME", "run", 0, 0 },
+	{ "rate", 'r', PARAM_RATE, offsetof(struct cfg, rate), "PPS", "rate", 0, 0 },
+	{ "size", 's', PARAM_BYTES, offsetof(struct cfg, size), "BYTES", "size", 60, 9000 },
+	{ "force", 0, PARAM_FLAG, offsetof(struct cfg, force), NULL, "replace", 0, 0 },
+	{ "verbose", 'v', PARAM_COUNTER, offsetof(struct cfg, verbose), NULL, "more", 0, 0 },
+	{ "xdp-mode", 'm', PARAM_ENUM, offsetof(struct cfg, mode), "MODE", "mode", 0, 0, modes },
+	{ "to", 0, PARAM_STRING, offsetof(struct cfg, to), "IFNAME", "target", 0, 0 },
+	{ "queues", 0, PARAM_LIST, offsetof(struct cfg, queues), "LIST", "queues", 0, 63 },
+	{ NULL },
+};
+
+static const struct param_cmd cmd = {
+	.name = "drop",
+	.summary = "drop everything",
+	.positional = "IFNAME",
+	.tables = { defs, NULL },
+};
+
+static int parse(struct cfg *c, const char **pos, int argc, char **argv)
+{
+	static const struct cfg defaults = { .batch = 64, .size = 60, .mode = 1 };
+	FILE *devnull = fopen("/dev/null", "w");
+	FILE *saved = stderr;
+	int err;
+
+	*c = defaults;
+	/* Parse errors go to stderr: keep the test output to one line per test. */
+	stderr = devnull;
+	err = params_parse("prog", &cmd, argc, argv, c, &defaults, pos);
+	stderr = saved;
+	fclose(devnull);
+	return err;
+}
+
+#define ARGV(...) (char *[]){ "drop", __VA_ARGS__, NULL }
+#define ARGC(...) (int)(sizeof((char *[]){ "drop", __VA_ARGS__ }) / sizeof(char *))
+
+static void test_parse_table(void)
+{
+	const char *pos;
+	struct cfg c;
+
+	ASSERT_OK(parse(&c, &pos, ARGC("-n", "1M", "--batch", "32", "-d", "500ms", "-r",
+				       "10Mpps", "--force", "-vv", "-m", "skb", "--to", "veth1",
+				       "--queues", "0-1", "-s", "1k", "eth0"),
+			ARGV("-n", "1M", "--batch", "32", "-d", "500ms", "-r", "10Mpps", "--force",
+			     "-vv", "-m", "skb", "--to", "veth1", "--queues", "0-1", "-s", "1k",
+			     "eth0")),
+		  "full parse");
+	ASSERT_EQ(c.count, 1000000, "count");
+	ASSERT_EQ(c.batch, 32, "batch");
+	ASSERT_EQ(c.duration, 500000000, "duration");
+	ASSERT_EQ(c.rate, 10000000, "rate");
+	ASSERT_TRUE(c.force, "force");
+	ASSERT_EQ(c.verbose, 2, "verbose counted");
+	ASSERT_EQ(c.mode, 2, "enum");
+	ASSERT_STREQ(c.to, "veth1", "string");
+	ASSERT_EQ(c.queues.n, 2, "list");
+	ASSERT_EQ(c.size, 1024, "bytes");
+	ASSERT_STREQ(pos, "eth0", "positional");
+
+	ASSERT_OK(parse(&c, &pos, ARGC("eth0"), ARGV("eth0")), "defaults");
+	ASSERT_EQ(c.batch, 64, "default kept");
+	ASSERT_EQ(c.mode, 1, "default enum kept");
+}
+
+static void test_parse_errors(void)
+{
+	const char *pos;
+	struct cfg c;
+
+	ASSERT_ERR(parse(&c, &pos, ARGC("--batch", "0", "eth0"), ARGV("--batch", "0", "eth0")),
+		   -EINVAL, "below min");
+	ASSERT_ERR(parse(&c, &pos, ARGC("--batch", "257", "eth0"),
+			 ARGV("--batch", "257", "eth0")),
+		   -EINVAL, "above max");
+	ASSERT_ERR(parse(&c, &pos, ARGC("-n", "0", "eth0"), ARGV("-n", "0", "eth0")), -EINVAL,
+		   "count min");
+	ASSERT_ERR(parse(&c, &pos, ARGC("-n", "x", "eth0"), ARGV("-n", "x", "eth0")), -EINVAL,
+		   "malformed");
+	ASSERT_ERR(parse(&c, &pos, ARGC("-s", "59", "eth0"), ARGV("-s", "59", "eth0")), -EINVAL,
+		   "size min");
+	ASSERT_ERR(parse(&c, &pos, ARGC("-m", "hw", "eth0"), ARGV("-m", "hw", "eth0")), -EINVAL,
+		   "enum unknown");
+	ASSERT_ERR(parse(&c, &pos, ARGC("--to", "", "eth0"), ARGV("--to", "", "eth0")), -EINVAL,
+		   "empty string");
+	ASSERT_ERR(parse(&c, &pos, ARGC("--queues", "9-2", "eth0"),
+			 ARGV("--queues", "9-2", "eth0")),
+		   -EINVAL, "bad list");
+	ASSERT_ERR(parse(&c, &pos, ARGC("--bogus", "eth0"), ARGV("--bogus", "eth0")), -EINVAL,
+		   "unknown long");
+	ASSERT_ERR(parse(&c, &pos, ARGC("-Z", "eth0"), ARGV("-Z", "eth0")), -EINVAL,
+		   "unknown short");
+	ASSERT_ERR(parse(&c, &pos, ARGC("eth0", "-n"), ARGV("eth0", "-n")), -EINVAL,
+		   "missing value");
+	ASSERT_ERR(parse(&c, &pos, ARGC("--force"), ARGV("--force")), -EINVAL,
+		   "missing positional");
+	ASSERT_ERR(parse(&c, &pos, ARGC("eth0", "eth1"), ARGV("eth0", "eth1")), -EINVAL,
+		   "extra positional");
+	ASSERT_ERR(parse(&c, &pos, ARGC("-d", "5sec", "eth0"), ARGV("-d", "5sec", "eth0")),
+		   -EINVAL, "bad duration");
+}
+
+static void test_help_and_format(void)
+{
+	static const struct cfg defaults = { .batch = 64, .size = 4096, .mode = 2,
+					     .duration = 1500000000 };
+	char *buf = NULL, out[64];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	params_usage(f, "prog", &cmd, &defaults);
+	fclose(f);
+	ASSERT_TRUE(strstr(buf, "Usage: prog drop [OPTIONS] IFNAME") != NULL, "usage line");
+	ASSERT_TRUE(strstr(buf, "--batch N") != NULL, "option with metavar");
+	ASSERT_TRUE(strstr(buf, "(default 64)") != NULL, "default shown");
+	ASSERT_TRUE(strstr(buf, "-v, --verbose") != NULL, "short and long");
+	ASSERT_TRUE(strstr(buf, "(default skb)") != NULL, "enum default");
+	free(buf);
+
+	params_format(&defs[4], &defaults, out, sizeof(out));
+	ASSERT_STREQ(out, "4k", "bytes format");
+	params_format(&defs[2], &defaults, out, sizeof(out));
+	ASSERT_STREQ(out, "1500ms", "duration format");
+}
+
+static void test_log_levels(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	log_set_stream(f);
+	log_set_prog("/usr/sbin/xdp-sink");
+	log_set_level(LOG_LEVEL_INFO);
+	pr_warn("w%d\n", 1);
+	pr_info("i%d\n", 2);
+	pr_debug("d%d\n", 3);
+	fflush(f);
+	ASSERT_STREQ(buf, "xdp-sink: w1\ni2\n", "info level shows warn+info");
+	log_set_level(LOG_LEVEL_WARN);
+	pr_info("hidden\n");
+	log_set_level(LOG_LEVEL_DEBUG);
+	pr_debug("d\n");
+	fclose(f);
+	log_set_stream(NULL);
+	ASSERT_STREQ(buf, "xdp-sink: w1\ni2\nd\n", "quiet hides info, verbose shows debug");
+	free(buf);
+
+	/* libbpf's warnings become our info, its info our debug, its debug trace. */
+	ASSERT_EQ(log_level_from_libbpf(0), LOG_LEVEL_INFO, "libbpf warn");
+	ASSERT_EQ(log_level_from_libbpf(1), LOG_LEVEL_DEBUG, "libbpf info");
+	ASSERT_EQ(log_level_from_libbpf(2), LOG_LEVEL_TRACE, "libbpf debug");
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(count_suffixes), TEST_CASE(count_errors), TEST_CASE(uint),
+	TEST_CASE(rate),	   TEST_CASE(bytes),	    TEST_CASE(duration),
+	TEST_CASE(list),	   TEST_CASE(parse_table),  TEST_CASE(parse_errors),
+	TEST_CASE(help_and_format), TEST_CASE(log_levels),
+};
+
+TEST_MAIN("params", cases)
