@@ -77,7 +77,7 @@ MANPAGES := $(wildcard man/*.8)
 .PHONY: all deps check test test-unit test-integration unit-tests bench demo install \
 	uninstall format check-format clean help
 
-all: $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS)
+all: $(SKELS) $(LIB) $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS)
 
 $(OUT) $(OUT)/common $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
 	$(Q)mkdir -p $@

@@ -10,6 +10,7 @@
 static enum log_level cur_level = LOG_LEVEL_INFO;
 static const char *prog_name = "xdpsg";
 static FILE *log_stream;
+static bool libbpf_expected;
 
 void log_set_level(enum log_level level)
 {
@@ -71,16 +72,30 @@ enum log_level log_level_from_libbpf(int libbpf_level)
 	}
 }
 
+void log_libbpf_expect_failures(bool on)
+{
+	libbpf_expected = on;
+}
+
+static enum log_level routed(int libbpf_level)
+{
+	enum log_level l = log_level_from_libbpf(libbpf_level);
+
+	if (libbpf_expected && l < LOG_LEVEL_DEBUG)
+		l = LOG_LEVEL_DEBUG;
+	return l;
+}
+
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	log_vprintf(log_level_from_libbpf(level), fmt, ap);
+	log_vprintf(routed(level), fmt, ap);
 	return 0;
 }
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
 	/* libxdp's levels have the same order and values as libbpf's. */
-	log_vprintf(log_level_from_libbpf((int)level), fmt, ap);
+	log_vprintf(routed((int)level), fmt, ap);
 	return 0;
 }
 

@@ -3,6 +3,7 @@
 #define XDPSG_LOG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 
 /*
  * Messages go to stderr; statistics go to stdout. Levels are ordered so that a
@@ -23,6 +24,13 @@ const char *log_get_prog(void);
 
 /* Route libbpf's and libxdp's messages through us, one level quieter. */
 void log_route_libbpf(void);
+
+/*
+ * While set, libbpf's and libxdp's messages are shown only at -v and above:
+ * for calls whose failures are expected and handled (libxdp's dispatcher
+ * check, which fails on some kernels before it falls back).
+ */
+void log_libbpf_expect_failures(bool on);
 
 /* A libbpf/libxdp level mapped to ours: exposed for the unit tests. */
 enum log_level log_level_from_libbpf(int libbpf_level);

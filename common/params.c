@@ -14,8 +14,8 @@ struct suffix {
 };
 
 static const struct suffix count_suffixes[] = {
-	{ "", 1 },	       { "k", 1000ULL }, { "K", 1000ULL }, { "M", 1000000ULL },
-	{ "G", 1000000000ULL }, { NULL, 0 },
+	{ "", 1 },	     { "k", 1000ULL },	     { "K", 1000ULL },
+	{ "M", 1000000ULL }, { "G", 1000000000ULL }, { NULL, 0 },
 };
 
 static const struct suffix rate_suffixes[] = {
@@ -46,9 +46,15 @@ static const struct suffix byte_suffixes[] = {
 };
 
 static const struct suffix duration_suffixes[] = {
-	{ "", 1000000000ULL },	 { "s", 1000000000ULL }, { "ms", 1000000ULL },
-	{ "us", 1000ULL },	 { "ns", 1ULL },	 { "m", 60000000000ULL },
-	{ "min", 60000000000ULL }, { "h", 3600000000000ULL }, { NULL, 0 },
+	{ "", 1000000000ULL },
+	{ "s", 1000000000ULL },
+	{ "ms", 1000000ULL },
+	{ "us", 1000ULL },
+	{ "ns", 1ULL },
+	{ "m", 60000000000ULL },
+	{ "min", 60000000000ULL },
+	{ "h", 3600000000000ULL },
+	{ NULL, 0 },
 };
 
 /*
@@ -332,7 +338,8 @@ void params_format(const struct param_def *def, const void *cfg, char *buf, size
 			break;
 		}
 		for (i = 0, off = 0; i < l->n && off < len; i++)
-			off += (size_t)snprintf(buf + off, len - off, "%s%u", i ? "," : "", l->ids[i]);
+			off += (size_t)snprintf(buf + off, len - off, "%s%u", i ? "," : "",
+						l->ids[i]);
 		break;
 	}
 }
@@ -411,8 +418,9 @@ static int store_value(const char *prog, const struct param_def *def, const char
 		params_format(&tmp, &def->min, lo, sizeof(lo));
 		if (def->max) {
 			params_format(&tmp, &def->max, hi, sizeof(hi));
-			fprintf(stderr, "%s: --%s '%s' is out of range; give a value from %s to %s\n",
-				prog, def->name, arg, lo, hi);
+			fprintf(stderr,
+				"%s: --%s '%s' is out of range; give a value from %s to %s\n", prog,
+				def->name, arg, lo, hi);
 		} else {
 			fprintf(stderr, "%s: --%s '%s' is out of range; give at least %s\n", prog,
 				def->name, arg, lo);
@@ -489,16 +497,16 @@ int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char *
 		}
 		if (c == '?') {
 			if (optopt)
-				fprintf(stderr, "%s %s: unknown option '-%c'; see '%s %s --help'\n", prog,
-					cmd->name, optopt, prog, cmd->name);
+				fprintf(stderr, "%s %s: unknown option '-%c'; see '%s %s --help'\n",
+					prog, cmd->name, optopt, prog, cmd->name);
 			else
-				fprintf(stderr, "%s %s: unknown option '%s'; see '%s %s --help'\n", prog,
-					cmd->name, argv[optind - 1], prog, cmd->name);
+				fprintf(stderr, "%s %s: unknown option '%s'; see '%s %s --help'\n",
+					prog, cmd->name, argv[optind - 1], prog, cmd->name);
 			return -EINVAL;
 		}
 		if (c == ':') {
-			fprintf(stderr, "%s %s: option '%s' needs a value; see '%s %s --help'\n", prog,
-				cmd->name, argv[optind - 1], prog, cmd->name);
+			fprintf(stderr, "%s %s: option '%s' needs a value; see '%s %s --help'\n",
+				prog, cmd->name, argv[optind - 1], prog, cmd->name);
 			return -EINVAL;
 		}
 		if (c >= 0x2000) {
@@ -558,12 +566,13 @@ void params_usage(FILE *out, const char *prog, const struct param_cmd *cmd, cons
 		for (d = cmd->tables[i]; d->name; d++) {
 			if (d->type == PARAM_FLAG || d->type == PARAM_COUNTER)
 				snprintf(left, sizeof(left), "%s%c%s--%s", d->short_opt ? "-" : "",
-					 d->short_opt ? d->short_opt : ' ', d->short_opt ? ", " : "  ",
-					 d->name);
+					 d->short_opt ? d->short_opt : ' ',
+					 d->short_opt ? ", " : "  ", d->name);
 			else
-				snprintf(left, sizeof(left), "%s%c%s--%s %s", d->short_opt ? "-" : "",
-					 d->short_opt ? d->short_opt : ' ', d->short_opt ? ", " : "  ",
-					 d->name, d->metavar ? d->metavar : "VALUE");
+				snprintf(left, sizeof(left), "%s%c%s--%s %s",
+					 d->short_opt ? "-" : "", d->short_opt ? d->short_opt : ' ',
+					 d->short_opt ? ", " : "  ", d->name,
+					 d->metavar ? d->metavar : "VALUE");
 			def[0] = '\0';
 			if (defaults && d->type != PARAM_FLAG && d->type != PARAM_COUNTER) {
 				char v[64];

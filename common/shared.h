@@ -25,4 +25,33 @@ struct xdpsg_stamp {
 	__u64 ts_ns; /* CLOCK_MONOTONIC at send */
 } __attribute__((packed));
 
+/*
+ * xdp-sink's in-kernel counters: one PERCPU_ARRAY entry per receive queue
+ * (queues at or above XDPSG_MAX_QUEUES share the last slot), so each CPU
+ * writes its own copy without atomics and bpftool prints the field names.
+ */
+#define XDPSG_MAX_QUEUES 64
+#define XDPSG_STATS_SLOTS (XDPSG_MAX_QUEUES + 1)
+
+struct sink_stats {
+	__u64 packets; /* every packet the program saw */
+	__u64 bytes;
+	/* verdicts */
+	__u64 drop;
+	__u64 pass;
+	__u64 tx;
+	__u64 redirect; /* redirect accepted by the map lookup */
+	__u64 redirect_err; /* no target in the devmap/xskmap slot */
+	__u64 aborted;
+	/* with --parse: what was found */
+	__u64 udp4;
+	__u64 udp6;
+	__u64 other; /* valid, but not UDP over IPv4/IPv6 */
+	/* with --parse: parse errors by reason */
+	__u64 err_eth; /* shorter than an Ethernet (+VLAN) header */
+	__u64 err_ip; /* truncated IP header, bad version or IHL < 5 */
+	__u64 err_ip6_ext; /* IPv6 extension headers (not followed) */
+	__u64 err_udp; /* truncated UDP header */
+};
+
 #endif

@@ -223,7 +223,11 @@ static int parse(struct cfg *c, const char **pos, int argc, char **argv)
 	return err;
 }
 
-#define ARGV(...) (char *[]){ "drop", __VA_ARGS__, NULL }
+#define ARGV(...)                         \
+	(char *[])                        \
+	{                                 \
+		"drop", __VA_ARGS__, NULL \
+	}
 #define ARGC(...) (int)(sizeof((char *[]){ "drop", __VA_ARGS__ }) / sizeof(char *))
 
 static void test_parse_table(void)
@@ -231,9 +235,10 @@ static void test_parse_table(void)
 	const char *pos;
 	struct cfg c;
 
-	ASSERT_OK(parse(&c, &pos, ARGC("-n", "1M", "--batch", "32", "-d", "500ms", "-r",
-				       "10Mpps", "--force", "-vv", "-m", "skb", "--to", "veth1",
-				       "--queues", "0-1", "-s", "1k", "eth0"),
+	ASSERT_OK(parse(&c, &pos,
+			ARGC("-n", "1M", "--batch", "32", "-d", "500ms", "-r", "10Mpps", "--force",
+			     "-vv", "-m", "skb", "--to", "veth1", "--queues", "0-1", "-s", "1k",
+			     "eth0"),
 			ARGV("-n", "1M", "--batch", "32", "-d", "500ms", "-r", "10Mpps", "--force",
 			     "-vv", "-m", "skb", "--to", "veth1", "--queues", "0-1", "-s", "1k",
 			     "eth0")),
@@ -262,8 +267,7 @@ static void test_parse_errors(void)
 
 	ASSERT_ERR(parse(&c, &pos, ARGC("--batch", "0", "eth0"), ARGV("--batch", "0", "eth0")),
 		   -EINVAL, "below min");
-	ASSERT_ERR(parse(&c, &pos, ARGC("--batch", "257", "eth0"),
-			 ARGV("--batch", "257", "eth0")),
+	ASSERT_ERR(parse(&c, &pos, ARGC("--batch", "257", "eth0"), ARGV("--batch", "257", "eth0")),
 		   -EINVAL, "above max");
 	ASSERT_ERR(parse(&c, &pos, ARGC("-n", "0", "eth0"), ARGV("-n", "0", "eth0")), -EINVAL,
 		   "count min");
@@ -288,14 +292,15 @@ static void test_parse_errors(void)
 		   "missing positional");
 	ASSERT_ERR(parse(&c, &pos, ARGC("eth0", "eth1"), ARGV("eth0", "eth1")), -EINVAL,
 		   "extra positional");
-	ASSERT_ERR(parse(&c, &pos, ARGC("-d", "5sec", "eth0"), ARGV("-d", "5sec", "eth0")),
-		   -EINVAL, "bad duration");
+	ASSERT_ERR(parse(&c, &pos, ARGC("-d", "5sec", "eth0"), ARGV("-d", "5sec", "eth0")), -EINVAL,
+		   "bad duration");
 }
 
 static void test_help_and_format(void)
 {
-	static const struct cfg defaults = { .batch = 64, .size = 4096, .mode = 2,
-					     .duration = 1500000000 };
+	static const struct cfg defaults = {
+		.batch = 64, .size = 4096, .mode = 2, .duration = 1500000000
+	};
 	char *buf = NULL, out[64];
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -345,10 +350,12 @@ static void test_log_levels(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(count_suffixes), TEST_CASE(count_errors), TEST_CASE(uint),
-	TEST_CASE(rate),	   TEST_CASE(bytes),	    TEST_CASE(duration),
-	TEST_CASE(list),	   TEST_CASE(parse_table),  TEST_CASE(parse_errors),
-	TEST_CASE(help_and_format), TEST_CASE(log_levels),
+	TEST_CASE(count_suffixes), TEST_CASE(count_errors),
+	TEST_CASE(uint),	   TEST_CASE(rate),
+	TEST_CASE(bytes),	   TEST_CASE(duration),
+	TEST_CASE(list),	   TEST_CASE(parse_table),
+	TEST_CASE(parse_errors),   TEST_CASE(help_and_format),
+	TEST_CASE(log_levels),
 };
 
 TEST_MAIN("params", cases)

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp-sink's programs: drop, pass, tx (bounce), redirect (devmap) and xsk
+ * (into an AF_XDP socket per queue). All share one counting path; what else
+ * runs per packet is fixed before load through const volatile settings, so a
+ * plain sink pays for nothing it did not ask for.
+ */
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "shared.h"
+#include "parsing.h"
+
+/* Set by user space before load. */
+const volatile bool do_parse = false;
+const volatile __u64 cost_ns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, XDPSG_STATS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sink_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tx_port SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XDPSG_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} xsks SEC(".maps");
+
+static long spin_cb(__u64 index, void *ctx)
+{
+	__u64 *deadline = ctx;
+
+	return bpf_ktime_get_ns() >= *deadline;
+}
+
+/*
+ * The slow-consumer knob: spin until cost_ns has passed. Time-based, so the
+ * cost holds whatever the CPU's speed; bpf_loop bounds it for the verifier.
+ */
+static __always_inline void burn(void)
+{
+	__u64 deadline;
+	__u32 loops;
+
+	if (!cost_ns)
+		return;
+	deadline = bpf_ktime_get_ns() + cost_ns;
+	loops = cost_ns > (1 << 23) ? (1 << 23) : (__u32)cost_ns;
+	bpf_loop(loops, spin_cb, &deadline, 0);
+}
+
+static __always_inline struct sink_stats *count(struct xdp_md *ctx)
+{
+	__u32 key = ctx->rx_queue_index;
+	struct sink_stats *s;
+
+	if (key >= XDPSG_MAX_QUEUES)
+		key = XDPSG_MAX_QUEUES;
+	s = bpf_map_lookup_elem(&stats, &key);
+	if (!s)
+		return NULL;
+	s->packets++;
+	s->bytes += ctx->data_end - ctx->data;
+	if (do_parse) {
+		switch (parse_packet(ctx)) {
+		case PARSE_UDP4:
+			s->udp4++;
+			break;
+		case PARSE_UDP6:
+			s->udp6++;
+			break;
+		case PARSE_OTHER:
+			s->other++;
+			break;
+		case PARSE_ERR_ETH:
+			s->err_eth++;
+			break;
+		case PARSE_ERR_IP:
+			s->err_ip++;
+			break;
+		case PARSE_ERR_IP6_EXT:
+			s->err_ip6_ext++;
+			break;
+		case PARSE_ERR_UDP:
+			s->err_udp++;
+			break;
+		}
+	}
+	burn();
+	return s;
+}
+
+SEC("xdp")
+int xdp_sink_drop(struct xdp_md *ctx)
+{
+	struct sink_stats *s = count(ctx);
+
+	if (s)
+		s->drop++;
+	return XDP_DROP;
+}
+
+SEC("xdp")
+int xdp_sink_pass(struct xdp_md *ctx)
+{
+	struct sink_stats *s = count(ctx);
+
+	if (s)
+		s->pass++;
+	return XDP_PASS;
+}
+
+SEC("xdp")
+int xdp_sink_tx(struct xdp_md *ctx)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct sink_stats *s = count(ctx);
+	struct ethhdr *eth = data;
+	unsigned char tmp[ETH_ALEN];
+
+	if ((void *)(eth + 1) > data_end) {
+		if (s)
+			s->aborted++;
+		return XDP_ABORTED;
+	}
+	__builtin_memcpy(tmp, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
+	if (s)
+		s->tx++;
+	return XDP_TX;
+}
+
+SEC("xdp")
+int xdp_sink_redirect(struct xdp_md *ctx)
+{
+	struct sink_stats *s = count(ctx);
+	int ret;
+
+	ret = bpf_redirect_map(&tx_port, 0, XDP_ABORTED);
+	if (s) {
+		if (ret == XDP_REDIRECT)
+			s->redirect++;
+		else
+			s->redirect_err++;
+	}
+	return ret;
+}
+
+SEC("xdp")
+int xdp_sink_xsk(struct xdp_md *ctx)
+{
+	struct sink_stats *s = count(ctx);
+	int ret;
+
+	/* A queue without a socket is counted and dropped, never passed silently. */
+	ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);
+	if (s) {
+		if (ret == XDP_REDIRECT)
+			s->redirect++;
+		else
+			s->redirect_err++;
+	}
+	return ret;
+}
+
+/* The reference point for benchmarks: nothing but the verdict. */
+SEC("xdp")
+int xdp_bare_drop(struct xdp_md *ctx)
+{
+	return XDP_DROP;
+}
+
+char _license[] SEC("license") = "GPL";

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/ethtool.h>
+#include <linux/if_link.h>
+#include <linux/sockios.h>
+
+#include <bpf/libbpf.h>
+
+#include "iface.h"
+
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+static int read_sysfs_u64(const char *ifname, const char *attr, __u64 *val)
+{
+	char path[256], buf[64];
+	FILE *f;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, attr);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f))
+		err = -EIO;
+	else
+		*val = strtoull(buf, NULL, 0);
+	fclose(f);
+	return err;
+}
+
+static int ethtool_ioctl(const char *ifname, void *cmd)
+{
+	struct ifreq ifr = {};
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = cmd;
+	if (ioctl(fd, SIOCETHTOOL, &ifr) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static unsigned int count_queues(const char *ifname, const char *prefix)
+{
+	char path[256];
+	unsigned int n = 0;
+
+	for (;;) {
+		snprintf(path, sizeof(path), "/sys/class/net/%s/queues/%s-%u", ifname, prefix, n);
+		if (access(path, F_OK))
+			return n;
+		n++;
+	}
+}
+
+int iface_get(const char *name, struct iface *out)
+{
+	struct ethtool_drvinfo drv = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr = {};
+	__u64 v;
+	int fd, err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (strlen(name) >= IF_NAMESIZE)
+		return -ENAMETOOLONG;
+	snprintf(out->name, sizeof(out->name), "%s", name);
+	out->ifindex = (int)if_nametoindex(name);
+	if (!out->ifindex)
+		return -ENODEV;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		err = -errno;
+		goto out;
+	}
+	out->up = !!(ifr.ifr_flags & IFF_UP);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+		out->mtu = (unsigned int)ifr.ifr_mtu;
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) == 0)
+		memcpy(out->mac, ifr.ifr_hwaddr.sa_data, 6);
+	if (ethtool_ioctl(name, &drv) == 0)
+		snprintf(out->driver, sizeof(out->driver), "%s", drv.driver);
+	out->rx_queues = count_queues(name, "rx");
+	out->tx_queues = count_queues(name, "tx");
+	out->numa_node = -1;
+	if (read_sysfs_u64(name, "device/numa_node", &v) == 0)
+		out->numa_node = (int)(__s64)v;
+out:
+	close(fd);
+	return err;
+}
+
+int iface_veth_peer(const struct iface *ifc, char *peer, size_t len)
+{
+	char name[IF_NAMESIZE];
+	__u64 iflink, back;
+
+	if (strcmp(ifc->driver, "veth"))
+		return -EOPNOTSUPP;
+	if (read_sysfs_u64(ifc->name, "iflink", &iflink))
+		return -ENOENT;
+	/*
+	 * iflink is the peer's index in the peer's namespace. It is our peer
+	 * only if a device here has that index and points back at us.
+	 */
+	if (!if_indextoname((unsigned int)iflink, name))
+		return -ENOENT;
+	if (read_sysfs_u64(name, "iflink", &back) || back != (__u64)ifc->ifindex ||
+	    (unsigned int)iflink == (unsigned int)ifc->ifindex)
+		return -ENOENT;
+	snprintf(peer, len, "%s", name);
+	return 0;
+}
+
+int iface_napi_state(const char *name, bool *xdp_attached, bool *gro_on)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_GGRO };
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int ifindex = (int)if_nametoindex(name), err;
+
+	if (!ifindex)
+		return -ENODEV;
+	err = bpf_xdp_query(ifindex, 0, &q);
+	if (err)
+		return err;
+	*xdp_attached = q.attach_mode != XDP_ATTACHED_NONE;
+	err = ethtool_ioctl(name, &ev);
+	if (err)
+		return err;
+	*gro_on = !!ev.data;
+	return 0;
+}
+
+int iface_set_gro(const char *name, bool on)
+{
+	struct ethtool_value ev = { .cmd = ETHTOOL_SGRO, .data = on };
+
+	return ethtool_ioctl(name, &ev);
+}
+
+int iface_link_stats(const char *name, struct link_stats *s)
+{
+	static const struct {
+		const char *attr;
+		size_t off;
+	} f[] = {
+		{ "statistics/rx_packets", offsetof(struct link_stats, rx_packets) },
+		{ "statistics/rx_bytes", offsetof(struct link_stats, rx_bytes) },
+		{ "statistics/rx_dropped", offsetof(struct link_stats, rx_dropped) },
+		{ "statistics/rx_errors", offsetof(struct link_stats, rx_errors) },
+		{ "statistics/tx_packets", offsetof(struct link_stats, tx_packets) },
+		{ "statistics/tx_bytes", offsetof(struct link_stats, tx_bytes) },
+		{ "statistics/tx_dropped", offsetof(struct link_stats, tx_dropped) },
+		{ "statistics/tx_errors", offsetof(struct link_stats, tx_errors) },
+	};
+	unsigned int i;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		err = read_sysfs_u64(name, f[i].attr, (__u64 *)((char *)s + f[i].off));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int iface_estats__open(const char *ifname, struct iface_estats **out)
+{
+	struct {
+		struct ethtool_sset_info hdr;
+		__u32 buf[1];
+	} sset = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ULL << ETH_SS_STATS } };
+	struct ethtool_gstrings *strs = NULL;
+	struct iface_estats *st;
+	unsigned int n;
+	int err;
+
+	*out = NULL;
+	err = ethtool_ioctl(ifname, &sset);
+	if (err)
+		return err;
+	n = sset.hdr.sset_mask ? sset.hdr.data[0] : 0;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
+	st->n = n;
+	st->names = calloc(n ? n : 1, sizeof(*st->names));
+	st->values = calloc(n ? n : 1, sizeof(*st->values));
+	strs = calloc(1, sizeof(*strs) + (size_t)n * ETH_GSTRING_LEN);
+	if (!st->names || !st->values || !strs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (n) {
+		strs->cmd = ETHTOOL_GSTRINGS;
+		strs->string_set = ETH_SS_STATS;
+		strs->len = n;
+		err = ethtool_ioctl(ifname, strs);
+		if (err)
+			goto out;
+		for (unsigned int i = 0; i < n; i++) {
+			memcpy(st->names[i], (char *)strs->data + (size_t)i * ETH_GSTRING_LEN,
+			       ETH_GSTRING_LEN);
+			st->names[i][ETH_GSTRING_LEN - 1] = '\0';
+		}
+	}
+	err = iface_estats_read(st);
+out:
+	free(strs);
+	if (err)
+		iface_estats__close(st);
+	else
+		*out = st;
+	return err;
+}
+
+void iface_estats__close(struct iface_estats *st)
+{
+	if (!st)
+		return;
+	free(st->names);
+	free(st->values);
+	free(st);
+}
+
+int iface_estats_read(struct iface_estats *st)
+{
+	struct ethtool_stats *es;
+	int err;
+
+	if (!st->n)
+		return 0;
+	es = calloc(1, sizeof(*es) + (size_t)st->n * sizeof(__u64));
+	if (!es)
+		return -ENOMEM;
+	es->cmd = ETHTOOL_GSTATS;
+	es->n_stats = st->n;
+	err = ethtool_ioctl(st->ifname, es);
+	if (!err)
+		memcpy(st->values, es->data, (size_t)st->n * sizeof(__u64));
+	free(es);
+	return err;
+}
+
+bool iface_estat(const struct iface_estats *st, const char *name, __u64 *val)
+{
+	unsigned int i;
+
+	for (i = 0; st && i < st->n; i++) {
+		if (!strcmp(st->names[i], name)) {
+			*val = st->values[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool match_queue_stat(const char *name, const char *prefix, const char *suffix,
+			     unsigned int *q)
+{
+	size_t pl = strlen(prefix), sl = strlen(suffix), nl = strlen(name);
+	const char *p;
+	char *end;
+
+	if (nl <= pl + sl || strncmp(name, prefix, pl) || strcmp(name + nl - sl, suffix))
+		return false;
+	p = name + pl;
+	if (*p < '0' || *p > '9')
+		return false;
+	*q = (unsigned int)strtoul(p, &end, 10);
+	return end == name + nl - sl;
+}
+
+__u64 iface_estat_sum(const struct iface_estats *st, const char *prefix, const char *suffix,
+		      bool *found)
+{
+	unsigned int i, q;
+	__u64 sum = 0;
+
+	if (found)
+		*found = false;
+	for (i = 0; st && i < st->n; i++) {
+		if (match_queue_stat(st->names[i], prefix, suffix, &q)) {
+			sum += st->values[i];
+			if (found)
+				*found = true;
+		}
+	}
+	return sum;
+}
+
+bool iface_estat_queue(const struct iface_estats *st, const char *prefix, unsigned int q,
+		       const char *suffix, __u64 *val)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s%u%s", prefix, q, suffix);
+	return iface_estat(st, name, val);
+}
+
+bool iface_have_caps(char *missing, size_t len)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	bool bpf, net_admin, sys_admin;
+
+	if (syscall(SYS_capget, &hdr, data)) {
+		snprintf(missing, len, "capabilities unreadable");
+		return false;
+	}
+#define HAS(cap) (!!(data[(cap) / 32].effective & (1U << ((cap) % 32))))
+	bpf = HAS(CAP_BPF);
+	sys_admin = HAS(CAP_SYS_ADMIN);
+	net_admin = HAS(CAP_NET_ADMIN);
+#undef HAS
+	if ((bpf || sys_admin) && net_admin)
+		return true;
+	snprintf(missing, len, "%s%s%s", (bpf || sys_admin) ? "" : "CAP_BPF",
+		 (!(bpf || sys_admin) && !net_admin) ? " and " : "",
+		 net_admin ? "" : "CAP_NET_ADMIN");
+	return false;
+}

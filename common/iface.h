@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_IFACE_H
+#define XDPSG_IFACE_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+#include <net/if.h>
+
+/*
+ * Facts about a network interface that the tools check before they attach or
+ * send, and the kernel's own counters they read to tell where packets went.
+ * Nothing here is on a hot path.
+ */
+
+struct iface {
+	char name[IF_NAMESIZE];
+	int ifindex;
+	bool up;
+	unsigned int mtu;
+	unsigned char mac[6];
+	char driver[32]; /* "veth", ... (ethtool driver name) */
+	unsigned int rx_queues, tx_queues; /* from /sys/class/net/IF/queues */
+	int numa_node; /* the device's node, for reporting only; -1 if none */
+};
+
+/* 0, or -ENODEV when the interface does not exist in this namespace. */
+int iface_get(const char *name, struct iface *out);
+
+/*
+ * For a veth: the peer's name if it lives in this namespace (*peer_here is
+ * then true), and whether its receive side runs NAPI (an XDP program attached,
+ * or GRO on), without which frames redirected into the veth are dropped.
+ * Returns -ENOENT when the peer is in another namespace (cannot be checked).
+ */
+int iface_veth_peer(const struct iface *ifc, char *peer, size_t len);
+int iface_napi_state(const char *name, bool *xdp_attached, bool *gro_on);
+
+/* Set GRO on or off (used by --fix-peer style helpers and tests). */
+int iface_set_gro(const char *name, bool on);
+
+/* Link counters from /sys/class/net/IF/statistics. */
+struct link_stats {
+	__u64 rx_packets, rx_bytes, rx_dropped, rx_errors;
+	__u64 tx_packets, tx_bytes, tx_dropped, tx_errors;
+};
+int iface_link_stats(const char *name, struct link_stats *out);
+
+/* ethtool -S: names read once, values refreshed by iface_estats_read(). */
+struct iface_estats {
+	char ifname[IF_NAMESIZE];
+	unsigned int n;
+	char (*names)[32];
+	__u64 *values;
+};
+int iface_estats__open(const char *ifname, struct iface_estats **out);
+void iface_estats__close(struct iface_estats *st);
+int iface_estats_read(struct iface_estats *st);
+/* Value of one named counter; false if the device has no such counter. */
+bool iface_estat(const struct iface_estats *st, const char *name, __u64 *val);
+/*
+ * Sum of the per-queue counters "<prefix>N<suffix>" (e.g. "rx_queue_", "_xdp_tx_errors");
+ * *found tells whether any existed.
+ */
+__u64 iface_estat_sum(const struct iface_estats *st, const char *prefix, const char *suffix,
+		      bool *found);
+/* The same counter for queue q. */
+bool iface_estat_queue(const struct iface_estats *st, const char *prefix, unsigned int q,
+		       const char *suffix, __u64 *val);
+
+/* Privileges to load BPF and attach XDP: CAP_BPF (or CAP_SYS_ADMIN) and CAP_NET_ADMIN. */
+bool iface_have_caps(char *missing, size_t len);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_RUNTIME_H
+#define XDPSG_RUNTIME_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <time.h>
+#include <linux/types.h>
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of rates, stamps and deadlines. */
+static inline __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * SIGINT and SIGTERM set a flag and do nothing else; loops poll it. The
+ * signal that stopped the run is kept for the summary.
+ */
+extern volatile sig_atomic_t runtime_stop;
+extern volatile sig_atomic_t runtime_signal;
+int runtime_install_signals(void);
+
+/* Sleep until an absolute CLOCK_MONOTONIC time; returns early on a signal. */
+void runtime_sleep_until(__u64 deadline_ns);
+
+/* Pin the calling thread to one CPU; -errno on failure. */
+int runtime_pin_cpu(int cpu);
+int runtime_online_cpus(void);
+
+#endif

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "stats.h"
+
+static void jw_sep(struct jw *w, const char *key)
+{
+	if (w->need_comma[w->depth])
+		fputc(',', w->f);
+	w->need_comma[w->depth] = true;
+	if (key)
+		fprintf(w->f, "\"%s\":", key);
+}
+
+static void jw_push(struct jw *w, char c)
+{
+	fputc(c, w->f);
+	if (w->depth < JW_MAX_DEPTH - 1)
+		w->depth++;
+	w->need_comma[w->depth] = false;
+}
+
+void jw_begin(struct jw *w, FILE *f, const char *type)
+{
+	memset(w, 0, sizeof(*w));
+	w->f = f;
+	fputc('{', f);
+	if (type)
+		jw_str(w, "type", type);
+}
+
+void jw_finish(struct jw *w)
+{
+	fputs("}\n", w->f);
+	fflush(w->f);
+}
+
+void jw_obj(struct jw *w, const char *key)
+{
+	jw_sep(w, key);
+	jw_push(w, '{');
+}
+
+void jw_end_obj(struct jw *w)
+{
+	fputc('}', w->f);
+	if (w->depth > 0)
+		w->depth--;
+}
+
+void jw_arr(struct jw *w, const char *key)
+{
+	jw_sep(w, key);
+	jw_push(w, '[');
+}
+
+void jw_end_arr(struct jw *w)
+{
+	fputc(']', w->f);
+	if (w->depth > 0)
+		w->depth--;
+}
+
+void jw_u64(struct jw *w, const char *key, __u64 v)
+{
+	jw_sep(w, key);
+	fprintf(w->f, "%" PRIu64, (uint64_t)v);
+}
+
+void jw_i64(struct jw *w, const char *key, __s64 v)
+{
+	jw_sep(w, key);
+	fprintf(w->f, "%" PRId64, (int64_t)v);
+}
+
+void jw_double(struct jw *w, const char *key, double v)
+{
+	jw_sep(w, key);
+	if (isfinite(v))
+		fprintf(w->f, "%.3f", v);
+	else
+		fputs("null", w->f);
+}
+
+void jw_str(struct jw *w, const char *key, const char *v)
+{
+	const char *p;
+
+	jw_sep(w, key);
+	fputc('"', w->f);
+	for (p = v; p && *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(w->f, "\\%c", *p);
+		else if ((unsigned char)*p < 0x20)
+			fprintf(w->f, "\\u%04x", (unsigned char)*p);
+		else
+			fputc(*p, w->f);
+	}
+	fputc('"', w->f);
+}
+
+void jw_bool(struct jw *w, const char *key, bool v)
+{
+	jw_sep(w, key);
+	fputs(v ? "true" : "false", w->f);
+}
+
+const char *fmt_si(char *buf, size_t len, double v)
+{
+	static const char units[] = { ' ', 'k', 'M', 'G', 'T' };
+	unsigned int u = 0;
+
+	while (fabs(v) >= 1000.0 && u < sizeof(units) - 1) {
+		v /= 1000.0;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, len, "%.0f", v);
+	else if (fabs(v) >= 100.0)
+		snprintf(buf, len, "%.0f%c", v, units[u]);
+	else if (fabs(v) >= 10.0)
+		snprintf(buf, len, "%.1f%c", v, units[u]);
+	else
+		snprintf(buf, len, "%.2f%c", v, units[u]);
+	return buf;
+}
+
+const char *fmt_count(char *buf, size_t len, __u64 v)
+{
+	char tmp[32];
+	size_t n, i, o = 0;
+
+	n = (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, (uint64_t)v);
+	for (i = 0; i < n && o + 1 < len; i++) {
+		if (i && (n - i) % 3 == 0 && o + 2 < len)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}

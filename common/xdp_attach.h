@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_XDP_ATTACH_H
+#define XDPSG_XDP_ATTACH_H
+
+#include <stdbool.h>
+
+struct bpf_object;
+struct xdp_program;
+
+/*
+ * Attach one program of an already loaded BPF object to an interface through
+ * libxdp, refusing to take an interface that holds another program unless
+ * forced, and telling a stale program of our own (left by a killed run) from
+ * one in use by a running process.
+ */
+enum xdpsg_mode {
+	XDPSG_MODE_NATIVE = 0,
+	XDPSG_MODE_SKB = 1,
+};
+
+struct xdp_attach_opts {
+	const char *tool; /* "xdp-sink": for messages */
+	const char *own_prefix; /* program names that are ours, e.g. "xdp_sink_" */
+	const char *ifname;
+	int ifindex;
+	enum xdpsg_mode mode;
+	bool force;
+};
+
+struct xdp_attachment;
+
+/*
+ * 0 on success. On failure prints one line naming the problem and the fix and
+ * returns -EBUSY (interface taken), -EOPNOTSUPP (mode unsupported) or another
+ * -errno (runtime failure).
+ */
+int xdp_attachment__create(struct bpf_object *obj, const char *prog_name,
+			   const struct xdp_attach_opts *opts, struct xdp_attachment **out);
+/* Detach and free; NULL-safe. */
+void xdp_attachment__destroy(struct xdp_attachment *a);
+/* True when libxdp attached the program alone (its dispatcher unavailable). */
+bool xdp_attachment_is_single(const struct xdp_attachment *a);
+
+/* Describe what holds an interface now; 0 and *prog_id 0 when nothing. */
+int xdp_attach_query(int ifindex, unsigned int *prog_id, char *name, unsigned long name_len,
+		     int *holder_pid);
+
+#endif

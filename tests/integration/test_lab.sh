@@ -1,0 +1,375 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Integration tests of testenv/testenv.sh, the lab every other integration
+# test runs in. Sourced by tests/run.sh after lib.sh; each test_lab_* function
+# runs in its own bash process and removes its labs on every exit path.
+
+TL_STATE_DIR=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
+
+# tl_name SUFFIX: a lab name unique to this test process.
+tl_name() {
+	[ -n "${TL_BASE:-}" ] || TL_BASE=$(t_labname)
+	echo "$TL_BASE$1"
+}
+
+# tl_setup NAME [setup options]: like lab_setup, with a name of our choosing.
+tl_setup() {
+	local name=$1
+	shift
+	T_LABS+=("$name")
+	"$TESTENV" setup --name "$name" "$@" >/dev/null || t_fail "testenv setup --name $name $* failed"
+	eval "$("$TESTENV" env --name "$name")" || t_fail "testenv env --name $name failed"
+}
+
+tl_ns_exists() { # ns
+	awk '{ print $1 }' <<<"$(ip netns list)" | grep -qxF -- "$1"
+}
+
+# tl_assert_gone NAME [STATE_DIR]: nothing of lab NAME is left anywhere.
+tl_assert_gone() {
+	local name=$1 dir=${2:-$TL_STATE_DIR} ns
+	for ns in "$name-gen" "$name-sink"; do
+		if tl_ns_exists "$ns"; then
+			t_fail "lab $name: expected no namespace $ns, got: $(ip netns list | tr '\n' ' ')"
+		fi
+	done
+	[ ! -e "$dir/$name.state" ] || t_fail "lab $name: expected no $dir/$name.state, it exists"
+	[ ! -e "$dir/$name.d" ] || t_fail "lab $name: expected no $dir/$name.d, it exists"
+	if grep -E "(xdpsg-$name-|/$name\.d/|/run/netns/$name-)" /proc/mounts; then
+		t_fail "lab $name: expected no mounts of the lab in /proc/mounts, found the lines above"
+	fi
+	if ip link show dev "$name-g" >/dev/null 2>&1 || ip link show dev "$name-s" >/dev/null 2>&1; then
+		t_fail "lab $name: expected no $name-g/$name-s link in the host namespace, found one"
+	fi
+}
+
+# tl_expect_usage WHAT ARGS...: testenv exits 2 with exactly one line on stderr.
+tl_expect_usage() {
+	local what=$1 err rc lines
+	shift
+	err=$("$TESTENV" "$@" 2>&1 >/dev/null)
+	rc=$?
+	t_expect_eq "$what: exit code of 'testenv.sh $*'" 2 "$rc"
+	lines=$(printf '%s\n' "$err" | grep -c .)
+	t_expect_eq "$what: stderr lines of 'testenv.sh $*' (got: $err)" 1 "$lines"
+}
+
+test_lab_setup_teardown_twice() {
+	local name i
+	name=$(tl_name a)
+	T_LABS+=("$name")
+	for i in 1 2; do
+		"$TESTENV" setup --name "$name" >/dev/null || t_fail "round $i: setup --name $name failed"
+		tl_ns_exists "$name-gen" || t_fail "round $i: expected namespace $name-gen after setup"
+		tl_ns_exists "$name-sink" || t_fail "round $i: expected namespace $name-sink after setup"
+		[ -f "$TL_STATE_DIR/$name.state" ] || t_fail "round $i: expected state file $TL_STATE_DIR/$name.state"
+		"$TESTENV" teardown --name "$name" >/dev/null || t_fail "round $i: teardown --name $name failed"
+		tl_assert_gone "$name"
+	done
+	# Tearing down what is not there is success.
+	"$TESTENV" teardown --name "$name" >/dev/null || t_fail "teardown of a removed lab: expected exit 0, got $?"
+}
+
+test_lab_two_labs_ping() {
+	local a b mac_a out
+	command -v ping >/dev/null || t_skip "ping not installed (apt-get install iputils-ping)"
+	a=$(tl_name a)
+	b=$(tl_name b)
+	tl_setup "$a"
+	mac_a=$GEN_MAC
+	tl_setup "$b"
+	[ "$mac_a" != "$GEN_MAC" ] || t_fail "labs $a and $b: expected different generator MACs, both are $mac_a"
+	[ "$GEN_MAC" != "$SINK_MAC" ] || t_fail "lab $b: expected different MACs per side, both are $GEN_MAC"
+	for LAB_NAME in "$a" "$b"; do
+		lab_exec gen ping -c1 -W1 "$SINK_IP4" >/dev/null ||
+			t_fail "lab $LAB_NAME: expected ping $SINK_IP4 from gen to succeed, it failed"
+		lab_exec gen ping -c1 -W1 "$SINK_IP6" >/dev/null ||
+			t_fail "lab $LAB_NAME: expected ping $SINK_IP6 from gen to succeed, it failed"
+		lab_exec sink ping -c1 -W1 "$GEN_IP4" >/dev/null ||
+			t_fail "lab $LAB_NAME: expected ping $GEN_IP4 from sink to succeed, it failed"
+	done
+	out=$("$TESTENV" list)
+	[[ $'\n'"$out"$'\n' == *$'\n'"$a queues=1 qdisc=none"$'\n'* ]] ||
+		t_fail "list: expected a line '$a queues=1 qdisc=none', got: $out"
+	[[ $'\n'"$out"$'\n' == *$'\n'"$b queues=1 qdisc=none"$'\n'* ]] ||
+		t_fail "list: expected a line '$b queues=1 qdisc=none', got: $out"
+}
+
+test_lab_queues() {
+	local out rx tx
+	lab_setup --queues 2
+	t_expect_eq "QUEUES from env" 2 "$QUEUES"
+	# veth reports separate rx/tx channels (no combined ones).
+	out=$(lab_exec gen ethtool -l "$GEN_IF") || t_fail "ethtool -l $GEN_IF failed: $out"
+	rx=$(echo "$out" | awk '/^Current/ { cur = 1 } cur && /^RX:/ { print $2 }')
+	tx=$(echo "$out" | awk '/^Current/ { cur = 1 } cur && /^TX:/ { print $2 }')
+	t_expect_eq "ethtool -l $GEN_IF current RX" 2 "$rx"
+	t_expect_eq "ethtool -l $GEN_IF current TX" 2 "$tx"
+	out=$(lab_exec sink ethtool -l "$SINK_IF")
+	rx=$(echo "$out" | awk '/^Current/ { cur = 1 } cur && /^RX:/ { print $2 }')
+	t_expect_eq "ethtool -l $SINK_IF current RX" 2 "$rx"
+	out=$("$TESTENV" list)
+	[[ $'\n'"$out"$'\n' == *$'\n'"$LAB_NAME queues=2 qdisc=none"$'\n'* ]] ||
+		t_fail "list: expected a line '$LAB_NAME queues=2 qdisc=none', got: $out"
+}
+
+test_lab_qdisc() {
+	local out
+	tl_setup "$(tl_name p)" --qdisc pfifo:500 --queues 2
+	out=$(tc -n "$GEN_NS" qdisc show dev "$GEN_IF" root)
+	[[ "$out" == "qdisc pfifo "*" limit 500p"* ]] || t_fail "pfifo:500: expected 'qdisc pfifo ... limit 500p' on $GEN_IF, got '$out'"
+	out=$(tc -n "$SINK_NS" qdisc show dev "$SINK_IF" root)
+	[[ "$out" == "qdisc noqueue"* ]] || t_fail "sink side: expected its default noqueue, got '$out'"
+	out=$("$TESTENV" status --name "$LAB_NAME") || t_fail "status --name $LAB_NAME failed"
+	[[ "$out" == *"qdisc pfifo"*"limit 500p"*"Sent "* ]] ||
+		t_fail "status: expected the pfifo qdisc with counters in its output, got: $out"
+
+	tl_setup "$(tl_name b)" --qdisc bfifo:30000
+	out=$(tc -n "$GEN_NS" qdisc show dev "$GEN_IF" root)
+	[[ "$out" == "qdisc bfifo "*" limit 30000b"* ]] || t_fail "bfifo:30000: expected 'qdisc bfifo ... limit 30000b', got '$out'"
+
+	tl_setup "$(tl_name t)" --qdisc tbf:100mbit:32kb:50ms
+	out=$(tc -n "$GEN_NS" qdisc show dev "$GEN_IF" root)
+	[[ "$out" == "qdisc tbf "*"rate 100Mbit burst 32Kb"* ]] || t_fail "tbf:100mbit:32kb:50ms: expected 'qdisc tbf ... rate 100Mbit burst 32Kb', got '$out'"
+
+	tl_setup "$(tl_name n)" --qdisc none
+	out=$(tc -n "$GEN_NS" qdisc show dev "$GEN_IF" root)
+	[[ "$out" == "qdisc noqueue"* ]] || t_fail "none: expected noqueue on $GEN_IF, got '$out'"
+
+	tl_expect_usage "bad qdisc kind" setup --name "$(tl_name x)" --qdisc sfq:10
+	tl_expect_usage "pfifo without limit" setup --name "$(tl_name x)" --qdisc pfifo
+	tl_expect_usage "pfifo limit 0" setup --name "$(tl_name x)" --qdisc pfifo:0
+	tl_expect_usage "tbf missing latency" setup --name "$(tl_name x)" --qdisc tbf:1mbit:10kb
+	tl_assert_gone "$(tl_name x)"
+}
+
+test_lab_bpffs_persists() {
+	local map out
+	lab_setup
+	map="p_$LAB_NAME" # map names are global: make it this lab's
+	lab_exec gen mountpoint -q /sys/fs/bpf || t_fail "exec gen: expected /sys/fs/bpf to be a mountpoint"
+	lab_exec sink mountpoint -q /sys/fs/bpf || t_fail "exec sink: expected /sys/fs/bpf to be a mountpoint"
+	lab_exec gen bpftool map create /sys/fs/bpf/tl_pin type array key 4 value 4 entries 1 name "$map" ||
+		t_fail "exec gen: bpftool map create /sys/fs/bpf/tl_pin failed"
+	lab_exec gen bpftool map update pinned /sys/fs/bpf/tl_pin key 0 0 0 0 value 42 0 0 0 ||
+		t_fail "second exec gen: expected the pin from the first exec, update failed"
+	out=$(lab_exec gen bpftool -j map dump pinned /sys/fs/bpf/tl_pin) ||
+		t_fail "third exec gen: expected to dump the pinned map, failed: $out"
+	[[ "$out" == *'"0x2a"'* ]] || t_fail "third exec gen: expected value 0x2a in the dump, got '$out'"
+	# The sides are two hosts: their bpffs are separate.
+	lab_exec sink test -e /sys/fs/bpf/tl_pin && t_fail "exec sink: expected no tl_pin (gen's bpffs), found it"
+	"$TESTENV" teardown --name "$LAB_NAME" >/dev/null || t_fail "teardown --name $LAB_NAME failed"
+	tl_assert_gone "$LAB_NAME"
+	# Freeing the map is not instant when exec's mount namespaces are still
+	# being released: allow a moment.
+	for _ in $(seq 30); do
+		grep -q "name $map " <<<"$(bpftool map show 2>/dev/null)" || return 0
+		sleep 0.1
+	done
+	t_fail "after teardown: expected map $map (pinned in the lab) to be freed, bpftool map show still lists it"
+}
+
+test_lab_exec_exit_code() {
+	local rc
+	lab_setup
+	lab_exec sink sh -c 'exit 7'
+	rc=$?
+	t_expect_eq "exit code passed through exec" 7 "$rc"
+	# Without '--', and with the name after the side.
+	out=$("$TESTENV" exec sink --name "$LAB_NAME" ip -o link show dev "$SINK_IF") ||
+		t_fail "exec without '--' failed: $out"
+	[[ "$out" == *"$SINK_IF"* ]] || t_fail "exec sink: expected to see $SINK_IF, got '$out'"
+	lab_exec gen ip link show dev "$SINK_IF" >/dev/null 2>&1 &&
+		t_fail "exec gen: expected $SINK_IF to be invisible in the gen namespace"
+	return 0
+}
+
+test_lab_rollback() {
+	local name step rc err
+	name=$(tl_name r)
+	T_LABS+=("$name")
+	for step in netns veth sysctl offload qdisc up addr neigh threaded bpffs 'done'; do
+		err=$(TESTENV_FAIL_AT=$step "$TESTENV" setup --name "$name" --queues 2 \
+			--qdisc pfifo:100 --threaded-napi --gro on 2>&1 >/dev/null)
+		rc=$?
+		t_expect_eq "setup with TESTENV_FAIL_AT=$step: exit code" 1 "$rc"
+		[[ "$err" == *"rolled back"* ]] || t_fail "TESTENV_FAIL_AT=$step: expected 'rolled back' on stderr, got '$err'"
+		tl_assert_gone "$name"
+	done
+	# The name is free again.
+	"$TESTENV" setup --name "$name" >/dev/null || t_fail "setup after rollbacks failed"
+}
+
+test_lab_teardown_leaves_nothing() {
+	local pid
+	lab_setup --queues 2 --qdisc pfifo:100 --threaded-napi --gro on --tso off
+	lab_exec gen bpftool map create /sys/fs/bpf/tl_x type array key 4 value 4 entries 1 name tl_x ||
+		t_fail "pin in gen failed"
+	lab_exec sink bpftool map create /sys/fs/bpf/tl_y type array key 4 value 4 entries 1 name tl_y ||
+		t_fail "pin in sink failed"
+	# A process still running in the lab must not keep it alive.
+	lab_bg /dev/null sink sleep 60
+	pid=$LAST_PID
+	sleep 0.3
+	grep -q "$LAB_NAME" /proc/mounts || t_fail "expected the lab's mounts in /proc/mounts before teardown"
+	"$TESTENV" teardown --name "$LAB_NAME" >/dev/null || t_fail "teardown --name $LAB_NAME failed"
+	tl_assert_gone "$LAB_NAME"
+	sleep 0.3
+	kill -0 "$pid" 2>/dev/null && t_fail "expected teardown to stop the process running in the lab (pid $pid)"
+	return 0
+}
+
+test_lab_existing_name() {
+	lab_setup
+	tl_expect_usage "setup of an existing lab" setup --name "$LAB_NAME"
+	lab_exec gen ip link show dev "$GEN_IF" >/dev/null ||
+		t_fail "the first lab must survive a refused second setup; $GEN_IF is gone"
+}
+
+test_lab_bad_input() {
+	local name
+	name=$(tl_name z)
+	tl_expect_usage "unknown option" setup --name "$name" --frobnicate
+	tl_expect_usage "unknown command" frobnicate
+	tl_expect_usage "no command"
+	tl_expect_usage "--name too long" setup --name abcdefghijklmn
+	tl_expect_usage "--name with a slash" setup --name a/b
+	tl_expect_usage "--queues 0" setup --name "$name" --queues 0
+	tl_expect_usage "--queues not a number" setup --name "$name" --queues two
+	tl_expect_usage "--gro maybe" setup --name "$name" --gro maybe
+	tl_expect_usage "--tso 1" setup --name "$name" --tso 1
+	tl_expect_usage "--mtu 10" setup --name "$name" --mtu 10 --no-ipv6
+	tl_expect_usage "--mtu 1000 with IPv6" setup --name "$name" --mtu 1000
+	tl_expect_usage "missing value" setup --name "$name" --queues
+	tl_expect_usage "setup option for status" status --name "$name" --queues 2
+	tl_expect_usage "--all outside teardown" status --all
+	tl_expect_usage "exec bad side" exec --name "$name" middle -- true
+	tl_expect_usage "exec without command" exec --name "$name" gen
+	tl_expect_usage "exec in a missing lab" exec --name "$name" gen -- true
+	tl_expect_usage "env of a missing lab" env --name "$name"
+	TESTENV_FAIL_AT=nowhere tl_expect_usage "bad TESTENV_FAIL_AT" setup --name "$name"
+	tl_assert_gone "$name"
+	if command -v setpriv >/dev/null; then
+		tl_expect_usage_nonroot "not root" list
+	fi
+	grep -q '^Usage:' <<<"$("$TESTENV" --help)" || t_fail "--help: expected a Usage: line"
+}
+
+# As tl_expect_usage, as user nobody.
+tl_expect_usage_nonroot() {
+	local what=$1 err rc
+	shift
+	err=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$TESTENV" "$@" 2>&1 >/dev/null)
+	rc=$?
+	t_expect_eq "$what: exit code" 2 "$rc"
+	[[ "$err" == *root* ]] || t_fail "$what: expected stderr to say root is needed, got '$err'"
+}
+
+test_lab_env() {
+	local out names expected
+	lab_setup --queues 2
+	out=$("$TESTENV" env --name "$LAB_NAME") || t_fail "env failed"
+	names=$(echo "$out" | sed -n 's/^\([A-Z_0-9]*\)=.*/\1/p' | tr '\n' ' ')
+	expected="LAB_NAME GEN_NS SINK_NS GEN_IF SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6 QUEUES "
+	t_expect_eq "names printed by env" "$expected" "$names"
+	t_expect_eq "env lines" 12 "$(echo "$out" | wc -l)"
+	(
+		unset GEN_NS SINK_NS GEN_IF SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6 QUEUES
+		eval "$out"
+		n=${LAB_NAME}
+		t_expect_eq GEN_NS "$n-gen" "$GEN_NS"
+		t_expect_eq SINK_NS "$n-sink" "$SINK_NS"
+		t_expect_eq GEN_IF "$n-g" "$GEN_IF"
+		t_expect_eq SINK_IF "$n-s" "$SINK_IF"
+		t_expect_eq GEN_IP4 10.11.0.1 "$GEN_IP4"
+		t_expect_eq SINK_IP4 10.11.0.2 "$SINK_IP4"
+		t_expect_eq GEN_IP6 fd00:11::1 "$GEN_IP6"
+		t_expect_eq SINK_IP6 fd00:11::2 "$SINK_IP6"
+		t_expect_eq QUEUES 2 "$QUEUES"
+		[[ "$GEN_MAC" =~ ^02(:[0-9a-f]{2}){5}$ ]] || t_fail "GEN_MAC: expected a locally administered MAC, got '$GEN_MAC'"
+		t_expect_eq "GEN_MAC on $GEN_IF" "$GEN_MAC" \
+			"$(ip -n "$GEN_NS" -br link show dev "$GEN_IF" | awk '{ print $3 }')"
+		t_expect_eq "SINK_MAC on $SINK_IF" "$SINK_MAC" \
+			"$(ip -n "$SINK_NS" -br link show dev "$SINK_IF" | awk '{ print $3 }')"
+		# The static neighbour entries use them.
+		grep -q "lladdr $SINK_MAC PERMANENT" <<<"$(ip -n "$GEN_NS" neigh show "$SINK_IP4" dev "$GEN_IF")" ||
+			t_fail "gen: expected a permanent neighbour $SINK_IP4 -> $SINK_MAC, got '$(ip -n "$GEN_NS" neigh show dev "$GEN_IF")'"
+		grep -q "lladdr $GEN_MAC PERMANENT" <<<"$(ip -n "$SINK_NS" neigh show "$GEN_IP6" dev "$SINK_IF")" ||
+			t_fail "sink: expected a permanent neighbour $GEN_IP6 -> $GEN_MAC, got '$(ip -n "$SINK_NS" neigh show dev "$SINK_IF")'"
+	) || exit 1
+	# The same name always gives the same MACs.
+	local mac=$GEN_MAC
+	"$TESTENV" teardown --name "$LAB_NAME" >/dev/null
+	"$TESTENV" setup --name "$LAB_NAME" >/dev/null || t_fail "second setup failed"
+	eval "$("$TESTENV" env --name "$LAB_NAME")"
+	t_expect_eq "GEN_MAC after a new setup of the same name" "$mac" "$GEN_MAC"
+}
+
+test_lab_options() {
+	local out
+	tl_setup "$(tl_name o)" --threaded-napi --gro on --tso off --mtu 9000
+	t_expect_eq "threaded on $SINK_IF" 1 "$(lab_exec sink cat /sys/class/net/"$SINK_IF"/threaded)"
+	out=$(lab_exec sink ethtool -k "$SINK_IF" | awk '/^generic-receive-offload:/ { print $2 }')
+	t_expect_eq "GRO on $SINK_IF" on "$out"
+	out=$(lab_exec gen ethtool -k "$GEN_IF" | awk '/^tcp-segmentation-offload:/ { print $2 }')
+	t_expect_eq "TSO on $GEN_IF" off "$out"
+	t_expect_eq "mtu of $GEN_IF" 9000 "$(ip -n "$GEN_NS" -j link show dev "$GEN_IF" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["mtu"])')"
+	t_expect_eq "mtu of $SINK_IF" 9000 "$(lab_exec sink cat /sys/class/net/"$SINK_IF"/mtu)"
+	t_expect_eq "disable_ipv6 on $SINK_IF" 0 "$(lab_exec sink cat /proc/sys/net/ipv6/conf/"$SINK_IF"/disable_ipv6)"
+	t_expect_eq "accept_ra on $GEN_IF" 0 "$(lab_exec gen cat /proc/sys/net/ipv6/conf/"$GEN_IF"/accept_ra)"
+
+	# Threaded NAPI without GRO: the flag must stick and GRO stay off.
+	# (An MTU below 1280 removes IPv6 from a link entirely, conf/IF included:
+	# use 1400 so disable_ipv6 can be read.)
+	tl_setup "$(tl_name t)" --threaded-napi --gro off --mtu 1400 --no-ipv6
+	t_expect_eq "threaded on $SINK_IF with GRO off" 1 "$(lab_exec sink cat /sys/class/net/"$SINK_IF"/threaded)"
+	out=$(lab_exec sink ethtool -k "$SINK_IF" | awk '/^generic-receive-offload:/ { print $2 }')
+	t_expect_eq "GRO on $SINK_IF" off "$out"
+	t_expect_eq "mtu of $SINK_IF" 1400 "$(lab_exec sink cat /sys/class/net/"$SINK_IF"/mtu)"
+	t_expect_eq "disable_ipv6 on $GEN_IF" 1 "$(lab_exec gen cat /proc/sys/net/ipv6/conf/"$GEN_IF"/disable_ipv6)"
+	t_expect_eq "disable_ipv6 on $SINK_IF" 1 "$(lab_exec sink cat /proc/sys/net/ipv6/conf/"$SINK_IF"/disable_ipv6)"
+	t_expect_eq "GEN_IP6 with --no-ipv6" "" "$GEN_IP6"
+	out=$(ip -n "$SINK_NS" -6 addr show dev "$SINK_IF")
+	t_expect_eq "IPv6 addresses on $SINK_IF with --no-ipv6" "" "$out"
+
+	# Without IPv6 an MTU below its minimum is fine.
+	tl_setup "$(tl_name m)" --mtu 1000 --no-ipv6
+	t_expect_eq "mtu of $GEN_IF" 1000 "$(lab_exec gen cat /sys/class/net/"$GEN_IF"/mtu)"
+
+	# Defaults: no threaded NAPI.
+	tl_setup "$(tl_name d)"
+	t_expect_eq "threaded on $SINK_IF by default" 0 "$(lab_exec sink cat /sys/class/net/"$SINK_IF"/threaded)"
+}
+
+test_lab_no_ipv6_is_silent() {
+	local tx rx
+	lab_setup --no-ipv6
+	sleep 1.5
+	tx=$(iface_stat "$GEN_NS" "$GEN_IF" tx packets)
+	rx=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
+	t_expect_eq "frames sent by $GEN_IF on a --no-ipv6 lab left alone" 0 "$tx"
+	t_expect_eq "frames received by $SINK_IF on a --no-ipv6 lab left alone" 0 "$rx"
+}
+
+test_lab_teardown_all_own_state_dir() {
+	local dir a b other out
+	dir=$(mktemp -d /tmp/xdpsg-testenv-state.XXXXXX)
+	t_on_cleanup "TESTENV_STATE_DIR='$dir' '$TESTENV' teardown --all; rmdir '$dir'"
+	a=$(tl_name a)
+	b=$(tl_name b)
+	TESTENV_STATE_DIR=$dir "$TESTENV" setup --name "$a" >/dev/null || t_fail "setup $a in $dir failed"
+	TESTENV_STATE_DIR=$dir "$TESTENV" setup --name "$b" --queues 2 >/dev/null || t_fail "setup $b in $dir failed"
+	other=$(tl_name o)
+	tl_setup "$other"
+	out=$(TESTENV_STATE_DIR=$dir "$TESTENV" list)
+	t_expect_eq "list with the private state dir" \
+		"$(printf '%s\n' "$a queues=1 qdisc=none" "$b queues=2 qdisc=none" | sort | paste -sd'|')" \
+		"$(echo "$out" | sort | paste -sd'|')"
+	TESTENV_STATE_DIR=$dir "$TESTENV" teardown --all >/dev/null || t_fail "teardown --all failed"
+	tl_assert_gone "$a" "$dir"
+	tl_assert_gone "$b" "$dir"
+	lab_exec gen ip link show dev "$GEN_IF" >/dev/null ||
+		t_fail "teardown --all with another state dir must not touch lab $other; its $GEN_IF is gone"
+	[ -f "$TL_STATE_DIR/$other.state" ] || t_fail "lab $other lost its state file"
+	TESTENV_STATE_DIR=$dir "$TESTENV" teardown --all >/dev/null || t_fail "a second teardown --all failed"
+}
