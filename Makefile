@@ -69,7 +69,10 @@ UNIT_PROGS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 FORMAT_FILES := $(wildcard bpf/*.c bpf/*.h common/*.c common/*.h user/*.c user/*.h \
 	tests/unit/*.c tests/unit/*.h tests/tools/*.c bench/*.c)
 
-MANPAGES := $(wildcard man/*.8)
+# Man pages: man/x.8.in with an @OPTIONS@ line filled from the tool's own
+# option table (x --man-options), so --help and the page cannot drift apart.
+MAN_IN := $(wildcard man/*.8.in)
+MANPAGES := $(patsubst man/%.in,$(OUT)/man/%,$(MAN_IN))
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -77,7 +80,13 @@ MANPAGES := $(wildcard man/*.8)
 .PHONY: all deps check test test-unit test-integration unit-tests bench demo install \
 	uninstall format check-format clean help
 
-all: $(SKELS) $(LIB) $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS)
+all: $(SKELS) $(LIB) $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS) $(MANPAGES)
+
+$(OUT)/man/%.8: man/%.8.in $(OUT)/%
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(@D) && $(OUT)/$* --man-options >$@.opts && \
+		awk -v f=$@.opts '/^@OPTIONS@$$/ { while ((getline l < f) > 0) print l; next } \
+			{ gsub(/@VERSION@/, "$(VERSION)"); print }' $< >$@ && rm -f $@.opts
 
 $(OUT) $(OUT)/common $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
 	$(Q)mkdir -p $@

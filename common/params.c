@@ -344,6 +344,30 @@ void params_format(const struct param_def *def, const void *cfg, char *buf, size
 	}
 }
 
+/* Worth showing as a default: not a flag, not zero, not empty. */
+static bool shows_default(const struct param_def *d, const void *cfg, char *v, size_t len)
+{
+	const void *f = cfield(cfg, d);
+
+	switch (d->type) {
+	case PARAM_FLAG:
+	case PARAM_COUNTER:
+		return false;
+	case PARAM_STRING:
+		if (!*(const char *const *)f)
+			return false;
+		break;
+	case PARAM_ENUM:
+	case PARAM_LIST:
+		break;
+	default:
+		if (!*(const __u64 *)f)
+			return false;
+	}
+	params_format(d, cfg, v, len);
+	return v[0] != '\0';
+}
+
 static int store_value(const char *prog, const struct param_def *def, const char *arg, void *cfg)
 {
 	const char *why = NULL;
@@ -564,21 +588,20 @@ void params_usage(FILE *out, const char *prog, const struct param_cmd *cmd, cons
 	fprintf(out, "\nOptions:\n");
 	for (i = 0; i < PARAM_TABLES_MAX && cmd->tables[i]; i++) {
 		for (d = cmd->tables[i]; d->name; d++) {
+			char sh[8] = "    ";
+
+			if (d->short_opt)
+				snprintf(sh, sizeof(sh), "-%c, ", d->short_opt);
 			if (d->type == PARAM_FLAG || d->type == PARAM_COUNTER)
-				snprintf(left, sizeof(left), "%s%c%s--%s", d->short_opt ? "-" : "",
-					 d->short_opt ? d->short_opt : ' ',
-					 d->short_opt ? ", " : "  ", d->name);
+				snprintf(left, sizeof(left), "%s--%s", sh, d->name);
 			else
-				snprintf(left, sizeof(left), "%s%c%s--%s %s",
-					 d->short_opt ? "-" : "", d->short_opt ? d->short_opt : ' ',
-					 d->short_opt ? ", " : "  ", d->name,
+				snprintf(left, sizeof(left), "%s--%s %s", sh, d->name,
 					 d->metavar ? d->metavar : "VALUE");
 			def[0] = '\0';
-			if (defaults && d->type != PARAM_FLAG && d->type != PARAM_COUNTER) {
+			if (defaults) {
 				char v[64];
 
-				params_format(d, defaults, v, sizeof(v));
-				if (v[0] && strcmp(v, "0"))
+				if (shows_default(d, defaults, v, sizeof(v)))
 					snprintf(def, sizeof(def), " (default %s)", v);
 			}
 			fprintf(out, "  %-28s %s%s\n", left, d->help ? d->help : "", def);
@@ -624,4 +647,98 @@ void params_for_each(const struct param_cmd *cmd, void (*fn)(const struct param_
 	for (i = 0; i < PARAM_TABLES_MAX && cmd->tables[i]; i++)
 		for (d = cmd->tables[i]; d->name; d++)
 			fn(d, ctx);
+}
+
+static void roff_text(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '-' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+}
+
+static void man_table(FILE *out, const struct param_def *table, const void *defaults)
+{
+	const struct param_def *d;
+	char v[64];
+
+	for (d = table; d->name; d++) {
+		{
+			fputs(".TP\n.B ", out);
+			if (d->short_opt)
+				fprintf(out, "\\-%c, ", d->short_opt);
+			fputs("\\-\\-", out);
+			roff_text(out, d->name);
+			if (d->type != PARAM_FLAG && d->type != PARAM_COUNTER) {
+				fputs(" \\fI", out);
+				roff_text(out, d->metavar ? d->metavar : "VALUE");
+				fputs("\\fR", out);
+			}
+			fputc('\n', out);
+			roff_text(out, d->help);
+			if (defaults && shows_default(d, defaults, v, sizeof(v))) {
+				fputs(" (default ", out);
+				roff_text(out, v);
+				fputc(')', out);
+			}
+			fputs(".\n", out);
+		}
+	}
+}
+
+void params_man(FILE *out, const struct param_cmd *cmd, const void *defaults)
+{
+	int i;
+
+	for (i = 0; i < PARAM_TABLES_MAX && cmd->tables[i]; i++)
+		man_table(out, cmd->tables[i], defaults);
+}
+
+static bool table_in_all(const struct param_cmd *const *cmds, const struct param_def *t)
+{
+	int c, i;
+
+	for (c = 0; cmds[c]; c++) {
+		for (i = 0; i < PARAM_TABLES_MAX && cmds[c]->tables[i]; i++)
+			if (cmds[c]->tables[i] == t)
+				break;
+		if (i == PARAM_TABLES_MAX || !cmds[c]->tables[i])
+			return false;
+	}
+	return true;
+}
+
+void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void *defaults)
+{
+	const struct param_def *done[32];
+	int c, i, j, ndone = 0;
+
+	fputs(".SS Options of every command\n", out);
+	for (i = 0; i < PARAM_TABLES_MAX && cmds[0] && cmds[0]->tables[i]; i++) {
+		if (table_in_all(cmds, cmds[0]->tables[i]) && ndone < 32) {
+			man_table(out, cmds[0]->tables[i], defaults);
+			done[ndone++] = cmds[0]->tables[i];
+		}
+	}
+	fputs(".TP\n.B \\-h, \\-\\-help\nshow the options of a command and exit.\n", out);
+	fputs(".TP\n.B \\-\\-version\nshow the version and exit.\n", out);
+	for (c = 0; cmds[c]; c++) {
+		bool header = false;
+
+		for (i = 0; i < PARAM_TABLES_MAX && cmds[c]->tables[i]; i++) {
+			for (j = 0; j < ndone; j++)
+				if (done[j] == cmds[c]->tables[i])
+					break;
+			if (j < ndone)
+				continue;
+			if (!header) {
+				fprintf(out, ".SS Options of %s\n", cmds[c]->name);
+				header = true;
+			}
+			man_table(out, cmds[c]->tables[i], defaults);
+			if (ndone < 32)
+				done[ndone++] = cmds[c]->tables[i];
+		}
+	}
 }

@@ -95,6 +95,18 @@ int params_parse_list(const char *s, unsigned int max_id, struct param_list *out
 /* Format a value of def's type from cfg, as --help shows defaults. */
 void params_format(const struct param_def *def, const void *cfg, char *buf, size_t len);
 
+/*
+ * The OPTIONS of one command as roff, for the man page: the same table that
+ * drives getopt and --help, so the three never disagree.
+ */
+void params_man(FILE *out, const struct param_cmd *cmd, const void *defaults);
+
+/*
+ * All commands' options as roff subsections: each distinct table once, the
+ * tables every command shares first. Tools print it for a hidden --man-options.
+ */
+void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void *defaults);
+
 /* Call fn for every long option of cmd (used by the man-page test). */
 void params_for_each(const struct param_cmd *cmd, void (*fn)(const struct param_def *, void *),
 		     void *ctx);

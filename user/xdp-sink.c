@@ -834,6 +834,10 @@ int main(int argc, char **argv)
 		usage_tool(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "--man-options")) {
+		params_man_tool(stdout, cmds, &defaults);
+		return 0;
+	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("xdp-sink %s\n", XDPSG_VERSION);
 		return 0;
