@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -11,6 +13,9 @@
 #include <linux/capability.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/neighbour.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 
 #include <bpf/libbpf.h>
@@ -339,4 +344,101 @@ bool iface_have_caps(char *missing, size_t len)
 		 (!(bpf || sys_admin) && !net_admin) ? " and " : "",
 		 net_admin ? "" : "CAP_NET_ADMIN");
 	return false;
+}
+
+int iface_first_addr(const char *ifname, int family, char *buf, size_t len)
+{
+	struct ifaddrs *ifa, *p;
+	int err = -ENOENT;
+
+	if (getifaddrs(&ifa))
+		return -errno;
+	for (p = ifa; p; p = p->ifa_next) {
+		if (!p->ifa_addr || p->ifa_addr->sa_family != family || strcmp(p->ifa_name, ifname))
+			continue;
+		if (family == AF_INET) {
+			inet_ntop(AF_INET, &((struct sockaddr_in *)p->ifa_addr)->sin_addr, buf,
+				  (socklen_t)len);
+		} else {
+			const struct in6_addr *a = &((struct sockaddr_in6 *)p->ifa_addr)->sin6_addr;
+
+			if (a->s6_addr[0] == 0xfe && (a->s6_addr[1] & 0xc0) == 0x80)
+				continue;
+			inet_ntop(AF_INET6, a, buf, (socklen_t)len);
+		}
+		err = 0;
+		break;
+	}
+	freeifaddrs(ifa);
+	return err;
+}
+
+int iface_neigh_lookup(int ifindex, int family, const char *ip, char *ip_out, size_t ip_len,
+		       unsigned char mac[6])
+{
+	struct {
+		struct nlmsghdr nh;
+		struct ndmsg nd;
+	} req = {
+		.nh = { .nlmsg_len = NLMSG_LENGTH(sizeof(struct ndmsg)),
+			.nlmsg_type = RTM_GETNEIGH,
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+			.nlmsg_seq = 1 },
+		.nd = { .ndm_family = (__u8)family },
+	};
+	unsigned char want[16];
+	size_t alen = family == AF_INET ? 4 : 16;
+	char buf[16384];
+	bool done = false;
+	int fd, err = -ENOENT;
+
+	if (ip && inet_pton(family, ip, want) != 1)
+		return -EINVAL;
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0) {
+		err = -errno;
+		goto out;
+	}
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *nh;
+
+		if (n <= 0)
+			break;
+		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (unsigned int)n);
+		     nh = NLMSG_NEXT(nh, n)) {
+			struct ndmsg *nd = NLMSG_DATA(nh);
+			struct rtattr *rta;
+			const void *dst = NULL, *ll = NULL;
+			int rlen;
+
+			if (nh->nlmsg_type == NLMSG_DONE || nh->nlmsg_type == NLMSG_ERROR) {
+				done = true;
+				break;
+			}
+			if (nh->nlmsg_type != RTM_NEWNEIGH || nd->ndm_ifindex != ifindex ||
+			    nd->ndm_family != family ||
+			    (nd->ndm_state & (NUD_FAILED | NUD_INCOMPLETE | NUD_NOARP)))
+				continue;
+			rlen = (int)RTM_PAYLOAD(nh);
+			for (rta = RTM_RTA(nd); RTA_OK(rta, rlen); rta = RTA_NEXT(rta, rlen)) {
+				if (rta->rta_type == NDA_DST && RTA_PAYLOAD(rta) == alen)
+					dst = RTA_DATA(rta);
+				else if (rta->rta_type == NDA_LLADDR && RTA_PAYLOAD(rta) == 6)
+					ll = RTA_DATA(rta);
+			}
+			if (!dst || !ll || (ip && memcmp(dst, want, alen)))
+				continue;
+			if (err == 0)
+				continue; /* keep the first match, drain the dump */
+			memcpy(mac, ll, 6);
+			inet_ntop(family, dst, ip_out, (socklen_t)ip_len);
+			err = 0;
+		}
+	}
+out:
+	close(fd);
+	return err;
 }

@@ -67,6 +67,20 @@ __u64 iface_estat_sum(const struct iface_estats *st, const char *prefix, const c
 bool iface_estat_queue(const struct iface_estats *st, const char *prefix, unsigned int q,
 		       const char *suffix, __u64 *val);
 
+/*
+ * The interface's first address of a family (IPv6: not link-local), as text.
+ * -ENOENT when it has none.
+ */
+int iface_first_addr(const char *ifname, int family, char *buf, size_t len);
+
+/*
+ * A usable neighbour entry on ifindex from the kernel's table (netlink):
+ * the one for 'ip' (text) if given, else the first of the family. Writes the
+ * address as text and the MAC. -ENOENT when there is none.
+ */
+int iface_neigh_lookup(int ifindex, int family, const char *ip, char *ip_out, size_t ip_len,
+		       unsigned char mac[6]);
+
 /* Privileges to load BPF and attach XDP: CAP_BPF (or CAP_SYS_ADMIN) and CAP_NET_ADMIN. */
 bool iface_have_caps(char *missing, size_t len);
 

@@ -54,4 +54,50 @@ struct sink_stats {
 	__u64 err_udp; /* truncated UDP header */
 };
 
+/*
+ * xdp-gen kernel mode: the live-frames program rewrites each frame from these.
+ * User space builds them with pkt.h (the same templates and checksum deltas as
+ * the AF_XDP path), so both modes put identical bytes on the wire.
+ *
+ * The input frame of BPF_PROG_RUN is the largest template; smaller sizes are
+ * made by trimming the tail (the payload pattern depends only on the offset).
+ */
+#define XDPSG_GEN_MAX_SIZES 16 /* templates (IMIX sizes) */
+#define XDPSG_GEN_SEQ_MAX 1024 /* IMIX size sequence length */
+#define XDPSG_GEN_MAX_FLOWS 65536
+
+struct gen_size {
+	__u16 len; /* frame length */
+	__u16 l3_len; /* IPv4 total length / IPv6 payload length, network order */
+	__u16 udp_len; /* network order */
+	__u16 ip_csum; /* IPv4 header checksum of this size's template, flow 0 */
+	__u16 udp_csum; /* UDP checksum of this size's template, flow 0, stamp zeroed */
+	__u16 pad;
+};
+
+/* One flow: its tuple and checksum deltas from flow 0 (cf. struct pkt_flow). */
+struct gen_flow {
+	__u64 saddr; /* IPv4: low 32 bits hold the address; IPv6: low 64 bits of it */
+	__u64 daddr; /* network order, as stored in the frame */
+	__u16 sport, dport; /* network order */
+	__u16 ip_delta; /* ones'-complement add to the IPv4 header checksum */
+	__u16 udp_delta; /* ones'-complement add to the UDP checksum */
+};
+
+/* Per-CPU state of one generator thread (the thread is pinned to that CPU). */
+struct gen_cpu {
+	/* set by user space before the thread's first run */
+	__u32 shard; /* this thread sends flows shard, shard + shards, ... */
+	__u32 shards;
+	__u32 nlocal; /* number of flows in this shard */
+	__u32 flow_pos; /* next flow (sequential order) */
+	__u32 size_pos; /* next index into the size sequence */
+	__u32 pad;
+	__u64 rng; /* xorshift64* state for random flow order; nonzero */
+	/* counted by the program */
+	__u64 packets; /* frames the program redirected */
+	__u64 bytes;
+	__u64 redirect_err; /* bpf_redirect refused the frame */
+};
+
 #endif

@@ -1,0 +1,887 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pkt.h"
+
+#define ETH_P_IPV4 0x0800
+#define ETH_P_IPV6 0x86dd
+#define ETH_P_VLAN 0x8100
+#define IPPROTO_UDP_NR 17
+#define PKT_IMIX_WEIGHT_MAX 1000000
+
+#define seterr(err, errlen, ...)                                \
+	do {                                                    \
+		if ((err) && (errlen))                          \
+			snprintf((err), (errlen), __VA_ARGS__); \
+	} while (0)
+
+void pkt_opts_init(struct pkt_opts *opts)
+{
+	static const __u8 src_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x01 };
+	static const __u8 dst_mac[6] = { 0x02, 0x00, 0x00, 0x00, 0x00, 0x02 };
+
+	memset(opts, 0, sizeof(*opts));
+	memcpy(opts->src_mac, src_mac, 6);
+	memcpy(opts->dst_mac, dst_mac, 6);
+	opts->src_ip = (struct pkt_ip_range){ PKT_IPV4, 0, 0x0a000001, 0x0a000001 };
+	opts->dst_ip = (struct pkt_ip_range){ PKT_IPV4, 0, 0x0a000002, 0x0a000002 };
+	opts->src_port = (struct pkt_port_range){ 1024, 1024 };
+	opts->dst_port = (struct pkt_port_range){ 9, 9 };
+	opts->size = PKT_SIZE_DEFAULT;
+	opts->max_size = PKT_MAX_SIZE_DEFAULT;
+	opts->flows = 1;
+	opts->shards = 1;
+}
+
+/* Parsers */
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int pkt_parse_mac(const char *s, __u8 mac[6], char *err, size_t errlen)
+{
+	const char *p = s;
+	__u8 out[6];
+	int i, d;
+
+	if (!s || !*s) {
+		seterr(err, errlen, "empty MAC address; write it as aa:bb:cc:dd:ee:ff");
+		return -EINVAL;
+	}
+	for (i = 0; i < 6; i++) {
+		int v = 0, n = 0;
+
+		while ((d = hexval((unsigned char)*p)) >= 0 && n < 3) {
+			v = v * 16 + d;
+			p++;
+			n++;
+		}
+		if (n == 0 || n > 2 || *p != (i == 5 ? '\0' : ':'))
+			goto bad;
+		out[i] = (__u8)v;
+		if (i < 5)
+			p++;
+	}
+	memcpy(mac, out, 6);
+	return 0;
+bad:
+	seterr(err, errlen, "bad MAC address '%s': expected six hex bytes like aa:bb:cc:dd:ee:ff",
+	       s);
+	return -EINVAL;
+}
+
+static __u64 be64_load(const __u8 *b)
+{
+	__u64 v;
+
+	memcpy(&v, b, 8);
+	return be64toh(v);
+}
+
+/* One address into (family, hi, lo). Returns 0 or -EINVAL. */
+static int parse_one_ip(const char *s, enum pkt_family *family, __u64 *hi, __u64 *lo)
+{
+	__u8 buf[16];
+
+	if (strchr(s, ':')) {
+		if (inet_pton(AF_INET6, s, buf) != 1)
+			return -EINVAL;
+		*family = PKT_IPV6;
+		*hi = be64_load(buf);
+		*lo = be64_load(buf + 8);
+		return 0;
+	}
+	if (inet_pton(AF_INET, s, buf) != 1)
+		return -EINVAL;
+	*family = PKT_IPV4;
+	*hi = 0;
+	*lo = ((__u32)buf[0] << 24) | ((__u32)buf[1] << 16) | ((__u32)buf[2] << 8) | buf[3];
+	return 0;
+}
+
+#define fam_name(f) ((f) == PKT_IPV6 ? "IPv6" : (f) == PKT_IPV4 ? "IPv4" : "unset")
+
+int pkt_parse_ip_range(const char *s, struct pkt_ip_range *out, char *err, size_t errlen)
+{
+	char a[INET6_ADDRSTRLEN + 1], b[INET6_ADDRSTRLEN + 1];
+	enum pkt_family fa, fb;
+	const char *dash;
+	__u64 ha, la, hb, lb;
+	size_t n;
+
+	if (!s || !*s) {
+		seterr(err, errlen, "empty address; give one like 10.0.0.1 or 10.0.0.1-10.0.0.254");
+		return -EINVAL;
+	}
+	dash = strchr(s, '-');
+	n = dash ? (size_t)(dash - s) : strlen(s);
+	if (n >= sizeof(a) || (dash && strlen(dash + 1) >= sizeof(b)))
+		goto bad;
+	memcpy(a, s, n);
+	a[n] = '\0';
+	snprintf(b, sizeof(b), "%s", dash ? dash + 1 : a);
+	if (parse_one_ip(a, &fa, &ha, &la) || parse_one_ip(b, &fb, &hb, &lb))
+		goto bad;
+	if (fa != fb) {
+		seterr(err, errlen,
+		       "address range '%s' mixes IPv4 and IPv6; give both ends in one family", s);
+		return -EINVAL;
+	}
+	if (ha != hb) {
+		seterr(err, errlen,
+		       "IPv6 range '%s' differs in the upper 64 bits; only the low 64 bits may vary, e.g. fd00::1-fd00::ff",
+		       s);
+		return -EINVAL;
+	}
+	if (la > lb) {
+		seterr(err, errlen, "address range '%s' starts above its end; write it as LOW-HIGH",
+		       s);
+		return -EINVAL;
+	}
+	out->family = fa;
+	out->hi = ha;
+	out->lo_start = la;
+	out->lo_end = lb;
+	return 0;
+bad:
+	seterr(err, errlen,
+	       "bad address '%s': expected an IPv4 or IPv6 address or a range like 10.0.0.1-10.0.0.254",
+	       s);
+	return -EINVAL;
+}
+
+/* A decimal number; *end set past it. -EINVAL if none, -ERANGE above max. */
+static int parse_dec(const char *s, const char **end, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	while (isdigit((unsigned char)*p)) {
+		v = v * 10 + (unsigned long)(*p - '0');
+		if (v > max)
+			return -ERANGE;
+		p++;
+	}
+	*end = p;
+	*out = v;
+	return 0;
+}
+
+int pkt_parse_port_range(const char *s, struct pkt_port_range *out, char *err, size_t errlen)
+{
+	unsigned long a, b;
+	const char *p;
+	int ret;
+
+	if (!s || !*s) {
+		seterr(err, errlen, "empty port; give one like 1000 or 1000-2000");
+		return -EINVAL;
+	}
+	ret = parse_dec(s, &p, 65535, &a);
+	if (!ret && *p == '-')
+		ret = parse_dec(p + 1, &p, 65535, &b);
+	else
+		b = a;
+	if (ret == -ERANGE) {
+		seterr(err, errlen, "port in '%s' is above 65535; ports are 1-65535", s);
+		return -EINVAL;
+	}
+	if (ret || *p) {
+		seterr(err, errlen, "bad port '%s': expected a number or a range like 1000-2000",
+		       s);
+		return -EINVAL;
+	}
+	if (a == 0 || b == 0) {
+		seterr(err, errlen, "port 0 in '%s' is reserved; ports are 1-65535", s);
+		return -EINVAL;
+	}
+	if (a > b) {
+		seterr(err, errlen, "port range '%s' starts above its end; write it as LOW-HIGH",
+		       s);
+		return -EINVAL;
+	}
+	out->start = (__u16)a;
+	out->end = (__u16)b;
+	return 0;
+}
+
+static unsigned int gcd(unsigned int a, unsigned int b)
+{
+	while (b) {
+		unsigned int t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+/*
+ * Smooth weighted round robin (as in nginx): each step every entry gains its
+ * weight, the richest is picked and pays the total. Over one period every
+ * entry appears exactly 'weight' times, spread out rather than in blocks.
+ */
+static void imix_expand(struct pkt_imix *im)
+{
+	long cur[PKT_IMIX_MAX] = { 0 };
+	unsigned int i, step, total = 0;
+
+	for (i = 0; i < im->n; i++)
+		total += im->weight[i];
+	for (step = 0; step < total; step++) {
+		unsigned int best = 0;
+
+		for (i = 0; i < im->n; i++) {
+			cur[i] += im->weight[i];
+			if (cur[i] > cur[best])
+				best = i;
+		}
+		cur[best] -= total;
+		im->seq[step] = (__u8)best;
+	}
+	im->seq_len = total;
+}
+
+int pkt_parse_imix(const char *s, struct pkt_imix *out, char *err, size_t errlen)
+{
+	struct pkt_imix im = { 0 };
+	unsigned long size, weight;
+	unsigned int i, g = 0;
+	__u64 total = 0;
+	const char *p = s;
+	int ret;
+
+	if (!s || !*s) {
+		seterr(err, errlen, "empty IMIX spec; give SIZE:WEIGHT pairs like %s",
+		       PKT_IMIX_DEFAULT);
+		return -EINVAL;
+	}
+	for (;;) {
+		const char *entry = p;
+		int len;
+
+		ret = parse_dec(p, &p, PKT_SIZE_MAX, &size);
+		weight = 1;
+		if (!ret && *p == ':')
+			ret = parse_dec(p + 1, &p, PKT_IMIX_WEIGHT_MAX, &weight);
+		len = (int)(strchrnul(entry, ',') - entry);
+		if (ret == -ERANGE) {
+			seterr(err, errlen,
+			       "IMIX entry '%.*s' is too large; sizes go up to %u, weights up to %u",
+			       len, entry, PKT_SIZE_MAX, PKT_IMIX_WEIGHT_MAX);
+			return -EINVAL;
+		}
+		if (ret || (*p && *p != ',')) {
+			seterr(err, errlen,
+			       "bad IMIX entry '%.*s' in '%s': expected SIZE:WEIGHT like 576:4",
+			       len, entry, s);
+			return -EINVAL;
+		}
+		if (weight == 0) {
+			seterr(err, errlen,
+			       "IMIX entry '%.*s' has weight 0; weights are 1 or more (drop the entry instead)",
+			       len, entry);
+			return -EINVAL;
+		}
+		for (i = 0; i < im.n; i++) {
+			if (im.size[i] == size) {
+				seterr(err, errlen,
+				       "IMIX spec '%s' lists size %lu twice; give each size once with the summed weight",
+				       s, size);
+				return -EINVAL;
+			}
+		}
+		if (im.n == PKT_IMIX_MAX) {
+			seterr(err, errlen, "IMIX spec '%s' has more than %d sizes; use fewer", s,
+			       PKT_IMIX_MAX);
+			return -EINVAL;
+		}
+		im.size[im.n] = (unsigned int)size;
+		im.weight[im.n] = (unsigned int)weight;
+		im.n++;
+		if (!*p)
+			break;
+		p++; /* ',' */
+	}
+	for (i = 0; i < im.n; i++)
+		g = gcd(g, im.weight[i]);
+	for (i = 0; i < im.n; i++) {
+		im.weight[i] /= g;
+		total += im.weight[i];
+	}
+	if (total > PKT_IMIX_SEQ_MAX) {
+		seterr(err, errlen,
+		       "IMIX weights in '%s' add up to %llu (after dividing by their common factor); keep the sum at %d or less",
+		       s, (unsigned long long)total, PKT_IMIX_SEQ_MAX);
+		return -EINVAL;
+	}
+	imix_expand(&im);
+	*out = im;
+	return 0;
+}
+
+void pkt_imix_default(struct pkt_imix *out, unsigned int min_size)
+{
+	unsigned int i;
+	int ret;
+
+	ret = pkt_parse_imix(PKT_IMIX_DEFAULT, out, NULL, 0);
+	(void)ret; /* a constant spec: cannot fail */
+	for (i = 0; i < out->n; i++)
+		if (out->size[i] < min_size)
+			out->size[i] = min_size;
+}
+
+/* Sizes and flows */
+
+unsigned int pkt_hdr_len(enum pkt_family family)
+{
+	return family == PKT_IPV6 ? PKT_V6_HDR_LEN : PKT_V4_HDR_LEN;
+}
+
+unsigned int pkt_min_size(enum pkt_family family, bool stamp)
+{
+	return pkt_hdr_len(family) + (stamp ? XDPSG_STAMP_SIZE : 0);
+}
+
+int pkt_check_size(enum pkt_family family, bool stamp, unsigned int size, unsigned int max_size,
+		   char *err, size_t errlen)
+{
+	unsigned int min = pkt_min_size(family, stamp);
+
+	if (!max_size)
+		max_size = PKT_MAX_SIZE_DEFAULT;
+	if (max_size > PKT_SIZE_MAX)
+		max_size = PKT_SIZE_MAX;
+	if (size < min) {
+		if (stamp)
+			seterr(err, errlen,
+			       "size %u is below the %u-byte minimum for %s UDP with a stamp; use -s %u or more, or --no-stamp",
+			       size, min, fam_name(family), min);
+		else
+			seterr(err, errlen,
+			       "size %u is below the %u-byte minimum for %s UDP headers; use -s %u or more",
+			       size, min, fam_name(family), min);
+		return -EINVAL;
+	}
+	if (size > max_size) {
+		seterr(err, errlen,
+		       "size %u is above the %u-byte maximum frame (MTU %u + 14); use -s %u or less, or raise the MTU",
+		       size, max_size, max_size - PKT_ETH_HLEN, max_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static __u64 range_count(__u64 lo, __u64 hi)
+{
+	return hi - lo == UINT64_MAX ? UINT64_MAX : hi - lo + 1;
+}
+
+__u64 pkt_tuple_count(const struct pkt_opts *o)
+{
+	__u64 n[4] = {
+		range_count(o->src_port.start, o->src_port.end),
+		range_count(o->dst_port.start, o->dst_port.end),
+		range_count(o->src_ip.lo_start, o->src_ip.lo_end),
+		range_count(o->dst_ip.lo_start, o->dst_ip.lo_end),
+	};
+	__u64 total = 1;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		total *= n[i] > PKT_FLOWS_MAX ? PKT_FLOWS_MAX + 1 : n[i];
+		if (total > PKT_FLOWS_MAX)
+			return PKT_FLOWS_MAX + 1;
+	}
+	return total;
+}
+
+static void put_addr(__u8 *out, const struct pkt_ip_range *r, __u64 lo)
+{
+	if (r->family == PKT_IPV6) {
+		__u64 hi_be = htobe64(r->hi), lo_be = htobe64(lo);
+
+		memcpy(out, &hi_be, 8);
+		memcpy(out + 8, &lo_be, 8);
+	} else {
+		__u32 v = htobe32((__u32)lo);
+
+		memcpy(out, &v, 4);
+	}
+}
+
+void pkt_flow_tuple(const struct pkt_opts *o, __u32 flow, struct pkt_tuple *out)
+{
+	__u64 i = flow, n;
+
+	memset(out, 0, sizeof(*out));
+	out->family = o->src_ip.family;
+	n = range_count(o->src_port.start, o->src_port.end);
+	out->sport = (__u16)(o->src_port.start + i % n);
+	i /= n;
+	n = range_count(o->dst_port.start, o->dst_port.end);
+	out->dport = (__u16)(o->dst_port.start + i % n);
+	i /= n;
+	n = range_count(o->src_ip.lo_start, o->src_ip.lo_end);
+	put_addr(out->saddr, &o->src_ip, o->src_ip.lo_start + i % n);
+	i /= n;
+	n = range_count(o->dst_ip.lo_start, o->dst_ip.lo_end);
+	put_addr(out->daddr, &o->dst_ip, o->dst_ip.lo_start + i % n);
+}
+
+/* Checksums */
+
+__u64 pkt_csum_partial(const void *data, unsigned int len, __u64 sum)
+{
+	const __u8 *p = data;
+	__u16 w;
+
+	while (len >= 2) {
+		memcpy(&w, p, 2);
+		sum += w;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		__u8 last[2] = { p[0], 0 };
+
+		memcpy(&w, last, 2);
+		sum += w;
+	}
+	return sum;
+}
+
+/* Pseudo header sum: addresses as in the frame, then protocol and UDP length. */
+static __u64 pseudo_sum(const __u8 *frame, const struct pkt_info *pi)
+{
+	const __u8 *ip = frame + pi->l3_off;
+	__u64 sum;
+
+	if (pi->family == PKT_IPV4)
+		sum = pkt_csum_partial(ip + 12, 8, 0);
+	else
+		sum = pkt_csum_partial(ip + 8, 32, 0);
+	return sum + htons(IPPROTO_UDP_NR) + htons((__u16)pi->udp_len);
+}
+
+int pkt_parse_udp(const void *frame, unsigned int len, struct pkt_info *out)
+{
+	const __u8 *p = frame;
+	unsigned int off = 12, l3, l4;
+	__u16 proto;
+
+	if (len < PKT_ETH_HLEN)
+		return -EINVAL;
+	proto = (__u16)(p[off] << 8 | p[off + 1]);
+	if (proto == ETH_P_VLAN) {
+		off += 4;
+		if (len < off + 2)
+			return -EINVAL;
+		proto = (__u16)(p[off] << 8 | p[off + 1]);
+	}
+	l3 = off + 2;
+	if (proto == ETH_P_IPV4) {
+		unsigned int ihl, tot;
+
+		if (len < l3 + 20)
+			return -EINVAL;
+		if (p[l3] >> 4 != 4)
+			return -ENOENT;
+		ihl = (p[l3] & 0xf) * 4u;
+		tot = (unsigned int)(p[l3 + 2] << 8 | p[l3 + 3]);
+		if (ihl < 20 || tot < ihl || len < l3 + tot)
+			return -EINVAL;
+		if (p[l3 + 9] != IPPROTO_UDP_NR)
+			return -ENOENT;
+		if ((p[l3 + 6] & 0x3f) || p[l3 + 7]) /* MF or a fragment offset */
+			return -ENOENT;
+		out->family = PKT_IPV4;
+		out->l3_len = tot;
+		l4 = l3 + ihl;
+	} else if (proto == ETH_P_IPV6) {
+		if (len < l3 + 40)
+			return -EINVAL;
+		if (p[l3] >> 4 != 6)
+			return -ENOENT;
+		if (p[l3 + 6] != IPPROTO_UDP_NR) /* extension headers: not ours */
+			return -ENOENT;
+		out->family = PKT_IPV6;
+		out->l3_len = 40 + (unsigned int)(p[l3 + 4] << 8 | p[l3 + 5]);
+		if (len < l3 + out->l3_len)
+			return -EINVAL;
+		l4 = l3 + 40;
+	} else {
+		return -ENOENT;
+	}
+	if (l3 + out->l3_len < l4 + 8)
+		return -EINVAL;
+	out->l3_off = l3;
+	out->l4_off = l4;
+	out->payload_off = l4 + 8;
+	out->udp_len = (unsigned int)(p[l4 + 4] << 8 | p[l4 + 5]);
+	if (out->udp_len < 8 || l4 + out->udp_len > l3 + out->l3_len)
+		return -EINVAL;
+	return 0;
+}
+
+int pkt_verify_checksums(const void *frame, unsigned int len)
+{
+	const __u8 *p = frame;
+	struct pkt_info pi;
+	__u16 stored;
+	__u64 sum;
+	int ret;
+
+	ret = pkt_parse_udp(frame, len, &pi);
+	if (ret == -ENOENT)
+		return PKT_CSUM_NOT_UDP;
+	if (ret)
+		return PKT_CSUM_TRUNCATED;
+	if (pi.family == PKT_IPV4 &&
+	    pkt_csum_fold(pkt_csum_partial(p + pi.l3_off, pi.l4_off - pi.l3_off, 0)) != 0xffff)
+		return PKT_CSUM_BAD_IP;
+	memcpy(&stored, p + pi.l4_off + PKT_UDP_OFF_CSUM, 2);
+	if (stored == 0)
+		return pi.family == PKT_IPV4 ? PKT_CSUM_OK : PKT_CSUM_BAD_UDP;
+	sum = pkt_csum_partial(p + pi.l4_off, pi.udp_len, pseudo_sum(p, &pi));
+	return pkt_csum_fold(sum) == 0xffff ? PKT_CSUM_OK : PKT_CSUM_BAD_UDP;
+}
+
+const char *pkt_csum_str(int result)
+{
+	switch (result) {
+	case PKT_CSUM_OK:
+		return "ok";
+	case PKT_CSUM_NOT_UDP:
+		return "not an IPv4/IPv6 UDP packet";
+	case PKT_CSUM_TRUNCATED:
+		return "truncated: headers claim more than the frame holds";
+	case PKT_CSUM_BAD_IP:
+		return "bad IPv4 header checksum";
+	case PKT_CSUM_BAD_UDP:
+		return "bad UDP checksum";
+	}
+	return "unknown";
+}
+
+void pkt_stamp_write(void *at, __u16 run, __u16 flow, __u32 seq, __u64 ts_ns)
+{
+	struct xdpsg_stamp st = {
+		.magic = htole16(XDPSG_STAMP_MAGIC),
+		.run = htole16(run),
+		.flow = htole16(flow),
+		.seq = htole32(seq),
+		.ts_ns = htole64(ts_ns),
+	};
+
+	memcpy(at, &st, sizeof(st));
+}
+
+/* Generator */
+
+/* The frame of flow 0, stamp seq/ts/flow 0, checksums complete. */
+static void build_frame(const struct pkt_opts *o, const struct pkt_tuple *t, __u8 *p,
+			unsigned int len)
+{
+	bool v6 = t->family == PKT_IPV6;
+	unsigned int l3 = PKT_ETH_HLEN, l4 = v6 ? PKT_V6_OFF_UDP : PKT_V4_OFF_UDP;
+	unsigned int pay = l4 + 8, i;
+	__u16 w, csum;
+	struct pkt_info pi;
+	__u64 sum;
+
+	memcpy(p, o->dst_mac, 6);
+	memcpy(p + 6, o->src_mac, 6);
+	w = htons(v6 ? ETH_P_IPV6 : ETH_P_IPV4);
+	memcpy(p + 12, &w, 2);
+	if (v6) {
+		p[l3] = 0x60; /* version 6, traffic class 0, flow label 0 */
+		p[l3 + 1] = p[l3 + 2] = p[l3 + 3] = 0;
+		w = htons((__u16)(len - l4));
+		memcpy(p + l3 + 4, &w, 2);
+		p[l3 + 6] = IPPROTO_UDP_NR;
+		p[l3 + 7] = 64; /* hop limit */
+		memcpy(p + PKT_V6_OFF_SADDR, t->saddr, 16);
+		memcpy(p + PKT_V6_OFF_DADDR, t->daddr, 16);
+	} else {
+		p[l3] = 0x45;
+		p[l3 + 1] = 0;
+		w = htons((__u16)(len - l3));
+		memcpy(p + l3 + 2, &w, 2);
+		p[l3 + 4] = p[l3 + 5] = 0; /* id: DF is set, so any value will do */
+		p[l3 + 6] = 0x40; /* DF */
+		p[l3 + 7] = 0;
+		p[l3 + 8] = 64; /* TTL */
+		p[l3 + 9] = IPPROTO_UDP_NR;
+		p[l3 + 10] = p[l3 + 11] = 0;
+		memcpy(p + PKT_V4_OFF_SADDR, t->saddr, 4);
+		memcpy(p + PKT_V4_OFF_DADDR, t->daddr, 4);
+		csum = (__u16)~pkt_csum_fold(pkt_csum_partial(p + l3, 20, 0));
+		memcpy(p + PKT_V4_OFF_CSUM, &csum, 2);
+	}
+	w = htons(t->sport);
+	memcpy(p + l4, &w, 2);
+	w = htons(t->dport);
+	memcpy(p + l4 + 2, &w, 2);
+	w = htons((__u16)(len - l4));
+	memcpy(p + l4 + 4, &w, 2);
+	p[l4 + 6] = p[l4 + 7] = 0;
+	if (!o->no_stamp) {
+		pkt_stamp_write(p + pay, o->run, 0, 0, 0);
+		pay += XDPSG_STAMP_SIZE;
+	}
+	for (i = pay; i < len; i++)
+		p[i] = PKT_PATTERN_BYTE(i);
+
+	pi.family = t->family;
+	pi.l3_off = l3;
+	pi.udp_len = len - l4;
+	sum = pkt_csum_partial(p + l4, len - l4, pseudo_sum(p, &pi));
+	csum = (__u16)~pkt_csum_fold(sum);
+	if (csum == 0)
+		csum = 0xffff;
+	memcpy(p + l4 + PKT_UDP_OFF_CSUM, &csum, 2);
+}
+
+/* Ones'-complement of b minus a, over n bytes: what to add to a sum holding a to hold b. */
+static __u64 csum_diff(const void *a, const void *b, unsigned int n)
+{
+	const __u8 *pa = a;
+	__u64 sum = 0;
+	unsigned int i;
+	__u16 w;
+
+	for (i = 0; i + 1 < n; i += 2) {
+		memcpy(&w, pa + i, 2);
+		sum += (__u16)~w;
+	}
+	return pkt_csum_partial(b, n, sum);
+}
+
+static void flow_setup(struct pkt_gen *g, const struct pkt_opts *o, __u32 i,
+		       const struct pkt_tuple *t0)
+{
+	struct pkt_flow *fl = &g->flows[i];
+	struct pkt_tuple t;
+	__u64 ip, ports;
+	unsigned int alen = g->family == PKT_IPV6 ? 16 : 4;
+
+	pkt_flow_tuple(o, i, &t);
+	if (g->family == PKT_IPV6) {
+		memcpy(&fl->v6.saddr_lo, t.saddr + 8, 8);
+		memcpy(&fl->v6.daddr_lo, t.daddr + 8, 8);
+	} else {
+		memcpy(&fl->v4.saddr, t.saddr, 4);
+		memcpy(&fl->v4.daddr, t.daddr, 4);
+	}
+	fl->sport = htons(t.sport);
+	fl->dport = htons(t.dport);
+	ip = csum_diff(t0->saddr, t.saddr, alen) + csum_diff(t0->daddr, t.daddr, alen);
+	ports = csum_diff(&(__u16){ htons(t0->sport) }, &fl->sport, 2) +
+		csum_diff(&(__u16){ htons(t0->dport) }, &fl->dport, 2);
+	fl->ip_delta = pkt_csum_fold(ip);
+	fl->udp_delta = pkt_csum_fold(ip + ports);
+}
+
+static int check_opts(const struct pkt_opts *o, char *err, size_t errlen)
+{
+	enum pkt_family fam = o->src_ip.family;
+	__u32 shards = o->shards ? o->shards : 1;
+	unsigned int i;
+	__u64 tuples;
+	int ret;
+
+	if (fam != PKT_IPV4 && fam != PKT_IPV6) {
+		seterr(err, errlen, "no source address family set; give a source address");
+		return -EINVAL;
+	}
+	if (o->dst_ip.family != fam) {
+		seterr(err, errlen,
+		       "source is %s but destination is %s; give both addresses in one family",
+		       fam_name(fam), fam_name(o->dst_ip.family));
+		return -EINVAL;
+	}
+	if (o->src_port.start > o->src_port.end || o->dst_port.start > o->dst_port.end ||
+	    o->src_ip.lo_start > o->src_ip.lo_end || o->dst_ip.lo_start > o->dst_ip.lo_end) {
+		seterr(err, errlen, "a range starts above its end; write ranges as LOW-HIGH");
+		return -EINVAL;
+	}
+	if (o->imix) {
+		if (!o->imix->n || o->imix->seq_len == 0 || o->imix->seq_len > PKT_IMIX_SEQ_MAX) {
+			seterr(err, errlen, "empty IMIX; give SIZE:WEIGHT pairs like %s",
+			       PKT_IMIX_DEFAULT);
+			return -EINVAL;
+		}
+		for (i = 0; i < o->imix->n; i++) {
+			ret = pkt_check_size(fam, !o->no_stamp, o->imix->size[i], o->max_size, err,
+					     errlen);
+			if (ret)
+				return ret;
+		}
+	} else {
+		ret = pkt_check_size(fam, !o->no_stamp, o->size, o->max_size, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (o->flows == 0) {
+		seterr(err, errlen, "--flows 0: need at least 1 flow");
+		return -EINVAL;
+	}
+	if (o->flows > PKT_FLOWS_MAX) {
+		seterr(err, errlen,
+		       "--flows %u is more than %d, the most the 16-bit flow id in the stamp tells apart; use --flows %d or fewer",
+		       o->flows, PKT_FLOWS_MAX, PKT_FLOWS_MAX);
+		return -EINVAL;
+	}
+	tuples = pkt_tuple_count(o);
+	if (o->flows > tuples) {
+		seterr(err, errlen,
+		       "--flows %u is more than the %llu distinct (src ip, dst ip, src port, dst port) tuples the ranges give; widen an address or port range, or use --flows %llu or fewer",
+		       o->flows, (unsigned long long)tuples, (unsigned long long)tuples);
+		return -EINVAL;
+	}
+	if (o->shard >= shards || shards > o->flows) {
+		seterr(err, errlen,
+		       "%u flows cannot be shared by %u queues (queue %u); give every queue a flow: --flows %u or more",
+		       o->flows, shards, o->shard, shards);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static __u64 splitmix64(__u64 x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+struct pkt_gen *pkt_gen__create(const struct pkt_opts *o, char *err, size_t errlen)
+{
+	struct pkt_gen *g = NULL;
+	struct pkt_tuple t0;
+	unsigned int i;
+	int ret;
+
+	ret = check_opts(o, err, errlen);
+	if (ret)
+		goto out;
+	ret = -ENOMEM;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		goto out;
+	g->family = o->src_ip.family;
+	g->stamp = !o->no_stamp;
+	g->random = o->random;
+	g->copy_payload = o->copy_payload;
+	g->copy_len = pkt_min_size(g->family, g->stamp);
+	g->nflows = o->flows;
+	g->shards = o->shards ? o->shards : 1;
+	g->shard = o->shard;
+	g->nlocal = (g->nflows - g->shard + g->shards - 1) / g->shards;
+	g->flow_pos = g->shard;
+	g->rng = splitmix64(o->seed);
+	if (!g->rng)
+		g->rng = 1; /* xorshift never leaves 0 */
+	if (o->imix) {
+		g->ntmpl = o->imix->n;
+		g->size_seq_len = o->imix->seq_len;
+		memcpy(g->size_seq, o->imix->seq, o->imix->seq_len);
+	} else {
+		g->ntmpl = 1;
+		g->size_seq_len = 1;
+	}
+	g->flows = calloc(g->nflows, sizeof(*g->flows));
+	g->seq = calloc(g->nflows, sizeof(*g->seq));
+	if (!g->flows || !g->seq)
+		goto out;
+	pkt_flow_tuple(o, 0, &t0);
+	for (i = 0; i < g->ntmpl; i++) {
+		struct pkt_tmpl *tp = &g->tmpl[i];
+
+		tp->len = o->imix ? o->imix->size[i] : o->size;
+		tp->data = malloc(tp->len);
+		if (!tp->data)
+			goto out;
+		build_frame(o, &t0, tp->data, tp->len);
+		if (g->family == PKT_IPV4)
+			memcpy(&tp->ip_csum, tp->data + PKT_V4_OFF_CSUM, 2);
+		memcpy(&tp->udp_csum, tp->data + pkt_hdr_len(g->family) - 2, 2);
+	}
+	for (i = 0; i < g->nflows; i++)
+		flow_setup(g, o, i, &t0);
+	ret = 0;
+out:
+	if (ret) {
+		if (ret == -ENOMEM)
+			seterr(err, errlen, "out of memory building packet templates");
+		pkt_gen__destroy(g);
+		errno = -ret;
+		return NULL;
+	}
+	return g;
+}
+
+void pkt_gen__destroy(struct pkt_gen *g)
+{
+	unsigned int i;
+
+	if (!g)
+		return;
+	for (i = 0; i < g->ntmpl; i++)
+		free(g->tmpl[i].data);
+	free(g->flows);
+	free(g->seq);
+	free(g);
+}
+
+unsigned int pkt_gen_max_len(const struct pkt_gen *g)
+{
+	unsigned int i, max = 0;
+
+	for (i = 0; i < g->ntmpl; i++)
+		if (g->tmpl[i].len > max)
+			max = g->tmpl[i].len;
+	return max;
+}
+
+void pkt_gen_prefill(const struct pkt_gen *g, void *frame)
+{
+	unsigned int i, best = 0;
+
+	for (i = 1; i < g->ntmpl; i++)
+		if (g->tmpl[i].len > g->tmpl[best].len)
+			best = i;
+	memcpy(frame, g->tmpl[best].data, g->tmpl[best].len);
+}
+
+const __u8 *pkt_gen_template(const struct pkt_gen *g, unsigned int t, unsigned int *len)
+{
+	if (t >= g->ntmpl)
+		return NULL;
+	if (len)
+		*len = g->tmpl[t].len;
+	return g->tmpl[t].data;
+}
+
+unsigned int pkt_gen_copy_len(const struct pkt_gen *g)
+{
+	return g->copy_len;
+}
