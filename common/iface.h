@@ -38,6 +38,21 @@ int iface_napi_state(const char *name, bool *xdp_attached, bool *gro_on);
 /* Set GRO on or off (used by --fix-peer style helpers and tests). */
 int iface_set_gro(const char *name, bool on);
 
+/*
+ * Whether the veth peer of ifc runs NAPI (XDP attached or GRO on), wherever the
+ * peer lives: in this namespace, or in a named one (/run/netns, as ip netns and
+ * the lab make them), found by its netns id. With 'fix', turn GRO on there when
+ * it runs none (*fixed is then true; undo with iface_peer_set_gro(ifc, false)).
+ * Returns -ENOENT when the peer cannot be reached (an unnamed namespace).
+ */
+struct peer_napi {
+	char name[IF_NAMESIZE]; /* the peer's name in its namespace */
+	char netns[64]; /* its namespace's name, "" when it is ours */
+	bool xdp, gro, fixed;
+};
+int iface_peer_napi(const struct iface *ifc, bool fix, struct peer_napi *out);
+int iface_peer_set_gro(const struct iface *ifc, bool on);
+
 /* Link counters from /sys/class/net/IF/statistics. */
 struct link_stats {
 	__u64 rx_packets, rx_bytes, rx_dropped, rx_errors;

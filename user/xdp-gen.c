@@ -17,11 +17,13 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "gen_prog.h"
 #include "iface.h"
 #include "log.h"
 #include "numa.h"
@@ -54,6 +56,9 @@ struct gen_cfg {
 	__u64 batch, ring_size, frame_size;
 	bool copy, zero_copy, no_need_wakeup, busy_poll, huge_pages, debug_alloc;
 	__u64 tx_budget;
+	/* kernel (live frames) */
+	__u64 threads;
+	bool fix_peer;
 };
 
 static const struct gen_cfg defaults = {
@@ -132,6 +137,34 @@ static const struct param_def xsk_opts[] = {
 	{ NULL },
 };
 
+#define LIVE_FRAME_MAX 3408 /* the largest frame BPF_PROG_RUN live frames takes */
+
+static const struct param_def kernel_opts[] = {
+	{ "threads", 't', PARAM_UINT, OPT(threads), "N", "threads, one per CPU (default 1)", 1,
+	  1024 },
+	{ "cpus", 0, PARAM_LIST, OPT(cpus), "LIST",
+	  "CPU of each thread, all different (default: thread i on CPU i)", 0, 4095 },
+	{ "batch", 'b', PARAM_UINT, OPT(batch), "N",
+	  "frames the kernel builds and flushes at a time (BPF_PROG_RUN batch_size)", 1, 256 },
+	{ "fix-peer", 0, PARAM_FLAG, OPT(fix_peer), NULL,
+	  "turn GRO on at a veth peer that runs no NAPI (restored at exit)" },
+	{ NULL },
+};
+
+static const struct param_cmd cmd_kernel = {
+	.name = "kernel",
+	.summary = "in-kernel generation with BPF_PROG_RUN live frames: the highest rate",
+	.description =
+		"Each thread runs xdp_gen.bpf.c on its own CPU through BPF_PROG_RUN with\n"
+		"BPF_F_TEST_XDP_LIVE_FRAMES; the program rewrites flow, sequence, time and\n"
+		"checksums per frame and redirects it out of IFNAME. The kernel can still drop\n"
+		"a frame after the program redirected it (on veth: the peer runs no NAPI, or\n"
+		"its ring is full); the summary shows sent = transmitted + failed from the\n"
+		"device's own counters. Bypasses the qdisc layer. Needs Linux 5.18 or newer.",
+	.positional = "IFNAME",
+	.tables = { run_opts, pkt_opts_table, kernel_opts, NULL },
+};
+
 static const struct param_cmd cmd_xsk = {
 	.name = "xsk",
 	.summary = "AF_XDP transmit: one socket, UMEM and frame allocator per queue",
@@ -144,7 +177,7 @@ static const struct param_cmd cmd_xsk = {
 	.tables = { run_opts, pkt_opts_table, xsk_opts, NULL },
 };
 
-static const struct param_cmd *const cmds[] = { &cmd_xsk, NULL };
+static const struct param_cmd *const cmds[] = { &cmd_xsk, &cmd_kernel, NULL };
 
 /* Counters of one thread: written only by it, read by the main thread. */
 struct gen_counters {
@@ -155,6 +188,7 @@ struct gen_counters {
 	__u64 stall_frames; /* no free frame: waiting for completions */
 	__u64 stall_kick; /* the kick was answered EAGAIN/EBUSY/ENOBUFS */
 	__u64 kicks;
+	__u64 redirect_err; /* kernel mode: the program's redirect was refused */
 } __attribute__((aligned(64)));
 
 #define CNT_READ(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -191,6 +225,7 @@ struct gen_snapshot {
 	struct gen_counters *per; /* per thread */
 	struct link_stats link;
 	__u64 xsk_tx_invalid;
+	__u64 xdp_xmit, xdp_xmit_errors; /* the device's own ndo_xdp_xmit counters */
 };
 
 struct gen {
@@ -207,7 +242,28 @@ struct gen {
 	__u64 t0;
 	struct gen_snapshot base, prev, cur;
 	const char *stop_reason;
+	/* kernel mode */
+	struct xdp_gen_bpf *skel;
+	void *frame;
+	unsigned int frame_len;
+	struct gen_cpu *cpu_vals;
+	struct iface_estats *estats;
+	bool peer_fixed;
+	char peer_desc[96];
+	__u64 end_ns; /* --duration's end, for trimming the last chunk */
 };
+
+/* Signals go to the main thread; workers never see EINTR in the middle of a batch. */
+static void block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
 
 static void thread_done(struct gen_thread *t)
 {
@@ -379,6 +435,7 @@ static void *xsk_thread(void *arg)
 	__u64 *addrs = NULL, due, deadline;
 	int err;
 
+	block_signals();
 	err = runtime_pin_cpu(t->cpu);
 	if (!err)
 		err = xsk_setup(t);
@@ -445,6 +502,174 @@ out:
 	free(addrs);
 	thread_done(t);
 	return NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * Kernel mode: BPF_PROG_RUN with live frames
+ */
+
+/*
+ * Frames per BPF_PROG_RUN call. Each call sets up and tears down a page pool
+ * (measured: about 24 ms here), so calls must be long: the chunk is sized to
+ * about 250 ms of work at the rate the thread achieves. A stop interrupts a
+ * running call with SIGUSR1 (BPF_PROG_RUN returns EINTR between batches), and
+ * the last chunk of a --duration run is trimmed to the time left.
+ */
+#define KERNEL_CHUNK_FIRST (1U << 20)
+#define KERNEL_CHUNK_MIN (1U << 16)
+#define KERNEL_CHUNK_MAX (1U << 23)
+#define KERNEL_CHUNK_NS 250000000ULL
+
+static void on_wake(int sig)
+{
+	(void)sig;
+}
+
+static void *kernel_thread(void *arg)
+{
+	struct gen_thread *t = arg;
+	struct gen *g = t->g;
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = g->frame, .data_size_in = g->frame_len,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
+	int fd = bpf_program__fd(g->skel->progs.xdp_gen);
+	__u32 chunk = KERNEL_CHUNK_FIRST;
+	__u64 due, est_pps = 0;
+	int err;
+
+	block_signals();
+	err = runtime_pin_cpu(t->cpu);
+	t->err = err;
+	wait_go(t);
+	if (err)
+		goto out;
+	while (!should_stop(g)) {
+		__u32 want;
+
+		if (t->quota && t->c.submitted >= t->quota)
+			break;
+		__u64 now = now_ns(), cap = chunk, took;
+
+		if (g->end_ns && est_pps) {
+			__u64 left = g->end_ns > now ? g->end_ns - now : 0;
+			__u64 fit = (__u64)((unsigned __int128)left * est_pps / 1000000000ULL) + 1;
+
+			if (fit < cap)
+				cap = fit;
+		}
+		want = budget(t, t->c.submitted, (__u32)cap, now, &due);
+		if (!want) {
+			pace(due);
+			continue;
+		}
+		o.repeat = want;
+		if (bpf_prog_test_run_opts(fd, &o)) {
+			if (errno == EINTR && should_stop(g))
+				break;
+			t->err = -errno;
+			pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
+			break;
+		}
+		CNT_ADD(t->c.submitted, want);
+		took = now_ns() - now;
+		if (took && want >= KERNEL_CHUNK_MIN) {
+			est_pps = (__u64)((unsigned __int128)want * 1000000000ULL / took);
+			cap = est_pps * KERNEL_CHUNK_NS / 1000000000ULL;
+			chunk = (__u32)(cap < KERNEL_CHUNK_MIN ? KERNEL_CHUNK_MIN :
+					cap > KERNEL_CHUNK_MAX ? KERNEL_CHUNK_MAX :
+								 cap);
+		}
+	}
+out:
+	thread_done(t);
+	return NULL;
+}
+
+static bool kernel_has_live_frames(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true; /* cannot tell: let BPF_PROG_RUN answer */
+	return major > 5 || (major == 5 && minor >= 18);
+}
+
+/* The target must transmit redirected frames: for veth, its peer needs NAPI. */
+static int kernel_check_peer(struct gen *g)
+{
+	struct peer_napi pn;
+	int err;
+
+	if (strcmp(g->ifc.driver, "veth"))
+		return 0;
+	err = iface_peer_napi(&g->ifc, g->cfg->fix_peer, &pn);
+	if (err) {
+		pr_info("the veth peer of %s is out of reach (%s), so its NAPI cannot be checked; failed transmits show as xdp_xmit_errors\n",
+			g->ifc.name, strerror(-err));
+		return 0;
+	}
+	snprintf(g->peer_desc, sizeof(g->peer_desc), "%s%s%s", pn.name,
+		 pn.netns[0] ? " in netns " : "", pn.netns);
+	if (pn.fixed) {
+		g->peer_fixed = true;
+		pr_info("--fix-peer: GRO turned on at %s so it can receive redirected frames; turned off again at exit\n",
+			g->peer_desc);
+		return 0;
+	}
+	if (!pn.xdp && !pn.gro) {
+		fprintf(stderr,
+			"xdp-gen: %s cannot transmit redirected frames: its veth peer %s runs no NAPI; attach an XDP program there (e.g. xdp-sink drop %s), turn GRO on (ethtool -K %s gro on), or add --fix-peer\n",
+			g->ifc.name, g->peer_desc, pn.name, pn.name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int kernel_setup(struct gen *g)
+{
+	struct pkt_gen *pg = g->th[0].pg;
+	unsigned int i;
+	int err;
+
+	g->skel = xdp_gen_bpf__open();
+	if (!g->skel) {
+		err = -errno;
+		pr_warn("cannot open the generator's BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	gen_prog_set_rodata(g->skel, pg, (__u32)g->ifc.ifindex);
+	/* Only the generator itself: the tracepoint programs need tracefs. */
+	bpf_program__set_autoload(g->skel->progs.xdp_gen_bare, false);
+	bpf_program__set_autoload(g->skel->progs.gen_devmap_xmit, false);
+	bpf_program__set_autoload(g->skel->progs.gen_redirect_err, false);
+	err = xdp_gen_bpf__load(g->skel);
+	if (err) {
+		pr_warn("cannot load the generator's BPF program: %s (run with -vv for the verifier's log)\n",
+			strerror(-err));
+		return err;
+	}
+	err = gen_prog_fill_maps(g->skel, pg);
+	for (i = 0; !err && i < g->nthreads; i++)
+		err = gen_prog_set_cpu(g->skel, g->th[i].pg, g->th[i].cpu);
+	if (err) {
+		pr_warn("cannot fill the generator's maps: %s\n", strerror(-err));
+		return err;
+	}
+	g->frame_len = pkt_gen_max_len(pg);
+	g->frame = calloc(1, g->frame_len);
+	g->cpu_vals = calloc((size_t)libbpf_num_possible_cpus(), sizeof(*g->cpu_vals));
+	if (!g->frame || !g->cpu_vals)
+		return -ENOMEM;
+	pkt_gen_prefill(pg, g->frame);
+	iface_estats__open(g->ifc.name, &g->estats);
+	{
+		/* SIGUSR1 only interrupts a worker's BPF_PROG_RUN; no SA_RESTART. */
+		struct sigaction sa = { .sa_handler = on_wake };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------------------
@@ -611,7 +836,10 @@ static int plan_threads(struct gen *g)
 
 	if (!maxq)
 		maxq = 1;
-	nq = cfg->queues.all ? maxq : cfg->queues.n;
+	if (g->mode == GEN_KERNEL)
+		nq = cfg->threads ? (unsigned int)cfg->threads : 1;
+	else
+		nq = cfg->queues.all ? maxq : cfg->queues.n;
 	if (!nq)
 		nq = 1;
 	g->nthreads = nq;
@@ -619,9 +847,9 @@ static int plan_threads(struct gen *g)
 	if (!g->th)
 		return -ENOMEM;
 	if (!cfg->cpus.all && cfg->cpus.n && cfg->cpus.n != nq) {
-		fprintf(stderr,
-			"xdp-gen: --cpus names %u CPUs for %u queues; give one CPU per queue\n",
-			cfg->cpus.n, nq);
+		fprintf(stderr, "xdp-gen: --cpus names %u CPUs for %u %s; give one CPU per %s\n",
+			cfg->cpus.n, nq, g->mode == GEN_KERNEL ? "threads" : "queues",
+			g->mode == GEN_KERNEL ? "thread" : "queue");
 		return -EINVAL;
 	}
 	for (i = 0; i < nq; i++) {
@@ -629,8 +857,8 @@ static int plan_threads(struct gen *g)
 
 		t->g = g;
 		t->idx = i;
-		t->queue = cfg->queues.all ? i : cfg->queues.ids[i];
-		if (t->queue >= maxq) {
+		t->queue = g->mode == GEN_KERNEL ? i : cfg->queues.all ? i : cfg->queues.ids[i];
+		if (g->mode != GEN_KERNEL && t->queue >= maxq) {
 			fprintf(stderr, "xdp-gen: %s has no queue %u (it has %u); pick from 0-%u\n",
 				g->ifc.name, t->queue, maxq, maxq - 1);
 			return -EINVAL;
@@ -639,6 +867,13 @@ static int plan_threads(struct gen *g)
 		if (t->cpu >= (int)ncpu) {
 			fprintf(stderr, "xdp-gen: CPU %d is not online (CPUs 0-%u); fix --cpus\n",
 				t->cpu, ncpu - 1);
+			return -EINVAL;
+		}
+		/* Kernel mode keeps per-CPU state: one thread per CPU. */
+		if (g->mode == GEN_KERNEL && i >= ncpu && !cfg->cpus.n) {
+			fprintf(stderr,
+				"xdp-gen: --threads %u is more than the %u CPUs; use at most %u (one thread per CPU)\n",
+				nq, ncpu, ncpu);
 			return -EINVAL;
 		}
 		/* Each thread owns an exact share of --count and --rate. */
@@ -684,19 +919,19 @@ static int preflight(struct gen *g)
 		fprintf(stderr, "xdp-gen: veth supports AF_XDP copy mode only; drop --zero-copy\n");
 		return -EINVAL;
 	}
-	if (cfg->frame_size != 2048 && cfg->frame_size != 4096) {
+	if (g->mode == GEN_XSK && cfg->frame_size != 2048 && cfg->frame_size != 4096) {
 		fprintf(stderr,
 			"xdp-gen: --frame-size %" PRIu64 " is not supported; use 2048 or 4096\n",
 			(uint64_t)cfg->frame_size);
 		return -EINVAL;
 	}
-	if (cfg->ring_size & (cfg->ring_size - 1)) {
+	if (g->mode == GEN_XSK && (cfg->ring_size & (cfg->ring_size - 1))) {
 		fprintf(stderr,
 			"xdp-gen: --ring-size %" PRIu64 " is not a power of two; use e.g. 2048\n",
 			(uint64_t)cfg->ring_size);
 		return -EINVAL;
 	}
-	if (cfg->batch > cfg->ring_size) {
+	if (g->mode == GEN_XSK && cfg->batch > cfg->ring_size) {
 		fprintf(stderr,
 			"xdp-gen: --batch %" PRIu64 " is larger than the ring (%" PRIu64
 			"); lower it or raise --ring-size\n",
@@ -712,6 +947,20 @@ static int preflight(struct gen *g)
 	err = make_thread_gens(g);
 	if (err)
 		return err;
+	if (g->mode == GEN_KERNEL) {
+		if (!kernel_has_live_frames()) {
+			fprintf(stderr,
+				"xdp-gen: kernel mode needs BPF_PROG_RUN live frames (Linux 5.18 or newer); use 'xdp-gen xsk'\n");
+			return -EINVAL;
+		}
+		if (pkt_gen_max_len(g->th[0].pg) > LIVE_FRAME_MAX) {
+			fprintf(stderr,
+				"xdp-gen: frames of %u bytes are larger than live frames allow (%d); use -s %d or less, or 'xdp-gen xsk'\n",
+				pkt_gen_max_len(g->th[0].pg), LIVE_FRAME_MAX, LIVE_FRAME_MAX);
+			return -EINVAL;
+		}
+		return kernel_check_peer(g);
+	}
 	if (pkt_gen_max_len(g->th[0].pg) > cfg->frame_size) {
 		fprintf(stderr,
 			"xdp-gen: frames of %u bytes do not fit --frame-size %" PRIu64
@@ -735,6 +984,7 @@ static void counters_add(struct gen_counters *d, const struct gen_counters *s)
 	d->stall_frames += CNT_READ(s->stall_frames);
 	d->stall_kick += CNT_READ(s->stall_kick);
 	d->kicks += CNT_READ(s->kicks);
+	d->redirect_err += CNT_READ(s->redirect_err);
 }
 
 static void take_snapshot(struct gen *g, struct gen_snapshot *s)
@@ -744,12 +994,31 @@ static void take_snapshot(struct gen *g, struct gen_snapshot *s)
 	s->t_ns = now_ns();
 	memset(&s->total, 0, sizeof(s->total));
 	s->xsk_tx_invalid = 0;
+	if (g->mode == GEN_KERNEL) {
+		__u32 key = 0;
+
+		bpf_map__lookup_elem(g->skel->maps.cpu_state, &key, sizeof(key), g->cpu_vals,
+				     (size_t)libbpf_num_possible_cpus() * sizeof(*g->cpu_vals), 0);
+	}
 	for (i = 0; i < g->nthreads; i++) {
 		memset(&s->per[i], 0, sizeof(s->per[i]));
 		counters_add(&s->per[i], &g->th[i].c);
+		if (g->mode == GEN_KERNEL) {
+			/* What the program redirected, counted by the program itself. */
+			const struct gen_cpu *v = &g->cpu_vals[g->th[i].cpu];
+
+			s->per[i].sent = v->packets;
+			s->per[i].bytes = v->bytes;
+			s->per[i].redirect_err = v->redirect_err;
+		}
 		counters_add(&s->total, &s->per[i]);
 	}
 	iface_link_stats(g->ifc.name, &s->link);
+	if (g->estats && !iface_estats_read(g->estats)) {
+		s->xdp_xmit = iface_estat_sum(g->estats, "tx_queue_", "_xdp_xmit", NULL);
+		s->xdp_xmit_errors =
+			iface_estat_sum(g->estats, "tx_queue_", "_xdp_xmit_errors", NULL);
+	}
 }
 
 static void copy_snapshot(struct gen *g, struct gen_snapshot *d, const struct gen_snapshot *s)
@@ -780,9 +1049,10 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 	__u64 dt = a->t_ns - b->t_ns;
 	double secs = (double)dt / 1e9;
 	__u64 sent = a->total.sent - b->total.sent, bytes = a->total.bytes - b->total.bytes;
-	__u64 outstanding = a->total.submitted - a->total.sent;
+	__u64 outstanding = g->mode == GEN_XSK ? a->total.submitted - a->total.sent : 0;
 	__u64 link_tx = a->link.tx_packets - b->link.tx_packets;
 	__u64 link_drop = a->link.tx_dropped - b->link.tx_dropped;
+	__u64 xmit = a->xdp_xmit - b->xdp_xmit, xmit_err = a->xdp_xmit_errors - b->xdp_xmit_errors;
 	char b1[32], b2[32], b3[32];
 	unsigned int i;
 
@@ -817,10 +1087,25 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 		jw_u64(&w, "link_tx_dropped", link_drop);
 		if (g->mode == GEN_XSK)
 			jw_u64(&w, "xsk_tx_invalid", a->xsk_tx_invalid - b->xsk_tx_invalid);
+		if (g->mode == GEN_KERNEL) {
+			jw_u64(&w, "redirect_refused",
+			       a->total.redirect_err - b->total.redirect_err);
+			jw_u64(&w, "xdp_xmit_errors", xmit_err);
+		}
 		jw_end_obj(&w);
+		if (g->mode == GEN_KERNEL && g->estats) {
+			/* sent = transmitted + failed, from the device's own counters */
+			jw_u64(&w, "transmitted", xmit);
+			jw_u64(&w, "failed", xmit_err);
+			jw_i64(&w, "unexplained", (__s64)sent - (__s64)(xmit + xmit_err));
+		}
 		jw_obj(&w, "kernel");
 		jw_u64(&w, "link_tx_packets", link_tx);
 		jw_u64(&w, "link_tx_dropped", link_drop);
+		if (g->estats) {
+			jw_u64(&w, "xdp_xmit", xmit);
+			jw_u64(&w, "xdp_xmit_errors", xmit_err);
+		}
 		jw_end_obj(&w);
 		jw_arr(&w, "queues");
 		for (i = 0; i < g->nthreads; i++) {
@@ -832,7 +1117,8 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			jw_u64(&w, "tx_packets", pa->sent - pb->sent);
 			jw_u64(&w, "tx_bytes", pa->bytes - pb->bytes);
 			jw_double(&w, "pps", stats_rate(pa->sent, pb->sent, dt));
-			jw_u64(&w, "outstanding", pa->submitted - pa->sent);
+			jw_u64(&w, "outstanding",
+			       (g->mode == GEN_XSK ? pa->submitted - pa->sent : 0));
 			if (summary && g->th[i].accounting[0]) {
 				jw_bool(&w, "frames_balanced", g->th[i].accounting_ok);
 				jw_str(&w, "frame_accounting", g->th[i].accounting);
@@ -860,6 +1146,8 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			printf("  outstanding %" PRIu64, (uint64_t)outstanding);
 		if (link_drop)
 			printf("  link tx_dropped %" PRIu64, (uint64_t)link_drop);
+		if (xmit_err)
+			printf("  xdp_xmit_errors %" PRIu64, (uint64_t)xmit_err);
 		printf("\n");
 	} else {
 		printf("xdp-gen %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s); stopped by %s\n",
@@ -868,12 +1156,23 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 		       fmt_si(b3, sizeof(b3), stats_rate(a->total.sent, b->total.sent, dt)),
 		       fmt_si(b3 + 16, 16, stats_rate(a->total.bytes, b->total.bytes, dt) * 8),
 		       g->stop_reason);
-		printf("  stalls:   ring full %" PRIu64 ", no free frame %" PRIu64
-		       ", kick busy %" PRIu64 " (kicks %" PRIu64 "); outstanding %" PRIu64 "\n",
-		       (uint64_t)(a->total.stall_ring - b->total.stall_ring),
-		       (uint64_t)(a->total.stall_frames - b->total.stall_frames),
-		       (uint64_t)(a->total.stall_kick - b->total.stall_kick),
-		       (uint64_t)(a->total.kicks - b->total.kicks), (uint64_t)outstanding);
+		if (g->mode == GEN_XSK)
+			printf("  stalls:   ring full %" PRIu64 ", no free frame %" PRIu64
+			       ", kick busy %" PRIu64 " (kicks %" PRIu64 "); outstanding %" PRIu64
+			       "\n",
+			       (uint64_t)(a->total.stall_ring - b->total.stall_ring),
+			       (uint64_t)(a->total.stall_frames - b->total.stall_frames),
+			       (uint64_t)(a->total.stall_kick - b->total.stall_kick),
+			       (uint64_t)(a->total.kicks - b->total.kicks), (uint64_t)outstanding);
+		if (g->mode == GEN_KERNEL && g->estats)
+			printf("  sent %" PRIu64 " = transmitted %" PRIu64 " + failed %" PRIu64
+			       " (xdp_xmit_errors: %s)%s\n",
+			       (uint64_t)sent, (uint64_t)xmit, (uint64_t)xmit_err,
+			       xmit_err ? "the peer's ring was full or it runs no NAPI" : "none",
+			       sent == xmit + xmit_err ? "" : "  UNEXPLAINED difference");
+		if (g->mode == GEN_KERNEL)
+			printf("  redirect refused by the kernel: %" PRIu64 "\n",
+			       (uint64_t)(a->total.redirect_err - b->total.redirect_err));
 		printf("  kernel:   %s tx_packets %" PRIu64 ", tx_dropped %" PRIu64, g->ifc.name,
 		       (uint64_t)link_tx, (uint64_t)link_drop);
 		if (g->mode == GEN_XSK)
@@ -890,7 +1189,7 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			       g->th[i].queue, g->th[i].cpu,
 			       fmt_count(b1, sizeof(b1), pa->sent - pb->sent),
 			       fmt_si(b2, sizeof(b2), stats_rate(pa->sent, pb->sent, dt)),
-			       (uint64_t)(pa->submitted - pa->sent),
+			       (uint64_t)((g->mode == GEN_XSK ? pa->submitted - pa->sent : 0)),
 			       summary && g->th[i].accounting[0] ? "  frames: " : "",
 			       summary ? g->th[i].accounting : "");
 		}
@@ -914,7 +1213,9 @@ static int start_threads(struct gen *g)
 	int err;
 
 	for (i = 0; i < g->nthreads; i++) {
-		err = -pthread_create(&g->th[i].tid, NULL, xsk_thread, &g->th[i]);
+		err = -pthread_create(&g->th[i].tid, NULL,
+				      g->mode == GEN_KERNEL ? kernel_thread : xsk_thread,
+				      &g->th[i]);
 		if (err) {
 			pr_warn("cannot start a thread: %s\n", strerror(-err));
 			return err;
@@ -943,14 +1244,17 @@ static int run(struct gen *g)
 	next_report = g->t0 + cfg->interval;
 	if (cfg->duration)
 		end = g->t0 + cfg->duration;
+	g->end_ns = end;
 	if (!cfg->quiet && !cfg->json) {
-		printf("xdp-gen %s on %s: %u queue%s (", g->mode_name, g->ifc.name, g->nthreads,
-		       g->nthreads > 1 ? "s" : "");
+		printf("xdp-gen %s on %s: %u %s%s (", g->mode_name, g->ifc.name, g->nthreads,
+		       g->mode == GEN_KERNEL ? "thread" : "queue", g->nthreads > 1 ? "s" : "");
 		for (i = 0; i < g->nthreads; i++)
 			printf("%s%u on cpu %d", i ? ", " : "", g->th[i].queue, g->th[i].cpu);
-		printf("), %s mode, %u-byte frames%s; Ctrl-C to stop\n",
-		       g->th[0].zerocopy ? "zero-copy" : "copy", pkt_gen_max_len(g->th[0].pg),
-		       g->popts.imix ? " max (imix)" : "");
+		printf("), %s, %u-byte frames%s; Ctrl-C to stop\n",
+		       g->mode == GEN_KERNEL ? "live frames" :
+		       g->th[0].zerocopy     ? "zero-copy mode" :
+					       "copy mode",
+		       pkt_gen_max_len(g->th[0].pg), g->popts.imix ? " max (imix)" : "");
 		fflush(stdout);
 	}
 	__atomic_store_n(&g->go, 1, __ATOMIC_RELEASE);
@@ -987,11 +1291,18 @@ static int run(struct gen *g)
 				 runtime_signal == SIGHUP  ? "SIGHUP" :
 							     "SIGINT";
 	__atomic_store_n(&g->stop, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < g->nthreads; i++)
-		if (g->th[i].created) {
-			pthread_join(g->th[i].tid, NULL);
-			g->th[i].created = false;
+	for (i = 0; i < g->nthreads; i++) {
+		if (!g->th[i].created)
+			continue;
+		/* Kernel mode: cut a long BPF_PROG_RUN short; it stops between batches. */
+		while (g->mode == GEN_KERNEL &&
+		       !__atomic_load_n(&g->th[i].finished, __ATOMIC_ACQUIRE)) {
+			pthread_kill(g->th[i].tid, SIGUSR1);
+			usleep(1000);
 		}
+		pthread_join(g->th[i].tid, NULL);
+		g->th[i].created = false;
+	}
 	take_snapshot(g, &g->cur);
 	g->cur.xsk_tx_invalid = g->mode == GEN_XSK ? xsk_tx_invalid(g) : 0;
 	report(g, &g->cur, &g->base, true);
@@ -1020,6 +1331,13 @@ static void cleanup(struct gen *g)
 		free(t->lens);
 	}
 	free(g->th);
+	if (g->peer_fixed && iface_peer_set_gro(&g->ifc, false))
+		pr_warn("could not turn GRO off again at %s; do it with 'ethtool -K <peer> gro off'\n",
+			g->peer_desc);
+	xdp_gen_bpf__destroy(g->skel);
+	free(g->frame);
+	free(g->cpu_vals);
+	iface_estats__close(g->estats);
 	free(g->base.per);
 	free(g->prev.per);
 	free(g->cur.per);
@@ -1036,7 +1354,7 @@ int main(int argc, char **argv)
 	log_set_prog("xdp-gen");
 	if (argc < 2) {
 		fprintf(stderr,
-			"xdp-gen: missing command; usage: xdp-gen xsk [OPTIONS] IFNAME (see xdp-gen --help)\n");
+			"xdp-gen: missing command; usage: xdp-gen xsk|kernel [OPTIONS] IFNAME (see xdp-gen --help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -1056,7 +1374,8 @@ int main(int argc, char **argv)
 	}
 	cmd = params_find_cmd(cmds, argv[1]);
 	if (!cmd) {
-		fprintf(stderr, "xdp-gen: unknown command '%s'; use xsk (see xdp-gen --help)\n",
+		fprintf(stderr,
+			"xdp-gen: unknown command '%s'; use xsk or kernel (see xdp-gen --help)\n",
 			argv[1]);
 		return 2;
 	}
@@ -1068,7 +1387,7 @@ int main(int argc, char **argv)
 		      cfg.verbose      ? LOG_LEVEL_DEBUG :
 					 LOG_LEVEL_INFO);
 	log_route_libbpf();
-	g.mode = GEN_XSK;
+	g.mode = cmd == &cmd_kernel ? GEN_KERNEL : GEN_XSK;
 	g.mode_name = cmd->name;
 	snprintf(g.ifc.name, sizeof(g.ifc.name), "%s", ifname);
 
@@ -1086,6 +1405,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* Kernel mode: one loaded program, maps filled, per-CPU state set. */
+	if (g.mode == GEN_KERNEL) {
+		err = kernel_setup(&g);
+		if (err) {
+			cleanup(&g);
+			return 1;
+		}
+	}
 	/* Threads make their sockets on their own CPUs, then run together. */
 	err = start_threads(&g);
 	if (!err)

@@ -170,3 +170,117 @@ test_gen_bad_input() {
 	fi
 	return 0
 }
+
+# --- kernel mode (BPF_PROG_RUN live frames) ---
+
+test_gen_kernel_count_exact() {
+	local out n=1000000 fam
+	lab_setup
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	for fam in "" --ipv6; do
+		lab_exec gen "$GEN" kernel -j -q -n $n $fam --dst-port 9999 "$GEN_IF" >"$out" 2>&1 ||
+			t_fail "xdp-gen kernel $fam failed: $(cat "$out")"
+		t_expect_eq "sent $fam" $n "$(json_get "$out" summary 'o["tx_packets"]')"
+		t_expect_eq "transmitted $fam" $n "$(json_get "$out" summary 'o["transmitted"]')"
+		t_expect_eq "failed $fam" 0 "$(json_get "$out" summary 'o["failed"]')"
+		t_expect_eq "unexplained $fam" 0 "$(json_get "$out" summary 'o["unexplained"]')"
+	done
+	sleep 0.3
+	stop_sink
+	# IPv6 is on in this lab, so count what the sink parsed as our UDP only.
+	t_expect_ge "received by xdp-sink" $((2 * n)) "$(sink_total)"
+	t_expect_le "received by xdp-sink (ND noise at most a few)" $((2 * n + 20)) "$(sink_total)"
+}
+
+test_gen_kernel_two_threads() {
+	local out n=2000000 q0 q1
+	lab_setup --no-ipv6 --queues 2
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_exec gen "$GEN" kernel -j -q -n $n -t 2 "$GEN_IF" >"$out" 2>&1 ||
+		t_fail "xdp-gen failed: $(cat "$out")"
+	sleep 0.3
+	stop_sink
+	t_expect_eq "sent" $n "$(json_get "$out" summary 'o["tx_packets"]')"
+	t_expect_eq "thread 0 share" $((n / 2)) "$(json_get "$out" summary 'o["queues"][0]["tx_packets"]')"
+	t_expect_eq "thread 1 share" $((n / 2)) "$(json_get "$out" summary 'o["queues"][1]["tx_packets"]')"
+	t_expect_eq "received" $n "$(sink_total)"
+	q0=$(json_get "$SINK_OUT" summary 'o["queues"][0]["rx_packets"]')
+	q1=$(json_get "$SINK_OUT" summary 'o["queues"][1]["rx_packets"]')
+	t_expect_ge "sink queue 0 traffic" 1 "$q0"
+	t_expect_ge "sink queue 1 traffic" 1 "$q1"
+}
+
+test_gen_kernel_stamps_valid() {
+	command -v tcpdump >/dev/null || t_skip "tcpdump not installed"
+	local pcap res n=3000
+	lab_setup --no-ipv6 --queues 2
+	# xdp-sink pass gives the sink veth NAPI and hands frames on to tcpdump.
+	SINK_OUT=$(mktemp)
+	t_on_cleanup rm -f "$SINK_OUT"
+	lab_bg "$SINK_OUT" sink "$SINK" pass -q -d 300 "$SINK_IF"
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach"
+	pcap=$(mktemp --suffix .pcap)
+	t_on_cleanup rm -f "$pcap"
+	lab_bg /dev/null sink tcpdump -i "$SINK_IF" -nn -U -c $n -w "$pcap" udp
+	local tpid=$LAST_PID
+	sleep 1
+	lab_exec gen "$GEN" kernel -q -n $n -r 20000 -t 2 --imix --flows 6 --src-port 1000-1005 \
+		"$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	for _ in $(seq 50); do kill -0 "$tpid" 2>/dev/null || break; sleep 0.1; done
+	res=$(python3 "$ROOT/tests/integration/pcapcheck.py" "$pcap" 2>&1) || t_fail "$res"
+	[[ "$res" == "$n frames ok, flows 6,"* ]] || t_fail "expected $n frames in 6 gap-free flows: $res"
+	echo "$res"
+}
+
+test_gen_kernel_peer_without_napi() {
+	local msg rx0 rx1 gro out n=50000
+	lab_setup --no-ipv6 --gro off
+	msg=$(lab_exec gen "$GEN" kernel -n 10 "$GEN_IF" 2>&1)
+	t_expect_eq "exit code without NAPI at the peer" 2 $?
+	[[ "$msg" == *"runs no NAPI"*"--fix-peer"* ]] || t_fail "message: $msg"
+	t_expect_eq "nothing sent when refused" 0 "$(iface_stat "$GEN_NS" "$GEN_IF" tx packets)"
+	rx0=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_exec gen "$GEN" kernel -j -q -n $n --fix-peer "$GEN_IF" >"$out" 2>&1 ||
+		t_fail "--fix-peer run failed: $(cat "$out")"
+	t_expect_eq "transmitted with --fix-peer" $n "$(json_get "$out" summary 'o["transmitted"]')"
+	sleep 0.3
+	rx1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
+	t_expect_eq "received by the peer's stack" $n $((rx1 - rx0))
+	gro=$(lab_exec sink ethtool -k "$SINK_IF")
+	[[ "$gro" == *"generic-receive-offload: off"* ]] || t_fail "GRO not restored: $gro"
+}
+
+test_gen_kernel_rate() {
+	local out sent
+	lab_setup --no-ipv6
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_exec gen "$GEN" kernel -j -q --rate 200000 -d 5 "$GEN_IF" >"$out" 2>&1 ||
+		t_fail "xdp-gen failed: $(cat "$out")"
+	sent=$(json_get "$out" summary 'o["tx_packets"]')
+	# 200 kpps for 5 s is 1,000,000; within 2%.
+	t_expect_ge "packets at 200 kpps for 5 s" 980000 "$sent"
+	t_expect_le "packets at 200 kpps for 5 s" 1020000 "$sent"
+	sleep 0.3
+	stop_sink
+	t_expect_eq "received" "$sent" "$(sink_total)"
+}
+
+test_gen_kernel_bad_input() {
+	lab_setup --no-ipv6
+	start_sink
+	local x="$TESTENV exec --name $LAB_NAME gen --"
+	gen_usage_error "frame too big for live frames" "live frames allow" $x "$GEN" kernel -s 3500 --dst-mac 02:00:00:00:00:02 lo
+	gen_usage_error "too many threads" "one thread per CPU" $x "$GEN" kernel -t 64 "$GEN_IF"
+	gen_usage_error "threads on one CPU" "appears twice" $x "$GEN" kernel -t 2 --cpus 0,0 "$GEN_IF"
+	gen_usage_error "batch too big" "out of range" $x "$GEN" kernel -b 512 "$GEN_IF"
+	gen_usage_error "xsk option in kernel mode" "unknown option" $x "$GEN" kernel --queues 1 "$GEN_IF"
+	return 0
+}

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp-gen's kernel mode: run through BPF_PROG_RUN with
+ * BPF_F_TEST_XDP_LIVE_FRAMES, each run turns the input frame (the largest
+ * template, built by user space with pkt.h) into the next packet and
+ * redirects it out of ifindex_out. The bytes are those pkt_gen_write_tmpl()
+ * writes: same flow order, size sequence, stamps and checksums.
+ *
+ * Live-frame pages keep what the previous packet left in them, so every
+ * per-packet field is written each time and the checksums start from the
+ * per-size base values plus per-flow deltas, never from the frame.
+ */
+#include <stdbool.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "shared.h"
+
+/* Set by user space before load. */
+const volatile bool ipv6 = false;
+const volatile bool stamp = true;
+const volatile bool random_flows = false;
+const volatile __u32 nflows = 1;
+const volatile __u32 nsizes = 1; /* templates in 'sizes' */
+const volatile __u32 size_seq_len = 1; /* entries used in 'size_seq' */
+const volatile __u32 ifindex_out = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gen_cpu);
+} cpu_state SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPSG_GEN_MAX_SIZES);
+	__type(key, __u32);
+	__type(value, struct gen_size);
+} sizes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPSG_GEN_SEQ_MAX);
+	__type(key, __u32);
+	__type(value, __u32); /* index into 'sizes' */
+} size_seq SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPSG_GEN_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, struct gen_flow);
+} flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPSG_GEN_MAX_FLOWS);
+	__type(key, __u32);
+	__type(value, __u32); /* next sequence number of each flow */
+} seqs SEC(".maps");
+
+/* What the kernel reports after the program returned (optional tracepoints). */
+struct gen_xmit_stats {
+	__u64 sent; /* xdp_devmap_xmit: frames the driver took */
+	__u64 drops; /* xdp_devmap_xmit: frames it refused (ring full, no NAPI) */
+	__u64 err; /* xdp_redirect_err events */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gen_xmit_stats);
+} xmit_stats SEC(".maps");
+
+/* Frame offsets (cf. pkt.h): no VLAN tag, no IP options. */
+#define GEN_V4_OFF_LEN 16
+#define GEN_V4_OFF_CSUM 24
+#define GEN_V4_OFF_SADDR 26
+#define GEN_V4_OFF_DADDR 30
+#define GEN_V4_OFF_UDP 34
+#define GEN_V6_OFF_LEN 18
+#define GEN_V6_OFF_SADDR_LO (22 + 8)
+#define GEN_V6_OFF_DADDR_LO (38 + 8)
+#define GEN_V6_OFF_UDP 54
+/* In the UDP header, then in the stamp that follows it. */
+#define GEN_UDP_OFF_LEN 4
+#define GEN_UDP_OFF_CSUM 6
+#define GEN_ST_OFF_FLOW (8 + 4)
+#define GEN_ST_OFF_SEQ (8 + 6)
+#define GEN_ST_OFF_TS (8 + 10)
+
+/*
+ * Typed stores, so clang emits one wide store: through a char pointer or
+ * __builtin_memcpy the BPF backend assumes no alignment and writes bytes.
+ * The offsets are fixed and checked against data_end by the caller.
+ */
+#define GEN_PUT(type, p, off, v) (*(type *)((__u8 *)(p) + (off)) = (v))
+
+/* pkt_csum_fold(): ones'-complement fold of a 64-bit sum to 16 bits. */
+static __always_inline __u16 csum_fold(__u64 sum)
+{
+	sum = (sum & 0xffffffffULL) + (sum >> 32);
+	sum = (sum & 0xffffffffULL) + (sum >> 32);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)sum;
+}
+
+/* pkt__xorshift64s() */
+static __always_inline __u64 xorshift64s(__u64 *state)
+{
+	__u64 x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* pkt_gen_next_flow() */
+static __always_inline __u32 next_flow(struct gen_cpu *c)
+{
+	__u32 f;
+
+	if (random_flows) {
+		__u32 r = (__u32)(xorshift64s(&c->rng) >> 32);
+		__u32 k = (__u32)(((__u64)r * c->nlocal) >> 32);
+
+		return c->shard + k * c->shards;
+	}
+	f = c->flow_pos;
+	c->flow_pos += c->shards;
+	if (c->flow_pos >= nflows)
+		c->flow_pos = c->shard;
+	return f;
+}
+
+/* pkt_gen_next_size(); -1 if the sequence map has no such entry. */
+static __always_inline int next_size(struct gen_cpu *c)
+{
+	__u32 pos = c->size_pos, *t;
+
+	if (nsizes <= 1)
+		return 0;
+	t = bpf_map_lookup_elem(&size_seq, &pos);
+	if (!t)
+		return -1;
+	if (++pos >= size_seq_len)
+		pos = 0;
+	c->size_pos = pos;
+	return *t;
+}
+
+/*
+ * The stamp's flow, seq and ts (magic and run are in the template, and the
+ * template's flow/seq/ts are 0), plus their words for the UDP checksum.
+ */
+static __always_inline __u64 write_stamp(__u8 *udp, __u32 flow)
+{
+	__u32 *seqp, seq;
+	__u64 ts;
+
+	seqp = bpf_map_lookup_elem(&seqs, &flow);
+	seq = seqp ? (*seqp)++ : 0;
+	ts = bpf_ktime_get_ns();
+	GEN_PUT(__u16, udp, GEN_ST_OFF_FLOW, (__u16)flow);
+	GEN_PUT(__u32, udp, GEN_ST_OFF_SEQ, seq);
+	GEN_PUT(__u64, udp, GEN_ST_OFF_TS, ts);
+	return (__u16)flow + (__u64)seq + (ts & 0xffffffffULL) + (ts >> 32);
+}
+
+/* Ports, UDP length and checksum: the part IPv4 and IPv6 share. */
+static __always_inline void write_udp(__u8 *udp, const struct gen_size *sz,
+				      const struct gen_flow *fl, __u32 flow)
+{
+	__u64 sum = (__u16)~sz->udp_csum + (__u64)fl->udp_delta;
+	__u16 csum;
+
+	GEN_PUT(__u16, udp, 0, fl->sport);
+	GEN_PUT(__u16, udp, 2, fl->dport);
+	GEN_PUT(__u16, udp, GEN_UDP_OFF_LEN, sz->udp_len);
+	if (stamp)
+		sum += write_stamp(udp, flow);
+	csum = (__u16)~csum_fold(sum);
+	if (csum == 0)
+		csum = 0xffff; /* 0 would mean "no checksum" (IPv4), or be invalid (IPv6) */
+	GEN_PUT(__u16, udp, GEN_UDP_OFF_CSUM, csum);
+}
+
+/* Returns false if the frame is too short for the headers (and stamp). */
+static __always_inline bool write_v4(void *data, void *data_end, const struct gen_size *sz,
+				     const struct gen_flow *fl, __u32 flow)
+{
+	__u16 csum;
+
+	if (data + GEN_V4_OFF_UDP + 8 + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
+		return false;
+	GEN_PUT(__u16, data, GEN_V4_OFF_LEN, sz->l3_len);
+	GEN_PUT(__u32, data, GEN_V4_OFF_SADDR, (__u32)fl->saddr);
+	GEN_PUT(__u32, data, GEN_V4_OFF_DADDR, (__u32)fl->daddr);
+	csum = (__u16)~csum_fold((__u16)~sz->ip_csum + (__u64)fl->ip_delta);
+	GEN_PUT(__u16, data, GEN_V4_OFF_CSUM, csum);
+	write_udp(data + GEN_V4_OFF_UDP, sz, fl, flow);
+	return true;
+}
+
+static __always_inline bool write_v6(void *data, void *data_end, const struct gen_size *sz,
+				     const struct gen_flow *fl, __u32 flow)
+{
+	if (data + GEN_V6_OFF_UDP + 8 + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
+		return false;
+	GEN_PUT(__u16, data, GEN_V6_OFF_LEN, sz->l3_len);
+	GEN_PUT(__u64, data, GEN_V6_OFF_SADDR_LO, fl->saddr);
+	GEN_PUT(__u64, data, GEN_V6_OFF_DADDR_LO, fl->daddr);
+	write_udp(data + GEN_V6_OFF_UDP, sz, fl, flow);
+	return true;
+}
+
+SEC("xdp")
+int xdp_gen(struct xdp_md *ctx)
+{
+	const struct gen_size *sz;
+	const struct gen_flow *fl;
+	void *data, *data_end;
+	struct gen_cpu *c;
+	__u32 key = 0, flow;
+	int t, ret;
+	long len;
+	bool ok;
+
+	c = bpf_map_lookup_elem(&cpu_state, &key);
+	if (!c)
+		return XDP_ABORTED;
+	flow = next_flow(c);
+	t = next_size(c);
+	if (t < 0)
+		return XDP_ABORTED;
+	key = t;
+	sz = bpf_map_lookup_elem(&sizes, &key);
+	fl = bpf_map_lookup_elem(&flows, &flow);
+	if (!sz || !fl)
+		return XDP_ABORTED;
+
+	/* Smaller sizes are the largest template cut short; never grow. */
+	len = ctx->data_end - ctx->data;
+	if (sz->len < len) {
+		if (bpf_xdp_adjust_tail(ctx, (int)sz->len - (int)len))
+			return XDP_ABORTED;
+		len = sz->len;
+	}
+	data = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (ipv6)
+		ok = write_v6(data, data_end, sz, fl, flow);
+	else
+		ok = write_v4(data, data_end, sz, fl, flow);
+	if (!ok)
+		return XDP_ABORTED;
+
+	ret = bpf_redirect(ifindex_out, 0);
+	if (ret == XDP_REDIRECT) {
+		c->packets++;
+		c->bytes += len;
+	} else {
+		c->redirect_err++;
+	}
+	return ret;
+}
+
+/* The transmit limit reference: the verdict without building a packet. */
+SEC("xdp")
+int xdp_gen_bare(struct xdp_md *ctx)
+{
+	return bpf_redirect(ifindex_out, 0);
+}
+
+/*
+ * Optional: transmit results the caller of BPF_PROG_RUN cannot see. Context
+ * layouts from /sys/kernel/tracing/events/xdp/<event>/format (Linux 6.18);
+ * the first 8 bytes are the common trace fields. User space disables
+ * autoload when a tracepoint is missing.
+ */
+struct devmap_xmit_args {
+	__u64 common;
+	int from_ifindex;
+	__u32 act;
+	int to_ifindex;
+	int drops;
+	int sent;
+	int err;
+};
+
+struct redirect_err_args {
+	__u64 common;
+	int prog_id;
+	__u32 act;
+	int ifindex;
+	int err;
+	int to_ifindex;
+	__u32 map_id;
+	int map_index;
+};
+
+SEC("tp/xdp/xdp_devmap_xmit")
+int gen_devmap_xmit(struct devmap_xmit_args *a)
+{
+	struct gen_xmit_stats *s;
+	__u32 key = 0;
+
+	if (ifindex_out && a->to_ifindex != (int)ifindex_out)
+		return 0;
+	s = bpf_map_lookup_elem(&xmit_stats, &key);
+	if (!s)
+		return 0;
+	s->sent += a->sent;
+	s->drops += a->drops;
+	return 0;
+}
+
+SEC("tp/xdp/xdp_redirect_err")
+int gen_redirect_err(struct redirect_err_args *a)
+{
+	struct gen_xmit_stats *s;
+	__u32 key = 0;
+
+	if (ifindex_out && a->to_ifindex != (int)ifindex_out)
+		return 0;
+	s = bpf_map_lookup_elem(&xmit_stats, &key);
+	if (s)
+		s->err++;
+	return 0;
+}
+
+char _license[] SEC("license") = "GPL";

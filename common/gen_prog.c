@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "gen_prog.h"
+
+/* Before load: the settings the verifier folds into constants. */
+void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u32 ifindex_out)
+{
+	skel->rodata->ipv6 = g->family == PKT_IPV6;
+	skel->rodata->stamp = g->stamp;
+	skel->rodata->random_flows = g->random;
+	skel->rodata->nflows = g->nflows;
+	skel->rodata->nsizes = g->ntmpl;
+	skel->rodata->size_seq_len = g->size_seq_len;
+	skel->rodata->ifindex_out = ifindex_out;
+}
+
+/* One size: lengths and base checksums as they are in its template. */
+void gen_size_from_tmpl(const struct pkt_gen *g, unsigned int t, struct gen_size *out)
+{
+	unsigned int len, udp = g->family == PKT_IPV6 ? PKT_V6_OFF_UDP : PKT_V4_OFF_UDP;
+	const __u8 *p = pkt_gen_template(g, t, &len);
+
+	memset(out, 0, sizeof(*out));
+	out->len = (__u16)len;
+	memcpy(&out->l3_len, p + PKT_ETH_HLEN + (g->family == PKT_IPV6 ? 4 : 2), 2);
+	memcpy(&out->udp_len, p + udp + 4, 2);
+	if (g->family == PKT_IPV4)
+		memcpy(&out->ip_csum, p + PKT_V4_OFF_CSUM, 2);
+	memcpy(&out->udp_csum, p + udp + PKT_UDP_OFF_CSUM, 2);
+}
+
+/* After load: sizes, the size sequence, flows and their next sequence numbers. */
+int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g)
+{
+	__u32 i, n = g->nflows, *keys = calloc(n, sizeof(*keys));
+	struct gen_flow *fl = calloc(n, sizeof(*fl));
+	struct gen_size sz;
+	int err = -ENOMEM;
+
+	if (!keys || !fl)
+		goto out;
+	for (i = 0; i < g->ntmpl; i++) {
+		gen_size_from_tmpl(g, i, &sz);
+		err = bpf_map__update_elem(skel->maps.sizes, &i, sizeof(i), &sz, sizeof(sz), 0);
+		if (err)
+			goto out;
+	}
+	for (i = 0; g->ntmpl > 1 && i < g->size_seq_len; i++) {
+		__u32 t = g->size_seq[i];
+
+		err = bpf_map__update_elem(skel->maps.size_seq, &i, sizeof(i), &t, sizeof(t), 0);
+		if (err)
+			goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct pkt_flow *pf = &g->flows[i];
+
+		keys[i] = i;
+		/* IPv4: the network-order __u32 as stored lands in the low 32 bits. */
+		fl[i].saddr = g->family == PKT_IPV6 ? pf->v6.saddr_lo : pf->v4.saddr;
+		fl[i].daddr = g->family == PKT_IPV6 ? pf->v6.daddr_lo : pf->v4.daddr;
+		fl[i].sport = pf->sport;
+		fl[i].dport = pf->dport;
+		fl[i].ip_delta = pf->ip_delta;
+		fl[i].udp_delta = pf->udp_delta;
+	}
+	err = bpf_map_update_batch(bpf_map__fd(skel->maps.flows), keys, fl, &n, NULL);
+	if (err)
+		goto out;
+	n = g->nflows;
+	err = bpf_map_update_batch(bpf_map__fd(skel->maps.seqs), keys, g->seq, &n, NULL);
+out:
+	free(keys);
+	free(fl);
+	return err;
+}
+
+/* The per-CPU state of the thread pinned to 'cpu', from its shard's pkt_gen. */
+int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct gen_cpu *vals = calloc(ncpu, sizeof(*vals));
+	__u32 key = 0;
+	int err = -ENOMEM;
+
+	if (!vals)
+		return err;
+	err = bpf_map__lookup_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
+				   ncpu * sizeof(*vals), 0);
+	if (!err) {
+		memset(&vals[cpu], 0, sizeof(vals[cpu]));
+		vals[cpu].shard = g->shard;
+		vals[cpu].shards = g->shards;
+		vals[cpu].nlocal = g->nlocal;
+		vals[cpu].flow_pos = g->flow_pos;
+		vals[cpu].size_pos = g->size_pos;
+		vals[cpu].rng = g->rng;
+		err = bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
+					   ncpu * sizeof(*vals), 0);
+	}
+	free(vals);
+	return err;
+}

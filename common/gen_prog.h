@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_GEN_PROG_H
+#define XDPSG_GEN_PROG_H
+
+/*
+ * Feeding xdp_gen.bpf.c from pkt.h: the program repeats pkt.h's hot path in
+ * the kernel, so it gets pkt.h's own templates, flows and per-shard state.
+ * Used by xdp-gen's kernel mode and by its tests.
+ */
+#include "pkt.h"
+#include "xdp_gen.skel.h"
+
+/* Before load: the settings the verifier folds into constants. */
+void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u32 ifindex_out);
+
+/* One size: lengths and base checksums as they are in its template. */
+void gen_size_from_tmpl(const struct pkt_gen *g, unsigned int t, struct gen_size *out);
+
+/* After load: sizes, the size sequence, flows and their next sequence numbers. */
+int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g);
+
+/*
+ * The per-CPU state of the thread that will run on 'cpu', from its shard's
+ * generator. Call from one thread at a time (read-modify-write of all CPUs).
+ */
+int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu);
+
+#endif
