@@ -426,6 +426,18 @@ static void xsk_kick(struct gen_thread *t)
 		CNT_ADD(t->c.stall_kick, 1);
 }
 
+/*
+ * Test hook: XDPSG_TEST_SEQ_JUMP="AT:DELTA" moves flow 0's sequence number by
+ * DELTA (negative: back) once thread 0 has submitted AT frames, so tests can
+ * put an exact gap or exact duplicates on the wire.
+ */
+static bool seq_jump_hook(__s64 *at, __s64 *delta)
+{
+	const char *v = getenv("XDPSG_TEST_SEQ_JUMP");
+
+	return v && sscanf(v, "%lld:%lld", (long long *)at, (long long *)delta) == 2 && *at > 0;
+}
+
 static void *xsk_thread(void *arg)
 {
 	struct gen_thread *t = arg;
@@ -433,6 +445,8 @@ static void *xsk_thread(void *arg)
 	struct xsk_queue *q;
 	__u32 batch = (__u32)g->cfg->batch;
 	__u64 *addrs = NULL, due, deadline;
+	__s64 jump_at = 0, jump_by = 0;
+	bool jump = t->idx == 0 && seq_jump_hook(&jump_at, &jump_by);
 	int err;
 
 	block_signals();
@@ -485,6 +499,10 @@ static void *xsk_thread(void *arg)
 		if (got) {
 			xsk_queue_tx_submit(q, got);
 			CNT_ADD(t->c.submitted, got);
+		}
+		if (jump && t->c.submitted >= (__u64)jump_at) {
+			t->pg->seq[t->pg->shard] += (__u32)jump_by;
+			jump = false;
 		}
 		xsk_kick(t);
 	}

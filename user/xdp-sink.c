@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +18,22 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "hist.h"
 #include "iface.h"
 #include "log.h"
 #include "params.h"
 #include "runtime.h"
 #include "shared.h"
+#include "stamp.h"
 #include "stats.h"
 #include "xdp_attach.h"
 #include "xdp_sink.skel.h"
+#include "xsk_queue.h"
 
 #define PIN_ROOT "/sys/fs/bpf/xdp-sink"
 #define SINK_NFIELDS (sizeof(struct sink_stats) / sizeof(__u64))
 
-enum sink_mode { MODE_DROP, MODE_PASS, MODE_TX, MODE_REDIRECT };
+enum sink_mode { MODE_DROP, MODE_PASS, MODE_TX, MODE_REDIRECT, MODE_XSK };
 
 struct sink_cfg {
 	__u64 duration;
@@ -44,11 +49,20 @@ struct sink_cfg {
 	bool parse;
 	__u64 cost;
 	const char *to;
+	/* xsk */
+	struct param_list queues, cpus;
+	__u64 batch, ring_size, frame_size;
+	bool copy, zero_copy, no_need_wakeup, busy_poll, poll, huge_pages, no_verify, debug_alloc;
+	const char *hist;
 };
 
 static const struct sink_cfg defaults = {
 	.interval = 1000000000ULL,
 	.xdp_mode = XDPSG_MODE_NATIVE,
+	.queues = { .n = 1, .ids = { 0 } },
+	.batch = 64,
+	.ring_size = 2048,
+	.frame_size = 4096,
 };
 
 static const struct param_enum xdp_modes[] = {
@@ -87,6 +101,45 @@ static const struct param_def redirect_opts[] = {
 	{ NULL },
 };
 
+static const struct param_def xsk_opts[] = {
+	{ "queues", 0, PARAM_LIST, OPT(queues), "all|LIST",
+	  "receive queues, one socket and thread each", 0, XDPSG_MAX_QUEUES - 1 },
+	{ "cpus", 0, PARAM_LIST, OPT(cpus), "LIST",
+	  "CPU of each queue's thread (default: the highest CPUs, queue 0 on the last)", 0, 4095 },
+	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "descriptors per ring operation", 1, 2048 },
+	{ "ring-size", 0, PARAM_UINT, OPT(ring_size), "N",
+	  "rx ring entries (the fill ring gets twice as many)", 64, 16384 },
+	{ "frame-size", 0, PARAM_UINT, OPT(frame_size), "BYTES", "UMEM frame size: 2048 or 4096",
+	  2048, 4096 },
+	{ "copy", 0, PARAM_FLAG, OPT(copy), NULL, "force copy mode" },
+	{ "zero-copy", 0, PARAM_FLAG, OPT(zero_copy), NULL, "force zero-copy mode" },
+	{ "no-need-wakeup", 0, PARAM_FLAG, OPT(no_need_wakeup), NULL,
+	  "do not use the need_wakeup flag" },
+	{ "busy-poll", 0, PARAM_FLAG, OPT(busy_poll), NULL, "prefer busy polling, budget = batch" },
+	{ "poll", 0, PARAM_FLAG, OPT(poll), NULL, "sleep in poll() when the ring is empty" },
+	{ "huge-pages", 0, PARAM_FLAG, OPT(huge_pages), NULL, "UMEM on 2 MB huge pages" },
+	{ "no-verify", 0, PARAM_FLAG, OPT(no_verify), NULL,
+	  "count only: do not read stamps (no loss, order or latency checks)" },
+	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",
+	  "write the latency histogram to FILE (.csv or .json)" },
+	{ "debug-alloc", 0, PARAM_FLAG, OPT(debug_alloc), NULL,
+	  "check every frame free for double and foreign frees" },
+	{ NULL },
+};
+
+static const struct param_cmd cmd_xsk = {
+	.name = "xsk",
+	.summary = "hand every packet to user space over AF_XDP and check its stamp",
+	.description =
+		"One AF_XDP socket, UMEM and thread per receive queue; the XDP program\n"
+		"redirects each packet into its queue's socket (packets on queues without a\n"
+		"socket are counted as no_socket). Each thread reads xdp-gen's stamp and\n"
+		"reports lost, duplicates, reordered and latency (send to receive, same clock).\n"
+		"Here --cost is busy work per packet in user space.",
+	.positional = "IFNAME",
+	.tables = { common_opts, xsk_opts, NULL },
+};
+
 static const struct param_cmd cmd_drop = {
 	.name = "drop",
 	.summary = "drop every packet in XDP (XDP_DROP) and count it",
@@ -122,14 +175,41 @@ static const struct param_cmd cmd_redirect = {
 	.tables = { common_opts, redirect_opts, NULL },
 };
 
-static const struct param_cmd *const cmds[] = { &cmd_drop, &cmd_pass, &cmd_tx, &cmd_redirect,
-						NULL };
+static const struct param_cmd *const cmds[] = { &cmd_drop,     &cmd_pass, &cmd_tx,
+						&cmd_redirect, &cmd_xsk,  NULL };
 
 static const char *const prog_names[] = {
-	[MODE_DROP] = "xdp_sink_drop",
-	[MODE_PASS] = "xdp_sink_pass",
-	[MODE_TX] = "xdp_sink_tx",
-	[MODE_REDIRECT] = "xdp_sink_redirect",
+	[MODE_DROP] = "xdp_sink_drop", [MODE_PASS] = "xdp_sink_pass",
+	[MODE_TX] = "xdp_sink_tx",     [MODE_REDIRECT] = "xdp_sink_redirect",
+	[MODE_XSK] = "xdp_sink_xsk",
+};
+
+/* What one AF_XDP queue's thread publishes: written by it only, read by main. */
+struct xq_counters {
+	__u64 rx_packets; /* delivered to user space */
+	__u64 rx_bytes;
+	__u64 foreign; /* without a stamp */
+	struct stamp_counts st;
+} __attribute__((aligned(64)));
+
+#define CNT_READ(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define CNT_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
+struct sink;
+
+struct xq {
+	struct sink *sk;
+	unsigned int queue;
+	int cpu;
+	pthread_t tid;
+	bool created;
+	int err, ready, finished;
+	struct xsk_queue *q;
+	struct stamp_tracker *tr;
+	struct hist *hist;
+	struct xq_counters c;
+	char accounting[160];
+	bool accounting_ok;
 };
 
 /* Counters at one moment: the program's maps plus the kernel's own. */
@@ -139,10 +219,13 @@ struct snapshot {
 	struct sink_stats q[XDPSG_STATS_SLOTS];
 	struct sink_stats *cpu; /* per CPU, summed over queues */
 	struct link_stats link;
-	__u64 veth_rx_drops; /* frames the veth could not queue for us (ring full) */
+	__u64 veth_rx_drops; /* dropped in the veth receive path after XDP (e.g. failed redirects) */
 	__u64 xdp_tx_errors; /* XDP_TX frames the kernel failed to send */
 	__u64 to_xmit; /* frames the redirect target transmitted */
 	__u64 to_xmit_errors; /* frames the redirect target dropped */
+	/* xsk: per queue, from the threads and the sockets' XDP_STATISTICS */
+	struct xq_counters *xc;
+	struct xdp_statistics *xs;
 };
 
 struct sink {
@@ -162,12 +245,59 @@ struct sink {
 	struct snapshot base, prev, cur;
 	bool warned_tx, warned_xmit;
 	const char *stop_reason;
+	/* xsk */
+	unsigned int nxq;
+	struct xq *xq;
+	int go, stop;
 };
 
-static int snapshot_alloc(struct snapshot *s, int ncpus)
+static int snapshot_alloc(struct snapshot *s, int ncpus, unsigned int nxq)
 {
 	s->cpu = calloc((size_t)ncpus, sizeof(*s->cpu));
+	if (nxq) {
+		s->xc = calloc(nxq, sizeof(*s->xc));
+		s->xs = calloc(nxq, sizeof(*s->xs));
+		if (!s->xc || !s->xs)
+			return -ENOMEM;
+	}
 	return s->cpu ? 0 : -ENOMEM;
+}
+
+static void snapshot_free(struct snapshot *s)
+{
+	free(s->cpu);
+	free(s->xc);
+	free(s->xs);
+}
+
+static void xq_counters_read(struct xq_counters *d, const struct xq_counters *s)
+{
+	const __u64 *src = (const __u64 *)s;
+	__u64 *dst = (__u64 *)d;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(*s) / sizeof(__u64); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+/* Totals over the AF_XDP queues of a snapshot. */
+static void xq_total(const struct sink *sk, const struct snapshot *s, struct xq_counters *c,
+		     struct xdp_statistics *x)
+{
+	unsigned int i;
+
+	memset(c, 0, sizeof(*c));
+	memset(x, 0, sizeof(*x));
+	for (i = 0; i < sk->nxq; i++) {
+		c->rx_packets += s->xc[i].rx_packets;
+		c->rx_bytes += s->xc[i].rx_bytes;
+		c->foreign += s->xc[i].foreign;
+		stamp_counts_merge(&c->st, &s->xc[i].st);
+		x->rx_dropped += s->xs[i].rx_dropped;
+		x->rx_invalid_descs += s->xs[i].rx_invalid_descs;
+		x->rx_ring_full += s->xs[i].rx_ring_full;
+		x->rx_fill_ring_empty_descs += s->xs[i].rx_fill_ring_empty_descs;
+	}
 }
 
 static void stats_add(struct sink_stats *dst, const struct sink_stats *src)
@@ -223,6 +353,11 @@ static int take_snapshot(struct sink *sk, struct snapshot *s)
 		s->veth_rx_drops = iface_estat_sum(sk->estats, "rx_queue_", "_drops", NULL);
 		s->xdp_tx_errors = iface_estat_sum(sk->estats, "rx_queue_", "_xdp_tx_errors", NULL);
 	}
+	for (i = 0; i < sk->nxq; i++) {
+		xq_counters_read(&s->xc[i], &sk->xq[i].c);
+		if (!sk->xq[i].q || xsk_queue_stats(sk->xq[i].q, &s->xs[i]))
+			memset(&s->xs[i], 0, sizeof(s->xs[i]));
+	}
 	if (sk->to_estats && !iface_estats_read(sk->to_estats)) {
 		s->to_xmit = iface_estat_sum(sk->to_estats, "tx_queue_", "_xdp_xmit", NULL);
 		s->to_xmit_errors =
@@ -237,7 +372,7 @@ struct drops {
 	__u64 redirect_no_target;
 	__u64 xdp_tx_errors;
 	__u64 xdp_xmit_errors;
-	__u64 veth_rx_ring_full;
+	__u64 veth_rx_drops;
 };
 
 static void drops_between(const struct sink *sk, const struct snapshot *a, const struct snapshot *b,
@@ -246,7 +381,7 @@ static void drops_between(const struct sink *sk, const struct snapshot *a, const
 	memset(d, 0, sizeof(*d));
 	d->xdp_aborted = a->total.aborted - b->total.aborted;
 	d->redirect_no_target = a->total.redirect_err - b->total.redirect_err;
-	d->veth_rx_ring_full = a->veth_rx_drops - b->veth_rx_drops;
+	d->veth_rx_drops = a->veth_rx_drops - b->veth_rx_drops;
 	if (sk->mode == MODE_TX)
 		d->xdp_tx_errors = a->xdp_tx_errors - b->xdp_tx_errors;
 	if (sk->mode == MODE_REDIRECT)
@@ -264,7 +399,7 @@ static void json_drops(struct jw *w, const struct sink *sk, const struct drops *
 	if (sk->mode == MODE_TX)
 		jw_u64(w, "xdp_tx_errors", d->xdp_tx_errors);
 	if (sk->estats)
-		jw_u64(w, "veth_rx_ring_full", d->veth_rx_ring_full);
+		jw_u64(w, "veth_rx_drops", d->veth_rx_drops);
 	jw_end_obj(w);
 }
 
@@ -299,6 +434,250 @@ static __u64 parse_errors(const struct sink_stats *s)
 	return s->err_eth + s->err_ip + s->err_ip6_ext + s->err_udp;
 }
 
+/* Packets the sink received: what the program saw, or in xsk mode what user space read. */
+static __u64 received(const struct sink *sk, const struct snapshot *s)
+{
+	struct xq_counters c;
+	struct xdp_statistics x;
+
+	if (sk->mode != MODE_XSK)
+		return s->total.packets;
+	xq_total(sk, s, &c, &x);
+	return c.rx_packets;
+}
+
+static __u64 received_bytes(const struct sink *sk, const struct snapshot *s)
+{
+	struct xq_counters c;
+	struct xdp_statistics x;
+
+	if (sk->mode != MODE_XSK)
+		return s->total.bytes;
+	xq_total(sk, s, &c, &x);
+	return c.rx_bytes;
+}
+
+static void merged_hist(const struct sink *sk, struct hist *h)
+{
+	unsigned int i;
+
+	hist_init(h);
+	for (i = 0; i < sk->nxq; i++)
+		if (sk->xq[i].hist)
+			hist_merge(h, sk->xq[i].hist);
+}
+
+/*
+ * Where every packet the program saw went, for the AF_XDP sink: delivered to
+ * user space, or dropped at a named place. Returns the unexplained rest.
+ */
+static __s64 xsk_balance(const struct sink_stats *d, const struct xq_counters *c,
+			 const struct xdp_statistics *x)
+{
+	return (__s64)d->packets - (__s64)(c->rx_packets + d->redirect_err + x->rx_dropped +
+					   x->rx_ring_full + x->rx_invalid_descs);
+}
+
+static void xsk_deltas(const struct sink *sk, const struct snapshot *a, const struct snapshot *b,
+		       struct xq_counters *c, struct xdp_statistics *x)
+{
+	struct xq_counters cb;
+	struct xdp_statistics xb;
+	__u64 *pc = (__u64 *)c;
+	const __u64 *pb = (const __u64 *)&cb;
+	unsigned int i;
+
+	xq_total(sk, a, c, x);
+	xq_total(sk, b, &cb, &xb);
+	for (i = 0; i < sizeof(*c) / sizeof(__u64); i++)
+		pc[i] -= pb[i];
+	x->rx_dropped -= xb.rx_dropped;
+	x->rx_invalid_descs -= xb.rx_invalid_descs;
+	x->rx_ring_full -= xb.rx_ring_full;
+	x->rx_fill_ring_empty_descs -= xb.rx_fill_ring_empty_descs;
+}
+
+static void json_xsk(struct jw *w, const struct sink *sk, const struct snapshot *a,
+		     const struct snapshot *b, const struct sink_stats *d, bool summary)
+{
+	struct xq_counters c;
+	struct xdp_statistics x;
+	unsigned int i;
+
+	xsk_deltas(sk, a, b, &c, &x);
+	jw_u64(w, "xdp_packets", d->packets);
+	if (!sk->cfg->no_verify) {
+		jw_u64(w, "stamped", c.st.received);
+		jw_u64(w, "foreign", c.foreign);
+		jw_u64(w, "lost", c.st.lost);
+		jw_u64(w, "duplicates", c.st.duplicates);
+		jw_u64(w, "reordered", c.st.reordered);
+		jw_u64(w, "late", c.st.late);
+		jw_u64(w, "restarts", c.st.restarts);
+	}
+	jw_obj(w, "drops");
+	jw_u64(w, "no_socket", d->redirect_err);
+	jw_u64(w, "xsk_fill_ring_empty", x.rx_dropped);
+	jw_u64(w, "xsk_rx_ring_full", x.rx_ring_full);
+	jw_u64(w, "xsk_rx_invalid", x.rx_invalid_descs);
+	jw_end_obj(w);
+	jw_obj(w, "xsk");
+	jw_u64(w, "rx_dropped", x.rx_dropped);
+	jw_u64(w, "rx_ring_full", x.rx_ring_full);
+	jw_u64(w, "rx_fill_ring_empty_descs", x.rx_fill_ring_empty_descs);
+	jw_u64(w, "rx_invalid_descs", x.rx_invalid_descs);
+	jw_end_obj(w);
+	if (summary)
+		jw_i64(w, "unexplained", xsk_balance(d, &c, &x));
+	if (summary && !sk->cfg->no_verify) {
+		struct hist_summary hs;
+		struct hist *h = malloc(sizeof(*h));
+
+		if (h) {
+			merged_hist(sk, h);
+			hist_summarize(h, &hs);
+			jw_obj(w, "latency_ns");
+			jw_u64(w, "count", hs.count);
+			jw_u64(w, "min", hs.min);
+			jw_u64(w, "p50", hs.p50);
+			jw_u64(w, "p90", hs.p90);
+			jw_u64(w, "p99", hs.p99);
+			jw_u64(w, "p999", hs.p999);
+			jw_u64(w, "max", hs.max);
+			jw_double(w, "mean", hs.mean);
+			jw_end_obj(w);
+			free(h);
+		}
+	}
+	jw_arr(w, "sockets");
+	for (i = 0; i < sk->nxq; i++) {
+		const struct xq_counters *ca = &a->xc[i], *cb = &b->xc[i];
+
+		jw_obj(w, NULL);
+		jw_u64(w, "queue", sk->xq[i].queue);
+		jw_u64(w, "cpu", (__u64)sk->xq[i].cpu);
+		jw_str(w, "mode", sk->xq[i].q && sk->xq[i].q->zerocopy ? "zero-copy" : "copy");
+		jw_u64(w, "rx_packets", ca->rx_packets - cb->rx_packets);
+		jw_double(w, "pps", stats_rate(ca->rx_packets, cb->rx_packets, a->t_ns - b->t_ns));
+		if (!sk->cfg->no_verify) {
+			jw_u64(w, "lost", ca->st.lost - cb->st.lost);
+			jw_u64(w, "duplicates", ca->st.duplicates - cb->st.duplicates);
+			jw_u64(w, "reordered", ca->st.reordered - cb->st.reordered);
+		}
+		jw_u64(w, "rx_ring_full", a->xs[i].rx_ring_full - b->xs[i].rx_ring_full);
+		jw_u64(w, "fill_ring_empty", a->xs[i].rx_dropped - b->xs[i].rx_dropped);
+		if (summary && sk->xq[i].accounting[0]) {
+			jw_bool(w, "frames_balanced", sk->xq[i].accounting_ok);
+			jw_str(w, "frame_accounting", sk->xq[i].accounting);
+		}
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+}
+
+static const char *fmt_ns(char *buf, size_t len, __u64 ns)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, len, "%.2fs", (double)ns / 1e9);
+	else if (ns >= 1000000ULL)
+		snprintf(buf, len, "%.2fms", (double)ns / 1e6);
+	else if (ns >= 1000ULL)
+		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
+	else
+		snprintf(buf, len, "%" PRIu64 "ns", (uint64_t)ns);
+	return buf;
+}
+
+static void text_xsk(const struct sink *sk, const struct snapshot *a, const struct snapshot *b,
+		     const struct sink_stats *d, bool summary)
+{
+	char l[7][24];
+	struct xq_counters c;
+	struct xdp_statistics x;
+	unsigned int i;
+
+	xsk_deltas(sk, a, b, &c, &x);
+	if (!summary) {
+		if (!sk->cfg->no_verify)
+			printf("  lost %" PRIu64 " dup %" PRIu64 " reord %" PRIu64
+			       " foreign %" PRIu64,
+			       (uint64_t)c.st.lost, (uint64_t)c.st.duplicates,
+			       (uint64_t)c.st.reordered, (uint64_t)c.foreign);
+		if (x.rx_dropped || x.rx_ring_full || d->redirect_err)
+			printf("  drops: fill empty %" PRIu64 " ring full %" PRIu64
+			       " no socket %" PRIu64,
+			       (uint64_t)x.rx_dropped, (uint64_t)x.rx_ring_full,
+			       (uint64_t)d->redirect_err);
+		return;
+	}
+	if (!sk->cfg->no_verify) {
+		struct hist_summary hs;
+		struct hist *h = malloc(sizeof(*h));
+
+		printf("  checked:  %s stamped, %s foreign; lost %" PRIu64 ", duplicates %" PRIu64
+		       ", reordered %" PRIu64 ", late %" PRIu64 ", restarts %" PRIu64 "\n",
+		       fmt_count(l[0], sizeof(l[0]), c.st.received),
+		       fmt_count(l[1], sizeof(l[1]), c.foreign), (uint64_t)c.st.lost,
+		       (uint64_t)c.st.duplicates, (uint64_t)c.st.reordered, (uint64_t)c.st.late,
+		       (uint64_t)c.st.restarts);
+		if (h) {
+			merged_hist(sk, h);
+			hist_summarize(h, &hs);
+			if (hs.count)
+				printf("  latency:  min %s, p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n",
+				       fmt_ns(l[0], 24, hs.min), fmt_ns(l[1], 24, hs.p50),
+				       fmt_ns(l[2], 24, hs.p90), fmt_ns(l[3], 24, hs.p99),
+				       fmt_ns(l[4], 24, hs.p999), fmt_ns(l[5], 24, hs.max));
+			free(h);
+		}
+	}
+	printf("  accounted: XDP saw %s = delivered %s + no socket %" PRIu64
+	       " + fill ring empty %" PRIu64 " + rx ring full %" PRIu64 " + invalid %" PRIu64
+	       "; unexplained %" PRId64 "\n",
+	       fmt_count(l[0], sizeof(l[0]), d->packets),
+	       fmt_count(l[1], sizeof(l[1]), c.rx_packets), (uint64_t)d->redirect_err,
+	       (uint64_t)x.rx_dropped, (uint64_t)x.rx_ring_full, (uint64_t)x.rx_invalid_descs,
+	       (int64_t)xsk_balance(d, &c, &x));
+	for (i = 0; i < sk->nxq; i++)
+		printf("    socket queue %-3u cpu %-3d %s mode %14s packets%s%s\n", sk->xq[i].queue,
+		       sk->xq[i].cpu, sk->xq[i].q && sk->xq[i].q->zerocopy ? "zero-copy" : "copy",
+		       fmt_count(l[0], sizeof(l[0]), a->xc[i].rx_packets - b->xc[i].rx_packets),
+		       sk->xq[i].accounting[0] ? "  frames: " : "", sk->xq[i].accounting);
+}
+
+/* After the summary: the histogram file, and the frame accounting verdict. */
+static int xsk_finish(struct sink *sk)
+{
+	const char *path = sk->cfg->hist;
+	unsigned int i;
+	int err = 0;
+
+	if (path) {
+		struct hist *h = malloc(sizeof(*h));
+		FILE *f = fopen(path, "w");
+		size_t len = strlen(path);
+
+		if (!h || !f) {
+			pr_warn("cannot write %s: %s\n", path, strerror(errno));
+			err = -EIO;
+		} else {
+			merged_hist(sk, h);
+			err = len > 5 && !strcmp(path + len - 5, ".json") ? hist_write_json(h, f) :
+									    hist_write_csv(h, f);
+		}
+		if (f && fclose(f))
+			err = -EIO;
+		free(h);
+	}
+	for (i = 0; i < sk->nxq; i++)
+		if (sk->xq[i].accounting[0] && !sk->xq[i].accounting_ok) {
+			pr_warn("queue %u: frame accounting does not balance: %s\n",
+				sk->xq[i].queue, sk->xq[i].accounting);
+			err = -EIO;
+		}
+	return err;
+}
+
 /* Print one interval (a = now, b = previous) or the summary (b = base). */
 static void report(struct sink *sk, const struct snapshot *a, const struct snapshot *b,
 		   bool summary)
@@ -306,6 +685,8 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 	const struct sink_cfg *cfg = sk->cfg;
 	__u64 dt = a->t_ns - b->t_ns;
 	double secs = (double)dt / 1e9;
+	__u64 ra = received(sk, a), rb = received(sk, b);
+	__u64 bya = received_bytes(sk, a), byb = received_bytes(sk, b);
 	struct sink_stats d, dq, dc;
 	struct drops dr;
 	char b1[32], b2[32], b3[32];
@@ -325,15 +706,31 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 			jw_str(&w, "stop_reason", sk->stop_reason);
 		jw_double(&w, "time_s", (double)(a->t_ns - sk->base.t_ns) / 1e9);
 		jw_double(&w, "duration_s", secs);
-		jw_u64(&w, "rx_packets", d.packets);
-		jw_u64(&w, "rx_bytes", d.bytes);
-		jw_u64(&w, "tx_packets", d.tx + d.redirect);
-		jw_double(&w, "pps", stats_rate(a->total.packets, b->total.packets, dt));
-		jw_double(&w, "bps", stats_rate(a->total.bytes, b->total.bytes, dt) * 8);
-		json_actions(&w, &d);
-		if (cfg->parse)
-			json_parse(&w, &d);
-		json_drops(&w, sk, &dr);
+		if (sk->mode == MODE_XSK) {
+			struct xq_counters c;
+			struct xdp_statistics x;
+
+			xsk_deltas(sk, a, b, &c, &x);
+			jw_u64(&w, "rx_packets", c.rx_packets);
+			jw_u64(&w, "rx_bytes", c.rx_bytes);
+			jw_u64(&w, "tx_packets", 0);
+			jw_double(&w, "pps", (double)c.rx_packets * 1e9 / (double)(dt ? dt : 1));
+			jw_double(&w, "bps", (double)c.rx_bytes * 8e9 / (double)(dt ? dt : 1));
+			json_actions(&w, &d);
+			if (cfg->parse)
+				json_parse(&w, &d);
+			json_xsk(&w, sk, a, b, &d, summary);
+		} else {
+			jw_u64(&w, "rx_packets", d.packets);
+			jw_u64(&w, "rx_bytes", d.bytes);
+			jw_u64(&w, "tx_packets", d.tx + d.redirect);
+			jw_double(&w, "pps", stats_rate(a->total.packets, b->total.packets, dt));
+			jw_double(&w, "bps", stats_rate(a->total.bytes, b->total.bytes, dt) * 8);
+			json_actions(&w, &d);
+			if (cfg->parse)
+				json_parse(&w, &d);
+			json_drops(&w, sk, &dr);
+		}
 		jw_arr(&w, "queues");
 		for (i = 0; i < sk->nslots; i++) {
 			key = slot_key(sk, i);
@@ -366,26 +763,27 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 	if (!summary) {
 		printf("%8.2fs  rx %7s pps %7sbit/s  total %s",
 		       (double)(a->t_ns - sk->base.t_ns) / 1e9,
-		       fmt_si(b1, sizeof(b1), stats_rate(a->total.packets, b->total.packets, dt)),
-		       fmt_si(b2, sizeof(b2), stats_rate(a->total.bytes, b->total.bytes, dt) * 8),
-		       fmt_count(b3, sizeof(b3), a->total.packets - sk->base.total.packets));
+		       fmt_si(b1, sizeof(b1), stats_rate(ra, rb, dt)),
+		       fmt_si(b2, sizeof(b2), stats_rate(bya, byb, dt) * 8),
+		       fmt_count(b3, sizeof(b3), ra - received(sk, &sk->base)));
+		if (sk->mode == MODE_XSK)
+			text_xsk(sk, a, b, &d, false);
 		if (dr.xdp_aborted || dr.redirect_no_target || dr.xdp_tx_errors ||
-		    dr.xdp_xmit_errors || dr.veth_rx_ring_full)
+		    dr.xdp_xmit_errors || dr.veth_rx_drops)
 			printf("  drops: aborted %" PRIu64 " no_target %" PRIu64 " tx_err %" PRIu64
-			       " xmit_err %" PRIu64 " ring_full %" PRIu64,
+			       " xmit_err %" PRIu64 " veth_drops %" PRIu64,
 			       (uint64_t)dr.xdp_aborted, (uint64_t)dr.redirect_no_target,
 			       (uint64_t)dr.xdp_tx_errors, (uint64_t)dr.xdp_xmit_errors,
-			       (uint64_t)dr.veth_rx_ring_full);
+			       (uint64_t)dr.veth_rx_drops);
 		if (cfg->parse && parse_errors(&d))
 			printf("  parse errors %" PRIu64, (uint64_t)parse_errors(&d));
 		printf("\n");
 	} else {
 		printf("xdp-sink %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s); stopped by %s\n",
-		       sk->mode_name, sk->ifc.name, fmt_count(b1, sizeof(b1), d.packets),
-		       fmt_count(b2, sizeof(b2), d.bytes), secs,
-		       fmt_si(b3, sizeof(b3), stats_rate(a->total.packets, b->total.packets, dt)),
-		       fmt_si(b3 + 16, 16, stats_rate(a->total.bytes, b->total.bytes, dt) * 8),
-		       sk->stop_reason);
+		       sk->mode_name, sk->ifc.name, fmt_count(b1, sizeof(b1), ra - rb),
+		       fmt_count(b2, sizeof(b2), bya - byb), secs,
+		       fmt_si(b3, sizeof(b3), stats_rate(ra, rb, dt)),
+		       fmt_si(b3 + 16, 16, stats_rate(bya, byb, dt) * 8), sk->stop_reason);
 		printf("  verdicts: drop %" PRIu64 ", pass %" PRIu64 ", tx %" PRIu64
 		       ", redirect %" PRIu64 ", aborted %" PRIu64 "\n",
 		       (uint64_t)d.drop, (uint64_t)d.pass, (uint64_t)d.tx, (uint64_t)d.redirect,
@@ -406,8 +804,10 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 		if (sk->mode == MODE_TX)
 			printf(", xdp_tx_errors %" PRIu64, (uint64_t)dr.xdp_tx_errors);
 		if (sk->estats)
-			printf(", veth_rx_ring_full %" PRIu64, (uint64_t)dr.veth_rx_ring_full);
+			printf(", veth_rx_drops %" PRIu64, (uint64_t)dr.veth_rx_drops);
 		printf("\n");
+		if (sk->mode == MODE_XSK)
+			text_xsk(sk, a, b, &d, true);
 	}
 	if (cfg->verbose && (summary || !cfg->quiet)) {
 		for (i = 0; i < sk->nslots; i++) {
@@ -449,6 +849,290 @@ static void explain_kernel_drops(struct sink *sk, const struct snapshot *s)
 				"its veth peer needs an XDP program or GRO on (NAPI), or its ring is full");
 		sk->warned_xmit = true;
 	}
+}
+
+/* ---------------------------------------------------------------------------
+ * AF_XDP: one socket, UMEM and thread per queue
+ */
+
+static void block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+static int xq_setup(struct xq *x)
+{
+	const struct sink_cfg *cfg = x->sk->cfg;
+	struct xsk_queue_opts o;
+	__u32 key = x->queue;
+	int fd, err;
+
+	xsk_queue_opts_init(&o);
+	o.ifname = x->sk->ifc.name;
+	o.queue_id = x->queue;
+	o.cpu = x->cpu;
+	o.frame_size = (__u32)cfg->frame_size;
+	o.rx_size = (__u32)cfg->ring_size;
+	o.fill_size = 2 * (__u32)cfg->ring_size;
+	o.rx = true;
+	o.tx = false;
+	o.mode = cfg->zero_copy ? XSK_COPY_MODE_ZEROCOPY :
+		 cfg->copy	? XSK_COPY_MODE_COPY :
+				  XSK_COPY_MODE_AUTO;
+	o.need_wakeup = !cfg->no_need_wakeup;
+	o.busy_poll = cfg->busy_poll;
+	o.batch = (__u32)cfg->batch;
+	o.huge_pages = cfg->huge_pages;
+	o.debug_alloc = cfg->debug_alloc;
+	err = xsk_queue__create(&x->q, &o);
+	if (err)
+		return err;
+	if (!cfg->no_verify) {
+		x->tr = stamp_tracker__create(0);
+		x->hist = malloc(sizeof(*x->hist));
+		if (!x->tr || !x->hist)
+			return -ENOMEM;
+		hist_init(x->hist);
+	}
+	/* The program redirects this queue's packets into this socket from now on. */
+	fd = xsk_queue_fd(x->q);
+	if (bpf_map_update_elem(bpf_map__fd(x->sk->skel->maps.xsks), &key, &fd, 0)) {
+		err = -errno;
+		pr_warn("cannot add the socket of queue %u to the XSKMAP: %s\n", x->queue,
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Busy work per packet, the user-space twin of the XDP --cost knob. */
+static void spin_until(__u64 t)
+{
+	while (now_ns() < t)
+		;
+}
+
+static void *xq_thread(void *arg)
+{
+	struct xq *x = arg;
+	struct sink *sk = x->sk;
+	const struct sink_cfg *cfg = sk->cfg;
+	__u32 batch = (__u32)cfg->batch, idle = 0;
+	__u64 packets = 0, bytes = 0, foreign = 0;
+	struct pollfd pfd;
+	int err, drained = 0;
+
+	block_signals();
+	err = runtime_pin_cpu(x->cpu);
+	if (!err)
+		err = xq_setup(x);
+	x->err = err;
+	__atomic_store_n(&x->ready, 1, __ATOMIC_RELEASE);
+	if (err)
+		goto out;
+	pfd.fd = xsk_queue_fd(x->q);
+	pfd.events = POLLIN;
+
+	for (;;) {
+		__u32 idx, i, n = xsk_queue_rx_peek(x->q, batch, &idx);
+		__u64 now;
+
+		if (!n) {
+			/*
+			 * Stopping: the program is detached, so once the ring stays
+			 * empty every packet it redirected here has been read.
+			 */
+			if (__atomic_load_n(&sk->stop, __ATOMIC_ACQUIRE)) {
+				if (++drained > 2)
+					break;
+				usleep(2000);
+				continue;
+			}
+			xsk_queue_wakeup_rx(x->q);
+			/* Spin while traffic flows; sleep in poll() when it does not. */
+			if (cfg->poll || ++idle > 10000) {
+				poll(&pfd, 1, 10);
+				idle = 0;
+			}
+			continue;
+		}
+		idle = 0;
+		drained = 0;
+		now = now_ns();
+		for (i = 0; i < n; i++) {
+			const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
+			const void *data = xsk_queue_frame_data(x->q, d->addr);
+			struct xdpsg_stamp st;
+
+			bytes += d->len;
+			if (x->tr) {
+				if (!stamp_read(data, d->len, &st)) {
+					stamp_tracker_update(x->tr, &st);
+					if (st.ts_ns <= now)
+						hist_record(x->hist, now - st.ts_ns);
+				} else {
+					foreign++;
+				}
+			}
+			if (cfg->cost)
+				spin_until(now_ns() + cfg->cost);
+		}
+		packets += n;
+		xsk_queue_rx_recycle(x->q, idx, n);
+		xsk_queue_refill(x->q);
+		/* Publish once per batch: plain stores, one writer. */
+		CNT_SET(x->c.rx_packets, packets);
+		CNT_SET(x->c.rx_bytes, bytes);
+		CNT_SET(x->c.foreign, foreign);
+		if (x->tr) {
+			const __u64 *src = (const __u64 *)&x->tr->counts;
+			__u64 *dst = (__u64 *)&x->c.st;
+
+			for (i = 0; i < sizeof(x->c.st) / sizeof(__u64); i++)
+				CNT_SET(dst[i], src[i]);
+		}
+	}
+	x->accounting_ok = !frame_alloc_check(x->q->fa, x->accounting, sizeof(x->accounting));
+out:
+	__atomic_store_n(&x->finished, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int xsk_plan(struct sink *sk)
+{
+	const struct sink_cfg *cfg = sk->cfg;
+	unsigned int i, n, ncpu = (unsigned int)runtime_online_cpus();
+	unsigned int nrx = sk->ifc.rx_queues ? sk->ifc.rx_queues : 1;
+
+	if (cfg->copy && cfg->zero_copy) {
+		pr_warn("--copy and --zero-copy exclude each other; pick one\n");
+		return -EINVAL;
+	}
+	if (cfg->zero_copy && !strcmp(sk->ifc.driver, "veth")) {
+		pr_warn("veth supports AF_XDP copy mode only; drop --zero-copy\n");
+		return -EINVAL;
+	}
+	if (cfg->frame_size != 2048 && cfg->frame_size != 4096) {
+		pr_warn("--frame-size %" PRIu64 " is not supported; use 2048 or 4096\n",
+			(uint64_t)cfg->frame_size);
+		return -EINVAL;
+	}
+	if (cfg->ring_size & (cfg->ring_size - 1)) {
+		pr_warn("--ring-size %" PRIu64 " is not a power of two; use e.g. 2048\n",
+			(uint64_t)cfg->ring_size);
+		return -EINVAL;
+	}
+	if (cfg->no_verify && cfg->hist) {
+		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
+		return -EINVAL;
+	}
+	if (cfg->hist) {
+		FILE *f = fopen(cfg->hist, "w");
+
+		if (!f) {
+			pr_warn("cannot write --hist %s: %s\n", cfg->hist, strerror(errno));
+			return -EINVAL;
+		}
+		fclose(f);
+	}
+	n = cfg->queues.all ? nrx : cfg->queues.n;
+	if (n > XDPSG_MAX_QUEUES)
+		n = XDPSG_MAX_QUEUES;
+	if (!cfg->cpus.all && cfg->cpus.n && cfg->cpus.n != n) {
+		pr_warn("--cpus names %u CPUs for %u queues; give one CPU per queue\n", cfg->cpus.n,
+			n);
+		return -EINVAL;
+	}
+	sk->xq = calloc(n, sizeof(*sk->xq));
+	if (!sk->xq)
+		return -ENOMEM;
+	sk->nxq = n;
+	for (i = 0; i < n; i++) {
+		struct xq *x = &sk->xq[i];
+
+		x->sk = sk;
+		x->queue = cfg->queues.all ? i : cfg->queues.ids[i];
+		if (x->queue >= nrx) {
+			pr_warn("%s has no queue %u (it has %u); pick from 0-%u\n", sk->ifc.name,
+				x->queue, nrx, nrx - 1);
+			return -EINVAL;
+		}
+		/*
+		 * Default: the highest CPUs, away from a generator on the same
+		 * machine (xdp-gen starts at CPU 0, and on veth the receive work
+		 * runs in the sender's softirq on the sender's CPU).
+		 */
+		x->cpu = (cfg->cpus.n && !cfg->cpus.all) ? (int)cfg->cpus.ids[i] :
+							   (int)(ncpu - 1 - i % ncpu);
+		if (x->cpu >= (int)ncpu) {
+			pr_warn("CPU %d is not online (CPUs 0-%u); fix --cpus\n", x->cpu, ncpu - 1);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int xsk_start(struct sink *sk)
+{
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < sk->nxq; i++) {
+		err = -pthread_create(&sk->xq[i].tid, NULL, xq_thread, &sk->xq[i]);
+		if (err) {
+			pr_warn("cannot start a thread: %s\n", strerror(-err));
+			return err;
+		}
+		sk->xq[i].created = true;
+	}
+	for (i = 0; i < sk->nxq; i++)
+		while (!__atomic_load_n(&sk->xq[i].ready, __ATOMIC_ACQUIRE))
+			usleep(1000);
+	for (i = 0; i < sk->nxq; i++)
+		if (sk->xq[i].err)
+			return sk->xq[i].err;
+	return 0;
+}
+
+/* Detach first, so nothing new arrives; then let every thread drain its ring. */
+static void xsk_stop(struct sink *sk)
+{
+	unsigned int i;
+
+	xdp_attachment__destroy(sk->att);
+	sk->att = NULL;
+	__atomic_store_n(&sk->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < sk->nxq; i++) {
+		if (sk->xq[i].created)
+			pthread_join(sk->xq[i].tid, NULL);
+		sk->xq[i].created = false;
+	}
+}
+
+static void xsk_free(struct sink *sk)
+{
+	unsigned int i;
+
+	if (!sk->xq)
+		return;
+	__atomic_store_n(&sk->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < sk->nxq; i++) {
+		struct xq *x = &sk->xq[i];
+
+		if (x->created)
+			pthread_join(x->tid, NULL);
+		xsk_queue__destroy(x->q);
+		stamp_tracker__destroy(x->tr);
+		free(x->hist);
+	}
+	free(sk->xq);
+	sk->xq = NULL;
 }
 
 static int check_bpffs(void)
@@ -507,7 +1191,7 @@ static bool pin_dir_busy(const char *dir)
 /* 0, -EEXIST (stale pins, usage error) or another -errno. */
 static int pin_maps(struct sink *sk)
 {
-	unsigned int i, n = sk->mode == MODE_REDIRECT ? 2 : 1;
+	unsigned int i, n = sk->mode == MODE_REDIRECT ? 2 : sk->mode == MODE_XSK ? 3 : 1;
 	char path[192];
 	int err;
 
@@ -531,6 +1215,8 @@ static int pin_maps(struct sink *sk)
 	}
 	sk->pinned = true;
 	for (i = 0; i < n; i++) {
+		if (sk->mode == MODE_XSK && i == 1)
+			continue; /* no devmap in xsk mode */
 		snprintf(path, sizeof(path), "%s/%s", sk->pin_dir, pin_names[i]);
 		err = bpf_map__pin(pin_map(sk, i), path);
 		if (!err && chmod(path, 0600))
@@ -650,6 +1336,8 @@ static int preflight(struct sink *sk)
 		pr_warn("--keep-pins needs --pin\n");
 		return -EINVAL;
 	}
+	if (sk->mode == MODE_XSK)
+		return xsk_plan(sk);
 	return 0;
 }
 
@@ -676,8 +1364,9 @@ static int setup(struct sink *sk)
 		sk->nslots = XDPSG_MAX_QUEUES;
 	sk->nslots++; /* the overflow slot */
 	sk->buf = calloc((size_t)sk->ncpus, sizeof(*sk->buf));
-	if (!sk->buf || snapshot_alloc(&sk->base, sk->ncpus) ||
-	    snapshot_alloc(&sk->prev, sk->ncpus) || snapshot_alloc(&sk->cur, sk->ncpus))
+	if (!sk->buf || snapshot_alloc(&sk->base, sk->ncpus, sk->nxq) ||
+	    snapshot_alloc(&sk->prev, sk->ncpus, sk->nxq) ||
+	    snapshot_alloc(&sk->cur, sk->ncpus, sk->nxq))
 		return -ENOMEM;
 
 	/* Load: settings go into rodata first; only the chosen program loads. */
@@ -688,7 +1377,7 @@ static int setup(struct sink *sk)
 		return err;
 	}
 	sk->skel->rodata->do_parse = cfg->parse;
-	sk->skel->rodata->cost_ns = cfg->cost;
+	sk->skel->rodata->cost_ns = sk->mode == MODE_XSK ? 0 : cfg->cost;
 	bpf_object__for_each_program(p, sk->skel->obj)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), prog_names[sk->mode]));
 	err = xdp_sink_bpf__load(sk->skel);
@@ -717,6 +1406,12 @@ static int setup(struct sink *sk)
 		if (err)
 			return err;
 	}
+	/* Sockets first: the program finds them in the XSKMAP from its first packet. */
+	if (sk->mode == MODE_XSK) {
+		err = xsk_start(sk);
+		if (err)
+			return err;
+	}
 	return xdp_attachment__create(sk->skel->obj, prog_names[sk->mode], &aopts, &sk->att);
 }
 
@@ -724,6 +1419,7 @@ static void teardown(struct sink *sk)
 {
 	xdp_attachment__destroy(sk->att);
 	sk->att = NULL;
+	xsk_free(sk);
 	if (sk->pinned && !sk->cfg->keep_pins)
 		unpin_all(sk, true);
 	else if (sk->pinned)
@@ -733,18 +1429,26 @@ static void teardown(struct sink *sk)
 	iface_estats__close(sk->estats);
 	iface_estats__close(sk->to_estats);
 	free(sk->buf);
-	free(sk->base.cpu);
-	free(sk->prev.cpu);
-	free(sk->cur.cpu);
+	snapshot_free(&sk->base);
+	snapshot_free(&sk->prev);
+	snapshot_free(&sk->cur);
 }
 
 static void copy_snapshot(struct sink *sk, struct snapshot *dst, const struct snapshot *src)
 {
 	struct sink_stats *cpu = dst->cpu;
+	struct xq_counters *xc = dst->xc;
+	struct xdp_statistics *xs = dst->xs;
 
 	*dst = *src;
 	dst->cpu = cpu;
+	dst->xc = xc;
+	dst->xs = xs;
 	memcpy(cpu, src->cpu, (size_t)sk->ncpus * sizeof(*cpu));
+	if (sk->nxq) {
+		memcpy(xc, src->xc, sk->nxq * sizeof(*xc));
+		memcpy(xs, src->xs, sk->nxq * sizeof(*xs));
+	}
 }
 
 static int run(struct sink *sk)
@@ -781,7 +1485,7 @@ static int run(struct sink *sk)
 		if (err)
 			return err;
 		explain_kernel_drops(sk, &sk->cur);
-		if (cfg->count && sk->cur.total.packets - sk->base.total.packets >= cfg->count) {
+		if (cfg->count && received(sk, &sk->cur) - received(sk, &sk->base) >= cfg->count) {
 			sk->stop_reason = "count";
 			break;
 		}
@@ -798,15 +1502,18 @@ static int run(struct sink *sk)
 				next_report = sk->cur.t_ns + cfg->interval;
 		}
 	}
-	if (runtime_stop) {
+	if (runtime_stop)
 		sk->stop_reason = runtime_signal == SIGTERM ? "SIGTERM" :
 				  runtime_signal == SIGHUP  ? "SIGHUP" :
 							      "SIGINT";
-		err = take_snapshot(sk, &sk->cur);
-		if (err)
-			return err;
-	}
+	if (sk->mode == MODE_XSK)
+		xsk_stop(sk);
+	err = take_snapshot(sk, &sk->cur);
+	if (err)
+		return err;
 	report(sk, &sk->cur, &sk->base, true);
+	if (sk->mode == MODE_XSK)
+		return xsk_finish(sk);
 	return 0;
 }
 
@@ -827,7 +1534,7 @@ int main(int argc, char **argv)
 	log_set_prog("xdp-sink");
 	if (argc < 2) {
 		fprintf(stderr,
-			"xdp-sink: missing command; usage: xdp-sink drop|pass|tx|redirect [OPTIONS] IFNAME (see xdp-sink --help)\n");
+			"xdp-sink: missing command; usage: xdp-sink drop|pass|tx|redirect|xsk [OPTIONS] IFNAME (see xdp-sink --help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -845,7 +1552,7 @@ int main(int argc, char **argv)
 	cmd = params_find_cmd(cmds, argv[1]);
 	if (!cmd) {
 		fprintf(stderr,
-			"xdp-sink: unknown command '%s'; use drop, pass, tx or redirect (see xdp-sink --help)\n",
+			"xdp-sink: unknown command '%s'; use drop, pass, tx, redirect or xsk (see xdp-sink --help)\n",
 			argv[1]);
 		return 2;
 	}
@@ -858,10 +1565,11 @@ int main(int argc, char **argv)
 		      cfg.verbose      ? LOG_LEVEL_DEBUG :
 					 LOG_LEVEL_INFO);
 	log_route_libbpf();
-	sk.mode = cmd == &cmd_drop ? MODE_DROP :
-		  cmd == &cmd_pass ? MODE_PASS :
-		  cmd == &cmd_tx   ? MODE_TX :
-				     MODE_REDIRECT;
+	sk.mode = cmd == &cmd_drop     ? MODE_DROP :
+		  cmd == &cmd_pass     ? MODE_PASS :
+		  cmd == &cmd_tx       ? MODE_TX :
+		  cmd == &cmd_redirect ? MODE_REDIRECT :
+					 MODE_XSK;
 	sk.mode_name = cmd->name;
 	snprintf(sk.ifc.name, sizeof(sk.ifc.name), "%s", ifname);
 

@@ -1,0 +1,159 @@
+# SPDX-License-Identifier: GPL-2.0
+# xdp-sink xsk in the lab: exact delivery with stamps checked, forced gaps and
+# duplicates reported exactly, two queues, a slow sink whose drops land at the
+# right counter while the books still balance, the histogram file, bad input.
+
+SINK="$BUILD/xdp-sink"
+GEN="$BUILD/xdp-gen"
+
+wait_xdp() { # ns ifname
+	local i out
+	for i in $(seq 100); do
+		out=$(ip -n "$1" -d link show dev "$2")
+		[[ "$out" == *prog/xdp* ]] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+start_xsk_sink() { # [options]
+	XOUT=$(mktemp)
+	t_on_cleanup rm -f "$XOUT"
+	lab_bg "$XOUT" sink "$SINK" xsk -j -q -d 300 "$@" "$SINK_IF"
+	XPID=$LAST_PID
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$XOUT")"
+}
+
+stop_xsk_sink() {
+	sleep 0.5
+	kill -INT "$XPID"
+	wait "$XPID"
+	t_expect_eq "xsk sink exit code" 0 $?
+}
+
+xs() { # python expression on the summary object
+	json_get "$XOUT" summary "$1"
+}
+
+expect_balanced() {
+	t_expect_eq "unexplained" 0 "$(xs 'o["unexplained"]')"
+	t_expect_eq "frame accounting" True "$(xs 'all(q["frames_balanced"] for q in o["sockets"])')"
+}
+
+test_sink_xsk_exact() {
+	local n=1000000
+	lab_setup --no-ipv6
+	start_xsk_sink --ring-size 8192
+	lab_exec gen "$GEN" kernel -q -n $n -r 500k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	stop_xsk_sink
+	t_expect_eq "delivered" $n "$(xs 'o["rx_packets"]')"
+	t_expect_eq "stamped" $n "$(xs 'o["stamped"]')"
+	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
+	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
+	t_expect_eq "reordered" 0 "$(xs 'o["reordered"]')"
+	t_expect_eq "foreign" 0 "$(xs 'o["foreign"]')"
+	t_expect_eq "latency samples" $n "$(xs 'o["latency_ns"]["count"]')"
+	t_expect_ge "latency p50 > 0" 1 "$(xs 'o["latency_ns"]["p50"]')"
+	t_expect_eq "percentiles ordered" True \
+		"$(xs '[o["latency_ns"][k] for k in ("min","p50","p90","p99","p999","max")] == sorted(o["latency_ns"][k] for k in ("min","p50","p90","p99","p999","max"))')"
+	expect_balanced
+}
+
+test_sink_xsk_forced_gap_and_duplicates() {
+	lab_setup --no-ipv6
+	# A jump of +57 in flow 0's sequence: exactly 57 lost.
+	start_xsk_sink --ring-size 8192
+	XDPSG_TEST_SEQ_JUMP=50000:57 lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:57 "$GEN" xsk -q \
+		-n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	stop_xsk_sink
+	t_expect_eq "delivered" 100000 "$(xs 'o["rx_packets"]')"
+	t_expect_eq "lost after a forced gap of 57" 57 "$(xs 'o["lost"]')"
+	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
+	expect_balanced
+	# A jump of -23: the next 23 sequence numbers arrive twice.
+	start_xsk_sink --ring-size 8192
+	lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:-23 "$GEN" xsk -q -n 100000 -r 200k "$GEN_IF" \
+		>/dev/null 2>&1 || t_fail "xdp-gen failed"
+	stop_xsk_sink
+	t_expect_eq "duplicates after a rewind of 23" 23 "$(xs 'o["duplicates"]')"
+	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
+	expect_balanced
+}
+
+test_sink_xsk_restart_is_not_loss() {
+	lab_setup --no-ipv6
+	start_xsk_sink --ring-size 8192
+	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 1"
+	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 2"
+	stop_xsk_sink
+	t_expect_eq "delivered" 60000 "$(xs 'o["rx_packets"]')"
+	t_expect_eq "restarts" 1 "$(xs 'o["restarts"]')"
+	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
+	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
+}
+
+test_sink_xsk_two_queues() {
+	local n=200000
+	lab_setup --no-ipv6 --queues 2
+	# Two generator threads and two sink threads share the two CPUs here: a
+	# modest rate keeps this a test of spreading and accounting, not capacity.
+	start_xsk_sink --queues all --ring-size 8192
+	lab_exec gen "$GEN" kernel -q -n $n -t 2 -r 50k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
+	stop_xsk_sink
+	t_expect_eq "sockets" 2 "$(xs 'len(o["sockets"])')"
+	t_expect_eq "delivered" $n "$(xs 'o["rx_packets"]')"
+	t_expect_ge "socket 0 traffic" 1 "$(xs 'o["sockets"][0]["rx_packets"]')"
+	t_expect_ge "socket 1 traffic" 1 "$(xs 'o["sockets"][1]["rx_packets"]')"
+	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
+	expect_balanced
+}
+
+test_sink_xsk_slow_sink_balances() {
+	local seen delivered full
+	lab_setup --no-ipv6
+	# 3 us of work per packet caps the sink near 330 kpps; send faster.
+	start_xsk_sink --cost 3000 --ring-size 512
+	lab_exec gen "$GEN" kernel -q -n 500000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	stop_xsk_sink
+	seen=$(xs 'o["xdp_packets"]')
+	delivered=$(xs 'o["rx_packets"]')
+	full=$(xs 'o["drops"]["xsk_rx_ring_full"]+o["drops"]["xsk_fill_ring_empty"]')
+	t_expect_eq "the program saw every packet" 500000 "$seen"
+	t_expect_ge "kernel-side drops at the socket" 1 "$full"
+	t_expect_eq "seen = delivered + socket drops" "$seen" $((delivered + full))
+	expect_balanced
+	# The stamps tell the same story: what was not delivered is lost.
+	t_expect_ge "lost by the stamps" 1 "$(xs 'o["lost"]')"
+}
+
+test_sink_xsk_no_verify_and_hist() {
+	local hist
+	lab_setup --no-ipv6
+	hist=$(mktemp --suffix .csv)
+	t_on_cleanup rm -f "$hist"
+	start_xsk_sink --hist "$hist"
+	lab_exec gen "$GEN" kernel -q -n 20000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
+	stop_xsk_sink
+	t_expect_eq "histogram rows sum to the samples" 20000 \
+		"$(python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); print(sum(int(x[-1]) for x in r[1:]))' "$hist")"
+	start_xsk_sink --no-verify
+	lab_exec gen "$GEN" kernel -q -n 20000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
+	stop_xsk_sink
+	t_expect_eq "delivered without verification" 20000 "$(xs 'o["rx_packets"]')"
+	t_expect_eq "no loss fields without verification" False "$(xs '"lost" in o')"
+}
+
+test_sink_xsk_bad_input() {
+	lab_setup --no-ipv6
+	local x="$TESTENV exec --name $LAB_NAME sink --" msg rc
+	for args in "--queues 3" "--zero-copy" "--no-verify --hist /tmp/h.csv" \
+		"--hist /nonexistent/dir/h.csv" "--ring-size 1000" "--frame-size 3000" "--cpus 0,1"; do
+		msg=$($x "$SINK" xsk $args "$SINK_IF" 2>&1 >/dev/null)
+		rc=$?
+		t_expect_eq "exit code for '$args'" 2 "$rc"
+		t_expect_eq "one line for '$args' ($msg)" 1 "$(printf '%s\n' "$msg" | grep -c .)"
+	done
+	msg=$(ip -n "$SINK_NS" -d link show dev "$SINK_IF")
+	[[ "$msg" == *prog/xdp* ]] && t_fail "a refused run left a program attached"
+	return 0
+}
