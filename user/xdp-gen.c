@@ -18,6 +18,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
+#include <linux/if_packet.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -25,15 +26,19 @@
 
 #include "gen_prog.h"
 #include "iface.h"
+#include "kstats.h"
 #include "log.h"
 #include "numa.h"
 #include "params.h"
 #include "pkt.h"
 #include "runtime.h"
+#include "stall.h"
 #include "stats.h"
 #include "xsk_queue.h"
 
 enum gen_mode { GEN_XSK, GEN_KERNEL, GEN_QDISC };
+
+#define STALL_WINDOW_NS 1000000000ULL
 
 struct gen_cfg {
 	/* run */
@@ -59,6 +64,9 @@ struct gen_cfg {
 	/* kernel (live frames) */
 	__u64 threads;
 	bool fix_peer;
+	/* qdisc (AF_PACKET) */
+	__u64 sndbuf;
+	bool kernel_stats;
 };
 
 static const struct gen_cfg defaults = {
@@ -83,6 +91,8 @@ static const struct param_def run_opts[] = {
 	{ "quiet", 'q', PARAM_FLAG, OPT(quiet), NULL, "print only the final summary" },
 	{ "verbose", 'v', PARAM_COUNTER, OPT(verbose), NULL,
 	  "per-queue detail and frame accounting; twice for libbpf's messages" },
+	{ "kernel-stats", 0, PARAM_FLAG, OPT(kernel_stats), NULL,
+	  "also show the interface's qdisc, link and veth counters" },
 	{ NULL },
 };
 
@@ -165,6 +175,33 @@ static const struct param_cmd cmd_kernel = {
 	.tables = { run_opts, pkt_opts_table, kernel_opts, NULL },
 };
 
+static const struct param_def qdisc_opts[] = {
+	{ "threads", 't', PARAM_UINT, OPT(threads), "N",
+	  "sending threads, one socket each (default 1)", 1, 1024 },
+	{ "cpus", 0, PARAM_LIST, OPT(cpus), "LIST",
+	  "CPU of each thread (default: thread i on CPU i mod CPUs)", 0, 4095 },
+	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "frames per sendmmsg call", 1, 1024 },
+	{ "sndbuf", 0, PARAM_BYTES, OPT(sndbuf), "BYTES",
+	  "socket send buffer, forced past the sysctl limit (SO_SNDBUFFORCE); large lets the qdisc overflow",
+	  4096, 1ULL << 31 },
+	{ NULL },
+};
+
+static const struct param_cmd cmd_qdisc = {
+	.name = "qdisc",
+	.summary = "AF_PACKET through the qdisc layer: the path that backs up and overflows",
+	.description =
+		"Frames go through the interface's qdisc like any socket's (no qdisc bypass),\n"
+		"batched with sendmmsg, one socket per thread. A frame the qdisc refuses\n"
+		"(ENOBUFS: it was full and dropped it) is counted as refused and not sent\n"
+		"again; accepted + refused = attempted. With the default send buffer the\n"
+		"threads block instead of overflowing the qdisc: give --sndbuf 64M to let it\n"
+		"overflow. A qdisc that holds packets but sends none for a second is reported\n"
+		"as a stall and ends the run.",
+	.positional = "IFNAME",
+	.tables = { run_opts, pkt_opts_table, qdisc_opts, NULL },
+};
+
 static const struct param_cmd cmd_xsk = {
 	.name = "xsk",
 	.summary = "AF_XDP transmit: one socket, UMEM and frame allocator per queue",
@@ -177,7 +214,7 @@ static const struct param_cmd cmd_xsk = {
 	.tables = { run_opts, pkt_opts_table, xsk_opts, NULL },
 };
 
-static const struct param_cmd *const cmds[] = { &cmd_xsk, &cmd_kernel, NULL };
+static const struct param_cmd *const cmds[] = { &cmd_xsk, &cmd_kernel, &cmd_qdisc, NULL };
 
 /* Counters of one thread: written only by it, read by the main thread. */
 struct gen_counters {
@@ -189,6 +226,8 @@ struct gen_counters {
 	__u64 stall_kick; /* the kick was answered EAGAIN/EBUSY/ENOBUFS */
 	__u64 kicks;
 	__u64 redirect_err; /* kernel mode: the program's redirect was refused */
+	__u64 refused; /* qdisc mode: the qdisc dropped the frame (ENOBUFS) */
+	__u64 stall_sndbuf; /* qdisc mode: the send buffer stayed full for a timeout */
 } __attribute__((aligned(64)));
 
 #define CNT_READ(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -226,6 +265,7 @@ struct gen_snapshot {
 	struct link_stats link;
 	__u64 xsk_tx_invalid;
 	__u64 xdp_xmit, xdp_xmit_errors; /* the device's own ndo_xdp_xmit counters */
+	struct kstats *ks; /* with --kernel-stats, or in qdisc mode for the stall check */
 };
 
 struct gen {
@@ -251,6 +291,10 @@ struct gen {
 	bool peer_fixed;
 	char peer_desc[96];
 	__u64 end_ns; /* --duration's end, for trimming the last chunk */
+	/* qdisc mode and --kernel-stats */
+	struct kstats_reader *kr;
+	struct stall stall;
+	__u64 stall_ns;
 };
 
 /* Signals go to the main thread; workers never see EINTR in the middle of a batch. */
@@ -691,6 +735,140 @@ static int kernel_setup(struct gen *g)
 }
 
 /* ---------------------------------------------------------------------------
+ * Qdisc mode: AF_PACKET, through the qdisc
+ */
+
+static int qdisc_socket(struct gen_thread *t, struct sockaddr_ll *sll)
+{
+	const struct gen_cfg *cfg = t->g->cfg;
+	/* A full send buffer makes sendmmsg return EAGAIN after this: stops stay prompt. */
+	struct timeval tv = { .tv_usec = 100000 };
+	int fd, val;
+
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		pr_warn("cannot open an AF_PACKET socket: %s (needs CAP_NET_RAW)\n",
+			strerror(errno));
+		return -errno;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		pr_warn("SO_SNDTIMEO: %s\n", strerror(errno));
+	if (cfg->sndbuf) {
+		val = (int)(cfg->sndbuf / 2); /* the kernel doubles what it is given */
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val))) {
+			pr_warn("cannot force the send buffer to %" PRIu64
+				" bytes (%s); using the sysctl limit\n",
+				(uint64_t)cfg->sndbuf, strerror(errno));
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &val, sizeof(val));
+		}
+	}
+	memset(sll, 0, sizeof(*sll));
+	sll->sll_family = AF_PACKET;
+	sll->sll_ifindex = t->g->ifc.ifindex;
+	sll->sll_halen = 6;
+	memcpy(sll->sll_addr, t->g->popts.dst_mac, 6);
+	return fd;
+}
+
+static void *qdisc_thread(void *arg)
+{
+	struct gen_thread *t = arg;
+	struct gen *g = t->g;
+	__u32 batch = (__u32)g->cfg->batch, i;
+	unsigned int flen = pkt_gen_max_len(t->pg);
+	struct mmsghdr *msgs = calloc(batch, sizeof(*msgs));
+	struct iovec *iov = calloc(batch, sizeof(*iov));
+	__u8 *bufs = calloc(batch, flen);
+	struct sockaddr_ll sll;
+	__u64 due;
+	int fd = -1, err = 0;
+
+	block_signals();
+	if (!msgs || !iov || !bufs)
+		err = -ENOMEM;
+	if (!err)
+		err = runtime_pin_cpu(t->cpu);
+	if (!err) {
+		fd = qdisc_socket(t, &sll);
+		if (fd < 0)
+			err = fd;
+	}
+	for (i = 0; !err && i < batch; i++) {
+		pkt_gen_prefill(t->pg, bufs + (size_t)i * flen);
+		iov[i].iov_base = bufs + (size_t)i * flen;
+		msgs[i].msg_hdr.msg_name = &sll;
+		msgs[i].msg_hdr.msg_namelen = sizeof(sll);
+		msgs[i].msg_hdr.msg_iov = &iov[i];
+		msgs[i].msg_hdr.msg_iovlen = 1;
+	}
+	t->err = err;
+	wait_go(t);
+	if (err)
+		goto out;
+
+	while (!should_stop(g)) {
+		__u64 attempted = t->c.sent + t->c.refused, ts, bytes = 0;
+		__u32 want, start = 0;
+
+		if (t->quota && attempted >= t->quota)
+			break;
+		want = budget(t, attempted, batch, now_ns(), &due);
+		if (!want) {
+			pace(due);
+			continue;
+		}
+		ts = now_ns();
+		for (i = 0; i < want; i++)
+			iov[i].iov_len = pkt_gen_next(t->pg, iov[i].iov_base, ts);
+		while (start < want && !should_stop(g)) {
+			int r = sendmmsg(fd, msgs + start, want - start, 0);
+
+			if (r < 0) {
+				if (errno == EAGAIN || errno == EINTR) {
+					/* The send buffer stayed full: nothing was taken, try again. */
+					CNT_ADD(t->c.stall_sndbuf, 1);
+					continue;
+				}
+				if (errno != ENOBUFS) {
+					t->err = -errno;
+					pr_warn("sendmmsg on %s: %s\n", g->ifc.name,
+						strerror(errno));
+					goto out;
+				}
+				/* The qdisc was full and dropped it: refused, never sent again. */
+				CNT_ADD(t->c.refused, 1);
+				start++;
+				continue;
+			}
+			for (i = start; i < start + (__u32)r; i++)
+				bytes += iov[i].iov_len;
+			CNT_ADD(t->c.sent, (__u64)r);
+			start += (__u32)r;
+			/*
+			 * A short count: the next frame failed and sendmmsg dropped its
+			 * error. For a well-formed frame on a blocking packet socket that
+			 * is the qdisc refusing it (ENOBUFS); the qdisc's drop counter
+			 * shows the same, which the backpressure books check.
+			 */
+			if (start < want) {
+				CNT_ADD(t->c.refused, 1);
+				start++;
+			}
+		}
+		CNT_ADD(t->c.bytes, bytes);
+		CNT_ADD(t->c.submitted, start);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	free(msgs);
+	free(iov);
+	free(bufs);
+	thread_done(t);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------------
  * Setup shared by the modes
  */
 
@@ -854,7 +1032,7 @@ static int plan_threads(struct gen *g)
 
 	if (!maxq)
 		maxq = 1;
-	if (g->mode == GEN_KERNEL)
+	if (g->mode != GEN_XSK)
 		nq = cfg->threads ? (unsigned int)cfg->threads : 1;
 	else
 		nq = cfg->queues.all ? maxq : cfg->queues.n;
@@ -866,8 +1044,8 @@ static int plan_threads(struct gen *g)
 		return -ENOMEM;
 	if (!cfg->cpus.all && cfg->cpus.n && cfg->cpus.n != nq) {
 		fprintf(stderr, "xdp-gen: --cpus names %u CPUs for %u %s; give one CPU per %s\n",
-			cfg->cpus.n, nq, g->mode == GEN_KERNEL ? "threads" : "queues",
-			g->mode == GEN_KERNEL ? "thread" : "queue");
+			cfg->cpus.n, nq, g->mode != GEN_XSK ? "threads" : "queues",
+			g->mode != GEN_XSK ? "thread" : "queue");
 		return -EINVAL;
 	}
 	for (i = 0; i < nq; i++) {
@@ -875,8 +1053,8 @@ static int plan_threads(struct gen *g)
 
 		t->g = g;
 		t->idx = i;
-		t->queue = g->mode == GEN_KERNEL ? i : cfg->queues.all ? i : cfg->queues.ids[i];
-		if (g->mode != GEN_KERNEL && t->queue >= maxq) {
+		t->queue = g->mode != GEN_XSK ? i : cfg->queues.all ? i : cfg->queues.ids[i];
+		if (g->mode == GEN_XSK && t->queue >= maxq) {
 			fprintf(stderr, "xdp-gen: %s has no queue %u (it has %u); pick from 0-%u\n",
 				g->ifc.name, t->queue, maxq, maxq - 1);
 			return -EINVAL;
@@ -979,6 +1157,8 @@ static int preflight(struct gen *g)
 		}
 		return kernel_check_peer(g);
 	}
+	if (g->mode == GEN_QDISC)
+		return 0;
 	if (pkt_gen_max_len(g->th[0].pg) > cfg->frame_size) {
 		fprintf(stderr,
 			"xdp-gen: frames of %u bytes do not fit --frame-size %" PRIu64
@@ -1003,6 +1183,8 @@ static void counters_add(struct gen_counters *d, const struct gen_counters *s)
 	d->stall_kick += CNT_READ(s->stall_kick);
 	d->kicks += CNT_READ(s->kicks);
 	d->redirect_err += CNT_READ(s->redirect_err);
+	d->refused += CNT_READ(s->refused);
+	d->stall_sndbuf += CNT_READ(s->stall_sndbuf);
 }
 
 static void take_snapshot(struct gen *g, struct gen_snapshot *s)
@@ -1032,6 +1214,8 @@ static void take_snapshot(struct gen *g, struct gen_snapshot *s)
 		counters_add(&s->total, &s->per[i]);
 	}
 	iface_link_stats(g->ifc.name, &s->link);
+	if (g->kr && s->ks)
+		kstats_read(g->kr, s->ks);
 	if (g->estats && !iface_estats_read(g->estats)) {
 		s->xdp_xmit = iface_estat_sum(g->estats, "tx_queue_", "_xdp_xmit", NULL);
 		s->xdp_xmit_errors =
@@ -1042,9 +1226,13 @@ static void take_snapshot(struct gen *g, struct gen_snapshot *s)
 static void copy_snapshot(struct gen *g, struct gen_snapshot *d, const struct gen_snapshot *s)
 {
 	struct gen_counters *per = d->per;
+	struct kstats *ks = d->ks;
 
 	*d = *s;
 	d->per = per;
+	d->ks = ks;
+	if (ks && s->ks)
+		*ks = *s->ks;
 	memcpy(per, s->per, g->nthreads * sizeof(*per));
 }
 
@@ -1111,6 +1299,21 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			jw_u64(&w, "xdp_xmit_errors", xmit_err);
 		}
 		jw_end_obj(&w);
+		if (g->mode == GEN_QDISC) {
+			/* attempted = accepted (tx_packets) + refused by a full qdisc */
+			jw_u64(&w, "attempted", sent + a->total.refused - b->total.refused);
+			jw_u64(&w, "refused", a->total.refused - b->total.refused);
+			jw_u64(&w, "sndbuf_full", a->total.stall_sndbuf - b->total.stall_sndbuf);
+		}
+		if (cfg->kernel_stats && a->ks && b->ks) {
+			struct kstats *d = malloc(sizeof(*d));
+
+			if (d) {
+				kstats_delta(a->ks, b->ks, d);
+				kstats_json(&w, "kernel_stats", d);
+				free(d);
+			}
+		}
 		if (g->mode == GEN_KERNEL && g->estats) {
 			/* sent = transmitted + failed, from the device's own counters */
 			jw_u64(&w, "transmitted", xmit);
@@ -1166,6 +1369,9 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			printf("  link tx_dropped %" PRIu64, (uint64_t)link_drop);
 		if (xmit_err)
 			printf("  xdp_xmit_errors %" PRIu64, (uint64_t)xmit_err);
+		if (g->mode == GEN_QDISC && a->total.refused != b->total.refused)
+			printf("  refused %" PRIu64,
+			       (uint64_t)(a->total.refused - b->total.refused));
 		printf("\n");
 	} else {
 		printf("xdp-gen %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s); stopped by %s\n",
@@ -1191,6 +1397,13 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 		if (g->mode == GEN_KERNEL)
 			printf("  redirect refused by the kernel: %" PRIu64 "\n",
 			       (uint64_t)(a->total.redirect_err - b->total.redirect_err));
+		if (g->mode == GEN_QDISC)
+			printf("  attempted %" PRIu64 " = accepted %" PRIu64 " + refused %" PRIu64
+			       " (ENOBUFS: the qdisc was full); send buffer full %" PRIu64
+			       " times\n",
+			       (uint64_t)(sent + a->total.refused - b->total.refused),
+			       (uint64_t)sent, (uint64_t)(a->total.refused - b->total.refused),
+			       (uint64_t)(a->total.stall_sndbuf - b->total.stall_sndbuf));
 		printf("  kernel:   %s tx_packets %" PRIu64 ", tx_dropped %" PRIu64, g->ifc.name,
 		       (uint64_t)link_tx, (uint64_t)link_drop);
 		if (g->mode == GEN_XSK)
@@ -1232,7 +1445,9 @@ static int start_threads(struct gen *g)
 
 	for (i = 0; i < g->nthreads; i++) {
 		err = -pthread_create(&g->th[i].tid, NULL,
-				      g->mode == GEN_KERNEL ? kernel_thread : xsk_thread,
+				      g->mode == GEN_KERNEL ? kernel_thread :
+				      g->mode == GEN_QDISC  ? qdisc_thread :
+							      xsk_thread,
 				      &g->th[i]);
 		if (err) {
 			pr_warn("cannot start a thread: %s\n", strerror(-err));
@@ -1250,10 +1465,41 @@ static int start_threads(struct gen *g)
 	return 0;
 }
 
+/*
+ * The qdisc holds packets but has sent none for a second: its device's TX
+ * queue is stopped and nobody wakes it. Say so and stop instead of hanging.
+ * Test hook: XDPSG_TEST_STALL=1 feeds the detector a frozen counter.
+ */
+static bool qdisc_stalled(struct gen *g)
+{
+	static int hook = -1;
+	const struct kstats_qdisc *root;
+	__u64 now = now_ns(), sent, backlog;
+
+	if (hook < 0)
+		hook = getenv("XDPSG_TEST_STALL") != NULL;
+	if (kstats_read(g->kr, g->cur.ks))
+		return false;
+	root = kstats_root(g->cur.ks);
+	if (!root)
+		return false;
+	sent = hook ? 0 : root->packets;
+	backlog = hook ? 1 : root->backlog + root->qlen;
+	if (!stall_update(&g->stall, now, sent, backlog))
+		return false;
+	g->stall_ns = stall_duration(&g->stall, now);
+	pr_warn("stall: the %s qdisc on %s holds %" PRIu64 " bytes (%" PRIu64
+		" packets) but sent nothing for %.1f s; its TX queue looks stopped and never woken (seen with multi-queue veth and GRO-only NAPI on the peer: attach an XDP program to the peer)\n",
+		root->kind, g->ifc.name, (uint64_t)root->backlog, (uint64_t)root->qlen,
+		(double)g->stall_ns / 1e9);
+	return true;
+}
+
 static int run(struct gen *g)
 {
 	const struct gen_cfg *cfg = g->cfg;
 	__u64 next_report, end = 0;
+	bool stalled = false;
 	unsigned int i;
 
 	take_snapshot(g, &g->base);
@@ -1287,6 +1533,11 @@ static int run(struct gen *g)
 		runtime_sleep_until(wake);
 		if (all_finished(g)) {
 			g->stop_reason = cfg->count ? "count" : "error";
+			break;
+		}
+		if (g->mode == GEN_QDISC && qdisc_stalled(g)) {
+			g->stop_reason = "stall";
+			stalled = true;
 			break;
 		}
 		if (end && now_ns() >= end) {
@@ -1324,6 +1575,8 @@ static int run(struct gen *g)
 	take_snapshot(g, &g->cur);
 	g->cur.xsk_tx_invalid = g->mode == GEN_XSK ? xsk_tx_invalid(g) : 0;
 	report(g, &g->cur, &g->base, true);
+	if (stalled)
+		return -EIO;
 	for (i = 0; i < g->nthreads; i++)
 		if (g->th[i].accounting[0] && !g->th[i].accounting_ok) {
 			pr_warn("queue %u: frame accounting does not balance: %s\n", g->th[i].queue,
@@ -1356,6 +1609,10 @@ static void cleanup(struct gen *g)
 	free(g->frame);
 	free(g->cpu_vals);
 	iface_estats__close(g->estats);
+	kstats_reader__close(g->kr);
+	free(g->base.ks);
+	free(g->prev.ks);
+	free(g->cur.ks);
 	free(g->base.per);
 	free(g->prev.per);
 	free(g->cur.per);
@@ -1372,7 +1629,7 @@ int main(int argc, char **argv)
 	log_set_prog("xdp-gen");
 	if (argc < 2) {
 		fprintf(stderr,
-			"xdp-gen: missing command; usage: xdp-gen xsk|kernel [OPTIONS] IFNAME (see xdp-gen --help)\n");
+			"xdp-gen: missing command; usage: xdp-gen xsk|kernel|qdisc [OPTIONS] IFNAME (see xdp-gen --help)\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -1393,7 +1650,7 @@ int main(int argc, char **argv)
 	cmd = params_find_cmd(cmds, argv[1]);
 	if (!cmd) {
 		fprintf(stderr,
-			"xdp-gen: unknown command '%s'; use xsk or kernel (see xdp-gen --help)\n",
+			"xdp-gen: unknown command '%s'; use xsk, kernel or qdisc (see xdp-gen --help)\n",
 			argv[1]);
 		return 2;
 	}
@@ -1405,7 +1662,7 @@ int main(int argc, char **argv)
 		      cfg.verbose      ? LOG_LEVEL_DEBUG :
 					 LOG_LEVEL_INFO);
 	log_route_libbpf();
-	g.mode = cmd == &cmd_kernel ? GEN_KERNEL : GEN_XSK;
+	g.mode = cmd == &cmd_kernel ? GEN_KERNEL : cmd == &cmd_qdisc ? GEN_QDISC : GEN_XSK;
 	g.mode_name = cmd->name;
 	snprintf(g.ifc.name, sizeof(g.ifc.name), "%s", ifname);
 
@@ -1421,6 +1678,18 @@ int main(int argc, char **argv)
 	if (!g.base.per || !g.prev.per || !g.cur.per || runtime_install_signals()) {
 		cleanup(&g);
 		return 1;
+	}
+	/* The kernel's own counters: shown with --kernel-stats, watched for stalls in qdisc mode. */
+	if (cfg.kernel_stats || g.mode == GEN_QDISC) {
+		if (kstats_reader__open(g.ifc.name, &g.kr) ||
+		    !(g.base.ks = calloc(1, sizeof(struct kstats))) ||
+		    !(g.prev.ks = calloc(1, sizeof(struct kstats))) ||
+		    !(g.cur.ks = calloc(1, sizeof(struct kstats)))) {
+			pr_warn("cannot read the kernel counters of %s\n", g.ifc.name);
+			cleanup(&g);
+			return 1;
+		}
+		stall_init(&g.stall, STALL_WINDOW_NS);
 	}
 
 	/* Kernel mode: one loaded program, maps filled, per-CPU state set. */

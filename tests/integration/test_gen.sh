@@ -284,3 +284,58 @@ test_gen_kernel_bad_input() {
 	gen_usage_error "xsk option in kernel mode" "unknown option" $x "$GEN" kernel --queues 1 "$GEN_IF"
 	return 0
 }
+
+# --- qdisc mode (AF_PACKET through the qdisc) ---
+
+test_gen_qdisc_count_exact() {
+	local out n=300000
+	lab_setup --no-ipv6 --qdisc pfifo:1000
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_exec gen "$GEN" qdisc -j -q -n $n --kernel-stats "$GEN_IF" >"$out" 2>&1 ||
+		t_fail "xdp-gen qdisc failed: $(cat "$out")"
+	t_expect_eq "accepted" $n "$(json_get "$out" summary 'o["tx_packets"]')"
+	t_expect_eq "attempted" $n "$(json_get "$out" summary 'o["attempted"]')"
+	t_expect_eq "refused with a fast sink and default buffers" 0 "$(json_get "$out" summary 'o["refused"]')"
+	t_expect_eq "the qdisc sent them" $n "$(json_get "$out" summary 'o["kernel_stats"]["qdisc"]["sent_packets"]')"
+	t_expect_eq "qdisc kind" pfifo "$(json_get "$out" summary 'o["kernel_stats"]["qdisc"]["kind"]')"
+	sleep 0.3
+	stop_sink
+	t_expect_eq "received" $n "$(sink_total)"
+}
+
+test_gen_qdisc_refused_is_qdisc_drops() {
+	local out acc ref
+	lab_setup --no-ipv6 --qdisc pfifo:200 --tso off --threaded-napi
+	start_sink --cost 3000
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_exec gen "$GEN" qdisc -j -q -t 2 --sndbuf 64M -d 2 --kernel-stats "$GEN_IF" >"$out" 2>&1 ||
+		t_fail "xdp-gen qdisc failed: $(cat "$out")"
+	acc=$(json_get "$out" summary 'o["tx_packets"]')
+	ref=$(json_get "$out" summary 'o["refused"]')
+	t_expect_ge "refused under overflow" 1 "$ref"
+	t_expect_eq "refused = the qdisc's own drops" "$ref" \
+		"$(json_get "$out" summary 'o["kernel_stats"]["qdisc"]["drops"]')"
+	t_expect_eq "accepted = the qdisc's sent + what it still holds" "$acc" \
+		"$(json_get "$out" summary 'o["kernel_stats"]["qdisc"]["sent_packets"] + o["kernel_stats"]["qdisc"]["qlen"]')"
+	sleep 0.5
+	stop_sink
+	t_expect_eq "everything accepted arrived" "$acc" "$(sink_total)"
+}
+
+test_gen_qdisc_stall_detected() {
+	local out start secs
+	lab_setup --no-ipv6 --qdisc pfifo:1000
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	start=$(date +%s)
+	lab_exec gen env XDPSG_TEST_STALL=1 "$GEN" qdisc -j -d 60 -r 1000 "$GEN_IF" >"$out" 2>&1
+	t_expect_eq "exit code on a stall" 1 $?
+	secs=$(( $(date +%s) - start ))
+	t_expect_le "seconds until the stall ends the run" 5 "$secs"
+	t_expect_eq "stop reason" stall "$(json_get "$out" summary 'o["stop_reason"]')"
+	grep -q "stall: the pfifo qdisc" "$out" || t_fail "no stall message: $(cat "$out")"
+}
