@@ -20,6 +20,7 @@
 
 #include "hist.h"
 #include "iface.h"
+#include "kstats.h"
 #include "log.h"
 #include "params.h"
 #include "runtime.h"
@@ -47,6 +48,7 @@ struct sink_cfg {
 	bool pin;
 	bool keep_pins;
 	bool parse;
+	bool kernel_stats;
 	__u64 cost;
 	const char *to;
 	/* xsk */
@@ -93,6 +95,8 @@ static const struct param_def common_opts[] = {
 	  "parse Ethernet/IPv4/IPv6/UDP per packet and count what is found" },
 	{ "cost", 0, PARAM_UINT, OPT(cost), "NS", "busy work per packet in nanoseconds (slow sink)",
 	  0, 1000000 },
+	{ "kernel-stats", 0, PARAM_FLAG, OPT(kernel_stats), NULL,
+	  "also show the interface's link, qdisc and veth counters" },
 	{ NULL },
 };
 
@@ -226,6 +230,7 @@ struct snapshot {
 	/* xsk: per queue, from the threads and the sockets' XDP_STATISTICS */
 	struct xq_counters *xc;
 	struct xdp_statistics *xs;
+	struct kstats *ks; /* with --kernel-stats */
 };
 
 struct sink {
@@ -237,6 +242,7 @@ struct sink {
 	struct xdp_sink_bpf *skel;
 	struct xdp_attachment *att;
 	struct iface_estats *estats, *to_estats;
+	struct kstats_reader *kr;
 	char pin_dir[128];
 	bool pinned;
 	int ncpus;
@@ -265,6 +271,7 @@ static int snapshot_alloc(struct snapshot *s, int ncpus, unsigned int nxq)
 
 static void snapshot_free(struct snapshot *s)
 {
+	free(s->ks);
 	free(s->cpu);
 	free(s->xc);
 	free(s->xs);
@@ -349,6 +356,8 @@ static int take_snapshot(struct sink *sk, struct snapshot *s)
 		stats_add(&s->total, &s->q[key]);
 	}
 	iface_link_stats(sk->ifc.name, &s->link);
+	if (sk->kr && s->ks)
+		kstats_read(sk->kr, s->ks);
 	if (sk->estats && !iface_estats_read(sk->estats)) {
 		s->veth_rx_drops = iface_estat_sum(sk->estats, "rx_queue_", "_drops", NULL);
 		s->xdp_tx_errors = iface_estat_sum(sk->estats, "rx_queue_", "_xdp_tx_errors", NULL);
@@ -731,6 +740,15 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 				json_parse(&w, &d);
 			json_drops(&w, sk, &dr);
 		}
+		if (a->ks && b->ks) {
+			struct kstats *kd = malloc(sizeof(*kd));
+
+			if (kd) {
+				kstats_delta(a->ks, b->ks, kd);
+				kstats_json(&w, "kernel_stats", kd);
+				free(kd);
+			}
+		}
 		jw_arr(&w, "queues");
 		for (i = 0; i < sk->nslots; i++) {
 			key = slot_key(sk, i);
@@ -827,6 +845,15 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 			       fmt_count(b1, sizeof(b1), dc.packets),
 			       fmt_si(b2, sizeof(b2),
 				      stats_rate(a->cpu[c].packets, b->cpu[c].packets, dt)));
+		}
+	}
+	if (a->ks && b->ks && (summary || !cfg->quiet)) {
+		struct kstats *kd = malloc(sizeof(*kd));
+
+		if (kd) {
+			kstats_delta(a->ks, b->ks, kd);
+			kstats_print(stdout, sk->ifc.name, kd, cfg->verbose);
+			free(kd);
 		}
 	}
 	fflush(stdout);
@@ -1368,6 +1395,19 @@ static int setup(struct sink *sk)
 	    snapshot_alloc(&sk->prev, sk->ncpus, sk->nxq) ||
 	    snapshot_alloc(&sk->cur, sk->ncpus, sk->nxq))
 		return -ENOMEM;
+	if (cfg->kernel_stats) {
+		err = kstats_reader__open(sk->ifc.name, &sk->kr);
+		if (err) {
+			pr_warn("cannot read the kernel counters of %s: %s\n", sk->ifc.name,
+				strerror(-err));
+			return err;
+		}
+		sk->base.ks = calloc(1, sizeof(struct kstats));
+		sk->prev.ks = calloc(1, sizeof(struct kstats));
+		sk->cur.ks = calloc(1, sizeof(struct kstats));
+		if (!sk->base.ks || !sk->prev.ks || !sk->cur.ks)
+			return -ENOMEM;
+	}
 
 	/* Load: settings go into rodata first; only the chosen program loads. */
 	sk->skel = xdp_sink_bpf__open();
@@ -1428,6 +1468,7 @@ static void teardown(struct sink *sk)
 	xdp_sink_bpf__destroy(sk->skel);
 	iface_estats__close(sk->estats);
 	iface_estats__close(sk->to_estats);
+	kstats_reader__close(sk->kr);
 	free(sk->buf);
 	snapshot_free(&sk->base);
 	snapshot_free(&sk->prev);
@@ -1439,8 +1480,12 @@ static void copy_snapshot(struct sink *sk, struct snapshot *dst, const struct sn
 	struct sink_stats *cpu = dst->cpu;
 	struct xq_counters *xc = dst->xc;
 	struct xdp_statistics *xs = dst->xs;
+	struct kstats *ks = dst->ks;
 
 	*dst = *src;
+	dst->ks = ks;
+	if (ks && src->ks)
+		*ks = *src->ks;
 	dst->cpu = cpu;
 	dst->xc = xc;
 	dst->xs = xs;
