@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "iface.h"
+#include "log.h"
 
 #ifndef CAP_BPF
 #define CAP_BPF 39
@@ -643,4 +644,32 @@ int iface_peer_set_gro(const struct iface *ifc, bool on)
 	struct peer_napi tmp;
 
 	return peer_job(ifc, on, false, &tmp);
+}
+
+int iface_preflight(const char *name, const char *side, struct iface *out)
+{
+	char missing[64], copy[IF_NAMESIZE];
+	int err;
+
+	snprintf(copy, sizeof(copy), "%s", name);
+	if (!iface_have_caps(missing, sizeof(missing))) {
+		pr_warn("missing privileges: needs %s (run as root)\n", missing);
+		return -EPERM;
+	}
+	err = iface_get(copy, out);
+	if (err == -ENAMETOOLONG || err == -ENODEV) {
+		pr_warn("interface '%s' not found in this namespace; check 'ip link' (in the lab: testenv/testenv.sh exec %s -- ...)\n",
+			copy, side);
+		return -EINVAL;
+	}
+	if (err) {
+		pr_warn("cannot inspect interface %s: %s\n", copy, strerror(-err));
+		return err;
+	}
+	if (!out->up) {
+		pr_warn("interface %s is down; bring it up with 'ip link set dev %s up'\n", copy,
+			copy);
+		return -EINVAL;
+	}
+	return 0;
 }

@@ -99,4 +99,12 @@ int iface_neigh_lookup(int ifindex, int family, const char *ip, char *ip_out, si
 /* Privileges to load BPF and attach XDP: CAP_BPF (or CAP_SYS_ADMIN) and CAP_NET_ADMIN. */
 bool iface_have_caps(char *missing, size_t len);
 
+/*
+ * What both tools check first: the privileges, then that the interface exists
+ * here and is up. Prints one line naming the problem and the fix; returns 0,
+ * -EPERM, -EINVAL (missing or down) or another -errno. 'side' names the lab
+ * side to run on in the hint ("gen" or "sink").
+ */
+int iface_preflight(const char *name, const char *side, struct iface *out);
+
 #endif

@@ -104,3 +104,12 @@ void log_route_libbpf(void)
 	libbpf_set_print(libbpf_print);
 	libxdp_set_print(libxdp_print);
 }
+
+void log_setup(bool quiet, int verbose)
+{
+	log_set_level(quiet	   ? LOG_LEVEL_WARN :
+		      verbose >= 2 ? LOG_LEVEL_TRACE :
+		      verbose	   ? LOG_LEVEL_DEBUG :
+				     LOG_LEVEL_INFO);
+	log_route_libbpf();
+}

@@ -25,6 +25,9 @@ const char *log_get_prog(void);
 /* Route libbpf's and libxdp's messages through us, one level quieter. */
 void log_route_libbpf(void);
 
+/* The tools' -q and -v (-vv adds libbpf's debug output), and the routing above. */
+void log_setup(bool quiet, int verbose);
+
 /*
  * While set, libbpf's and libxdp's messages are shown only at -v and above:
  * for calls whose failures are expected and handled (libxdp's dispatcher

@@ -638,6 +638,55 @@ const struct param_cmd *params_find_cmd(const struct param_cmd *const *cmds, con
 	return NULL;
 }
 
+static void cmd_names(const struct param_cmd *const *cmds, const char *sep, const char *last,
+		      char *buf, size_t len)
+{
+	size_t off = 0;
+	int i, n = 0;
+
+	while (cmds[n])
+		n++;
+	buf[0] = '\0';
+	for (i = 0; i < n && off < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					i == 0 ? "" : (i == n - 1 ? last : sep), cmds[i]->name);
+}
+
+int params_dispatch(const char *prog, const char *summary, const struct param_cmd *const *cmds,
+		    const void *defaults, int argc, char **argv, const struct param_cmd **cmd)
+{
+	char names[256];
+
+	*cmd = NULL;
+	if (argc < 2) {
+		cmd_names(cmds, "|", "|", names, sizeof(names));
+		fprintf(stderr,
+			"%s: missing command; usage: %s %s [OPTIONS] IFNAME (see %s --help)\n",
+			prog, prog, names, prog);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		params_usage_tool(stdout, prog, summary, cmds);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--man-options")) {
+		params_man_tool(stdout, cmds, defaults);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("%s %s\n", prog, XDPSG_VERSION);
+		return 0;
+	}
+	*cmd = params_find_cmd(cmds, argv[1]);
+	if (!*cmd) {
+		cmd_names(cmds, ", ", " or ", names, sizeof(names));
+		fprintf(stderr, "%s: unknown command '%s'; use %s (see %s --help)\n", prog, argv[1],
+			names, prog);
+		return 2;
+	}
+	return -1;
+}
+
 void params_for_each(const struct param_cmd *cmd, void (*fn)(const struct param_def *, void *),
 		     void *ctx)
 {

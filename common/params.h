@@ -81,6 +81,15 @@ void params_usage_tool(FILE *out, const char *prog, const char *summary,
 const struct param_cmd *params_find_cmd(const struct param_cmd *const *cmds, const char *name);
 
 /*
+ * The first argument of a multi-command tool: --help, --version and the
+ * hidden --man-options are answered here, as are a missing or unknown
+ * command (one line, exit 2). Returns -1 with *cmd set when the tool should
+ * go on parsing, otherwise the exit code.
+ */
+int params_dispatch(const char *prog, const char *summary, const struct param_cmd *const *cmds,
+		    const void *defaults, int argc, char **argv, const struct param_cmd **cmd);
+
+/*
  * Value parsers used by params_parse, exposed for tests and for tools with
  * their own syntax. Each returns 0, or -EINVAL (malformed) / -ERANGE (too big),
  * and on error points *why at a short reason.

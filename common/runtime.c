@@ -31,6 +31,17 @@ int runtime_install_signals(void)
 	return 0;
 }
 
+void runtime_block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
 void runtime_sleep_until(__u64 deadline_ns)
 {
 	struct timespec ts = {

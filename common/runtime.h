@@ -24,6 +24,9 @@ extern volatile sig_atomic_t runtime_stop;
 extern volatile sig_atomic_t runtime_signal;
 int runtime_install_signals(void);
 
+/* Worker threads: SIGINT/SIGTERM/SIGHUP go to the main thread only. */
+void runtime_block_signals(void);
+
 /* Sleep until an absolute CLOCK_MONOTONIC time; returns early on a signal. */
 void runtime_sleep_until(__u64 deadline_ns);
 

@@ -438,3 +438,27 @@ int xsk_queue_rx_recycle(struct xsk_queue *q, __u32 idx, __u32 n)
 	xsk_ring_cons__release(&q->rx, n);
 	return err;
 }
+
+int xsk_queue_check_cli(const char *driver, bool copy, bool zero_copy, __u64 frame_size,
+			__u64 ring_size)
+{
+	if (copy && zero_copy) {
+		pr_warn("--copy and --zero-copy exclude each other; pick one\n");
+		return -EINVAL;
+	}
+	if (zero_copy && !strcmp(driver, "veth")) {
+		pr_warn("veth supports AF_XDP copy mode only; drop --zero-copy\n");
+		return -EINVAL;
+	}
+	if (frame_size != 2048 && frame_size != 4096) {
+		pr_warn("--frame-size %llu is not supported; use 2048 or 4096\n",
+			(unsigned long long)frame_size);
+		return -EINVAL;
+	}
+	if (!ring_size || (ring_size & (ring_size - 1))) {
+		pr_warn("--ring-size %llu is not a power of two; use e.g. 2048\n",
+			(unsigned long long)ring_size);
+		return -EINVAL;
+	}
+	return 0;
+}

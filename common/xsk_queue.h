@@ -139,6 +139,14 @@ const char *xsk_copy_mode_name(enum xsk_copy_mode mode);
 /* "auto", "copy", "zero-copy" (also "zc", "zerocopy"); -EINVAL otherwise. */
 int xsk_copy_mode_parse(const char *s, enum xsk_copy_mode *mode);
 
+/*
+ * The checks both tools make on their AF_XDP options before any socket exists:
+ * --copy with --zero-copy, zero-copy on veth, frame size, ring size. One line
+ * naming the problem and the fix; 0 or -EINVAL.
+ */
+int xsk_queue_check_cli(const char *driver, bool copy, bool zero_copy, __u64 frame_size,
+			__u64 ring_size);
+
 int xsk_queue__create(struct xsk_queue **out, const struct xsk_queue_opts *opts);
 void xsk_queue__destroy(struct xsk_queue *q);
 

@@ -297,18 +297,6 @@ struct gen {
 	__u64 stall_ns;
 };
 
-/* Signals go to the main thread; workers never see EINTR in the middle of a batch. */
-static void block_signals(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
-
 static void thread_done(struct gen_thread *t)
 {
 	__atomic_store_n(&t->finished, 1, __ATOMIC_RELEASE);
@@ -493,7 +481,7 @@ static void *xsk_thread(void *arg)
 	bool jump = t->idx == 0 && seq_jump_hook(&jump_at, &jump_by);
 	int err;
 
-	block_signals();
+	runtime_block_signals();
 	err = runtime_pin_cpu(t->cpu);
 	if (!err)
 		err = xsk_setup(t);
@@ -598,7 +586,7 @@ static void *kernel_thread(void *arg)
 	__u64 due, est_pps = 0;
 	int err;
 
-	block_signals();
+	runtime_block_signals();
 	err = runtime_pin_cpu(t->cpu);
 	t->err = err;
 	wait_go(t);
@@ -783,7 +771,7 @@ static void *qdisc_thread(void *arg)
 	__u64 due;
 	int fd = -1, err = 0;
 
-	block_signals();
+	runtime_block_signals();
 	if (!msgs || !iov || !bufs)
 		err = -ENOMEM;
 	if (!err)
@@ -1086,47 +1074,14 @@ static int plan_threads(struct gen *g)
 static int preflight(struct gen *g)
 {
 	const struct gen_cfg *cfg = g->cfg;
-	char missing[64], name[IF_NAMESIZE];
 	int err;
 
-	snprintf(name, sizeof(name), "%s", g->ifc.name);
-	if (!iface_have_caps(missing, sizeof(missing))) {
-		fprintf(stderr, "xdp-gen: missing privileges: needs %s (run as root)\n", missing);
-		return -EPERM;
-	}
-	err = iface_get(name, &g->ifc);
-	if (err) {
-		fprintf(stderr,
-			"xdp-gen: interface '%s' not found in this namespace; check 'ip link' (in the lab: testenv/testenv.sh exec gen -- ...)\n",
-			name);
+	err = iface_preflight(g->ifc.name, "gen", &g->ifc);
+	if (err)
+		return err;
+	if (g->mode == GEN_XSK && xsk_queue_check_cli(g->ifc.driver, cfg->copy, cfg->zero_copy,
+						      cfg->frame_size, cfg->ring_size))
 		return -EINVAL;
-	}
-	if (!g->ifc.up) {
-		fprintf(stderr,
-			"xdp-gen: interface %s is down; bring it up with 'ip link set dev %s up'\n",
-			name, name);
-		return -EINVAL;
-	}
-	if (cfg->copy && cfg->zero_copy) {
-		fprintf(stderr, "xdp-gen: --copy and --zero-copy exclude each other; pick one\n");
-		return -EINVAL;
-	}
-	if (cfg->zero_copy && !strcmp(g->ifc.driver, "veth")) {
-		fprintf(stderr, "xdp-gen: veth supports AF_XDP copy mode only; drop --zero-copy\n");
-		return -EINVAL;
-	}
-	if (g->mode == GEN_XSK && cfg->frame_size != 2048 && cfg->frame_size != 4096) {
-		fprintf(stderr,
-			"xdp-gen: --frame-size %" PRIu64 " is not supported; use 2048 or 4096\n",
-			(uint64_t)cfg->frame_size);
-		return -EINVAL;
-	}
-	if (g->mode == GEN_XSK && (cfg->ring_size & (cfg->ring_size - 1))) {
-		fprintf(stderr,
-			"xdp-gen: --ring-size %" PRIu64 " is not a power of two; use e.g. 2048\n",
-			(uint64_t)cfg->ring_size);
-		return -EINVAL;
-	}
 	if (g->mode == GEN_XSK && cfg->batch > cfg->ring_size) {
 		fprintf(stderr,
 			"xdp-gen: --batch %" PRIu64 " is larger than the ring (%" PRIu64
@@ -1627,41 +1582,16 @@ int main(int argc, char **argv)
 	int err;
 
 	log_set_prog("xdp-gen");
-	if (argc < 2) {
-		fprintf(stderr,
-			"xdp-gen: missing command; usage: xdp-gen xsk|kernel|qdisc [OPTIONS] IFNAME (see xdp-gen --help)\n");
-		return 2;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		params_usage_tool(
-			stdout, "xdp-gen",
-			"Send packets with checkable contents, as fast as possible or at a rate.",
-			cmds);
-		return 0;
-	}
-	if (!strcmp(argv[1], "--man-options")) {
-		params_man_tool(stdout, cmds, &defaults);
-		return 0;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("xdp-gen %s\n", XDPSG_VERSION);
-		return 0;
-	}
-	cmd = params_find_cmd(cmds, argv[1]);
-	if (!cmd) {
-		fprintf(stderr,
-			"xdp-gen: unknown command '%s'; use xsk, kernel or qdisc (see xdp-gen --help)\n",
-			argv[1]);
-		return 2;
-	}
+	err = params_dispatch(
+		"xdp-gen",
+		"Send packets with checkable contents, as fast as possible or at a rate.", cmds,
+		&defaults, argc, argv, &cmd);
+	if (err >= 0)
+		return err;
 	err = params_parse("xdp-gen", cmd, argc - 1, argv + 1, &cfg, &defaults, &ifname);
 	if (err)
 		return err == PARAMS_EXIT ? 0 : 2;
-	log_set_level(cfg.quiet	       ? LOG_LEVEL_WARN :
-		      cfg.verbose >= 2 ? LOG_LEVEL_TRACE :
-		      cfg.verbose      ? LOG_LEVEL_DEBUG :
-					 LOG_LEVEL_INFO);
-	log_route_libbpf();
+	log_setup(cfg.quiet, cfg.verbose);
 	g.mode = cmd == &cmd_kernel ? GEN_KERNEL : cmd == &cmd_qdisc ? GEN_QDISC : GEN_XSK;
 	g.mode_name = cmd->name;
 	snprintf(g.ifc.name, sizeof(g.ifc.name), "%s", ifname);

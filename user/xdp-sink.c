@@ -882,17 +882,6 @@ static void explain_kernel_drops(struct sink *sk, const struct snapshot *s)
  * AF_XDP: one socket, UMEM and thread per queue
  */
 
-static void block_signals(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
-}
-
 static int xq_setup(struct xq *x)
 {
 	const struct sink_cfg *cfg = x->sk->cfg;
@@ -955,7 +944,7 @@ static void *xq_thread(void *arg)
 	struct pollfd pfd;
 	int err, drained = 0;
 
-	block_signals();
+	runtime_block_signals();
 	err = runtime_pin_cpu(x->cpu);
 	if (!err)
 		err = xq_setup(x);
@@ -1037,24 +1026,9 @@ static int xsk_plan(struct sink *sk)
 	unsigned int i, n, ncpu = (unsigned int)runtime_online_cpus();
 	unsigned int nrx = sk->ifc.rx_queues ? sk->ifc.rx_queues : 1;
 
-	if (cfg->copy && cfg->zero_copy) {
-		pr_warn("--copy and --zero-copy exclude each other; pick one\n");
+	if (xsk_queue_check_cli(sk->ifc.driver, cfg->copy, cfg->zero_copy, cfg->frame_size,
+				cfg->ring_size))
 		return -EINVAL;
-	}
-	if (cfg->zero_copy && !strcmp(sk->ifc.driver, "veth")) {
-		pr_warn("veth supports AF_XDP copy mode only; drop --zero-copy\n");
-		return -EINVAL;
-	}
-	if (cfg->frame_size != 2048 && cfg->frame_size != 4096) {
-		pr_warn("--frame-size %" PRIu64 " is not supported; use 2048 or 4096\n",
-			(uint64_t)cfg->frame_size);
-		return -EINVAL;
-	}
-	if (cfg->ring_size & (cfg->ring_size - 1)) {
-		pr_warn("--ring-size %" PRIu64 " is not a power of two; use e.g. 2048\n",
-			(uint64_t)cfg->ring_size);
-		return -EINVAL;
-	}
 	if (cfg->no_verify && cfg->hist) {
 		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
 		return -EINVAL;
@@ -1331,29 +1305,11 @@ static int check_target(struct sink *sk)
 static int preflight(struct sink *sk)
 {
 	const struct sink_cfg *cfg = sk->cfg;
-	char missing[64], name[IF_NAMESIZE];
 	int err;
 
-	snprintf(name, sizeof(name), "%s", sk->ifc.name);
-	if (!iface_have_caps(missing, sizeof(missing))) {
-		pr_warn("missing privileges: needs %s (run as root)\n", missing);
-		return -EPERM;
-	}
-	err = iface_get(name, &sk->ifc);
-	if (err == -ENAMETOOLONG || err == -ENODEV) {
-		pr_warn("interface '%s' not found in this namespace; check 'ip link' (in the lab: testenv/testenv.sh exec sink -- ...)\n",
-			name);
-		return -EINVAL;
-	}
-	if (err) {
-		pr_warn("cannot inspect interface %s: %s\n", name, strerror(-err));
+	err = iface_preflight(sk->ifc.name, "sink", &sk->ifc);
+	if (err)
 		return err;
-	}
-	if (!sk->ifc.up) {
-		pr_warn("interface %s is down; bring it up with 'ip link set dev %s up'\n", name,
-			name);
-		return -EINVAL;
-	}
 	if (sk->mode == MODE_REDIRECT) {
 		err = check_target(sk);
 		if (err)
@@ -1562,12 +1518,6 @@ static int run(struct sink *sk)
 	return 0;
 }
 
-static void usage_tool(FILE *out)
-{
-	params_usage_tool(out, "xdp-sink",
-			  "Absorb or forward packets in XDP and count them exactly.", cmds);
-}
-
 int main(int argc, char **argv)
 {
 	struct sink_cfg cfg = defaults;
@@ -1577,39 +1527,16 @@ int main(int argc, char **argv)
 	int err;
 
 	log_set_prog("xdp-sink");
-	if (argc < 2) {
-		fprintf(stderr,
-			"xdp-sink: missing command; usage: xdp-sink drop|pass|tx|redirect|xsk [OPTIONS] IFNAME (see xdp-sink --help)\n");
-		return 2;
-	}
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage_tool(stdout);
-		return 0;
-	}
-	if (!strcmp(argv[1], "--man-options")) {
-		params_man_tool(stdout, cmds, &defaults);
-		return 0;
-	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("xdp-sink %s\n", XDPSG_VERSION);
-		return 0;
-	}
-	cmd = params_find_cmd(cmds, argv[1]);
-	if (!cmd) {
-		fprintf(stderr,
-			"xdp-sink: unknown command '%s'; use drop, pass, tx, redirect or xsk (see xdp-sink --help)\n",
-			argv[1]);
-		return 2;
-	}
+	err = params_dispatch("xdp-sink",
+			      "Absorb or forward packets in XDP and count them exactly.", cmds,
+			      &defaults, argc, argv, &cmd);
+	if (err >= 0)
+		return err;
 	err = params_parse("xdp-sink", cmd, argc - 1, argv + 1, &cfg, &defaults, &ifname);
 	if (err)
 		return err == PARAMS_EXIT ? 0 : 2;
 
-	log_set_level(cfg.quiet	       ? LOG_LEVEL_WARN :
-		      cfg.verbose >= 2 ? LOG_LEVEL_TRACE :
-		      cfg.verbose      ? LOG_LEVEL_DEBUG :
-					 LOG_LEVEL_INFO);
-	log_route_libbpf();
+	log_setup(cfg.quiet, cfg.verbose);
 	sk.mode = cmd == &cmd_drop     ? MODE_DROP :
 		  cmd == &cmd_pass     ? MODE_PASS :
 		  cmd == &cmd_tx       ? MODE_TX :
