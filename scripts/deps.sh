@@ -12,6 +12,10 @@ PKGS=(
 	iproute2 iputils-ping ethtool procps util-linux tcpdump gnuplot-nox python3
 )
 
+# Test hook: XDPSG_DEPS_EXTRA adds package names (to exercise the missing path).
+# shellcheck disable=SC2206
+PKGS+=(${XDPSG_DEPS_EXTRA:-})
+
 missing=()
 if command -v dpkg-query >/dev/null 2>&1 && [ -r /etc/debian_version ]; then
 	for p in "${PKGS[@]}"; do
