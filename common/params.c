@@ -579,8 +579,9 @@ void params_usage(FILE *out, const char *prog, const struct param_cmd *cmd, cons
 	char left[64], def[96];
 	int i;
 
-	fprintf(out, "Usage: %s %s [OPTIONS]%s%s\n\n", prog, cmd->name, cmd->positional ? " " : "",
-		cmd->positional ? cmd->positional : "");
+	/* A tool with one command (name "") has no command word. */
+	fprintf(out, "Usage: %s%s%s [OPTIONS]%s%s\n\n", prog, cmd->name[0] ? " " : "", cmd->name,
+		cmd->positional ? " " : "", cmd->positional ? cmd->positional : "");
 	if (cmd->summary)
 		fprintf(out, "%s\n", cmd->summary);
 	if (cmd->description)

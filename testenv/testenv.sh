@@ -20,6 +20,10 @@
 #                          netns veth sysctl offload qdisc up addr neigh
 #                          threaded bpffs done
 #
+# 'testenv.sh backpressure [OPTIONS]' runs testenv/backpressure.py (the
+# backpressure lab: a lab tuned to overflow, sink and generator, and one table
+# of where every packet went); 'backpressure --help' describes it.
+#
 # Exit codes: 0 success, 1 runtime failure, 2 bad usage or environment.
 
 # The *_SH scripts are run by 'sh -c' and expand their variables there.
@@ -58,6 +62,13 @@ Commands:
                         SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6
                         QUEUES
   list                  one line per lab: name, queues, qdisc
+  pin-napi --cpu CPU    pin the sink veth's NAPI kthreads (napi/NAME-s-ID, made
+                        by threaded NAPI once an XDP program is attached) to
+                        CPU with taskset -p; prints "PID NAME" per thread
+  backpressure [OPTIONS]
+                        (must be the first argument) make a lab tuned to
+                        overflow, run xdp-sink and xdp-gen in it and print
+                        where every packet went; see $PROG backpressure --help
 
 Options (before or after the command; --opt=value also works):
   --name NAME           lab name, at most $NAME_MAX of [A-Za-z0-9_-] (default xsg);
@@ -73,6 +84,12 @@ Setup only:
   --tso on|off          TSO on the generator veth (default: kernel default, on)
   --mtu N               MTU of both veth ends, $MTU_MIN..$MTU_MAX (IPv6 needs >= 1280)
   --no-ipv6             disable IPv6 in both namespaces (no ND/MLD frames at all)
+  --scenario backpressure
+                        the lab tuned to overflow: --qdisc pfifo:1000 (unless
+                        --qdisc is given), --tso off, --threaded-napi, --no-ipv6
+                        (other options given explicitly still apply)
+pin-napi only:
+  --cpu CPU             the CPU for the NAPI threads
 
 Addresses: gen $GEN_IP4/$PREFIX4 $GEN_IP6/$PREFIX6, sink $SINK_IP4/$PREFIX4 $SINK_IP6/$PREFIX6.
 
@@ -123,6 +140,10 @@ opt_gro=""
 opt_tso=""
 opt_mtu=""
 opt_ipv6=1
+opt_scenario=""
+opt_qdisc_set=0
+opt_tso_set=0
+opt_cpu=""
 setup_only=() # setup options given, to reject them for other commands
 
 need_value() { # option argc
@@ -151,11 +172,22 @@ parse_args() {
 			setup_only+=("$1")
 			case "$1" in
 			--queues) opt_queues=$2 ;;
-			--qdisc) opt_qdisc=$2 ;;
+			--qdisc) opt_qdisc=$2 opt_qdisc_set=1 ;;
 			--gro) opt_gro=$2 ;;
-			--tso) opt_tso=$2 ;;
+			--tso) opt_tso=$2 opt_tso_set=1 ;;
 			--mtu) opt_mtu=$2 ;;
 			esac
+			shift
+			;;
+		--scenario)
+			need_value "$1" $#
+			setup_only+=("$1")
+			opt_scenario=$2
+			shift
+			;;
+		--cpu)
+			need_value "$1" $#
+			opt_cpu=$2
 			shift
 			;;
 		--threaded-napi) setup_only+=("$1") opt_threaded=1 ;;
@@ -169,6 +201,8 @@ parse_args() {
 		-*) usage_error "unknown option '$1'; see $PROG --help" ;;
 		*)
 			if [ -z "$cmd" ]; then
+				[ "$1" = backpressure ] &&
+					usage_error "'backpressure' must be the first argument: $PROG backpressure [OPTIONS] (see $PROG backpressure --help)"
 				cmd=$1
 			elif { [ "$cmd" = exec ] || [ "$cmd" = enter ]; } && [ -z "$side" ]; then
 				side=$1
@@ -220,10 +254,19 @@ validate_qdisc() {
 
 validate_args() {
 	case "$cmd" in
-	setup | teardown | status | exec | enter | env | list) ;;
-	"") usage_error "no command given; use one of setup, teardown, status, exec, enter, env, list (see $PROG --help)" ;;
-	*) usage_error "unknown command '$cmd'; use one of setup, teardown, status, exec, enter, env, list" ;;
+	setup | teardown | status | exec | enter | env | list | pin-napi) ;;
+	"") usage_error "no command given; use one of setup, teardown, status, exec, enter, env, list, pin-napi, backpressure (see $PROG --help)" ;;
+	*) usage_error "unknown command '$cmd'; use one of setup, teardown, status, exec, enter, env, list, pin-napi, backpressure" ;;
 	esac
+	if [ -n "$opt_cpu" ]; then
+		[ "$cmd" = pin-napi ] || usage_error "option --cpu only applies to 'pin-napi', not '$cmd'"
+	fi
+	if [ "$cmd" = pin-napi ]; then
+		[ -n "$opt_cpu" ] || usage_error "'pin-napi' needs --cpu CPU, e.g. $PROG pin-napi --name $opt_name --cpu 1"
+		if ! is_uint "$opt_cpu" || [ ! -d "/sys/devices/system/cpu/cpu$opt_cpu" ]; then
+			usage_error "bad --cpu '$opt_cpu': use an online CPU number from 0 to $(($(nproc) - 1))"
+		fi
+	fi
 
 	if [ ${#opt_name} -gt $NAME_MAX ]; then
 		usage_error "--name '$opt_name' is too long (${#opt_name} characters): at most $NAME_MAX, as interface names are NAME-g/NAME-s and must fit in 15"
@@ -255,6 +298,15 @@ validate_args() {
 
 	[ "$cmd" = setup ] || return 0
 
+	case "$opt_scenario" in
+	"") ;;
+	backpressure)
+		[ $opt_qdisc_set -eq 1 ] || opt_qdisc=pfifo:1000
+		[ $opt_tso_set -eq 1 ] || opt_tso=off
+		opt_threaded=1 opt_ipv6=0
+		;;
+	*) usage_error "bad --scenario '$opt_scenario': the only scenario is backpressure" ;;
+	esac
 	if ! is_uint "$opt_queues" || [ "$opt_queues" -lt 1 ] || [ "$opt_queues" -gt $QUEUES_MAX ]; then
 		usage_error "bad --queues '$opt_queues': use a whole number from 1 to $QUEUES_MAX, e.g. --queues 2"
 	fi
@@ -280,7 +332,7 @@ validate_args() {
 check_env() {
 	[ "$(id -u)" -eq 0 ] || usage_error "must run as root (namespaces, links and bpffs need it): try sudo $0 $cmd ..."
 	local t
-	for t in ip tc ethtool mount umount mountpoint flock md5sum; do
+	for t in ip tc ethtool mount umount mountpoint flock md5sum taskset; do
 		command -v "$t" >/dev/null 2>&1 ||
 			usage_error "missing tool '$t': install iproute2, ethtool and util-linux (make deps)"
 	done
@@ -330,6 +382,7 @@ state_write() { # status
 		echo "MTU=$opt_mtu"
 		echo "IPV6=$opt_ipv6"
 		echo "THREADED=$opt_threaded"
+		echo "SCENARIO=$opt_scenario"
 	} >"$STATE_FILE.tmp" || die "cannot write $STATE_FILE.tmp"
 	mv -f "$STATE_FILE.tmp" "$STATE_FILE" || die "cannot write $STATE_FILE"
 }
@@ -349,6 +402,7 @@ state_read() {
 		MTU) opt_mtu=$v ;;
 		IPV6) opt_ipv6=$v ;;
 		THREADED) opt_threaded=$v ;;
+		SCENARIO) opt_scenario=$v ;;
 		esac
 	done <"$STATE_FILE"
 }
@@ -602,8 +656,11 @@ do_status() {
 	require_lab
 	echo "lab $LAB_NAME: queues $opt_queues, qdisc $opt_qdisc, gro ${opt_gro:-default}," \
 		"tso ${opt_tso:-default}, mtu ${opt_mtu:-default}, ipv6 $([ "$opt_ipv6" -eq 1 ] && echo on || echo off)," \
-		"threaded napi $([ "$opt_threaded" -eq 1 ] && echo on || echo off)"
+		"threaded napi $([ "$opt_threaded" -eq 1 ] && echo on || echo off)${opt_scenario:+, scenario $opt_scenario}"
 	echo "state: $STATE_FILE"
+	napi_threads | while read -r pid name; do
+		echo "napi thread: $name pid $pid cpus $(taskset -pc "$pid" 2>/dev/null | sed 's/.*: //')"
+	done
 	for s in gen sink; do
 		ns=$(side_ns $s)
 		[ $s = gen ] && ifn=$GEN_IF || ifn=$SINK_IF
@@ -679,7 +736,44 @@ do_exec() { # command...
 	exec ip netns exec "$ns" sh -c "$EXEC_SH" "testenv-$side" "$dir" "$@"
 }
 
+# The sink veth's NAPI kthreads, "PID NAME" per line. Threaded NAPI makes one
+# kthread per receive queue, named napi/DEV-NAPI_ID, once the NAPI instances
+# exist (an XDP program is attached, or GRO is on); they go away with them.
+# Kernel threads live in the initial PID namespace, so /proc here sees them.
+napi_threads() {
+	local d name
+	for d in /proc/[0-9]*; do
+		[ -r "$d/comm" ] || continue
+		read -r name <"$d/comm" 2>/dev/null || continue
+		# /proc shows a kthread's full name; a 15-byte comm may be cut short.
+		[[ "$name" =~ ^napi/$SINK_IF-[0-9]+$ ]] || [[ "napi/$SINK_IF-" == "$name"* && ${#name} -eq 15 ]] || continue
+		# Kernel threads have no parent but kthreadd (PID 2).
+		[ "$(awk '{ print $4 }' "$d/stat" 2>/dev/null)" = 2 ] || continue
+		echo "${d#/proc/} $name"
+	done
+}
+
+do_pin_napi() {
+	local pid name n=0 lines
+
+	require_lab
+	lines=$(napi_threads)
+	[ -n "$lines" ] || die "no NAPI thread for $SINK_IF: threaded NAPI needs --threaded-napi at setup and an XDP program attached to $SINK_IF (start the sink first)"
+	while read -r pid name; do
+		taskset -p -c "$opt_cpu" "$pid" >/dev/null 2>&1 || die "taskset -p -c $opt_cpu $pid ($name) failed"
+		echo "$pid $name"
+		n=$((n + 1))
+	done <<<"$lines"
+	info "pinned $n NAPI thread(s) of $SINK_IF to CPU $opt_cpu" >&2
+}
+
 # --- main --------------------------------------------------------------------
+
+if [ "${1:-}" = backpressure ]; then
+	shift
+	here=$(cd "$(dirname "$0")" && pwd) || exit 2
+	exec python3 "$here/backpressure.py" --testenv "$here/$PROG" "$@"
+fi
 
 parse_args "$@"
 validate_args
@@ -692,6 +786,7 @@ teardown) do_teardown ;;
 status) do_status ;;
 list) do_list ;;
 env) do_env ;;
+pin-napi) do_pin_napi ;;
 exec) do_exec "${cmd_args[@]}" ;;
 enter)
 	info "shell in $(side_ns "$side") (lab $LAB_NAME); exit it to leave" >&2

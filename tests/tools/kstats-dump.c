@@ -39,7 +39,7 @@ static const struct param_def opts[] = {
 };
 
 static const struct param_cmd cmd = {
-	.name = "dump",
+	.name = "",
 	.summary = "print an interface's qdisc, link and veth counters",
 	.description = "After '--', a command to run: the delta across it is printed and "
 		       "its exit code returned.",

@@ -46,7 +46,7 @@ static const struct param_def opts[] = {
 };
 
 static const struct param_cmd cmd = {
-	.name = "send",
+	.name = "",
 	.summary = "send exactly COUNT IPv4/UDP frames with AF_PACKET",
 	.positional = "IFNAME",
 	.tables = { opts, NULL },

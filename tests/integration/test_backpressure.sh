@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The backpressure lab (testenv.sh backpressure): the qdisc overflows under a
+# slow sink and the books balance; a fast sink at a rate it can take drops
+# nothing; noqueue moves the drops to the veth; the AF_XDP and live-frames
+# generators show their own backpressure signals and balance; a generator
+# stall fails the run cleanly. Every run is 2 s; each test's lab is removed by
+# the runner, and by t_cleanup if the runner dies.
+
+# bp_run OUT ERR [runner options]: run the scenario in a lab of its own
+# (BP_NAME) with --json; its exit code is in BP_RC.
+bp_run() {
+	local out=$1 err=$2
+	shift 2
+	BP_NAME=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
+	T_LABS+=("$BP_NAME")
+	t_on_cleanup rm -f "$out" "$err"
+	"$TESTENV" backpressure --name "$BP_NAME" --duration 2 --json "$@" >"$out" 2>"$err"
+	BP_RC=$?
+}
+
+# bp_get FILE EXPR: a field of the runner's result line.
+bp_get() {
+	json_get "$1" result "$2" || t_fail "no result line in the runner's output: $(cat "$1")"
+}
+
+bp_expect_ok() { # out err
+	[ "$BP_RC" -eq 0 ] || t_fail "runner exited $BP_RC: $(tail -n 5 "$2")"
+	t_expect_eq "unexplained" 0 "$(bp_get "$1" 'o["unexplained"]')"
+	t_expect_eq "every check balances" "0" \
+		"$(bp_get "$1" 'sum(abs(c["unexplained"]) for c in o["checks"])')"
+	t_expect_eq "balanced" True "$(bp_get "$1" 'o["balanced"]')"
+}
+
+# Nothing of the lab left: state, namespaces, processes.
+bp_expect_gone() { # name
+	local dir=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
+	[ ! -e "$dir/$1.state" ] || t_fail "lab $1 left its state file"
+	! ip netns list | awk '{ print $1 }' | grep -qE "^$1-(gen|sink)$" || t_fail "lab $1 left namespaces"
+	! pgrep -f "xdp-(gen|sink) .*$1-[gs]\$" >/dev/null || t_fail "lab $1 left processes"
+}
+
+test_backpressure_qdisc_overflow() {
+	local out err acc
+	out=$(mktemp) err=$(mktemp)
+	bp_run "$out" "$err" --limit 500 --keep
+	bp_expect_ok "$out" "$err"
+	t_expect_ge "qdisc drops" 1 "$(bp_get "$out" 'o["qdisc_stats"]["drops"]')"
+	t_expect_ge "qdisc requeues" 1 "$(bp_get "$out" 'o["qdisc_stats"]["requeues"]')"
+	t_expect_eq "refused = qdisc drops" "$(bp_get "$out" 'o["refused"]')" \
+		"$(bp_get "$out" 'o["qdisc_stats"]["drops"]')"
+	acc=$(bp_get "$out" 'o["accepted"]')
+	t_expect_eq "accepted = received by the sink" "$acc" "$(bp_get "$out" 'o["received"]')"
+	t_expect_eq "accepted = delivered" "$acc" "$(bp_get "$out" 'o["delivered"]')"
+	t_expect_eq "nothing left in the qdisc" 0 "$(bp_get "$out" 'o["qdisc_stats"]["qlen"]')"
+	t_expect_eq "NAPI thread pinned and named" "napi/$BP_NAME-s-" \
+		"$(bp_get "$out" 'o["napi_threads"][0].rstrip("0123456789")')"
+	# --keep: the scenario's lab is still there, as set up.
+	local st
+	st=$("$TESTENV" status --name "$BP_NAME") || t_fail "lab not kept"
+	[[ "$st" == *"qdisc pfifo:500"*"tso off"*"ipv6 off"*"threaded napi on, scenario backpressure"* ]] ||
+		t_fail "kept lab: $(head -n 1 <<<"$st")"
+	tc -n "$BP_NAME-gen" qdisc show dev "$BP_NAME-g" | grep -q "pfifo.*limit 500p" || t_fail "pfifo limit 500 not set"
+	"$TESTENV" teardown --name "$BP_NAME" >/dev/null || t_fail "teardown failed"
+	bp_expect_gone "$BP_NAME"
+}
+
+test_backpressure_fast_sink_no_drops() {
+	local out err acc
+	out=$(mktemp) err=$(mktemp)
+	# A fast sink at a rate it can take: the queues never fill.
+	bp_run "$out" "$err" --cost 0 --threads 1 --rate 100000
+	bp_expect_ok "$out" "$err"
+	acc=$(bp_get "$out" 'o["accepted"]')
+	t_expect_ge "accepted" 150000 "$acc"
+	t_expect_eq "refused" 0 "$(bp_get "$out" 'o["refused"]')"
+	t_expect_eq "drops at every layer" 0 "$(bp_get "$out" 'sum(o["drops"].values())')"
+	t_expect_eq "delivered" "$acc" "$(bp_get "$out" 'o["delivered"]')"
+	bp_expect_gone "$BP_NAME"
+}
+
+test_backpressure_noqueue_drops_at_veth() {
+	local out err
+	out=$(mktemp) err=$(mktemp)
+	bp_run "$out" "$err" --qdisc noqueue
+	bp_expect_ok "$out" "$err"
+	t_expect_eq "qdisc kind" noqueue "$(bp_get "$out" 'o["qdisc_stats"]["kind"]')"
+	t_expect_eq "qdisc drops" 0 "$(bp_get "$out" 'o["qdisc_stats"]["drops"]')"
+	t_expect_ge "veth tx drops" 1 "$(bp_get "$out" 'o["drops"]["veth_tx"]')"
+	t_expect_eq "refused = veth tx drops" "$(bp_get "$out" 'o["refused"]')" \
+		"$(bp_get "$out" 'o["drops"]["veth_tx"]')"
+	bp_expect_gone "$BP_NAME"
+}
+
+test_backpressure_xsk_gen_stalls() {
+	local out err
+	out=$(mktemp) err=$(mktemp)
+	bp_run "$out" "$err" --gen xsk
+	bp_expect_ok "$out" "$err"
+	t_expect_ge "generator stalls (ring full, no free frame, kick busy)" 1 \
+		"$(bp_get "$out" 'sum(o["gen_stalls"].values())')"
+	t_expect_le "the qdisc bypassed" 10 "$(bp_get "$out" 'o["qdisc_stats"]["sent"]')"
+	t_expect_eq "sent = received by the sink" "$(bp_get "$out" 'o["accepted"]')" \
+		"$(bp_get "$out" 'o["received"] + o["drops"]["veth_tx"]')"
+	bp_expect_gone "$BP_NAME"
+}
+
+test_backpressure_kernel_gen_xmit_errors() {
+	local out err
+	out=$(mktemp) err=$(mktemp)
+	bp_run "$out" "$err" --gen kernel
+	bp_expect_ok "$out" "$err"
+	t_expect_ge "failed (xdp_xmit errors)" 1 "$(bp_get "$out" 'o["failed"]')"
+	t_expect_eq "failed = the veth's xdp_xmit errors" "$(bp_get "$out" 'o["failed"]')" \
+		"$(bp_get "$out" 'o["drops"]["xdp_xmit"]')"
+	t_expect_eq "sent = transmitted + failed" "$(bp_get "$out" 'o["accepted"]')" \
+		"$(bp_get "$out" 'o["transmitted"] + o["failed"]')"
+	t_expect_eq "transmitted = received by the sink" "$(bp_get "$out" 'o["transmitted"]')" \
+		"$(bp_get "$out" 'o["received"]')"
+	bp_expect_gone "$BP_NAME"
+}
+
+test_backpressure_xsk_sink_latency() {
+	local out err
+	out=$(mktemp) err=$(mktemp)
+	bp_run "$out" "$err" --sink xsk
+	bp_expect_ok "$out" "$err"
+	t_expect_ge "qdisc drops" 1 "$(bp_get "$out" 'o["qdisc_stats"]["drops"]')"
+	t_expect_ge "latency samples" 1 "$(bp_get "$out" 'o["latency_ns"]["count"]')"
+	t_expect_ge "p99 >= p50" "$(bp_get "$out" 'o["latency_ns"]["p50"]')" \
+		"$(bp_get "$out" 'o["latency_ns"]["p99"]')"
+	t_expect_eq "the sink's own books" 0 "$(bp_get "$out" 'o["sink_own_unexplained"]')"
+	bp_expect_gone "$BP_NAME"
+}
+
+test_backpressure_stall_fails_cleanly() {
+	local out err start secs
+	out=$(mktemp) err=$(mktemp)
+	start=$(date +%s)
+	XDPSG_TEST_STALL=1 bp_run "$out" "$err" --duration 30
+	secs=$(($(date +%s) - start))
+	t_expect_eq "exit code on a stall" 1 "$BP_RC"
+	t_expect_le "seconds until the stall ends the run" 15 "$secs"
+	grep -q 'STALL: xdp-gen stopped with stop_reason "stall"' "$err" || t_fail "no stall message: $(cat "$err")"
+	t_expect_eq "stop reason" stall "$(bp_get "$out" 'o["stop_reason"]')"
+	t_expect_eq "ok" False "$(bp_get "$out" 'o["ok"]')"
+	bp_expect_gone "$BP_NAME"
+}
+
+test_backpressure_bad_input() {
+	local msg
+	msg=$("$TESTENV" backpressure --name pbad --gen frob 2>&1)
+	t_expect_eq "exit code for a bad --gen" 2 $?
+	[[ "$msg" == *"--gen"* ]] || t_fail "message: $msg"
+	msg=$("$TESTENV" backpressure --name pbad --gen xsk --threads 2 2>&1)
+	t_expect_eq "exit code for xsk threads > queues" 2 $?
+	msg=$("$TESTENV" setup --name pbad backpressure 2>&1)
+	t_expect_eq "exit code for backpressure not first" 2 $?
+	"$TESTENV" backpressure --help | grep -q -- '--napi-cpu' || t_fail "--help lacks --napi-cpu"
+	bp_expect_gone pbad
+}
