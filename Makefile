@@ -128,19 +128,19 @@ $(LIB): $(LIB_OBJS)
 
 $(OUT)/%: $(OUT)/user/%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
 $(OUT)/%: $(OUT)/bench/%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
 $(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
 $(OUT)/tests/test_%: $(OUT)/tests/test_%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
 unit-tests: $(UNIT_PROGS)
 

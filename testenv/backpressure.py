@@ -562,7 +562,7 @@ class Runner:
 
         gdur = gs.get("duration_s") or a.duration
         res = {
-            "type": "result", "name": a.name, "gen": a.gen, "sink": a.sink, "qdisc": a.qdisc,
+            "type": "summary", "name": a.name, "gen": a.gen, "sink": a.sink, "qdisc": a.qdisc,
             "limit": a.limit if a.qdisc == "pfifo" else None, "cost_ns": a.cost, "threads": a.threads,
             "rate": a.rate, "sndbuf": a.sndbuf,
             "queues": a.queues, "duration_s": gdur, "stop_reason": gs.get("stop_reason"),

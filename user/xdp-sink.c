@@ -251,6 +251,7 @@ struct sink {
 	struct snapshot base, prev, cur;
 	bool warned_tx, warned_xmit;
 	const char *stop_reason;
+	double peak_pps; /* highest interval rate */
 	/* xsk */
 	unsigned int nxq;
 	struct xq *xq;
@@ -711,8 +712,10 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 		jw_str(&w, "tool", "xdp-sink");
 		jw_str(&w, "mode", sk->mode_name);
 		jw_str(&w, "ifname", sk->ifc.name);
-		if (summary)
+		if (summary) {
 			jw_str(&w, "stop_reason", sk->stop_reason);
+			jw_double(&w, "peak_pps", sk->peak_pps);
+		}
 		jw_double(&w, "time_s", (double)(a->t_ns - sk->base.t_ns) / 1e9);
 		jw_double(&w, "duration_s", secs);
 		if (sk->mode == MODE_XSK) {
@@ -797,10 +800,13 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 			printf("  parse errors %" PRIu64, (uint64_t)parse_errors(&d));
 		printf("\n");
 	} else {
-		printf("xdp-sink %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s); stopped by %s\n",
+		char pk[16];
+
+		printf("xdp-sink %s %s: %s packets, %s bytes in %.2f s (%s pps average, %s peak, %sbit/s); stopped by %s\n",
 		       sk->mode_name, sk->ifc.name, fmt_count(b1, sizeof(b1), ra - rb),
 		       fmt_count(b2, sizeof(b2), bya - byb), secs,
 		       fmt_si(b3, sizeof(b3), stats_rate(ra, rb, dt)),
+		       fmt_si(pk, sizeof(pk), sk->peak_pps),
 		       fmt_si(b3 + 16, 16, stats_rate(bya, byb, dt) * 8), sk->stop_reason);
 		printf("  verdicts: drop %" PRIu64 ", pass %" PRIu64 ", tx %" PRIu64
 		       ", redirect %" PRIu64 ", aborted %" PRIu64 "\n",
@@ -1468,7 +1474,16 @@ static int run(struct sink *sk)
 		end = start + cfg->duration;
 	/* Wake often enough to stop close to --count; rates use measured times. */
 	tick = cfg->count ? 10000000ULL : 100000000ULL;
-	if (!cfg->quiet && !cfg->json)
+	/* Attached (and, for xsk, every socket bound): scripts can start sending now. */
+	if (cfg->json) {
+		struct jw w;
+
+		jw_begin(&w, stdout, "ready");
+		jw_str(&w, "tool", "xdp-sink");
+		jw_str(&w, "mode", sk->mode_name);
+		jw_str(&w, "ifname", sk->ifc.name);
+		jw_finish(&w);
+	} else if (!cfg->quiet)
 		printf("xdp-sink %s on %s (%s mode, queues %u)%s; Ctrl-C to stop\n", sk->mode_name,
 		       sk->ifc.name, cfg->xdp_mode == XDPSG_MODE_SKB ? "skb" : "native",
 		       sk->ifc.rx_queues, xdp_attachment_is_single(sk->att) ? "" : " via libxdp");
@@ -1495,6 +1510,11 @@ static int run(struct sink *sk)
 			break;
 		}
 		if (sk->cur.t_ns >= next_report) {
+			double pps = stats_rate(received(sk, &sk->cur), received(sk, &sk->prev),
+						sk->cur.t_ns - sk->prev.t_ns);
+
+			if (pps > sk->peak_pps)
+				sk->peak_pps = pps;
 			if (!cfg->quiet)
 				report(sk, &sk->cur, &sk->prev, false);
 			copy_snapshot(sk, &sk->prev, &sk->cur);
