@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
 #include "shared.h"
 
@@ -61,11 +62,6 @@ struct {
 } seqs SEC(".maps");
 
 /* What the kernel reports after the program returned (optional tracepoints). */
-struct gen_xmit_stats {
-	__u64 sent; /* xdp_devmap_xmit: frames the driver took */
-	__u64 drops; /* xdp_devmap_xmit: frames it refused (ring full, no NAPI) */
-	__u64 err; /* xdp_redirect_err events */
-};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -279,55 +275,45 @@ int xdp_gen_bare(struct xdp_md *ctx)
 }
 
 /*
- * Optional: transmit results the caller of BPF_PROG_RUN cannot see. Context
- * layouts from /sys/kernel/tracing/events/xdp/<event>/format (Linux 6.18);
- * the first 8 bytes are the common trace fields. User space disables
- * autoload when a tracepoint is missing.
+ * Transmit results the caller of BPF_PROG_RUN cannot see, from raw
+ * tracepoints: they attach by name, with no tracefs mounted. Only the one
+ * field read from struct net_device is declared; CO-RE relocates its offset
+ * from the running kernel's BTF. User space attaches them where they exist.
  */
-struct devmap_xmit_args {
-	__u64 common;
-	int from_ifindex;
-	__u32 act;
-	int to_ifindex;
-	int drops;
-	int sent;
-	int err;
-};
-
-struct redirect_err_args {
-	__u64 common;
-	int prog_id;
-	__u32 act;
+struct net_device {
 	int ifindex;
-	int err;
-	int to_ifindex;
-	__u32 map_id;
-	int map_index;
-};
+} __attribute__((preserve_access_index));
 
-SEC("tp/xdp/xdp_devmap_xmit")
-int gen_devmap_xmit(struct devmap_xmit_args *a)
+#define MAP_ID_IFINDEX 0x7fffffff /* bpf_redirect(): no map, the index is an ifindex */
+
+/* TP_PROTO(from_dev, to_dev, int sent, int drops, int err) */
+SEC("raw_tp/xdp_devmap_xmit")
+int gen_devmap_xmit(struct bpf_raw_tracepoint_args *ctx)
 {
+	const struct net_device *to = (const void *)ctx->args[1];
 	struct gen_xmit_stats *s;
 	__u32 key = 0;
 
-	if (ifindex_out && a->to_ifindex != (int)ifindex_out)
+	if (ifindex_out && BPF_CORE_READ(to, ifindex) != (int)ifindex_out)
 		return 0;
 	s = bpf_map_lookup_elem(&xmit_stats, &key);
 	if (!s)
 		return 0;
-	s->sent += a->sent;
-	s->drops += a->drops;
+	s->sent += (int)ctx->args[2];
+	s->drops += (int)ctx->args[3];
 	return 0;
 }
 
-SEC("tp/xdp/xdp_redirect_err")
-int gen_redirect_err(struct redirect_err_args *a)
+/* TP_PROTO(dev, xdp_prog, tgt, int err, enum bpf_map_type, u32 map_id, u32 index) */
+SEC("raw_tp/xdp_redirect_err")
+int gen_redirect_err(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct gen_xmit_stats *s;
 	__u32 key = 0;
 
-	if (ifindex_out && a->to_ifindex != (int)ifindex_out)
+	/* bpf_redirect() by ifindex: map type 0, map id INT_MAX, index = ifindex */
+	if (ifindex_out && (ctx->args[4] != 0 || (__u32)ctx->args[5] != MAP_ID_IFINDEX ||
+			    (__u32)ctx->args[6] != ifindex_out))
 		return 0;
 	s = bpf_map_lookup_elem(&xmit_stats, &key);
 	if (s)

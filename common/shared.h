@@ -100,4 +100,11 @@ struct gen_cpu {
 	__u64 redirect_err; /* bpf_redirect refused the frame */
 };
 
+/* Transmit results seen by the raw tracepoints, per CPU, for one target device. */
+struct gen_xmit_stats {
+	__u64 sent; /* xdp_devmap_xmit: frames the driver took */
+	__u64 drops; /* xdp_devmap_xmit: frames it refused (ring full, no NAPI) */
+	__u64 err; /* xdp_redirect_err: frames that could not be queued at all */
+};
+
 #endif

@@ -265,6 +265,7 @@ struct gen_snapshot {
 	struct link_stats link;
 	__u64 xsk_tx_invalid;
 	__u64 xdp_xmit, xdp_xmit_errors; /* the device's own ndo_xdp_xmit counters */
+	struct gen_xmit_stats tp; /* what the raw tracepoints saw for the target */
 	struct kstats *ks; /* with --kernel-stats, or in qdisc mode for the stall check */
 };
 
@@ -290,6 +291,8 @@ struct gen {
 	struct iface_estats *estats;
 	bool peer_fixed;
 	char peer_desc[96];
+	struct bpf_link *tp_links[2]; /* raw tracepoints, where the kernel has them */
+	struct gen_xmit_stats *tp_vals;
 	__u64 end_ns; /* --duration's end, for trimming the last chunk */
 	/* qdisc mode and --kernel-stats */
 	struct kstats_reader *kr;
@@ -698,11 +701,25 @@ static int kernel_setup(struct gen *g)
 		return err;
 	}
 	gen_prog_set_rodata(g->skel, pg, (__u32)g->ifc.ifindex);
-	/* Only the generator itself: the tracepoint programs need tracefs. */
+	/* The generator, and the raw tracepoints that see what happens after it. */
 	bpf_program__set_autoload(g->skel->progs.xdp_gen_bare, false);
-	bpf_program__set_autoload(g->skel->progs.gen_devmap_xmit, false);
-	bpf_program__set_autoload(g->skel->progs.gen_redirect_err, false);
+	log_libbpf_expect_failures(true);
 	err = xdp_gen_bpf__load(g->skel);
+	log_libbpf_expect_failures(false);
+	if (err) {
+		/* A kernel without BTF or the tracepoints: load the generator alone. */
+		pr_debug("loading with the xdp tracepoints failed (%s); counting without them\n",
+			 strerror(-err));
+		xdp_gen_bpf__destroy(g->skel);
+		g->skel = xdp_gen_bpf__open();
+		if (!g->skel)
+			return -errno;
+		gen_prog_set_rodata(g->skel, pg, (__u32)g->ifc.ifindex);
+		bpf_program__set_autoload(g->skel->progs.xdp_gen_bare, false);
+		bpf_program__set_autoload(g->skel->progs.gen_devmap_xmit, false);
+		bpf_program__set_autoload(g->skel->progs.gen_redirect_err, false);
+		err = xdp_gen_bpf__load(g->skel);
+	}
 	if (err) {
 		pr_warn("cannot load the generator's BPF program: %s (run with -vv for the verifier's log)\n",
 			strerror(-err));
@@ -722,6 +739,19 @@ static int kernel_setup(struct gen *g)
 		return -ENOMEM;
 	pkt_gen_prefill(pg, g->frame);
 	iface_estats__open(g->ifc.name, &g->estats);
+	if (bpf_program__fd(g->skel->progs.gen_devmap_xmit) >= 0) {
+		g->tp_links[0] = bpf_program__attach(g->skel->progs.gen_devmap_xmit);
+		g->tp_links[1] = bpf_program__attach(g->skel->progs.gen_redirect_err);
+		if (!g->tp_links[0] || !g->tp_links[1]) {
+			pr_debug("xdp tracepoints not attachable; counting without them\n");
+			bpf_link__destroy(g->tp_links[0]);
+			bpf_link__destroy(g->tp_links[1]);
+			g->tp_links[0] = g->tp_links[1] = NULL;
+		}
+	}
+	g->tp_vals = calloc((size_t)libbpf_num_possible_cpus(), sizeof(*g->tp_vals));
+	if (!g->tp_vals)
+		return -ENOMEM;
 	{
 		/* SIGUSR1 only interrupts a worker's BPF_PROG_RUN; no SA_RESTART. */
 		struct sigaction sa = { .sa_handler = on_wake };
@@ -1179,6 +1209,19 @@ static void take_snapshot(struct gen *g, struct gen_snapshot *s)
 		counters_add(&s->total, &s->per[i]);
 	}
 	iface_link_stats(g->ifc.name, &s->link);
+	if (g->tp_links[0]) {
+		int c, n = libbpf_num_possible_cpus();
+		__u32 key = 0;
+
+		memset(&s->tp, 0, sizeof(s->tp));
+		if (!bpf_map__lookup_elem(g->skel->maps.xmit_stats, &key, sizeof(key), g->tp_vals,
+					  (size_t)n * sizeof(*g->tp_vals), 0))
+			for (c = 0; c < n; c++) {
+				s->tp.sent += g->tp_vals[c].sent;
+				s->tp.drops += g->tp_vals[c].drops;
+				s->tp.err += g->tp_vals[c].err;
+			}
+	}
 	if (g->kr && s->ks)
 		kstats_read(g->kr, s->ks);
 	if (g->estats && !iface_estats_read(g->estats)) {
@@ -1224,6 +1267,15 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 	__u64 link_tx = a->link.tx_packets - b->link.tx_packets;
 	__u64 link_drop = a->link.tx_dropped - b->link.tx_dropped;
 	__u64 xmit = a->xdp_xmit - b->xdp_xmit, xmit_err = a->xdp_xmit_errors - b->xdp_xmit_errors;
+	__u64 tp_sent = a->tp.sent - b->tp.sent, tp_drops = a->tp.drops - b->tp.drops;
+	__u64 tp_err = a->tp.err - b->tp.err;
+	bool books = g->mode == GEN_KERNEL && (g->estats || g->tp_links[0]);
+
+	/* Without the device's own counters (veth has them), the tracepoints speak. */
+	if (!g->estats && g->tp_links[0]) {
+		xmit = tp_sent;
+		xmit_err = tp_drops + tp_err;
+	}
 	char b1[32], b2[32], b3[32];
 	unsigned int i;
 
@@ -1279,11 +1331,18 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 				free(d);
 			}
 		}
-		if (g->mode == GEN_KERNEL && g->estats) {
+		if (books) {
 			/* sent = transmitted + failed, from the device's own counters */
 			jw_u64(&w, "transmitted", xmit);
 			jw_u64(&w, "failed", xmit_err);
 			jw_i64(&w, "unexplained", (__s64)sent - (__s64)(xmit + xmit_err));
+		}
+		if (g->tp_links[0]) {
+			jw_obj(&w, "tracepoints");
+			jw_u64(&w, "devmap_xmit_sent", tp_sent);
+			jw_u64(&w, "devmap_xmit_drops", tp_drops);
+			jw_u64(&w, "redirect_err", tp_err);
+			jw_end_obj(&w);
 		}
 		jw_obj(&w, "kernel");
 		jw_u64(&w, "link_tx_packets", link_tx);
@@ -1353,7 +1412,7 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			       (uint64_t)(a->total.stall_frames - b->total.stall_frames),
 			       (uint64_t)(a->total.stall_kick - b->total.stall_kick),
 			       (uint64_t)(a->total.kicks - b->total.kicks), (uint64_t)outstanding);
-		if (g->mode == GEN_KERNEL && g->estats)
+		if (books)
 			printf("  sent %" PRIu64 " = transmitted %" PRIu64 " + failed %" PRIu64
 			       " (xdp_xmit_errors: %s)%s\n",
 			       (uint64_t)sent, (uint64_t)xmit, (uint64_t)xmit_err,
@@ -1362,6 +1421,10 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 		if (g->mode == GEN_KERNEL)
 			printf("  redirect refused by the kernel: %" PRIu64 "\n",
 			       (uint64_t)(a->total.redirect_err - b->total.redirect_err));
+		if (g->tp_links[0])
+			printf("  tracepoints: xdp_devmap_xmit sent %" PRIu64 ", dropped %" PRIu64
+			       "; xdp_redirect_err %" PRIu64 "\n",
+			       (uint64_t)tp_sent, (uint64_t)tp_drops, (uint64_t)tp_err);
 		if (g->mode == GEN_QDISC)
 			printf("  attempted %" PRIu64 " = accepted %" PRIu64 " + refused %" PRIu64
 			       " (ENOBUFS: the qdisc was full); send buffer full %" PRIu64
@@ -1542,10 +1605,14 @@ static int run(struct gen *g)
 	report(g, &g->cur, &g->base, true);
 	if (stalled)
 		return -EIO;
-	if (g->mode == GEN_KERNEL && g->estats) {
+	if (g->mode == GEN_KERNEL && (g->estats || g->tp_links[0])) {
 		__u64 sent = g->cur.total.sent - g->base.total.sent;
-		__u64 done = (g->cur.xdp_xmit - g->base.xdp_xmit) +
-			     (g->cur.xdp_xmit_errors - g->base.xdp_xmit_errors);
+		__u64 done = g->estats ?
+				     (g->cur.xdp_xmit - g->base.xdp_xmit) +
+					     (g->cur.xdp_xmit_errors - g->base.xdp_xmit_errors) :
+				     (g->cur.tp.sent - g->base.tp.sent) +
+					     (g->cur.tp.drops - g->base.tp.drops) +
+					     (g->cur.tp.err - g->base.tp.err);
 
 		if (sent != done) {
 			pr_warn("the books do not balance: the program sent %llu, the device counted %llu transmitted or failed\n",
@@ -1586,6 +1653,9 @@ static void cleanup(struct gen *g)
 	if (g->peer_fixed && iface_peer_set_gro(&g->ifc, false))
 		pr_warn("could not turn GRO off again at %s; do it with 'ethtool -K <peer> gro off'\n",
 			g->peer_desc);
+	bpf_link__destroy(g->tp_links[0]);
+	bpf_link__destroy(g->tp_links[1]);
+	free(g->tp_vals);
 	xdp_gen_bpf__destroy(g->skel);
 	free(g->frame);
 	free(g->cpu_vals);

@@ -19,9 +19,9 @@ bp_run() {
 	BP_RC=$?
 }
 
-# bp_get FILE EXPR: a field of the runner's result line.
+# bp_get FILE EXPR: a field of the runner's summary line.
 bp_get() {
-	json_get "$1" result "$2" || t_fail "no result line in the runner's output: $(cat "$1")"
+	json_get "$1" summary "$2" || t_fail "no summary line in the runner's output: $(cat "$1")"
 }
 
 bp_expect_ok() { # out err

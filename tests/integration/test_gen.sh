@@ -186,6 +186,8 @@ test_gen_kernel_count_exact() {
 		t_expect_eq "transmitted $fam" $n "$(json_get "$out" summary 'o["transmitted"]')"
 		t_expect_eq "failed $fam" 0 "$(json_get "$out" summary 'o["failed"]')"
 		t_expect_eq "unexplained $fam" 0 "$(json_get "$out" summary 'o["unexplained"]')"
+		t_expect_eq "tracepoint xdp_devmap_xmit sent $fam" $n \
+			"$(json_get "$out" summary 'o["tracepoints"]["devmap_xmit_sent"]')"
 	done
 	sleep 0.3
 	stop_sink
