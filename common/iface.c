@@ -152,7 +152,12 @@ int iface_napi_state(const char *name, bool *xdp_attached, bool *gro_on)
 	err = bpf_xdp_query(ifindex, 0, &q);
 	if (err)
 		return err;
-	*xdp_attached = q.attach_mode != XDP_ATTACHED_NONE;
+	/*
+	 * Only a program in the driver gives a veth NAPI; a generic (skb) one
+	 * does not (measured: redirected frames are still refused).
+	 */
+	*xdp_attached = q.attach_mode == XDP_ATTACHED_DRV || q.attach_mode == XDP_ATTACHED_HW ||
+			(q.attach_mode == XDP_ATTACHED_MULTI && (q.drv_prog_id || q.hw_prog_id));
 	err = ethtool_ioctl(name, &ev);
 	if (err)
 		return err;

@@ -39,7 +39,7 @@ int iface_napi_state(const char *name, bool *xdp_attached, bool *gro_on);
 int iface_set_gro(const char *name, bool on);
 
 /*
- * Whether the veth peer of ifc runs NAPI (XDP attached or GRO on), wherever the
+ * Whether the veth peer of ifc runs NAPI (XDP attached in native mode, or GRO on; a generic-mode program is not enough), wherever the
  * peer lives: in this namespace, or in a named one (/run/netns, as ip netns and
  * the lab make them), found by its netns id. With 'fix', turn GRO on there when
  * it runs none (*fixed is then true; undo with iface_peer_set_gro(ifc, false)).

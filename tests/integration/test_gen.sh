@@ -341,3 +341,16 @@ test_gen_qdisc_stall_detected() {
 	t_expect_eq "stop reason" stall "$(json_get "$out" summary 'o["stop_reason"]')"
 	grep -q "stall: the pfifo qdisc" "$out" || t_fail "no stall message: $(cat "$out")"
 }
+
+test_gen_kernel_generic_xdp_is_not_napi() {
+	local msg out
+	lab_setup --no-ipv6 --gro off
+	# A generic (skb-mode) XDP program on the peer gives it no NAPI.
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_bg "$out" sink "$SINK" drop -m skb -q -d 300 "$SINK_IF"
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "skb-mode sink did not attach: $(cat "$out")"
+	msg=$(lab_exec gen "$GEN" kernel -n 10 "$GEN_IF" 2>&1)
+	t_expect_eq "exit code with only generic XDP at the peer" 2 $?
+	[[ "$msg" == *"runs no NAPI"* ]] || t_fail "message: $msg"
+}
