@@ -286,6 +286,18 @@ struct net_device {
 
 #define MAP_ID_IFINDEX 0x7fffffff /* bpf_redirect(): no map, the index is an ifindex */
 
+/*
+ * Raw tracepoints see every namespace, and ifindexes repeat across them. The
+ * frames a BPF_PROG_RUN redirected are flushed in the caller's own context, so
+ * the caller's process id tells ours apart (0: count every process).
+ */
+const volatile __u32 owner_tgid = 0;
+
+static __always_inline bool not_ours(void)
+{
+	return owner_tgid && (__u32)(bpf_get_current_pid_tgid() >> 32) != owner_tgid;
+}
+
 /* TP_PROTO(from_dev, to_dev, int sent, int drops, int err) */
 SEC("raw_tp/xdp_devmap_xmit")
 int gen_devmap_xmit(struct bpf_raw_tracepoint_args *ctx)
@@ -294,6 +306,8 @@ int gen_devmap_xmit(struct bpf_raw_tracepoint_args *ctx)
 	struct gen_xmit_stats *s;
 	__u32 key = 0;
 
+	if (not_ours())
+		return 0;
 	if (ifindex_out && BPF_CORE_READ(to, ifindex) != (int)ifindex_out)
 		return 0;
 	s = bpf_map_lookup_elem(&xmit_stats, &key);
@@ -311,6 +325,8 @@ int gen_redirect_err(struct bpf_raw_tracepoint_args *ctx)
 	struct gen_xmit_stats *s;
 	__u32 key = 0;
 
+	if (not_ours())
+		return 0;
 	/* bpf_redirect() by ifindex: map type 0, map id INT_MAX, index = ifindex */
 	if (ifindex_out && (ctx->args[4] != 0 || (__u32)ctx->args[5] != MAP_ID_IFINDEX ||
 			    (__u32)ctx->args[6] != ifindex_out))

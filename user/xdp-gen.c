@@ -227,7 +227,6 @@ struct gen_counters {
 	__u64 kicks;
 	__u64 redirect_err; /* kernel mode: the program's redirect was refused */
 	__u64 refused; /* qdisc mode: the qdisc dropped the frame (ENOBUFS) */
-	__u64 stall_sndbuf; /* qdisc mode: the send buffer stayed full for a timeout */
 } __attribute__((aligned(64)));
 
 #define CNT_READ(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -242,6 +241,7 @@ struct gen_thread {
 	int cpu;
 	__u64 quota; /* frames to send; 0: no limit */
 	__u64 rate; /* this thread's share of --rate; 0: no limit */
+	bool idle; /* its share of --count or --rate is zero: it sends nothing */
 	pthread_t tid;
 	bool created;
 	int err; /* set before 'ready' */
@@ -351,11 +351,13 @@ static void pace(__u64 due_ns)
 		runtime_sleep_until(due_ns - 20000);
 }
 
-static void wait_go(struct gen_thread *t)
+/* Returns false when the thread has nothing to send (its share is zero). */
+static bool wait_go(struct gen_thread *t)
 {
 	__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&t->g->go, __ATOMIC_ACQUIRE) && !should_stop(t->g))
 		usleep(1000);
+	return !t->idle;
 }
 
 /* ---------------------------------------------------------------------------
@@ -453,6 +455,9 @@ static void xsk_kick(struct gen_thread *t)
 {
 	__u64 busy = t->q->cnt.tx_kick_busy;
 
+	/* Nothing submitted is waiting: a kick would be a syscall for nothing. */
+	if (t->c.submitted == t->c.sent)
+		return;
 	if (!xsk_ring_prod__needs_wakeup(&t->q->tx) && t->q->need_wakeup)
 		return;
 	xsk_queue_kick_tx(t->q);
@@ -492,8 +497,7 @@ static void *xsk_thread(void *arg)
 	if (!err && !addrs)
 		err = -ENOMEM;
 	t->err = err;
-	wait_go(t);
-	if (err)
+	if (!wait_go(t) || err)
 		goto out;
 	q = t->q;
 
@@ -592,8 +596,7 @@ static void *kernel_thread(void *arg)
 	runtime_block_signals();
 	err = runtime_pin_cpu(t->cpu);
 	t->err = err;
-	wait_go(t);
-	if (err)
+	if (!wait_go(t) || err)
 		goto out;
 	while (!should_stop(g)) {
 		__u32 want;
@@ -701,6 +704,8 @@ static int kernel_setup(struct gen *g)
 		return err;
 	}
 	gen_prog_set_rodata(g->skel, pg, (__u32)g->ifc.ifindex);
+	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
+	g->skel->rodata->owner_tgid = (__u32)getpid();
 	/* The generator, and the raw tracepoints that see what happens after it. */
 	bpf_program__set_autoload(g->skel->progs.xdp_gen_bare, false);
 	log_libbpf_expect_failures(true);
@@ -752,13 +757,6 @@ static int kernel_setup(struct gen *g)
 	g->tp_vals = calloc((size_t)libbpf_num_possible_cpus(), sizeof(*g->tp_vals));
 	if (!g->tp_vals)
 		return -ENOMEM;
-	{
-		/* SIGUSR1 only interrupts a worker's BPF_PROG_RUN; no SA_RESTART. */
-		struct sigaction sa = { .sa_handler = on_wake };
-
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGUSR1, &sa, NULL);
-	}
 	return 0;
 }
 
@@ -769,8 +767,6 @@ static int kernel_setup(struct gen *g)
 static int qdisc_socket(struct gen_thread *t, struct sockaddr_ll *sll)
 {
 	const struct gen_cfg *cfg = t->g->cfg;
-	/* A full send buffer makes sendmmsg return EAGAIN after this: stops stay prompt. */
-	struct timeval tv = { .tv_usec = 100000 };
 	int fd, val;
 
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -779,8 +775,11 @@ static int qdisc_socket(struct gen_thread *t, struct sockaddr_ll *sll)
 			strerror(errno));
 		return -errno;
 	}
-	if (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
-		pr_warn("SO_SNDTIMEO: %s\n", strerror(errno));
+	/*
+	 * Blocking, with no send timeout: a short sendmmsg count then has one
+	 * meaning, the qdisc refusing the next frame. A stop wakes a thread
+	 * blocked on a full send buffer with SIGUSR1.
+	 */
 	if (cfg->sndbuf) {
 		val = (int)(cfg->sndbuf / 2); /* the kernel doubles what it is given */
 		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &val, sizeof(val))) {
@@ -830,8 +829,7 @@ static void *qdisc_thread(void *arg)
 		msgs[i].msg_hdr.msg_iovlen = 1;
 	}
 	t->err = err;
-	wait_go(t);
-	if (err)
+	if (!wait_go(t) || err)
 		goto out;
 
 	while (!should_stop(g)) {
@@ -851,18 +849,14 @@ static void *qdisc_thread(void *arg)
 		while (start < want && !should_stop(g)) {
 			int r = sendmmsg(fd, msgs + start, want - start, 0);
 
+			if (r < 0 && errno == EINTR)
+				break; /* woken to stop: this frame was not taken */
+			if (r < 0 && errno != ENOBUFS) {
+				t->err = -errno;
+				pr_warn("sendmmsg on %s: %s\n", g->ifc.name, strerror(errno));
+				goto out;
+			}
 			if (r < 0) {
-				if (errno == EAGAIN || errno == EINTR) {
-					/* The send buffer stayed full: nothing was taken, try again. */
-					CNT_ADD(t->c.stall_sndbuf, 1);
-					continue;
-				}
-				if (errno != ENOBUFS) {
-					t->err = -errno;
-					pr_warn("sendmmsg on %s: %s\n", g->ifc.name,
-						strerror(errno));
-					goto out;
-				}
 				/* The qdisc was full and dropped it: refused, never sent again. */
 				CNT_ADD(t->c.refused, 1);
 				start++;
@@ -873,12 +867,14 @@ static void *qdisc_thread(void *arg)
 			CNT_ADD(t->c.sent, (__u64)r);
 			start += (__u32)r;
 			/*
-			 * A short count: the next frame failed and sendmmsg dropped its
-			 * error. For a well-formed frame on a blocking packet socket that
-			 * is the qdisc refusing it (ENOBUFS); the qdisc's drop counter
-			 * shows the same, which the backpressure books check.
+			 * A short count: sendmmsg dropped the error of the next frame.
+			 * On a blocking packet socket without a send timeout that is
+			 * the qdisc refusing it (ENOBUFS), unless a stop interrupted
+			 * the call; the qdisc's drop counter shows the same refusals.
 			 */
 			if (start < want) {
+				if (should_stop(g))
+					break;
 				CNT_ADD(t->c.refused, 1);
 				start++;
 			}
@@ -1105,8 +1101,8 @@ static int plan_threads(struct gen *g)
 			t->quota = cfg->count / nq + (i < cfg->count % nq);
 		if (cfg->rate)
 			t->rate = cfg->rate / nq + (i < cfg->rate % nq);
-		if (cfg->count && !t->quota)
-			t->quota = 0, t->rate = 0;
+		/* More threads than packets (or packets/s): the rest send nothing. */
+		t->idle = (cfg->count && !t->quota) || (cfg->rate && !t->rate);
 	}
 	return 0;
 }
@@ -1179,7 +1175,6 @@ static void counters_add(struct gen_counters *d, const struct gen_counters *s)
 	d->kicks += CNT_READ(s->kicks);
 	d->redirect_err += CNT_READ(s->redirect_err);
 	d->refused += CNT_READ(s->refused);
-	d->stall_sndbuf += CNT_READ(s->stall_sndbuf);
 }
 
 static void take_snapshot(struct gen *g, struct gen_snapshot *s)
@@ -1320,7 +1315,6 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			/* attempted = accepted (tx_packets) + refused by a full qdisc */
 			jw_u64(&w, "attempted", sent + a->total.refused - b->total.refused);
 			jw_u64(&w, "refused", a->total.refused - b->total.refused);
-			jw_u64(&w, "sndbuf_full", a->total.stall_sndbuf - b->total.stall_sndbuf);
 		}
 		if (cfg->kernel_stats && a->ks && b->ks) {
 			struct kstats *d = malloc(sizeof(*d));
@@ -1427,11 +1421,9 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			       (uint64_t)tp_sent, (uint64_t)tp_drops, (uint64_t)tp_err);
 		if (g->mode == GEN_QDISC)
 			printf("  attempted %" PRIu64 " = accepted %" PRIu64 " + refused %" PRIu64
-			       " (ENOBUFS: the qdisc was full); send buffer full %" PRIu64
-			       " times\n",
+			       " (ENOBUFS: the qdisc was full)\n",
 			       (uint64_t)(sent + a->total.refused - b->total.refused),
-			       (uint64_t)sent, (uint64_t)(a->total.refused - b->total.refused),
-			       (uint64_t)(a->total.stall_sndbuf - b->total.stall_sndbuf));
+			       (uint64_t)sent, (uint64_t)(a->total.refused - b->total.refused));
 		printf("  kernel:   %s tx_packets %" PRIu64 ", tx_dropped %" PRIu64, g->ifc.name,
 		       (uint64_t)link_tx, (uint64_t)link_drop);
 		if (g->mode == GEN_XSK)
@@ -1602,6 +1594,12 @@ static int run(struct gen *g)
 	}
 	take_snapshot(g, &g->cur);
 	g->cur.xsk_tx_invalid = g->mode == GEN_XSK ? xsk_tx_invalid(g) : 0;
+	for (i = 0; i < g->nthreads; i++)
+		if (g->th[i].err) {
+			g->stop_reason = "error";
+			report(g, &g->cur, &g->base, true);
+			return g->th[i].err;
+		}
 	report(g, &g->cur, &g->base, true);
 	if (stalled)
 		return -EIO;
@@ -1692,6 +1690,18 @@ int main(int argc, char **argv)
 	g.mode_name = cmd->name;
 	snprintf(g.ifc.name, sizeof(g.ifc.name), "%s", ifname);
 
+	/* Signals first: preflight may change a peer (--fix-peer) that cleanup restores. */
+	if (runtime_install_signals()) {
+		cleanup(&g);
+		return 1;
+	}
+	{
+		/* SIGUSR1 only interrupts a worker's blocking call; no SA_RESTART. */
+		struct sigaction sa = { .sa_handler = on_wake };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	/* Everything that can be refused is refused before a socket exists. */
 	err = preflight(&g);
 	if (err) {
@@ -1701,7 +1711,7 @@ int main(int argc, char **argv)
 	g.base.per = calloc(g.nthreads, sizeof(*g.base.per));
 	g.prev.per = calloc(g.nthreads, sizeof(*g.prev.per));
 	g.cur.per = calloc(g.nthreads, sizeof(*g.cur.per));
-	if (!g.base.per || !g.prev.per || !g.cur.per || runtime_install_signals()) {
+	if (!g.base.per || !g.prev.per || !g.cur.per) {
 		cleanup(&g);
 		return 1;
 	}
@@ -1731,7 +1741,9 @@ int main(int argc, char **argv)
 	if (!err)
 		err = run(&g);
 	cleanup(&g);
-	if (err == -ENODEV || err == -EINVAL || err == -EOPNOTSUPP || err == -EPERM)
+	/* The environment said no: missing device or queue, busy queue, no huge pages. */
+	if (err == -ENODEV || err == -EINVAL || err == -EOPNOTSUPP || err == -EPERM ||
+	    err == -EBUSY || (err == -ENOMEM && cfg.huge_pages))
 		return 2;
 	return err ? 1 : 0;
 }

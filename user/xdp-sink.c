@@ -519,7 +519,8 @@ static void json_xsk(struct jw *w, const struct sink *sk, const struct snapshot 
 	if (!sk->cfg->no_verify) {
 		jw_u64(w, "stamped", c.st.received);
 		jw_u64(w, "foreign", c.foreign);
-		jw_u64(w, "lost", c.st.lost);
+		/* Signed: a reordered packet filling an earlier gap takes one back. */
+		jw_i64(w, "lost", (__s64)c.st.lost);
 		jw_u64(w, "duplicates", c.st.duplicates);
 		jw_u64(w, "reordered", c.st.reordered);
 		jw_u64(w, "late", c.st.late);
@@ -570,7 +571,7 @@ static void json_xsk(struct jw *w, const struct sink *sk, const struct snapshot 
 		jw_u64(w, "rx_packets", ca->rx_packets - cb->rx_packets);
 		jw_double(w, "pps", stats_rate(ca->rx_packets, cb->rx_packets, a->t_ns - b->t_ns));
 		if (!sk->cfg->no_verify) {
-			jw_u64(w, "lost", ca->st.lost - cb->st.lost);
+			jw_i64(w, "lost", (__s64)(ca->st.lost - cb->st.lost));
 			jw_u64(w, "duplicates", ca->st.duplicates - cb->st.duplicates);
 			jw_u64(w, "reordered", ca->st.reordered - cb->st.reordered);
 		}
@@ -609,9 +610,9 @@ static void text_xsk(const struct sink *sk, const struct snapshot *a, const stru
 	xsk_deltas(sk, a, b, &c, &x);
 	if (!summary) {
 		if (!sk->cfg->no_verify)
-			printf("  lost %" PRIu64 " dup %" PRIu64 " reord %" PRIu64
+			printf("  lost %" PRId64 " dup %" PRIu64 " reord %" PRIu64
 			       " foreign %" PRIu64,
-			       (uint64_t)c.st.lost, (uint64_t)c.st.duplicates,
+			       (int64_t)c.st.lost, (uint64_t)c.st.duplicates,
 			       (uint64_t)c.st.reordered, (uint64_t)c.foreign);
 		if (x.rx_dropped || x.rx_ring_full || d->redirect_err)
 			printf("  drops: fill empty %" PRIu64 " ring full %" PRIu64
@@ -946,7 +947,7 @@ static void *xq_thread(void *arg)
 	struct sink *sk = x->sk;
 	const struct sink_cfg *cfg = sk->cfg;
 	__u32 batch = (__u32)cfg->batch, idle = 0;
-	__u64 packets = 0, bytes = 0, foreign = 0;
+	__u64 packets = 0, bytes = 0, foreign = 0, stop_seen = 0;
 	struct pollfd pfd;
 	int err, drained = 0;
 
@@ -987,6 +988,13 @@ static void *xq_thread(void *arg)
 		idle = 0;
 		drained = 0;
 		now = now_ns();
+		/* Stopping, but the ring never empties (the detach failed?): bound the drain. */
+		if (__atomic_load_n(&sk->stop, __ATOMIC_ACQUIRE)) {
+			if (!stop_seen)
+				stop_seen = now;
+			else if (now - stop_seen > 200000000ULL)
+				break;
+		}
 		for (i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
 			const void *data = xsk_queue_frame_data(x->q, d->addr);
@@ -1414,6 +1422,13 @@ static int setup(struct sink *sk)
 		if (err)
 			return err;
 	}
+	/*
+	 * The base is read before the program sees a packet: nothing can then be
+	 * counted by the program before the base and read by user space after it.
+	 */
+	err = take_snapshot(sk, &sk->base);
+	if (err)
+		return err;
 	return xdp_attachment__create(sk->skel->obj, prog_names[sk->mode], &aopts, &sk->att);
 }
 
@@ -1464,9 +1479,8 @@ static int run(struct sink *sk)
 	__u64 start, next_report, end = 0, tick;
 	int err;
 
-	err = take_snapshot(sk, &sk->base);
-	if (err)
-		return err;
+	/* Counters are from before the attach; the clock starts now (attaching takes time). */
+	sk->base.t_ns = now_ns();
 	copy_snapshot(sk, &sk->prev, &sk->base);
 	start = sk->base.t_ns;
 	next_report = start + cfg->interval;
@@ -1527,8 +1541,13 @@ static int run(struct sink *sk)
 		sk->stop_reason = runtime_signal == SIGTERM ? "SIGTERM" :
 				  runtime_signal == SIGHUP  ? "SIGHUP" :
 							      "SIGINT";
-	if (sk->mode == MODE_XSK)
+	/* Detach first: the summary then holds every packet the program counted. */
+	if (sk->mode == MODE_XSK) {
 		xsk_stop(sk);
+	} else {
+		xdp_attachment__destroy(sk->att);
+		sk->att = NULL;
+	}
 	err = take_snapshot(sk, &sk->cur);
 	if (err)
 		return err;
@@ -1568,7 +1587,7 @@ int main(int argc, char **argv)
 	/* Check everything that can be checked before touching the kernel. */
 	err = preflight(&sk);
 	if (err)
-		return 2;
+		return err == -ENOMEM ? 1 : 2;
 	err = runtime_install_signals();
 	if (err)
 		return 1;
@@ -1578,7 +1597,8 @@ int main(int argc, char **argv)
 	if (!err)
 		err = run(&sk);
 	teardown(&sk);
-	if (err == -EBUSY || err == -EOPNOTSUPP || err == -EEXIST || err == -EINVAL)
+	if (err == -EBUSY || err == -EOPNOTSUPP || err == -EEXIST || err == -EINVAL ||
+	    err == -ENODEV || (err == -ENOMEM && cfg.huge_pages))
 		return 2;
 	return err ? 1 : 0;
 }

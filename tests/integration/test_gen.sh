@@ -354,3 +354,93 @@ test_gen_kernel_generic_xdp_is_not_napi() {
 	t_expect_eq "exit code with only generic XDP at the peer" 2 $?
 	[[ "$msg" == *"runs no NAPI"* ]] || t_fail "message: $msg"
 }
+
+# --- regressions found in review ---
+
+test_gen_count_below_threads() {
+	local out
+	lab_setup --no-ipv6 --queues 2
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	# One packet, two threads: one sends it, the other sends nothing and ends.
+	timeout 20 "$TESTENV" exec --name "$LAB_NAME" gen -- "$GEN" kernel -j -q -n 1 -t 2 "$GEN_IF" \
+		>"$out" 2>&1 || t_fail "kernel -n 1 -t 2 did not end by itself: $(cat "$out")"
+	t_expect_eq "kernel mode sent" 1 "$(json_get "$out" summary 'o["tx_packets"]')"
+	timeout 20 "$TESTENV" exec --name "$LAB_NAME" gen -- "$GEN" xsk -j -q -n 1 --queues all "$GEN_IF" \
+		>"$out" 2>&1 || t_fail "xsk -n 1 on two queues did not end by itself: $(cat "$out")"
+	t_expect_eq "xsk mode sent" 1 "$(json_get "$out" summary 'o["tx_packets"]')"
+	timeout 20 "$TESTENV" exec --name "$LAB_NAME" gen -- "$GEN" qdisc -j -q -r 1 -t 2 -d 1 "$GEN_IF" \
+		>"$out" 2>&1 || t_fail "qdisc -r 1 -t 2 failed: $(cat "$out")"
+	t_expect_le "a 1 pps share is not unlimited" 2 "$(json_get "$out" summary 'o["tx_packets"]')"
+	sleep 0.3
+	stop_sink
+	t_expect_ge "received" 2 "$(sink_total)"
+	t_expect_le "received" 4 "$(sink_total)"
+}
+
+test_gen_worker_error_fails_the_run() {
+	local out rc
+	lab_setup --no-ipv6 --qdisc pfifo:1000
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_bg "$out" gen "$GEN" qdisc -j -r 10000 -d 30 "$GEN_IF"
+	local pid=$LAST_PID
+	sleep 1
+	# The link goes away under the sender: sendmmsg fails with ENETDOWN.
+	ip -n "$GEN_NS" link set dev "$GEN_IF" down
+	for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	wait "$pid"
+	rc=$?
+	t_expect_eq "exit code when a sending thread fails" 1 "$rc"
+	t_expect_eq "stop reason" error "$(json_get "$out" summary 'o["stop_reason"]')"
+}
+
+test_gen_xsk_paced_kicks() {
+	local out sent kicks
+	lab_setup --no-ipv6
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	# 50 kpps: 20 us between frames, so the pacer spins; it must not kick while spinning.
+	lab_exec gen "$GEN" xsk -j -q -r 50000 -d 2 "$GEN_IF" >"$out" 2>&1 || t_fail "xdp-gen failed"
+	sent=$(json_get "$out" summary 'o["tx_packets"]')
+	kicks=$(json_get "$out" summary 'o["kicks"]')
+	t_expect_le "kicks (at most one per frame sent)" "$sent" "$kicks"
+	stop_sink
+}
+
+test_gen_kernel_tracepoints_per_process() {
+	local a b outa outb n=2000000 lab1 if1
+	lab_setup --no-ipv6
+	lab1=$LAB_NAME
+	if1=$GEN_IF
+	start_sink
+	outa=$(mktemp)
+	outb=$(mktemp)
+	t_on_cleanup rm -f "$outa" "$outb"
+	lab_setup --no-ipv6
+	start_sink
+	# Two generators in two labs at once: the same ifindex in each namespace.
+	"$TESTENV" exec --name "$lab1" gen -- "$GEN" kernel -j -q -n $n "$if1" >"$outa" 2>&1 &
+	a=$!
+	lab_exec gen "$GEN" kernel -j -q -n $n "$GEN_IF" >"$outb" 2>&1 &
+	b=$!
+	wait $a || t_fail "generator in lab 1 failed: $(cat "$outa")"
+	wait $b || t_fail "generator in lab 2 failed: $(cat "$outb")"
+	t_expect_eq "lab 1 tracepoint count is its own" $n "$(json_get "$outa" summary 'o["tracepoints"]["devmap_xmit_sent"]')"
+	t_expect_eq "lab 2 tracepoint count is its own" $n "$(json_get "$outb" summary 'o["tracepoints"]["devmap_xmit_sent"]')"
+}
+
+test_gen_xsk_busy_queue() {
+	local out msg
+	lab_setup --no-ipv6
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_bg "$out" gen "$GEN" xsk -q -r 1000 -d 30 "$GEN_IF"
+	sleep 1.5
+	msg=$(lab_exec gen "$GEN" xsk -q -n 10 "$GEN_IF" 2>&1)
+	t_expect_eq "exit code when the queue has a socket already" 2 $?
+	[[ "$msg" == *"already has an AF_XDP socket"* ]] || t_fail "message: $msg"
+}

@@ -284,3 +284,22 @@ test_sink_bad_input() {
 	lab_exec sink test -e /sys/fs/bpf/xdp-sink && t_fail "a refused run left pins"
 	return 0
 }
+
+test_sink_count_matches_kernel_after_stop() {
+	local out xdp0 xdp1 n
+	lab_setup --no-ipv6
+	xdp0=$(lab_exec sink ethtool -S "$SINK_IF" | awk '/rx_queue_0_xdp_packets/ {print $2}')
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_bg "$out" sink "$SINK" drop -j -q -n 100000 -d 60 "$SINK_IF"
+	local pid=$LAST_PID
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach"
+	# Traffic goes on after the count is reached: the summary must still hold
+	# every packet the program counted (it detaches before the last reading).
+	lab_bg /dev/null gen "$BUILD/xdp-gen" kernel -q -d 4 "$GEN_IF"
+	wait "$pid"
+	xdp1=$(lab_exec sink ethtool -S "$SINK_IF" | awk '/rx_queue_0_xdp_packets/ {print $2}')
+	n=$(json_get "$out" summary 'o["rx_packets"]')
+	t_expect_ge "stopped after the count" 100000 "$n"
+	t_expect_eq "summary = the veth's own XDP count" $((xdp1 - xdp0)) "$n"
+}

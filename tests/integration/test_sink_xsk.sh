@@ -159,3 +159,15 @@ test_sink_xsk_bad_input() {
 	[[ "$msg" == *prog/xdp* ]] && t_fail "a refused run left a program attached"
 	return 0
 }
+
+test_sink_xsk_starts_under_traffic() {
+	lab_setup --no-ipv6
+	# Traffic first, then the sink: its books must still balance.
+	lab_bg /dev/null gen "$GEN" kernel -q -d 8 "$GEN_IF" --fix-peer
+	sleep 1
+	start_xsk_sink --ring-size 16384
+	sleep 2
+	stop_xsk_sink
+	t_expect_ge "delivered" 1 "$(xs 'o["rx_packets"]')"
+	expect_balanced
+}
