@@ -439,9 +439,23 @@ int xsk_queue_rx_recycle(struct xsk_queue *q, __u32 idx, __u32 n)
 	return err;
 }
 
-int xsk_queue_check_cli(const char *driver, bool copy, bool zero_copy, __u64 frame_size,
-			__u64 ring_size)
+void xsk_queue_apply_cli(struct xsk_queue_opts *o, const struct xsk_cli *c)
 {
+	o->frame_size = (__u32)c->frame_size;
+	o->mode = c->zero_copy ? XSK_COPY_MODE_ZEROCOPY :
+		  c->copy      ? XSK_COPY_MODE_COPY :
+				 XSK_COPY_MODE_AUTO;
+	o->need_wakeup = !c->no_need_wakeup;
+	o->busy_poll = c->busy_poll;
+	o->huge_pages = c->huge_pages;
+	o->debug_alloc = c->debug_alloc;
+}
+
+int xsk_queue_check_cli(const char *driver, const struct xsk_cli *c, __u64 ring_size)
+{
+	bool copy = c->copy, zero_copy = c->zero_copy;
+	__u64 frame_size = c->frame_size;
+
 	if (copy && zero_copy) {
 		pr_warn("--copy and --zero-copy exclude each other; pick one\n");
 		return -EINVAL;

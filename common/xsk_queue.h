@@ -140,12 +140,54 @@ const char *xsk_copy_mode_name(enum xsk_copy_mode mode);
 int xsk_copy_mode_parse(const char *s, enum xsk_copy_mode *mode);
 
 /*
+ * The AF_XDP options both tools take, one definition: a config struct holds a
+ * 'struct xsk_cli' member, its option table gets XSK_CLI_PARAMS() rows (the
+ * PARAM_* names come from params.h where the macro is expanded), and
+ * xsk_queue_apply_cli() moves them into the socket options.
+ */
+struct xsk_cli {
+	__u64 frame_size;
+	bool copy, zero_copy, no_need_wakeup, busy_poll, huge_pages, debug_alloc;
+};
+
+#define XSK_CLI_DEFAULTS           \
+	{                          \
+		.frame_size = 4096 \
+	}
+
+#define XSK_CLI_PARAMS(type, m)                                                             \
+	{ "frame-size", 0,                                                                  \
+	  PARAM_UINT,	offsetof(type, m.frame_size),                                       \
+	  "BYTES",	"UMEM frame size: 2048 or 4096",                                    \
+	  2048,		4096 },                                                             \
+		{ "copy", 0, PARAM_FLAG, offsetof(type, m.copy), NULL, "force copy mode" }, \
+		{ "zero-copy",		 0, PARAM_FLAG, offsetof(type, m.zero_copy), NULL,  \
+		  "force zero-copy mode" },                                                 \
+		{ "no-need-wakeup",                                                         \
+		  0,                                                                        \
+		  PARAM_FLAG,                                                               \
+		  offsetof(type, m.no_need_wakeup),                                         \
+		  NULL,                                                                     \
+		  "wake the kernel every batch, not only when it asks (need_wakeup off)" }, \
+		{ "busy-poll", 0,                                                           \
+		  PARAM_FLAG,  offsetof(type, m.busy_poll),                                 \
+		  NULL,	       "prefer busy polling, budget = batch" },                     \
+		{ "huge-pages", 0,                                                          \
+		  PARAM_FLAG,	offsetof(type, m.huge_pages),                               \
+		  NULL,		"UMEM on 2 MB huge pages" },                                \
+	{                                                                                   \
+		"debug-alloc", 0, PARAM_FLAG, offsetof(type, m.debug_alloc), NULL,          \
+			"check every frame free for double and foreign frees"               \
+	}
+
+void xsk_queue_apply_cli(struct xsk_queue_opts *o, const struct xsk_cli *c);
+
+/*
  * The checks both tools make on their AF_XDP options before any socket exists:
  * --copy with --zero-copy, zero-copy on veth, frame size, ring size. One line
  * naming the problem and the fix; 0 or -EINVAL.
  */
-int xsk_queue_check_cli(const char *driver, bool copy, bool zero_copy, __u64 frame_size,
-			__u64 ring_size);
+int xsk_queue_check_cli(const char *driver, const struct xsk_cli *c, __u64 ring_size);
 
 int xsk_queue__create(struct xsk_queue **out, const struct xsk_queue_opts *opts);
 void xsk_queue__destroy(struct xsk_queue *q);

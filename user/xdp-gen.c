@@ -58,8 +58,8 @@ struct gen_cfg {
 	struct param_list queues;
 	struct param_list cpus;
 	/* AF_XDP */
-	__u64 batch, ring_size, frame_size;
-	bool copy, zero_copy, no_need_wakeup, busy_poll, huge_pages, debug_alloc;
+	__u64 batch, ring_size;
+	struct xsk_cli xsk;
 	__u64 tx_budget;
 	/* kernel (live frames) */
 	__u64 threads;
@@ -73,7 +73,7 @@ static const struct gen_cfg defaults = {
 	.interval = 1000000000ULL,
 	.batch = 64,
 	.ring_size = 2048,
-	.frame_size = 4096,
+	.xsk = XSK_CLI_DEFAULTS,
 	.queues = { .n = 1, .ids = { 0 } },
 };
 
@@ -131,19 +131,10 @@ static const struct param_def xsk_opts[] = {
 	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "frames per ring operation", 1, 2048 },
 	{ "ring-size", 0, PARAM_UINT, OPT(ring_size), "N", "tx and completion ring entries", 64,
 	  32768 },
-	{ "frame-size", 0, PARAM_UINT, OPT(frame_size), "BYTES", "UMEM frame size: 2048 or 4096",
-	  2048, 4096 },
-	{ "copy", 0, PARAM_FLAG, OPT(copy), NULL, "force copy mode" },
-	{ "zero-copy", 0, PARAM_FLAG, OPT(zero_copy), NULL, "force zero-copy mode" },
-	{ "no-need-wakeup", 0, PARAM_FLAG, OPT(no_need_wakeup), NULL,
-	  "kick the kernel after every batch" },
-	{ "busy-poll", 0, PARAM_FLAG, OPT(busy_poll), NULL, "prefer busy polling, budget = batch" },
-	{ "huge-pages", 0, PARAM_FLAG, OPT(huge_pages), NULL, "UMEM on 2 MB huge pages" },
+	XSK_CLI_PARAMS(struct gen_cfg, xsk),
 	{ "tx-budget", 0, PARAM_UINT, OPT(tx_budget), "N",
 	  "copy-mode frames per kick, Linux 6.17+ (default: the batch size; the kernel's own is 32)",
 	  1, 65536 },
-	{ "debug-alloc", 0, PARAM_FLAG, OPT(debug_alloc), NULL,
-	  "check every frame free for double and foreign frees" },
 	{ NULL },
 };
 
@@ -375,21 +366,14 @@ static int xsk_setup(struct gen_thread *t)
 	o.ifname = t->g->ifc.name;
 	o.queue_id = t->queue;
 	o.cpu = t->cpu;
-	o.frame_size = (__u32)cfg->frame_size;
 	o.tx_size = (__u32)cfg->ring_size;
 	o.comp_size = (__u32)cfg->ring_size;
 	/* Frames: the tx ring plus as many again in flight toward completion. */
 	o.nr_frames = 2 * (__u32)cfg->ring_size;
 	o.rx = false;
 	o.tx = true;
-	o.mode = cfg->zero_copy ? XSK_COPY_MODE_ZEROCOPY :
-		 cfg->copy	? XSK_COPY_MODE_COPY :
-				  XSK_COPY_MODE_AUTO;
-	o.need_wakeup = !cfg->no_need_wakeup;
-	o.busy_poll = cfg->busy_poll;
+	xsk_queue_apply_cli(&o, &cfg->xsk);
 	o.batch = (__u32)cfg->batch;
-	o.huge_pages = cfg->huge_pages;
-	o.debug_alloc = cfg->debug_alloc;
 	err = xsk_queue__create(&t->q, &o);
 	if (err)
 		return err;
@@ -1115,8 +1099,7 @@ static int preflight(struct gen *g)
 	err = iface_preflight(g->ifc.name, "gen", &g->ifc);
 	if (err)
 		return err;
-	if (g->mode == GEN_XSK && xsk_queue_check_cli(g->ifc.driver, cfg->copy, cfg->zero_copy,
-						      cfg->frame_size, cfg->ring_size))
+	if (g->mode == GEN_XSK && xsk_queue_check_cli(g->ifc.driver, &cfg->xsk, cfg->ring_size))
 		return -EINVAL;
 	if (g->mode == GEN_XSK && cfg->batch > cfg->ring_size) {
 		fprintf(stderr,
@@ -1150,11 +1133,11 @@ static int preflight(struct gen *g)
 	}
 	if (g->mode == GEN_QDISC)
 		return 0;
-	if (pkt_gen_max_len(g->th[0].pg) > cfg->frame_size) {
+	if (pkt_gen_max_len(g->th[0].pg) > cfg->xsk.frame_size) {
 		fprintf(stderr,
 			"xdp-gen: frames of %u bytes do not fit --frame-size %" PRIu64
 			"; use a larger frame size or a smaller -s\n",
-			pkt_gen_max_len(g->th[0].pg), (uint64_t)cfg->frame_size);
+			pkt_gen_max_len(g->th[0].pg), (uint64_t)cfg->xsk.frame_size);
 		return -EINVAL;
 	}
 	return 0;
@@ -1743,7 +1726,7 @@ int main(int argc, char **argv)
 	cleanup(&g);
 	/* The environment said no: missing device or queue, busy queue, no huge pages. */
 	if (err == -ENODEV || err == -EINVAL || err == -EOPNOTSUPP || err == -EPERM ||
-	    err == -EBUSY || (err == -ENOMEM && cfg.huge_pages))
+	    err == -EBUSY || (err == -ENOMEM && cfg.xsk.huge_pages))
 		return 2;
 	return err ? 1 : 0;
 }

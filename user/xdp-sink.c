@@ -53,8 +53,9 @@ struct sink_cfg {
 	const char *to;
 	/* xsk */
 	struct param_list queues, cpus;
-	__u64 batch, ring_size, frame_size;
-	bool copy, zero_copy, no_need_wakeup, busy_poll, poll, huge_pages, no_verify, debug_alloc;
+	__u64 batch, ring_size;
+	struct xsk_cli xsk;
+	bool poll, no_verify;
 	const char *hist;
 };
 
@@ -64,7 +65,7 @@ static const struct sink_cfg defaults = {
 	.queues = { .n = 1, .ids = { 0 } },
 	.batch = 64,
 	.ring_size = 2048,
-	.frame_size = 4096,
+	.xsk = XSK_CLI_DEFAULTS,
 };
 
 static const struct param_enum xdp_modes[] = {
@@ -113,21 +114,12 @@ static const struct param_def xsk_opts[] = {
 	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "descriptors per ring operation", 1, 2048 },
 	{ "ring-size", 0, PARAM_UINT, OPT(ring_size), "N",
 	  "rx ring entries (the fill ring gets twice as many)", 64, 16384 },
-	{ "frame-size", 0, PARAM_UINT, OPT(frame_size), "BYTES", "UMEM frame size: 2048 or 4096",
-	  2048, 4096 },
-	{ "copy", 0, PARAM_FLAG, OPT(copy), NULL, "force copy mode" },
-	{ "zero-copy", 0, PARAM_FLAG, OPT(zero_copy), NULL, "force zero-copy mode" },
-	{ "no-need-wakeup", 0, PARAM_FLAG, OPT(no_need_wakeup), NULL,
-	  "do not use the need_wakeup flag" },
-	{ "busy-poll", 0, PARAM_FLAG, OPT(busy_poll), NULL, "prefer busy polling, budget = batch" },
+	XSK_CLI_PARAMS(struct sink_cfg, xsk),
 	{ "poll", 0, PARAM_FLAG, OPT(poll), NULL, "sleep in poll() when the ring is empty" },
-	{ "huge-pages", 0, PARAM_FLAG, OPT(huge_pages), NULL, "UMEM on 2 MB huge pages" },
 	{ "no-verify", 0, PARAM_FLAG, OPT(no_verify), NULL,
 	  "count only: do not read stamps (no loss, order or latency checks)" },
 	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",
 	  "write the latency histogram to FILE (.csv or .json)" },
-	{ "debug-alloc", 0, PARAM_FLAG, OPT(debug_alloc), NULL,
-	  "check every frame free for double and foreign frees" },
 	{ NULL },
 };
 
@@ -900,19 +892,12 @@ static int xq_setup(struct xq *x)
 	o.ifname = x->sk->ifc.name;
 	o.queue_id = x->queue;
 	o.cpu = x->cpu;
-	o.frame_size = (__u32)cfg->frame_size;
 	o.rx_size = (__u32)cfg->ring_size;
 	o.fill_size = 2 * (__u32)cfg->ring_size;
 	o.rx = true;
 	o.tx = false;
-	o.mode = cfg->zero_copy ? XSK_COPY_MODE_ZEROCOPY :
-		 cfg->copy	? XSK_COPY_MODE_COPY :
-				  XSK_COPY_MODE_AUTO;
-	o.need_wakeup = !cfg->no_need_wakeup;
-	o.busy_poll = cfg->busy_poll;
+	xsk_queue_apply_cli(&o, &cfg->xsk);
 	o.batch = (__u32)cfg->batch;
-	o.huge_pages = cfg->huge_pages;
-	o.debug_alloc = cfg->debug_alloc;
 	err = xsk_queue__create(&x->q, &o);
 	if (err)
 		return err;
@@ -1040,8 +1025,7 @@ static int xsk_plan(struct sink *sk)
 	unsigned int i, n, ncpu = (unsigned int)runtime_online_cpus();
 	unsigned int nrx = sk->ifc.rx_queues ? sk->ifc.rx_queues : 1;
 
-	if (xsk_queue_check_cli(sk->ifc.driver, cfg->copy, cfg->zero_copy, cfg->frame_size,
-				cfg->ring_size))
+	if (xsk_queue_check_cli(sk->ifc.driver, &cfg->xsk, cfg->ring_size))
 		return -EINVAL;
 	if (cfg->no_verify && cfg->hist) {
 		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
@@ -1598,7 +1582,7 @@ int main(int argc, char **argv)
 		err = run(&sk);
 	teardown(&sk);
 	if (err == -EBUSY || err == -EOPNOTSUPP || err == -EEXIST || err == -EINVAL ||
-	    err == -ENODEV || (err == -ENOMEM && cfg.huge_pages))
+	    err == -ENODEV || (err == -ENOMEM && cfg.xsk.huge_pages))
 		return 2;
 	return err ? 1 : 0;
 }
