@@ -54,8 +54,10 @@ LIB_SRCS := $(wildcard common/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 LIB := $(OUT)/libxdpsg.a
 
-PROG_SRCS := $(wildcard user/*.c)
-PROGS := $(patsubst user/%.c,$(OUT)/%,$(PROG_SRCS))
+# Each tool is a directory of user/: user/gen -> xdp-gen, user/sink -> xdp-sink.
+GEN_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard user/gen/*.c))
+SINK_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard user/sink/*.c))
+PROGS := $(OUT)/xdp-gen $(OUT)/xdp-sink
 
 # Standalone benchmarks and test helpers: one .c file, one binary.
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -66,7 +68,7 @@ TOOL_PROGS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_PROGS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
-FORMAT_FILES := $(wildcard bpf/*.c bpf/*.h common/*.c common/*.h user/*.c user/*.h \
+FORMAT_FILES := $(wildcard bpf/*.c bpf/*.h common/*.c common/*.h user/*/*.c user/*/*.h \
 	tests/unit/*.c tests/unit/*.h tests/tools/*.c bench/*.c)
 
 # Man pages: man/x.8.in with an @OPTIONS@ line filled from the tool's own
@@ -106,9 +108,9 @@ $(OUT)/common/%.o: common/%.c | $(OUT)/common $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(OUT)/user/%.o: user/%.c | $(OUT)/user $(SKELS)
+$(OUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/bench/%.o: bench/%.c | $(OUT)/bench $(SKELS)
 	$(call msg,CC,$@)
@@ -126,7 +128,11 @@ $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(OUT)/%: $(OUT)/user/%.o $(LIB)
+$(OUT)/xdp-gen: $(GEN_OBJS) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
+
+$(OUT)/xdp-sink: $(SINK_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
@@ -210,4 +216,4 @@ help:
 	@echo '  clean             remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir'
 
--include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d $(OUT)/*/*/*/*.d)

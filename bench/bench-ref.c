@@ -26,6 +26,7 @@
 #include <bpf/libbpf.h>
 
 #include "iface.h"
+#include "cpu.h"
 #include "log.h"
 #include "params.h"
 #include "runtime.h"
@@ -162,7 +163,7 @@ static void *gen_thread(void *arg)
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)t->c->batch,
 		    .repeat = (__u32)t->c->repeat);
 
-	t->err = runtime_pin_cpu(t->cpu);
+	t->err = cpu_pin_self(t->cpu);
 	while (!t->err && !gen_stop) {
 		if (bpf_prog_test_run_opts(t->prog_fd, &o)) {
 			if (errno == EINTR) {
@@ -229,9 +230,8 @@ static int do_gen(const struct ref_cfg *c, const char *ifname)
 		fprintf(stderr, "bench-ref: bad --dst-mac '%s'\n", c->dst_mac);
 		return 2;
 	}
-	if (n > (unsigned int)runtime_online_cpus()) {
-		fprintf(stderr, "bench-ref: %u threads but only %d CPUs\n", n,
-			runtime_online_cpus());
+	if (n > (unsigned int)cpu_online_count()) {
+		fprintf(stderr, "bench-ref: %u threads but only %d CPUs\n", n, cpu_online_count());
 		return 2;
 	}
 	build_frame(frame, c->size, dmac, ifc.mac);

@@ -8,7 +8,8 @@
 #include <linux/netlink.h>
 
 #include "iface.h"
-#include "stats.h"
+#include "fmt.h"
+#include "json_writer.h"
 
 /*
  * The kernel's own counters for one interface, layer by layer, so a run can

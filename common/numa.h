@@ -18,10 +18,8 @@
  * Placement:
  *   numa_bind(addr, len, node)          mbind(MPOL_BIND) before first touch
  *   numa_page_nodes(addr, len, pgsz, ...) ask the kernel where each page is
- *   numa_run_on_cpu(cpu, fn, arg)       run fn on a thread pinned to cpu: the
- *                                       calling thread when it is already pinned
- *                                       to exactly that cpu, otherwise a
- *                                       short-lived thread made for it
+ *
+ * Pinning threads to CPUs is cpu.h's.
  *
  * Every function is thread-safe (no shared state) and returns 0 / a value >= 0
  * or -errno.
@@ -40,9 +38,6 @@ int numa_node_of_cpu(int cpu);
 /* Node of the NIC behind ifname, -1 if it has none; -ENODEV if no such interface. */
 int numa_iface_node(const char *ifname);
 
-/* The one cpu the calling thread may run on, or -1 if it may run on several. */
-int numa_thread_pinned_cpu(void);
-
 int numa_bind(void *addr, size_t len, int node);
 
 /*
@@ -52,8 +47,5 @@ int numa_bind(void *addr, size_t len, int node);
  */
 int numa_page_nodes(void *addr, size_t len, size_t page_size, __u64 *counts, int max_nodes,
 		    __u64 *absent);
-
-/* Run fn(arg) on cpu (see above) and return what fn returned, or -errno. */
-int numa_run_on_cpu(int cpu, int (*fn)(void *arg), void *arg);
 
 #endif

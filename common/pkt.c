@@ -580,19 +580,6 @@ const char *pkt_csum_str(int result)
 	return "unknown";
 }
 
-void pkt_stamp_write(void *at, __u16 run, __u16 flow, __u32 seq, __u64 ts_ns)
-{
-	struct xdpsg_stamp st = {
-		.magic = htole16(XDPSG_STAMP_MAGIC),
-		.run = htole16(run),
-		.flow = htole16(flow),
-		.seq = htole32(seq),
-		.ts_ns = htole64(ts_ns),
-	};
-
-	memcpy(at, &st, sizeof(st));
-}
-
 /* Generator */
 
 /* The frame of flow 0, stamp seq/ts/flow 0, checksums complete. */
@@ -643,7 +630,7 @@ static void build_frame(const struct pkt_opts *o, const struct pkt_tuple *t, __u
 	memcpy(p + l4 + 4, &w, 2);
 	p[l4 + 6] = p[l4 + 7] = 0;
 	if (!o->no_stamp) {
-		pkt_stamp_write(p + pay, o->run, 0, 0, 0);
+		stamp_write(p + pay, o->run, 0, 0, 0);
 		pay += XDPSG_STAMP_SIZE;
 	}
 	for (i = pay; i < len; i++)

@@ -42,6 +42,7 @@
 #include <linux/types.h>
 
 #include "shared.h"
+#include "stamp.h"
 
 enum pkt_family {
 	PKT_IPV4 = 4,
@@ -189,9 +190,6 @@ struct pkt_info {
  */
 int pkt_parse_udp(const void *frame, unsigned int len, struct pkt_info *out);
 
-/* Write a stamp (host-order fields) at 'at', little-endian, magic included. */
-void pkt_stamp_write(void *at, __u16 run, __u16 flow, __u32 seq, __u64 ts_ns);
-
 /* Generator internals, public only so the hot path can be inline. */
 struct pkt_tmpl {
 	__u8 *data;
@@ -315,18 +313,9 @@ static inline unsigned int pkt_gen_write_tmpl(struct pkt_gen *g, void *frame, un
 	memcpy(p + udp_off, &fl->sport, 2);
 	memcpy(p + udp_off + 2, &fl->dport, 2);
 	sum = (__u16)~tp->udp_csum + (__u64)fl->udp_delta;
-	if (g->stamp) {
-		/* The template's flow, seq and ts are 0, so the new words just add. */
-		__u8 *st = p + udp_off + 8;
-		__u16 flow_le = htole16((__u16)flow);
-		__u32 seq_le = htole32(seq);
-		__u64 ts_le = htole64(ts_ns);
-
-		memcpy(st + offsetof(struct xdpsg_stamp, flow), &flow_le, 2);
-		memcpy(st + offsetof(struct xdpsg_stamp, seq), &seq_le, 4);
-		memcpy(st + offsetof(struct xdpsg_stamp, ts_ns), &ts_le, 8);
-		sum += flow_le + (__u64)seq_le + (ts_le & 0xffffffffULL) + (ts_le >> 32);
-	}
+	/* The template's flow, seq and ts are 0, so the new words just add. */
+	if (g->stamp)
+		sum += stamp_patch(p + udp_off + 8, (__u16)flow, seq, ts_ns);
 	csum = (__u16)~pkt_csum_fold(sum);
 	if (csum == 0)
 		csum = 0xffff; /* 0 means "no checksum" (IPv4) or is invalid (IPv6) */

@@ -30,8 +30,4 @@ void runtime_block_signals(void);
 /* Sleep until an absolute CLOCK_MONOTONIC time; returns early on a signal. */
 void runtime_sleep_until(__u64 deadline_ns);
 
-/* Pin the calling thread to one CPU; -errno on failure. */
-int runtime_pin_cpu(int cpu);
-int runtime_online_cpus(void);
-
 #endif

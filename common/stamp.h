@@ -3,15 +3,40 @@
 #define XDPSG_STAMP_H
 
 /*
- * The sink's side of the stamp: finding it in a frame, and tracking per-flow
- * sequence numbers into received / lost / duplicates / reordered / late.
- * Writing it is pkt_stamp_write() / pkt_gen_write() in pkt.h; latency
- * histograms are in hist.h.
+ * The stamp, both ways: xdp-gen writes it (stamp_write() once per template,
+ * stamp_patch() per frame on the hot path), xdp-sink reads it (stamp_read()).
+ * Its layout is struct xdpsg_stamp in shared.h, which the BPF writer
+ * (bpf/xdp_gen.bpf.c) includes too. What the sink does with the sequence
+ * numbers is seqtrack.h's; latency histograms are hist.h's.
  */
+#include <endian.h>
+#include <stddef.h>
+#include <string.h>
 #include <stdbool.h>
 #include <linux/types.h>
 
 #include "shared.h"
+
+/* Write a whole stamp (host-order fields) at 'at', little-endian, magic included. */
+void stamp_write(void *at, __u16 run, __u16 flow, __u32 seq, __u64 ts_ns);
+
+/*
+ * Per frame: fill flow, seq and time into a stamp written with those three
+ * zero (the template's). Returns what the new bytes add to the UDP checksum
+ * (16-bit words, not folded), so the caller fixes it incrementally.
+ */
+static inline __u64 stamp_patch(void *at, __u16 flow, __u32 seq, __u64 ts_ns)
+{
+	__u8 *st = at;
+	__u16 flow_le = htole16(flow);
+	__u32 seq_le = htole32(seq);
+	__u64 ts_le = htole64(ts_ns);
+
+	memcpy(st + offsetof(struct xdpsg_stamp, flow), &flow_le, 2);
+	memcpy(st + offsetof(struct xdpsg_stamp, seq), &seq_le, 4);
+	memcpy(st + offsetof(struct xdpsg_stamp, ts_ns), &ts_le, 8);
+	return flow_le + (__u64)seq_le + (ts_le & 0xffffffffULL) + (ts_le >> 32);
+}
 
 /*
  * Parse Ethernet (one 802.1Q tag tolerated), IPv4 (options honoured, no
@@ -22,89 +47,5 @@
  * more than the frame holds). The sink counts both as "foreign".
  */
 int stamp_read(const void *frame, unsigned int len, struct xdpsg_stamp *out);
-
-/*
- * Sequence tracking, per flow, with serial-number arithmetic (RFC 1982) so
- * 32-bit wrap-around is seamless. For each flow the tracker keeps 'expected'
- * (last in-order seq + 1) and a STAMP_WINDOW-packet window behind it that
- * remembers which sequence numbers were counted lost. For a stamped packet
- * of a known flow (received += 1):
- *
- *  - first packet of the flow, or of a new run for it: baseline, expected =
- *    seq + 1. Nothing before it counts as lost (the sink may start late).
- *  - d = seq - expected (signed 32-bit) >= 0: in order (d == 0) or a gap;
- *    lost += d, expected = seq + 1. The d skipped numbers are marked lost
- *    in the window.
- *  - seq behind expected by b = expected - 1 - seq, and b inside the window
- *    (b < STAMP_WINDOW and not before the flow's baseline):
- *      marked lost -> reordered += 1, lost -= 1, the mark cleared;
- *      otherwise   -> duplicates += 1 (it was received before).
- *  - behind by more than the window, or before the baseline: late += 1.
- *    The tracker cannot tell a duplicate from a very late packet there, so
- *    neither lost nor duplicates change: lost can exceed the true loss by at
- *    most 'late'.
- *  - a gap of 2^31 or more looks like a step back (serial arithmetic).
- *
- * Runs: every generator start picks a new run id. A packet whose run differs
- * from the tracker's current one starts a new run (restarts += 1, except for
- * the very first run seen) and each flow is re-baselined when it is next seen
- * in the new run: no loss or duplicates across a restart. Stragglers from the
- * run just replaced count as late, not as another restart.
- *
- * Flow ids at or above the tracker's flow count go to bad_flow.
- */
-#define STAMP_WINDOW 128
-#define STAMP_FLOWS_MAX 65536
-
-struct stamp_counts {
-	__u64 received; /* stamped packets of known flows, whatever their verdict */
-	__u64 lost; /* skipped and not (yet) seen; can drop when reordered ones arrive */
-	__u64 duplicates;
-	__u64 reordered;
-	__u64 late;
-	__u64 restarts;
-	__u64 bad_flow;
-};
-
-enum stamp_verdict {
-	STAMP_FIRST, /* baseline of a flow */
-	STAMP_IN_ORDER,
-	STAMP_GAP, /* ahead of expected; the gap counted lost */
-	STAMP_REORDERED,
-	STAMP_DUPLICATE,
-	STAMP_LATE,
-	STAMP_BAD_FLOW,
-};
-
-struct stamp_flow_state {
-	__u32 expected;
-	__u16 run;
-	__u8 valid;
-	__u8 span; /* how far back the window is meaningful: 1..STAMP_WINDOW */
-	__u64 missing[STAMP_WINDOW / 64]; /* bit b: seq expected-1-b counted lost */
-};
-
-/* Owned by one thread (one queue); merge the counts of several. */
-struct stamp_tracker {
-	struct stamp_counts counts;
-	__u32 nflows;
-	__u16 run, prev_run;
-	bool have_run, have_prev;
-	struct stamp_flow_state *flows;
-};
-
-/* nflows 1..STAMP_FLOWS_MAX (0 means STAMP_FLOWS_MAX). NULL and errno on error. */
-struct stamp_tracker *stamp_tracker__create(__u32 nflows);
-void stamp_tracker__destroy(struct stamp_tracker *t);
-/* Forget every flow and zero the counts. */
-void stamp_tracker_reset(struct stamp_tracker *t);
-enum stamp_verdict stamp_tracker_update(struct stamp_tracker *t, const struct xdpsg_stamp *st);
-const char *stamp_verdict_str(enum stamp_verdict v);
-
-/*
- * Sum over queues. restarts takes the maximum: every queue that gets traffic
- * sees the same restart.
- */
-void stamp_counts_merge(struct stamp_counts *into, const struct stamp_counts *from);
 
 #endif

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
+#include "cpu.h"
 #include "log.h"
 #include "umem.h"
 
@@ -191,7 +192,7 @@ int umem__create(struct umem **out, const struct umem_opts *opts)
 	if (opts->cpu < 0)
 		err = touch_pages(u);
 	else
-		err = numa_run_on_cpu(u->cpu, touch_pages, u);
+		err = cpu_run_on(u->cpu, touch_pages, u);
 	if (err) {
 		pr_warn("cannot populate the UMEM (%zu bytes) on node %d from cpu %d: %s%s\n",
 			u->map_size, u->node, u->cpu, strerror(-err),

@@ -19,7 +19,8 @@
 #include "log.h"
 #include "params.h"
 #include "runtime.h"
-#include "stats.h"
+#include "fmt.h"
+#include "json_writer.h"
 
 struct cfg {
 	__u64 interval;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
+#include "cpu.h"
 #include "log.h"
 #include "numa.h"
 #include "umem.h"
@@ -164,7 +165,7 @@ static void *pinned_thread(void *arg)
 		result[0] = -errno;
 		return NULL;
 	}
-	result[0] = numa_thread_pinned_cpu();
+	result[0] = cpu_pinned_self();
 	result[1] = check_umem_on_cpu(0);
 	return NULL;
 }
@@ -181,7 +182,7 @@ static void test_placement_pinned_caller(void)
 	ASSERT_EQ(result[0], 0, "thread sees itself pinned to cpu 0");
 	ASSERT_TRUE(result[1], "placement from the pinned thread");
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
-		ASSERT_EQ(numa_thread_pinned_cpu(), -1, "main thread is not pinned");
+		ASSERT_EQ(cpu_pinned_self(), -1, "main thread is not pinned");
 }
 
 static void test_current_cpu(void)

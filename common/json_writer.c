@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "stats.h"
+#include "json_writer.h"
 
 static void jw_sep(struct jw *w, const char *key)
 {
@@ -105,39 +105,4 @@ void jw_bool(struct jw *w, const char *key, bool v)
 {
 	jw_sep(w, key);
 	fputs(v ? "true" : "false", w->f);
-}
-
-const char *fmt_si(char *buf, size_t len, double v)
-{
-	static const char units[] = { ' ', 'k', 'M', 'G', 'T' };
-	unsigned int u = 0;
-
-	while (fabs(v) >= 1000.0 && u < sizeof(units) - 1) {
-		v /= 1000.0;
-		u++;
-	}
-	if (!u)
-		snprintf(buf, len, "%.0f", v);
-	else if (fabs(v) >= 100.0)
-		snprintf(buf, len, "%.0f%c", v, units[u]);
-	else if (fabs(v) >= 10.0)
-		snprintf(buf, len, "%.1f%c", v, units[u]);
-	else
-		snprintf(buf, len, "%.2f%c", v, units[u]);
-	return buf;
-}
-
-const char *fmt_count(char *buf, size_t len, __u64 v)
-{
-	char tmp[32];
-	size_t n, i, o = 0;
-
-	n = (size_t)snprintf(tmp, sizeof(tmp), "%" PRIu64, (uint64_t)v);
-	for (i = 0; i < n && o + 1 < len; i++) {
-		if (i && (n - i) % 3 == 0 && o + 2 < len)
-			buf[o++] = ',';
-		buf[o++] = tmp[i];
-	}
-	buf[o] = '\0';
-	return buf;
 }

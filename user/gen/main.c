@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "gen_prog.h"
+#include "cpu.h"
 #include "iface.h"
 #include "kstats.h"
 #include "log.h"
@@ -33,7 +34,8 @@
 #include "pkt.h"
 #include "runtime.h"
 #include "stall.h"
-#include "stats.h"
+#include "fmt.h"
+#include "json_writer.h"
 #include "xsk_queue.h"
 
 enum gen_mode { GEN_XSK, GEN_KERNEL, GEN_QDISC };
@@ -474,7 +476,7 @@ static void *xsk_thread(void *arg)
 	int err;
 
 	runtime_block_signals();
-	err = runtime_pin_cpu(t->cpu);
+	err = cpu_pin_self(t->cpu);
 	if (!err)
 		err = xsk_setup(t);
 	addrs = calloc(batch, sizeof(*addrs));
@@ -578,7 +580,7 @@ static void *kernel_thread(void *arg)
 	int err;
 
 	runtime_block_signals();
-	err = runtime_pin_cpu(t->cpu);
+	err = cpu_pin_self(t->cpu);
 	t->err = err;
 	if (!wait_go(t) || err)
 		goto out;
@@ -798,7 +800,7 @@ static void *qdisc_thread(void *arg)
 	if (!msgs || !iov || !bufs)
 		err = -ENOMEM;
 	if (!err)
-		err = runtime_pin_cpu(t->cpu);
+		err = cpu_pin_self(t->cpu);
 	if (!err) {
 		fd = qdisc_socket(t, &sll);
 		if (fd < 0)
@@ -1034,7 +1036,7 @@ static int make_thread_gens(struct gen *g)
 static int plan_threads(struct gen *g)
 {
 	const struct gen_cfg *cfg = g->cfg;
-	unsigned int i, nq, ncpu = (unsigned int)runtime_online_cpus();
+	unsigned int i, nq, ncpu = (unsigned int)cpu_online_count();
 	unsigned int maxq = g->ifc.tx_queues < g->ifc.rx_queues ? g->ifc.tx_queues :
 								  g->ifc.rx_queues;
 
@@ -1275,8 +1277,8 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 		jw_u64(&w, "tx_bytes", bytes);
 		jw_u64(&w, "rx_packets", 0);
 		jw_u64(&w, "rx_bytes", 0);
-		jw_double(&w, "pps", stats_rate(a->total.sent, b->total.sent, dt));
-		jw_double(&w, "bps", stats_rate(a->total.bytes, b->total.bytes, dt) * 8);
+		jw_double(&w, "pps", counter_rate(a->total.sent, b->total.sent, dt));
+		jw_double(&w, "bps", counter_rate(a->total.bytes, b->total.bytes, dt) * 8);
 		jw_u64(&w, "outstanding", outstanding);
 		jw_obj(&w, "stalls");
 		jw_u64(&w, "ring_full", a->total.stall_ring - b->total.stall_ring);
@@ -1338,7 +1340,7 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			jw_u64(&w, "cpu", (__u64)g->th[i].cpu);
 			jw_u64(&w, "tx_packets", pa->sent - pb->sent);
 			jw_u64(&w, "tx_bytes", pa->bytes - pb->bytes);
-			jw_double(&w, "pps", stats_rate(pa->sent, pb->sent, dt));
+			jw_double(&w, "pps", counter_rate(pa->sent, pb->sent, dt));
 			jw_u64(&w, "outstanding",
 			       (g->mode == GEN_XSK ? pa->submitted - pa->sent : 0));
 			if (summary && g->th[i].accounting[0]) {
@@ -1354,8 +1356,8 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 	if (!summary) {
 		printf("%8.2fs  tx %7s pps %7sbit/s  total %s",
 		       (double)(a->t_ns - g->base.t_ns) / 1e9,
-		       fmt_si(b1, sizeof(b1), stats_rate(a->total.sent, b->total.sent, dt)),
-		       fmt_si(b2, sizeof(b2), stats_rate(a->total.bytes, b->total.bytes, dt) * 8),
+		       fmt_si(b1, sizeof(b1), counter_rate(a->total.sent, b->total.sent, dt)),
+		       fmt_si(b2, sizeof(b2), counter_rate(a->total.bytes, b->total.bytes, dt) * 8),
 		       fmt_count(b3, sizeof(b3), a->total.sent - g->base.total.sent));
 		if (a->total.stall_ring != b->total.stall_ring ||
 		    a->total.stall_frames != b->total.stall_frames ||
@@ -1378,8 +1380,8 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 		printf("xdp-gen %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s); stopped by %s\n",
 		       g->mode_name, g->ifc.name, fmt_count(b1, sizeof(b1), sent),
 		       fmt_count(b2, sizeof(b2), bytes), secs,
-		       fmt_si(b3, sizeof(b3), stats_rate(a->total.sent, b->total.sent, dt)),
-		       fmt_si(b3 + 16, 16, stats_rate(a->total.bytes, b->total.bytes, dt) * 8),
+		       fmt_si(b3, sizeof(b3), counter_rate(a->total.sent, b->total.sent, dt)),
+		       fmt_si(b3 + 16, 16, counter_rate(a->total.bytes, b->total.bytes, dt) * 8),
 		       g->stop_reason);
 		if (g->mode == GEN_XSK)
 			printf("  stalls:   ring full %" PRIu64 ", no free frame %" PRIu64
@@ -1422,7 +1424,7 @@ static void report(struct gen *g, const struct gen_snapshot *a, const struct gen
 			       "%s%s\n",
 			       g->th[i].queue, g->th[i].cpu,
 			       fmt_count(b1, sizeof(b1), pa->sent - pb->sent),
-			       fmt_si(b2, sizeof(b2), stats_rate(pa->sent, pb->sent, dt)),
+			       fmt_si(b2, sizeof(b2), counter_rate(pa->sent, pb->sent, dt)),
 			       (uint64_t)((g->mode == GEN_XSK ? pa->submitted - pa->sent : 0)),
 			       summary && g->th[i].accounting[0] ? "  frames: " : "",
 			       summary ? g->th[i].accounting : "");

@@ -19,14 +19,17 @@
 #include <bpf/libbpf.h>
 
 #include "hist.h"
+#include "cpu.h"
 #include "iface.h"
 #include "kstats.h"
 #include "log.h"
 #include "params.h"
 #include "runtime.h"
 #include "shared.h"
+#include "seqtrack.h"
 #include "stamp.h"
-#include "stats.h"
+#include "fmt.h"
+#include "json_writer.h"
 #include "xdp_attach.h"
 #include "xdp_sink.skel.h"
 #include "xsk_queue.h"
@@ -185,7 +188,7 @@ struct xq_counters {
 	__u64 rx_packets; /* delivered to user space */
 	__u64 rx_bytes;
 	__u64 foreign; /* without a stamp */
-	struct stamp_counts st;
+	struct seqtrack_counts st;
 } __attribute__((aligned(64)));
 
 #define CNT_READ(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -201,7 +204,7 @@ struct xq {
 	bool created;
 	int err, ready, finished;
 	struct xsk_queue *q;
-	struct stamp_tracker *tr;
+	struct seqtrack *tr;
 	struct hist *hist;
 	struct xq_counters c;
 	char accounting[160];
@@ -292,7 +295,7 @@ static void xq_total(const struct sink *sk, const struct snapshot *s, struct xq_
 		c->rx_packets += s->xc[i].rx_packets;
 		c->rx_bytes += s->xc[i].rx_bytes;
 		c->foreign += s->xc[i].foreign;
-		stamp_counts_merge(&c->st, &s->xc[i].st);
+		seqtrack_counts_merge(&c->st, &s->xc[i].st);
 		x->rx_dropped += s->xs[i].rx_dropped;
 		x->rx_invalid_descs += s->xs[i].rx_invalid_descs;
 		x->rx_ring_full += s->xs[i].rx_ring_full;
@@ -561,7 +564,8 @@ static void json_xsk(struct jw *w, const struct sink *sk, const struct snapshot 
 		jw_u64(w, "cpu", (__u64)sk->xq[i].cpu);
 		jw_str(w, "mode", sk->xq[i].q && sk->xq[i].q->zerocopy ? "zero-copy" : "copy");
 		jw_u64(w, "rx_packets", ca->rx_packets - cb->rx_packets);
-		jw_double(w, "pps", stats_rate(ca->rx_packets, cb->rx_packets, a->t_ns - b->t_ns));
+		jw_double(w, "pps",
+			  counter_rate(ca->rx_packets, cb->rx_packets, a->t_ns - b->t_ns));
 		if (!sk->cfg->no_verify) {
 			jw_i64(w, "lost", (__s64)(ca->st.lost - cb->st.lost));
 			jw_u64(w, "duplicates", ca->st.duplicates - cb->st.duplicates);
@@ -576,19 +580,6 @@ static void json_xsk(struct jw *w, const struct sink *sk, const struct snapshot 
 		jw_end_obj(w);
 	}
 	jw_end_arr(w);
-}
-
-static const char *fmt_ns(char *buf, size_t len, __u64 ns)
-{
-	if (ns >= 1000000000ULL)
-		snprintf(buf, len, "%.2fs", (double)ns / 1e9);
-	else if (ns >= 1000000ULL)
-		snprintf(buf, len, "%.2fms", (double)ns / 1e6);
-	else if (ns >= 1000ULL)
-		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
-	else
-		snprintf(buf, len, "%" PRIu64 "ns", (uint64_t)ns);
-	return buf;
 }
 
 static void text_xsk(const struct sink *sk, const struct snapshot *a, const struct snapshot *b,
@@ -729,8 +720,8 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 			jw_u64(&w, "rx_packets", d.packets);
 			jw_u64(&w, "rx_bytes", d.bytes);
 			jw_u64(&w, "tx_packets", d.tx + d.redirect);
-			jw_double(&w, "pps", stats_rate(a->total.packets, b->total.packets, dt));
-			jw_double(&w, "bps", stats_rate(a->total.bytes, b->total.bytes, dt) * 8);
+			jw_double(&w, "pps", counter_rate(a->total.packets, b->total.packets, dt));
+			jw_double(&w, "bps", counter_rate(a->total.bytes, b->total.bytes, dt) * 8);
 			json_actions(&w, &d);
 			if (cfg->parse)
 				json_parse(&w, &d);
@@ -756,7 +747,8 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 				jw_u64(&w, "queue", key);
 			jw_u64(&w, "rx_packets", dq.packets);
 			jw_u64(&w, "rx_bytes", dq.bytes);
-			jw_double(&w, "pps", stats_rate(a->q[key].packets, b->q[key].packets, dt));
+			jw_double(&w, "pps",
+				  counter_rate(a->q[key].packets, b->q[key].packets, dt));
 			jw_end_obj(&w);
 		}
 		jw_end_arr(&w);
@@ -766,7 +758,8 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 			jw_obj(&w, NULL);
 			jw_u64(&w, "cpu", (__u64)c);
 			jw_u64(&w, "rx_packets", dc.packets);
-			jw_double(&w, "pps", stats_rate(a->cpu[c].packets, b->cpu[c].packets, dt));
+			jw_double(&w, "pps",
+				  counter_rate(a->cpu[c].packets, b->cpu[c].packets, dt));
 			jw_end_obj(&w);
 		}
 		jw_end_arr(&w);
@@ -777,8 +770,8 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 	if (!summary) {
 		printf("%8.2fs  rx %7s pps %7sbit/s  total %s",
 		       (double)(a->t_ns - sk->base.t_ns) / 1e9,
-		       fmt_si(b1, sizeof(b1), stats_rate(ra, rb, dt)),
-		       fmt_si(b2, sizeof(b2), stats_rate(bya, byb, dt) * 8),
+		       fmt_si(b1, sizeof(b1), counter_rate(ra, rb, dt)),
+		       fmt_si(b2, sizeof(b2), counter_rate(bya, byb, dt) * 8),
 		       fmt_count(b3, sizeof(b3), ra - received(sk, &sk->base)));
 		if (sk->mode == MODE_XSK)
 			text_xsk(sk, a, b, &d, false);
@@ -798,9 +791,9 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 		printf("xdp-sink %s %s: %s packets, %s bytes in %.2f s (%s pps average, %s peak, %sbit/s); stopped by %s\n",
 		       sk->mode_name, sk->ifc.name, fmt_count(b1, sizeof(b1), ra - rb),
 		       fmt_count(b2, sizeof(b2), bya - byb), secs,
-		       fmt_si(b3, sizeof(b3), stats_rate(ra, rb, dt)),
+		       fmt_si(b3, sizeof(b3), counter_rate(ra, rb, dt)),
 		       fmt_si(pk, sizeof(pk), sk->peak_pps),
-		       fmt_si(b3 + 16, 16, stats_rate(bya, byb, dt) * 8), sk->stop_reason);
+		       fmt_si(b3 + 16, 16, counter_rate(bya, byb, dt) * 8), sk->stop_reason);
 		printf("  verdicts: drop %" PRIu64 ", pass %" PRIu64 ", tx %" PRIu64
 		       ", redirect %" PRIu64 ", aborted %" PRIu64 "\n",
 		       (uint64_t)d.drop, (uint64_t)d.pass, (uint64_t)d.tx, (uint64_t)d.redirect,
@@ -836,14 +829,14 @@ static void report(struct sink *sk, const struct snapshot *a, const struct snaps
 			       key == XDPSG_MAX_QUEUES ? ">=" : "", key,
 			       fmt_count(b1, sizeof(b1), dq.packets),
 			       fmt_si(b2, sizeof(b2),
-				      stats_rate(a->q[key].packets, b->q[key].packets, dt)));
+				      counter_rate(a->q[key].packets, b->q[key].packets, dt)));
 		}
 		for (c = 0; c < sk->ncpus; c++) {
 			stats_sub(&dc, &a->cpu[c], &b->cpu[c]);
 			printf("    cpu   %-7d %12s packets %8s pps\n", c,
 			       fmt_count(b1, sizeof(b1), dc.packets),
 			       fmt_si(b2, sizeof(b2),
-				      stats_rate(a->cpu[c].packets, b->cpu[c].packets, dt)));
+				      counter_rate(a->cpu[c].packets, b->cpu[c].packets, dt)));
 		}
 	}
 	if (a->ks && b->ks && (summary || !cfg->quiet)) {
@@ -902,7 +895,7 @@ static int xq_setup(struct xq *x)
 	if (err)
 		return err;
 	if (!cfg->no_verify) {
-		x->tr = stamp_tracker__create(0);
+		x->tr = seqtrack__create(0);
 		x->hist = malloc(sizeof(*x->hist));
 		if (!x->tr || !x->hist)
 			return -ENOMEM;
@@ -937,7 +930,7 @@ static void *xq_thread(void *arg)
 	int err, drained = 0;
 
 	runtime_block_signals();
-	err = runtime_pin_cpu(x->cpu);
+	err = cpu_pin_self(x->cpu);
 	if (!err)
 		err = xq_setup(x);
 	x->err = err;
@@ -988,7 +981,7 @@ static void *xq_thread(void *arg)
 			bytes += d->len;
 			if (x->tr) {
 				if (!stamp_read(data, d->len, &st)) {
-					stamp_tracker_update(x->tr, &st);
+					seqtrack_update(x->tr, &st);
 					if (st.ts_ns <= now)
 						hist_record(x->hist, now - st.ts_ns);
 				} else {
@@ -1022,7 +1015,7 @@ out:
 static int xsk_plan(struct sink *sk)
 {
 	const struct sink_cfg *cfg = sk->cfg;
-	unsigned int i, n, ncpu = (unsigned int)runtime_online_cpus();
+	unsigned int i, n, ncpu = (unsigned int)cpu_online_count();
 	unsigned int nrx = sk->ifc.rx_queues ? sk->ifc.rx_queues : 1;
 
 	if (xsk_queue_check_cli(sk->ifc.driver, &cfg->xsk, cfg->ring_size))
@@ -1127,7 +1120,7 @@ static void xsk_free(struct sink *sk)
 		if (x->created)
 			pthread_join(x->tid, NULL);
 		xsk_queue__destroy(x->q);
-		stamp_tracker__destroy(x->tr);
+		seqtrack__destroy(x->tr);
 		free(x->hist);
 	}
 	free(sk->xq);
@@ -1508,8 +1501,8 @@ static int run(struct sink *sk)
 			break;
 		}
 		if (sk->cur.t_ns >= next_report) {
-			double pps = stats_rate(received(sk, &sk->cur), received(sk, &sk->prev),
-						sk->cur.t_ns - sk->prev.t_ns);
+			double pps = counter_rate(received(sk, &sk->cur), received(sk, &sk->prev),
+						  sk->cur.t_ns - sk->prev.t_ns);
 
 			if (pps > sk->peak_pps)
 				sk->peak_pps = pps;

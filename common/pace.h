@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_PACE_H
+#define XDPSG_PACE_H
+
+/*
+ * A sending thread's share of --count and --rate, and when its next frames
+ * are due. Shares are exact: over n threads they add up to the totals asked
+ * for, so a run sends exactly --count frames at exactly --rate on average.
+ * One struct pace per thread, used by that thread only after pace_share().
+ */
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct pace {
+	__u64 quota; /* frames to send; 0: no limit */
+	__u64 rate; /* frames per second; 0: no limit */
+	__u64 t0; /* CLOCK_MONOTONIC ns when sending starts: the rate's origin */
+	bool idle; /* the share of --count or --rate is zero: send nothing */
+};
+
+/* Thread i of n takes its share of count and rate (0 = unlimited). */
+void pace_share(struct pace *p, __u64 count, __u64 rate, unsigned int i, unsigned int n);
+
+/* The quota is used up (never, without one). */
+static inline bool pace_done(const struct pace *p, __u64 sent)
+{
+	return p->quota && sent >= p->quota;
+}
+
+/*
+ * How many frames may go now, at most 'batch', given 'sent' so far: what is
+ * left of the quota and the frames the rate has made due since t0. When none
+ * may go, *due_ns is when the next one is due (0 if it is the quota that
+ * ended).
+ */
+__u32 pace_budget(const struct pace *p, __u64 sent, __u32 batch, __u64 now, __u64 *due_ns);
+
+/* Wait for due_ns: sleep when it is far, return early (the caller spins) when close. */
+void pace_wait(__u64 due_ns);
+
+#endif

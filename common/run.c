@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "run.h"
+#include "runtime.h"
+
+void run_init(struct run *r, const struct run_ops *ops, void *ctx, const struct run_opts *o,
+	      struct run_snap *base, struct run_snap *prev, struct run_snap *cur)
+{
+	memset(r, 0, sizeof(*r));
+	r->ops = ops;
+	r->ctx = ctx;
+	r->o = *o;
+	r->base = base;
+	r->prev = prev;
+	r->cur = cur;
+}
+
+struct run_worker *run_worker_at(const struct run *r, unsigned int i)
+{
+	return (struct run_worker *)((char *)r->workers + (size_t)i * r->stride + r->off);
+}
+
+static void *worker_arg(const struct run *r, unsigned int i)
+{
+	return (char *)r->workers + (size_t)i * r->stride;
+}
+
+int run_start_workers(struct run *r, void *workers, unsigned int n, size_t stride, size_t off,
+		      void *(*fn)(void *))
+{
+	unsigned int i;
+	int err;
+
+	r->workers = workers;
+	r->nworkers = n;
+	r->stride = stride;
+	r->off = off;
+	for (i = 0; i < n; i++) {
+		struct run_worker *w = run_worker_at(r, i);
+
+		err = -pthread_create(&w->tid, NULL, fn, worker_arg(r, i));
+		if (err) {
+			pr_warn("cannot start a thread: %s\n", strerror(-err));
+			return err;
+		}
+		w->created = true;
+	}
+	/* Every worker makes its sockets on its own CPU; wait until all have. */
+	for (i = 0; i < n; i++)
+		while (!__atomic_load_n(&run_worker_at(r, i)->ready, __ATOMIC_ACQUIRE))
+			usleep(1000);
+	for (i = 0; i < n; i++)
+		if (run_worker_at(r, i)->err)
+			return run_worker_at(r, i)->err;
+	return 0;
+}
+
+void run_worker_ready(struct run *r, struct run_worker *w, int err)
+{
+	(void)r;
+	w->err = err;
+	__atomic_store_n(&w->ready, 1, __ATOMIC_RELEASE);
+}
+
+bool run_should_stop(const struct run *r)
+{
+	return runtime_stop || __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+}
+
+bool run_worker_wait_go(struct run *r)
+{
+	while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) && !run_should_stop(r))
+		usleep(1000);
+	return !run_should_stop(r);
+}
+
+void run_worker_done(struct run_worker *w)
+{
+	__atomic_store_n(&w->finished, 1, __ATOMIC_RELEASE);
+}
+
+bool run_all_finished(const struct run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nworkers; i++)
+		if (!__atomic_load_n(&run_worker_at(r, i)->finished, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+int run_take_base(struct run *r)
+{
+	int err = r->ops->sample(r->ctx, r->base);
+
+	r->have_base = !err;
+	return err;
+}
+
+const char *run_signal_name(int sig)
+{
+	return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT";
+}
+
+/* The one place that decides text or JSON, and the members every JSON report has. */
+static void report(struct run *r, const struct run_snap *a, const struct run_snap *b,
+		   enum run_report kind)
+{
+	struct jw w;
+
+	if (!r->o.json) {
+		r->ops->text(r->ctx, a, b, kind);
+		fflush(stdout);
+		return;
+	}
+	jw_begin(&w, stdout, kind == RUN_SUMMARY ? "summary" : "interval");
+	jw_str(&w, "tool", r->o.tool);
+	jw_str(&w, "mode", r->o.mode);
+	jw_str(&w, "ifname", r->o.ifname);
+	if (kind == RUN_SUMMARY)
+		jw_str(&w, "stop_reason", r->stop_reason);
+	jw_double(&w, "time_s", (double)(a->t_ns - r->base->t_ns) / 1e9);
+	jw_double(&w, "duration_s", (double)(a->t_ns - b->t_ns) / 1e9);
+	r->ops->json(r->ctx, &w, a, b, kind);
+	jw_finish(&w);
+	fflush(stdout);
+}
+
+static void announce(struct run *r)
+{
+	struct jw w;
+
+	if (r->o.json && r->o.json_ready) {
+		jw_begin(&w, stdout, "ready");
+		jw_str(&w, "tool", r->o.tool);
+		jw_str(&w, "mode", r->o.mode);
+		jw_str(&w, "ifname", r->o.ifname);
+		jw_finish(&w);
+	} else if (!r->o.json && !r->o.quiet && r->ops->started) {
+		r->ops->started(r->ctx);
+	}
+	fflush(stdout);
+}
+
+/* Sleep to the next tick, report, deadline or signal; the reason to stop, or NULL. */
+static const char *tick(struct run *r, __u64 *next_report, __u64 end)
+{
+	__u64 wake = *next_report, now = now_ns();
+	const char *why;
+
+	if (end && end < wake)
+		wake = end;
+	if (now + r->o.tick_ns < wake)
+		wake = now + r->o.tick_ns;
+	runtime_sleep_until(wake);
+	if (runtime_stop)
+		return run_signal_name(runtime_signal);
+	why = r->ops->check ? r->ops->check(r->ctx, r->cur, r->base) : NULL;
+	if (why)
+		return why;
+	now = now_ns();
+	if (end && now >= end)
+		return "duration";
+	if (now < *next_report)
+		return NULL;
+	if (r->ops->sample(r->ctx, r->cur))
+		return "error";
+	if (r->ops->observe)
+		r->ops->observe(r->ctx, r->cur, r->prev);
+	if (!r->o.quiet)
+		report(r, r->cur, r->prev, RUN_INTERVAL);
+	r->ops->copy(r->ctx, r->prev, r->cur);
+	*next_report += r->o.interval_ns;
+	if (*next_report < r->cur->t_ns)
+		*next_report = r->cur->t_ns + r->o.interval_ns;
+	return NULL;
+}
+
+void run_join_workers(struct run *r)
+{
+	unsigned int i;
+
+	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < r->nworkers; i++) {
+		struct run_worker *w = run_worker_at(r, i);
+
+		if (!w->created)
+			continue;
+		/* A worker blocked in the kernel is woken until it notices the stop. */
+		while (r->ops->wake && !__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE)) {
+			r->ops->wake(r->ctx, i);
+			usleep(1000);
+		}
+		pthread_join(w->tid, NULL);
+		w->created = false;
+	}
+}
+
+static int first_worker_error(const struct run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nworkers; i++)
+		if (run_worker_at(r, i)->err)
+			return run_worker_at(r, i)->err;
+	return 0;
+}
+
+int run_loop(struct run *r)
+{
+	__u64 next_report, end = 0;
+	int err;
+
+	if (!r->have_base) {
+		err = run_take_base(r);
+		if (err)
+			return err;
+	}
+	/* Counters may be from before an attach; the clock starts now. */
+	r->base->t_ns = now_ns();
+	r->ops->copy(r->ctx, r->prev, r->base);
+	next_report = r->base->t_ns + r->o.interval_ns;
+	if (r->o.duration_ns)
+		end = r->base->t_ns + r->o.duration_ns;
+	announce(r);
+	__atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
+
+	while (!(r->stop_reason = tick(r, &next_report, end)))
+		;
+	/* Stop what feeds the workers, then the workers; the summary sees everything. */
+	if (r->ops->quiesce)
+		r->ops->quiesce(r->ctx);
+	run_join_workers(r);
+	err = r->ops->sample(r->ctx, r->cur);
+	if (err)
+		return err;
+	err = first_worker_error(r);
+	if (err)
+		r->stop_reason = "error";
+	report(r, r->cur, r->base, RUN_SUMMARY);
+	if (err)
+		return err;
+	return r->ops->verdict ? r->ops->verdict(r->ctx, r->stop_reason) : 0;
+}
+
+int run_exit_code(int err, bool huge_pages_asked)
+{
+	switch (err) {
+	case 0:
+		return 0;
+	case -ENODEV:
+	case -EINVAL:
+	case -EOPNOTSUPP:
+	case -EPERM:
+	case -EBUSY:
+	case -EEXIST:
+		return 2;
+	case -ENOMEM:
+		return huge_pages_asked ? 2 : 1;
+	default:
+		return 1;
+	}
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+#include "pace.h"
+#include "test.h"
+
+#define NS 1000000000ULL
+
+/* Shares add up to the totals, differ by at most one, and idle only when zero. */
+static void test_share_exact(void)
+{
+	static const __u64 counts[] = { 0, 1, 2, 3, 7, 1000, 1000001 };
+	static const unsigned int threads[] = { 1, 2, 3, 8 };
+	unsigned int c, t, i;
+
+	for (c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+		for (t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+			__u64 sum_q = 0, sum_r = 0, lo = ~0ULL, hi = 0;
+			unsigned int n = threads[t];
+
+			for (i = 0; i < n; i++) {
+				struct pace p;
+
+				pace_share(&p, counts[c], counts[c] * 3, i, n);
+				sum_q += p.quota;
+				sum_r += p.rate;
+				lo = p.quota < lo ? p.quota : lo;
+				hi = p.quota > hi ? p.quota : hi;
+				if (!ASSERT_EQ(p.idle, counts[c] && !p.quota,
+					       "idle iff share is zero"))
+					return;
+			}
+			if (!ASSERT_EQ_U64(sum_q, counts[c], "quotas add up to --count") ||
+			    !ASSERT_EQ_U64(sum_r, counts[c] * 3, "rates add up to --rate") ||
+			    !ASSERT_LE(hi - lo, 1, "quotas differ by at most one"))
+				return;
+		}
+	}
+}
+
+/* Fewer packets than threads: the threads without a packet are idle, not unlimited. */
+static void test_share_zero_is_idle(void)
+{
+	struct pace p;
+
+	pace_share(&p, 1, 0, 1, 2);
+	ASSERT_EQ_U64(p.quota, 0, "thread 1 of 2 gets no packet of 1");
+	ASSERT_TRUE(p.idle, "so it is idle");
+	pace_share(&p, 0, 1, 1, 2);
+	ASSERT_TRUE(p.idle, "a zero share of the rate is idle too");
+	pace_share(&p, 0, 0, 5, 8);
+	ASSERT_FALSE(p.idle, "no count and no rate: unlimited");
+}
+
+static void test_budget_quota(void)
+{
+	struct pace p;
+	__u64 due;
+
+	pace_share(&p, 100, 0, 0, 1);
+	ASSERT_EQ(pace_budget(&p, 0, 64, 0, &due), 64, "a full batch");
+	ASSERT_EQ(pace_budget(&p, 64, 64, 0, &due), 36, "what is left");
+	ASSERT_EQ(pace_budget(&p, 100, 64, 0, &due), 0, "nothing after the quota");
+	ASSERT_EQ_U64(due, 0, "and nothing is due");
+	ASSERT_TRUE(pace_done(&p, 100), "done at the quota");
+	ASSERT_FALSE(pace_done(&p, 99), "not before");
+	pace_share(&p, 0, 0, 0, 1);
+	ASSERT_EQ(pace_budget(&p, 1ULL << 40, 32, 0, &due), 32, "unlimited: the batch");
+	ASSERT_FALSE(pace_done(&p, 1ULL << 40), "unlimited is never done");
+}
+
+static void test_budget_rate(void)
+{
+	struct pace p;
+	__u64 due;
+
+	pace_share(&p, 0, 1000, 0, 1); /* one frame per millisecond */
+	p.t0 = 5 * NS;
+	ASSERT_EQ(pace_budget(&p, 0, 64, 5 * NS, &due), 0, "nothing due at t0");
+	ASSERT_EQ_U64(due, 5 * NS + 1000000, "the first frame is due after 1 ms");
+	ASSERT_EQ(pace_budget(&p, 0, 64, 5 * NS + 10000000, &due), 10, "10 due after 10 ms");
+	ASSERT_EQ(pace_budget(&p, 10, 64, 5 * NS + 10000000, &due), 0, "none after sending them");
+	ASSERT_EQ_U64(due, 5 * NS + 11000000, "the 11th at 11 ms");
+	ASSERT_EQ(pace_budget(&p, 0, 64, 6 * NS, &due), 64, "a backlog goes a batch at a time");
+	ASSERT_EQ(pace_budget(&p, 0, 64, 4 * NS, &due), 0, "a clock before t0 sends nothing");
+}
+
+/* Rate and quota together: the smaller limit wins. */
+static void test_budget_rate_and_quota(void)
+{
+	struct pace p;
+	__u64 due;
+
+	pace_share(&p, 5, 1000, 0, 1);
+	p.t0 = 0;
+	ASSERT_EQ(pace_budget(&p, 0, 64, NS, &due), 5, "the quota caps a large backlog");
+	ASSERT_EQ(pace_budget(&p, 3, 64, 4000000, &due), 1, "the rate caps a young run");
+}
+
+/* A long run at a high rate: the arithmetic neither overflows nor drifts. */
+static void test_budget_long_run(void)
+{
+	struct pace p;
+	__u64 due, day = 86400ULL * NS;
+
+	pace_share(&p, 0, 1000000000ULL, 0, 1);
+	p.t0 = 1;
+	ASSERT_EQ(pace_budget(&p, day - 64, 64, day + 1, &due), 64, "a day at 1 Gpps");
+	ASSERT_EQ(pace_budget(&p, day, 64, day + 1, &due), 0, "exactly on schedule");
+	ASSERT_EQ_U64(due, day + 2, "the next one 1 ns later");
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(share_exact), TEST_CASE(share_zero_is_idle),	  TEST_CASE(budget_quota),
+	TEST_CASE(budget_rate), TEST_CASE(budget_rate_and_quota), TEST_CASE(budget_long_run),
+};
+
+TEST_MAIN("pace", cases)
