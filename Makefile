@@ -80,7 +80,7 @@ MANPAGES := $(patsubst man/%.in,$(OUT)/man/%,$(MAN_IN))
 .SUFFIXES:
 .SECONDARY:
 .PHONY: all deps check test test-unit test-integration unit-tests bench demo install \
-	uninstall format check-format clean help
+	uninstall format check-format check-layout clean help
 
 all: $(SKELS) $(LIB) $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS) $(MANPAGES)
 
@@ -167,7 +167,7 @@ test-integration: all
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit-tests
 	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit-tests
-	$(Q)$(MAKE) --no-print-directory check-format
+	$(Q)$(MAKE) --no-print-directory check-format check-layout
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
 bench: all
@@ -198,6 +198,10 @@ check-format:
 		$(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || { echo "not formatted: $$f (run 'make format')"; fail=1; }; \
 	done; exit $$fail
 
+# The architecture's limits: file and function sizes, branches on the mode.
+check-layout:
+	$(Q)python3 scripts/check-layout.py
+
 clean:
 	rm -rf $(BUILD)
 
@@ -213,6 +217,7 @@ help:
 	@echo '  install           install binaries, man pages, completions (DESTDIR, PREFIX, SBINDIR, MANDIR)'
 	@echo '  format            clang-format every source file in place'
 	@echo '  check-format      fail if any source file is not formatted'
+	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout'
 	@echo '  clean             remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir'
 

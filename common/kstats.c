@@ -686,3 +686,27 @@ void kstats_json(struct jw *w, const char *key, const struct kstats *s)
 	}
 	jw_end_obj(w);
 }
+
+void kstats_json_delta(struct jw *w, const char *key, const struct kstats *now,
+		       const struct kstats *then)
+{
+	struct kstats *d = malloc(sizeof(*d)); /* too large for a thread's stack frame */
+
+	if (!d)
+		return;
+	kstats_delta(now, then, d);
+	kstats_json(w, key, d);
+	free(d);
+}
+
+void kstats_print_delta(FILE *f, const char *ifname, const struct kstats *now,
+			const struct kstats *then, bool verbose)
+{
+	struct kstats *d = malloc(sizeof(*d));
+
+	if (!d)
+		return;
+	kstats_delta(now, then, d);
+	kstats_print(f, ifname, d, verbose);
+	free(d);
+}

@@ -114,6 +114,11 @@ void kstats_print(FILE *f, const char *ifname, const struct kstats *s, bool verb
  * "children" only when the root has children; "veth" only on a veth.
  */
 void kstats_json(struct jw *w, const char *key, const struct kstats *s);
+/* The change from 'then' to 'now', as JSON under key or as text (nothing without memory). */
+void kstats_json_delta(struct jw *w, const char *key, const struct kstats *now,
+		       const struct kstats *then);
+void kstats_print_delta(FILE *f, const char *ifname, const struct kstats *now,
+			const struct kstats *then, bool verbose);
 
 /* Exposed for unit tests: no kernel involved. */
 

@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "log.h"
+#include "json_writer.h"
 #include "params.h"
+#include "shared.h"
 
 struct suffix {
 	const char *text;
@@ -653,6 +655,58 @@ static void cmd_names(const struct param_cmd *const *cmds, const char *sep, cons
 					i == 0 ? "" : (i == n - 1 ? last : sep), cmds[i]->name);
 }
 
+#define PARAMS_NAMES_MAX 256
+
+/* The long names of cmds[first..last]'s options, each once, in table order. */
+static void json_options(struct jw *w, const char *key, const struct param_cmd *const *cmds,
+			 unsigned int first, unsigned int last)
+{
+	const char *seen[PARAMS_NAMES_MAX];
+	const struct param_def *d;
+	unsigned int c, n = 0, i;
+	int t;
+
+	jw_arr(w, key);
+	for (c = first; c <= last; c++)
+		for (t = 0; t < PARAM_TABLES_MAX && cmds[c]->tables[t]; t++)
+			for (d = cmds[c]->tables[t]; d->name; d++) {
+				for (i = 0; i < n && strcmp(seen[i], d->name); i++)
+					;
+				if (i < n)
+					continue;
+				if (n < PARAMS_NAMES_MAX)
+					seen[n++] = d->name;
+				jw_str(w, NULL, d->name);
+			}
+	jw_end_arr(w);
+}
+
+void params_version_json(FILE *out, const char *prog, const struct param_cmd *const *cmds)
+{
+	unsigned int c, n = 0;
+	struct jw w;
+
+	while (cmds[n])
+		n++;
+	jw_begin(&w, out, "version");
+	jw_str(&w, "tool", prog);
+	jw_str(&w, "version", XDPSG_VERSION);
+	jw_u64(&w, "stamp_version", XDPSG_STAMP_VERSION);
+	jw_arr(&w, "modes");
+	for (c = 0; c < n; c++) {
+		jw_obj(&w, NULL);
+		jw_str(&w, "name", cmds[c]->name);
+		jw_str(&w, "summary", cmds[c]->summary);
+		json_options(&w, "options", cmds, c, c);
+		jw_end_obj(&w);
+	}
+	jw_end_arr(&w);
+	/* What the tool can do in some mode: every option any mode takes, once. */
+	if (n)
+		json_options(&w, "features", cmds, 0, n - 1);
+	jw_finish(&w);
+}
+
 int params_dispatch(const char *prog, const char *summary, const struct param_cmd *const *cmds,
 		    const void *defaults, int argc, char **argv, const struct param_cmd **cmd)
 {
@@ -675,7 +729,10 @@ int params_dispatch(const char *prog, const char *summary, const struct param_cm
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version")) {
-		printf("%s %s\n", prog, XDPSG_VERSION);
+		if (argc > 2 && (!strcmp(argv[2], "--json") || !strcmp(argv[2], "-j")))
+			params_version_json(stdout, prog, cmds);
+		else
+			printf("%s %s\n", prog, XDPSG_VERSION);
 		return 0;
 	}
 	*cmd = params_find_cmd(cmds, argv[1]);
@@ -685,6 +742,20 @@ int params_dispatch(const char *prog, const char *summary, const struct param_cm
 			names, prog);
 		return 2;
 	}
+	return -1;
+}
+
+int params_cmdline(const char *prog, const char *summary, const struct param_cmd *const *cmds,
+		   const void *defaults, int argc, char **argv, void *cfg,
+		   const struct param_cmd **cmd, const char **positional)
+{
+	int err = params_dispatch(prog, summary, cmds, defaults, argc, argv, cmd);
+
+	if (err >= 0)
+		return err;
+	err = params_parse(prog, *cmd, argc - 1, argv + 1, cfg, defaults, positional);
+	if (err)
+		return err == PARAMS_EXIT ? 0 : 2;
 	return -1;
 }
 

@@ -116,6 +116,24 @@ void params_man(FILE *out, const struct param_cmd *cmd, const void *defaults);
  */
 void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void *defaults);
 
+/*
+ * --version --json: one JSON line for scripts that need to know what this
+ * build can do: {"type":"version","tool","version","stamp_version",
+ * "modes":[{"name","summary","options":[long names]}],"features":[every
+ * option any mode takes]}. Documented in the README ("Feature discovery").
+ */
+void params_version_json(FILE *out, const char *prog, const struct param_cmd *const *cmds);
+
+/*
+ * A multi-command tool's command line in one call: params_dispatch(), then
+ * params_parse() of the chosen command into cfg. Returns -1 with *cmd and
+ * *positional set when the tool should run, otherwise its exit code (0 after
+ * --help or --version, 2 after a usage error).
+ */
+int params_cmdline(const char *prog, const char *summary, const struct param_cmd *const *cmds,
+		   const void *defaults, int argc, char **argv, void *cfg,
+		   const struct param_cmd **cmd, const char **positional);
+
 /* Call fn for every long option of cmd (used by the man-page test). */
 void params_for_each(const struct param_cmd *cmd, void (*fn)(const struct param_def *, void *),
 		     void *ctx);

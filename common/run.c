@@ -73,6 +73,17 @@ bool run_should_stop(const struct run *r)
 	return runtime_stop || __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
 }
 
+bool run_stop_requested(const struct run *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_ACQUIRE);
+}
+
+void run_fail(struct run *r, int err)
+{
+	if (!r->err)
+		r->err = err;
+}
+
 bool run_worker_wait_go(struct run *r)
 {
 	while (!__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) && !run_should_stop(r))
@@ -153,6 +164,7 @@ static const char *tick(struct run *r, __u64 *next_report, __u64 end)
 {
 	__u64 wake = *next_report, now = now_ns();
 	const char *why;
+	int err;
 
 	if (end && end < wake)
 		wake = end;
@@ -169,8 +181,11 @@ static const char *tick(struct run *r, __u64 *next_report, __u64 end)
 		return "duration";
 	if (now < *next_report)
 		return NULL;
-	if (r->ops->sample(r->ctx, r->cur))
+	err = r->ops->sample(r->ctx, r->cur);
+	if (err) {
+		run_fail(r, err);
 		return "error";
+	}
 	if (r->ops->observe)
 		r->ops->observe(r->ctx, r->cur, r->prev);
 	if (!r->o.quiet)
@@ -241,6 +256,8 @@ int run_loop(struct run *r)
 	if (err)
 		return err;
 	err = first_worker_error(r);
+	if (!err)
+		err = r->err;
 	if (err)
 		r->stop_reason = "error";
 	report(r, r->cur, r->base, RUN_SUMMARY);

@@ -93,6 +93,7 @@ struct run {
 	size_t stride, off;
 	int go, stop;
 	const char *stop_reason;
+	int err; /* a failure during the run (run_fail), returned after the summary */
 };
 
 void run_init(struct run *r, const struct run_ops *ops, void *ctx, const struct run_opts *o,
@@ -115,6 +116,9 @@ int run_take_base(struct run *r);
  */
 int run_loop(struct run *r);
 
+/* From check(): the run failed with err; return "error" after calling it. */
+void run_fail(struct run *r, int err);
+
 /* Stop and join every worker still running (also safe on an error path). */
 void run_join_workers(struct run *r);
 
@@ -124,6 +128,11 @@ void run_worker_ready(struct run *r, struct run_worker *w, int err);
 bool run_worker_wait_go(struct run *r);
 void run_worker_done(struct run_worker *w);
 bool run_should_stop(const struct run *r);
+/*
+ * Only the main thread's stop, not a signal: for workers that must go on
+ * reading until the main thread has quiesced what feeds them.
+ */
+bool run_stop_requested(const struct run *r);
 bool run_all_finished(const struct run *r);
 
 /*

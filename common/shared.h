@@ -15,6 +15,7 @@
  * generator starts, so a sink tells a restart from loss or duplicates.
  */
 #define XDPSG_STAMP_MAGIC 0x5853 /* "SX" on the wire, little-endian */
+#define XDPSG_STAMP_VERSION 1 /* the layout below; --version --json tells it */
 #define XDPSG_STAMP_SIZE 18
 
 struct xdpsg_stamp {

@@ -451,6 +451,30 @@ void xsk_queue_apply_cli(struct xsk_queue_opts *o, const struct xsk_cli *c)
 	o->debug_alloc = c->debug_alloc;
 }
 
+void xsk_queue_opts_cli(struct xsk_queue_opts *o, const char *ifname, __u32 queue, int cpu,
+			const struct xsk_cli *c, __u32 batch, __u32 rx_ring, __u32 tx_ring)
+{
+	xsk_queue_opts_init(o);
+	o->ifname = ifname;
+	o->queue_id = queue;
+	o->cpu = cpu;
+	xsk_queue_apply_cli(o, c);
+	o->batch = batch;
+	o->rx = rx_ring > 0;
+	o->tx = tx_ring > 0;
+	/* The rings a socket does not use keep their defaults: the UMEM needs both. */
+	if (rx_ring) {
+		o->rx_size = rx_ring;
+		o->fill_size = 2 * rx_ring;
+	}
+	if (tx_ring) {
+		o->tx_size = tx_ring;
+		o->comp_size = tx_ring;
+	}
+	if (!rx_ring)
+		o->nr_frames = 2 * tx_ring;
+}
+
 int xsk_queue_check_cli(const char *driver, const struct xsk_cli *c, __u64 ring_size)
 {
 	bool copy = c->copy, zero_copy = c->zero_copy;

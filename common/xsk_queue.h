@@ -183,6 +183,17 @@ struct xsk_cli {
 void xsk_queue_apply_cli(struct xsk_queue_opts *o, const struct xsk_cli *c);
 
 /*
+ * The options of one queue's socket from the command line: the interface,
+ * queue and CPU, the xsk_cli options, the batch size and the rings. A receiver
+ * (rx_ring > 0) gets a fill ring twice the rx ring, so the kernel always has
+ * frames to fill while user space works through a full rx ring; a sender
+ * (tx_ring > 0) gets a completion ring as large as the tx ring and frames for
+ * both, the tx ring full and as many again on their way back.
+ */
+void xsk_queue_opts_cli(struct xsk_queue_opts *o, const char *ifname, __u32 queue, int cpu,
+			const struct xsk_cli *c, __u32 batch, __u32 rx_ring, __u32 tx_ring);
+
+/*
  * The checks both tools make on their AF_XDP options before any socket exists:
  * --copy with --zero-copy, zero-copy on veth, frame size, ring size. One line
  * naming the problem and the fix; 0 or -EINVAL.

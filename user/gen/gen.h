@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_GEN_H
+#define XDPSG_GEN_H
+
+/*
+ * xdp-gen's shared state. main.c parses the options and runs the skeleton
+ * (common/run.h); packets.c builds what every mode sends; report.c reads the
+ * counters and prints them; each mode (xsk.c, kernel.c, qdisc.c) is a struct
+ * gen_mode whose callbacks own everything that differs between modes.
+ *
+ * Threads: one worker per queue (xsk) or per CPU (kernel, qdisc). A worker
+ * owns its struct gen_thread's counters (single writer, one cache line) and
+ * its mode state; the main thread only reads them.
+ */
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "counter.h"
+#include "iface.h"
+#include "json_writer.h"
+#include "kstats.h"
+#include "pace.h"
+#include "params.h"
+#include "pkt.h"
+#include "run.h"
+#include "xsk_queue.h"
+
+struct gen_cfg {
+	/* run */
+	__u64 duration, count, interval, rate;
+	bool json, quiet;
+	int verbose;
+	/* packets */
+	__u64 size;
+	bool imix;
+	const char *imix_sizes;
+	bool ipv6;
+	const char *src_mac, *dst_mac, *src_ip, *dst_ip, *src_port, *dst_port;
+	__u64 flows;
+	bool random;
+	bool no_stamp;
+	/* threads */
+	struct param_list queues;
+	struct param_list cpus;
+	/* AF_XDP */
+	__u64 batch, ring_size;
+	struct xsk_cli xsk;
+	__u64 tx_budget;
+	/* kernel (live frames) */
+	__u64 threads;
+	bool fix_peer;
+	/* qdisc (AF_PACKET) */
+	__u64 sndbuf;
+	bool kernel_stats;
+};
+
+/* A mode's own counters (failures by reason), named by the mode. */
+#define GEN_MODE_COUNTERS 2
+
+/* Counters of one thread: written only by it, read by the main thread. */
+struct gen_counters {
+	__u64 sent; /* frames the kernel confirmed taking */
+	__u64 bytes; /* bytes of the frames sent */
+	__u64 submitted; /* frames handed to the kernel */
+	/* the sending loop waited: why, and how often it asked the kernel to send */
+	__u64 stall_ring; /* the transmit ring was full */
+	__u64 stall_frames; /* no free frame: waiting for completions */
+	__u64 stall_kick; /* the kick was answered EAGAIN/EBUSY/ENOBUFS */
+	__u64 kicks;
+	__u64 m[GEN_MODE_COUNTERS];
+} __attribute__((aligned(64)));
+
+struct gen;
+
+struct gen_thread {
+	struct gen *g;
+	struct run_worker w;
+	unsigned int idx;
+	unsigned int queue;
+	int cpu;
+	struct pace pace; /* this thread's share of --count and --rate */
+	struct gen_counters c;
+	struct pkt_gen *pg;
+	void *m; /* the mode's per-thread state */
+};
+
+struct gen_snapshot {
+	struct run_snap rs;
+	struct gen_counters total;
+	struct gen_counters *per; /* per thread */
+	struct link_stats link;
+	struct kstats *ks; /* with --kernel-stats, or when the mode watches the qdisc */
+	void *m; /* the mode's own readings, mode->snap_size bytes */
+};
+
+/* Everything that differs between modes. Optional callbacks may be NULL. */
+struct gen_mode {
+	const char *unit; /* what a worker drives: "queue" or "thread" */
+	const char *counter_names[GEN_MODE_COUNTERS]; /* the m[] counters, for reports */
+	bool needs_kstats; /* reads the qdisc even without --kernel-stats */
+	bool wake_by_signal; /* workers block in the kernel: SIGUSR1 makes them return */
+	size_t snap_size;
+	/* How many workers, and which queue each drives (t->queue). */
+	int (*plan)(struct gen *g, unsigned int maxq);
+	/* Checks that need the packets built; -EINVAL after one line on stderr. */
+	int (*preflight)(struct gen *g);
+	/* Main thread, before the workers start (load a program, fill maps). */
+	int (*setup)(struct gen *g);
+	void *(*worker)(void *arg);
+	/* Frames handed to the kernel and not yet confirmed; NULL: always 0. */
+	__u64 (*outstanding)(const struct gen_counters *c);
+	/* "copy mode", "live frames": for the start line. */
+	const char *(*describe)(const struct gen *g);
+	/* The mode's readings, after the threads' counters are in s->per. */
+	void (*sample)(struct gen *g, struct gen_snapshot *s);
+	const char *(*check)(struct gen *g, struct gen_snapshot *cur);
+	void (*json)(struct gen *g, struct jw *w, const struct gen_snapshot *a,
+		     const struct gen_snapshot *b, enum run_report kind);
+	/* Members of the "drops" object, after link_tx_dropped. */
+	void (*json_drops)(struct gen *g, struct jw *w, const struct gen_snapshot *a,
+			   const struct gen_snapshot *b);
+	/* Members of the "kernel" object, after the link counters. */
+	void (*json_kernel)(struct gen *g, struct jw *w, const struct gen_snapshot *a,
+			    const struct gen_snapshot *b);
+	void (*json_queue)(struct gen *g, struct jw *w, unsigned int i,
+			   const struct gen_snapshot *a, enum run_report kind);
+	void (*text)(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
+		     enum run_report kind);
+	/* Appended to the "kernel:" summary line. */
+	void (*text_kernel)(struct gen *g, const struct gen_snapshot *a,
+			    const struct gen_snapshot *b);
+	/* Appended to a thread's -v line. */
+	void (*text_queue)(struct gen *g, unsigned int i, const struct gen_snapshot *a,
+			   const struct gen_snapshot *b, enum run_report kind);
+	int (*verdict)(struct gen *g, const char *stop_reason);
+	void (*cleanup)(struct gen *g);
+};
+
+extern const struct gen_mode gen_mode_xsk, gen_mode_kernel, gen_mode_qdisc;
+
+struct gen {
+	const struct gen_cfg *cfg;
+	const struct gen_mode *mode;
+	const char *mode_name;
+	struct iface ifc;
+	struct pkt_opts popts;
+	struct pkt_imix imix;
+	unsigned int nthreads;
+	struct gen_thread *th;
+	struct run run;
+	struct gen_snapshot base, prev, cur;
+	struct kstats_reader *kr; /* with --kernel-stats, or when the mode needs it */
+	void *m; /* the mode's own state */
+};
+
+static inline bool gen_should_stop(const struct gen *g)
+{
+	return run_should_stop(&g->run);
+}
+
+/*
+ * A worker is set up (err 0) or failed: tell the main thread. Returns true
+ * when it should start sending: the run started and its share is not zero.
+ */
+bool gen_worker_ready(struct gen_thread *t, int err);
+
+/* packets.c: addresses, templates and one generator per thread. */
+int gen_build_packets(struct gen *g);
+
+/* main.c: one worker per thread of --threads, or per queue of --queues. */
+int gen_plan_threads(struct gen *g, unsigned int maxq);
+int gen_plan_queues(struct gen *g, unsigned int maxq);
+
+/* report.c */
+int gen_snapshots_alloc(struct gen *g);
+void gen_snapshots_free(struct gen *g);
+int gen_sample(void *ctx, struct run_snap *rs);
+void gen_copy(void *ctx, struct run_snap *dst, const struct run_snap *src);
+void gen_started(void *ctx);
+void gen_json(void *ctx, struct jw *w, const struct run_snap *a, const struct run_snap *b,
+	      enum run_report kind);
+void gen_text(void *ctx, const struct run_snap *a, const struct run_snap *b, enum run_report kind);
+/* Delta of a mode counter between two readings, over all threads. */
+static inline __u64 gen_mode_delta(const struct gen_snapshot *a, const struct gen_snapshot *b,
+				   unsigned int k)
+{
+	return a->total.m[k] - b->total.m[k];
+}
+
+#endif

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp-gen kernel: BPF_PROG_RUN with live frames. Each thread runs
+ * xdp_gen.bpf.c on its own CPU; the program rewrites every frame and
+ * redirects it out of the interface. What happens after the redirect is read
+ * from the device's own counters (veth) or from raw tracepoints.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cpu.h"
+#include "gen.h"
+#include "gen_prog.h"
+#include "log.h"
+#include "runtime.h"
+
+/* The mode's counter in gen_counters.m[]. */
+enum { KERN_REDIRECT_ERR };
+
+#define LIVE_FRAME_MAX 3408 /* the largest frame BPF_PROG_RUN live frames takes */
+
+/*
+ * Frames per BPF_PROG_RUN call. Each call sets up and tears down a page pool
+ * (measured: about 24 ms here), so calls must be long: the chunk is sized to
+ * about 250 ms of work at the rate the thread achieves. A stop interrupts a
+ * running call with SIGUSR1 (BPF_PROG_RUN returns EINTR between batches), and
+ * the last chunk of a --duration run is trimmed to the time left.
+ */
+#define KERNEL_CHUNK_FIRST (1U << 20)
+#define KERNEL_CHUNK_MIN (1U << 16)
+#define KERNEL_CHUNK_MAX (1U << 23)
+#define KERNEL_CHUNK_NS 250000000ULL
+
+struct kernel_gen {
+	struct xdp_gen_bpf *skel;
+	void *frame; /* BPF_PROG_RUN's input: the largest template */
+	unsigned int frame_len;
+	struct gen_cpu *cpu_vals; /* lookup buffer, one per possible CPU */
+	struct iface_estats *estats; /* the device's own ndo_xdp_xmit counters (veth) */
+	bool peer_fixed;
+	char peer_desc[96];
+	struct bpf_link *tp_links[2]; /* raw tracepoints, where the kernel has them */
+	struct gen_xmit_stats *tp_vals;
+};
+
+struct kernel_snap {
+	__u64 xdp_xmit, xdp_xmit_errors; /* the device's own ndo_xdp_xmit counters */
+	struct gen_xmit_stats tp; /* what the raw tracepoints saw for the target */
+};
+
+static struct kernel_gen *kg(const struct gen *g)
+{
+	return g->m;
+}
+
+/* How many frames the next call may send: the chunk, trimmed to the time left. */
+static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 end, __u64 now,
+		       __u64 *due)
+{
+	__u64 cap = chunk;
+
+	if (end && est_pps) {
+		__u64 left = end > now ? end - now : 0;
+		__u64 fit = (__u64)((unsigned __int128)left * est_pps / 1000000000ULL) + 1;
+
+		if (fit < cap)
+			cap = fit;
+	}
+	return pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
+}
+
+/* The next chunk: about KERNEL_CHUNK_NS at the rate this call achieved. */
+static __u32 resize_chunk(__u32 chunk, __u32 sent, __u64 took, __u64 *est_pps)
+{
+	__u64 cap;
+
+	if (!took || sent < KERNEL_CHUNK_MIN)
+		return chunk;
+	*est_pps = (__u64)((unsigned __int128)sent * 1000000000ULL / took);
+	cap = *est_pps * KERNEL_CHUNK_NS / 1000000000ULL;
+	return (__u32)(cap < KERNEL_CHUNK_MIN ? KERNEL_CHUNK_MIN :
+		       cap > KERNEL_CHUNK_MAX ? KERNEL_CHUNK_MAX :
+						cap);
+}
+
+static void kernel_loop(struct gen_thread *t)
+{
+	struct gen *g = t->g;
+	struct kernel_gen *k = kg(g);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frame, .data_size_in = k->frame_len,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
+	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
+	__u64 due, est_pps = 0, end = g->cfg->duration ? t->pace.t0 + g->cfg->duration : 0;
+	__u32 chunk = KERNEL_CHUNK_FIRST;
+
+	while (!gen_should_stop(g) && !pace_done(&t->pace, t->c.submitted)) {
+		__u64 now = now_ns();
+		__u32 want = next_call(t, chunk, est_pps, end, now, &due);
+
+		if (!want) {
+			pace_wait(due);
+			continue;
+		}
+		o.repeat = want;
+		if (bpf_prog_test_run_opts(fd, &o)) {
+			if (errno == EINTR && gen_should_stop(g))
+				break;
+			t->w.err = -errno;
+			pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
+			break;
+		}
+		CNT_ADD(t->c.submitted, want);
+		chunk = resize_chunk(chunk, want, now_ns() - now, &est_pps);
+	}
+}
+
+static void *kernel_worker(void *arg)
+{
+	struct gen_thread *t = arg;
+
+	runtime_block_signals();
+	if (gen_worker_ready(t, cpu_pin_self(t->cpu)))
+		kernel_loop(t);
+	run_worker_done(&t->w);
+	return NULL;
+}
+
+static bool kernel_has_live_frames(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true; /* cannot tell: let BPF_PROG_RUN answer */
+	return major > 5 || (major == 5 && minor >= 18);
+}
+
+/* The target must transmit redirected frames: for veth, its peer needs NAPI. */
+static int kernel_check_peer(struct gen *g)
+{
+	struct kernel_gen *k = kg(g);
+	struct peer_napi pn;
+	int err;
+
+	if (strcmp(g->ifc.driver, "veth"))
+		return 0;
+	err = iface_peer_napi(&g->ifc, g->cfg->fix_peer, &pn);
+	if (err) {
+		pr_info("the veth peer of %s is out of reach (%s), so its NAPI cannot be checked; failed transmits show as xdp_xmit_errors\n",
+			g->ifc.name, strerror(-err));
+		return 0;
+	}
+	snprintf(k->peer_desc, sizeof(k->peer_desc), "%s%s%s", pn.name,
+		 pn.netns[0] ? " in netns " : "", pn.netns);
+	if (pn.fixed) {
+		k->peer_fixed = true;
+		pr_info("--fix-peer: GRO turned on at %s so it can receive redirected frames; turned off again at exit\n",
+			k->peer_desc);
+		return 0;
+	}
+	if (!pn.xdp && !pn.gro) {
+		fprintf(stderr,
+			"xdp-gen: %s cannot transmit redirected frames: its veth peer %s runs no NAPI; attach an XDP program there (e.g. xdp-sink drop %s), turn GRO on (ethtool -K %s gro on), or add --fix-peer\n",
+			g->ifc.name, k->peer_desc, pn.name, pn.name);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int kernel_plan(struct gen *g, unsigned int maxq)
+{
+	unsigned int ncpu = (unsigned int)cpu_online_count();
+	int err = gen_plan_threads(g, maxq);
+
+	if (err)
+		return err;
+	/* Kernel mode keeps per-CPU state: one thread per CPU. */
+	if (g->nthreads > ncpu && !g->cfg->cpus.n) {
+		fprintf(stderr,
+			"xdp-gen: --threads %u is more than the %u CPUs; use at most %u (one thread per CPU)\n",
+			g->nthreads, ncpu, ncpu);
+		return -EINVAL;
+	}
+	g->m = calloc(1, sizeof(struct kernel_gen));
+	return g->m ? 0 : -ENOMEM;
+}
+
+static int kernel_preflight(struct gen *g)
+{
+	if (!kernel_has_live_frames()) {
+		fprintf(stderr,
+			"xdp-gen: kernel mode needs BPF_PROG_RUN live frames (Linux 5.18 or newer); use 'xdp-gen xsk'\n");
+		return -EINVAL;
+	}
+	if (pkt_gen_max_len(g->th[0].pg) > LIVE_FRAME_MAX) {
+		fprintf(stderr,
+			"xdp-gen: frames of %u bytes are larger than live frames allow (%d); use -s %d or less, or 'xdp-gen xsk'\n",
+			pkt_gen_max_len(g->th[0].pg), LIVE_FRAME_MAX, LIVE_FRAME_MAX);
+		return -EINVAL;
+	}
+	return kernel_check_peer(g);
+}
+
+/* The generator, and the raw tracepoints that see what happens after it. */
+static int kernel_load(struct gen *g, bool tracing)
+{
+	struct kernel_gen *k = kg(g);
+
+	k->skel = xdp_gen_bpf__open();
+	if (!k->skel)
+		return -errno;
+	gen_prog_set_rodata(k->skel, g->th[0].pg, (__u32)g->ifc.ifindex);
+	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
+	k->skel->rodata->owner_tgid = (__u32)getpid();
+	bpf_program__set_autoload(k->skel->progs.xdp_gen_bare, false);
+	bpf_program__set_autoload(k->skel->progs.gen_devmap_xmit, tracing);
+	bpf_program__set_autoload(k->skel->progs.gen_redirect_err, tracing);
+	return xdp_gen_bpf__load(k->skel);
+}
+
+static void kernel_attach_tracepoints(struct gen *g)
+{
+	struct kernel_gen *k = kg(g);
+
+	if (bpf_program__fd(k->skel->progs.gen_devmap_xmit) < 0)
+		return;
+	k->tp_links[0] = bpf_program__attach(k->skel->progs.gen_devmap_xmit);
+	k->tp_links[1] = bpf_program__attach(k->skel->progs.gen_redirect_err);
+	if (!k->tp_links[0] || !k->tp_links[1]) {
+		pr_debug("xdp tracepoints not attachable; counting without them\n");
+		bpf_link__destroy(k->tp_links[0]);
+		bpf_link__destroy(k->tp_links[1]);
+		k->tp_links[0] = k->tp_links[1] = NULL;
+	}
+}
+
+static int kernel_setup(struct gen *g)
+{
+	struct kernel_gen *k = kg(g);
+	int ncpus = libbpf_num_possible_cpus();
+	unsigned int i;
+	int err;
+
+	/*
+	 * veth counts ndo_xdp_xmit per receive queue of the peer, picked by CPU;
+	 * with more sending CPUs than queues two CPUs share a counter and the
+	 * kernel loses increments (measured: 13,104 of 22.4M errors missing).
+	 */
+	if (!strcmp(g->ifc.driver, "veth") && g->nthreads > g->ifc.tx_queues)
+		pr_warn("%u threads on %s with %u queue%s: veth's xdp_xmit counters lose counts when CPUs share a queue, so 'unexplained' may not be 0; use a lab with --queues %u\n",
+			g->nthreads, g->ifc.name, g->ifc.tx_queues,
+			g->ifc.tx_queues == 1 ? "" : "s", g->nthreads);
+	log_libbpf_expect_failures(true);
+	err = kernel_load(g, true);
+	log_libbpf_expect_failures(false);
+	if (err) {
+		/* A kernel without BTF or the tracepoints: load the generator alone. */
+		pr_debug("loading with the xdp tracepoints failed (%s); counting without them\n",
+			 strerror(-err));
+		xdp_gen_bpf__destroy(k->skel);
+		err = kernel_load(g, false);
+	}
+	if (err) {
+		pr_warn("cannot load the generator's BPF program: %s (run with -vv for the verifier's log)\n",
+			strerror(-err));
+		return err;
+	}
+	err = gen_prog_fill_maps(k->skel, g->th[0].pg);
+	for (i = 0; !err && i < g->nthreads; i++)
+		err = gen_prog_set_cpu(k->skel, g->th[i].pg, g->th[i].cpu);
+	if (err) {
+		pr_warn("cannot fill the generator's maps: %s\n", strerror(-err));
+		return err;
+	}
+	k->frame_len = pkt_gen_max_len(g->th[0].pg);
+	k->frame = calloc(1, k->frame_len);
+	k->cpu_vals = calloc((size_t)ncpus, sizeof(*k->cpu_vals));
+	k->tp_vals = calloc((size_t)ncpus, sizeof(*k->tp_vals));
+	if (!k->frame || !k->cpu_vals || !k->tp_vals)
+		return -ENOMEM;
+	pkt_gen_prefill(g->th[0].pg, k->frame);
+	iface_estats__open(g->ifc.name, &k->estats);
+	kernel_attach_tracepoints(g);
+	return 0;
+}
+
+static const char *kernel_describe(const struct gen *g)
+{
+	(void)g;
+	return "live frames";
+}
+
+/* What the program redirected, counted by the program itself. */
+static void sample_program(struct gen *g, struct gen_snapshot *s)
+{
+	struct kernel_gen *k = kg(g);
+	__u32 key = 0;
+	unsigned int i;
+
+	bpf_map__lookup_elem(k->skel->maps.cpu_state, &key, sizeof(key), k->cpu_vals,
+			     (size_t)libbpf_num_possible_cpus() * sizeof(*k->cpu_vals), 0);
+	for (i = 0; i < g->nthreads; i++) {
+		const struct gen_cpu *v = &k->cpu_vals[g->th[i].cpu];
+
+		s->per[i].sent = v->packets;
+		s->per[i].bytes = v->bytes;
+		s->per[i].m[KERN_REDIRECT_ERR] = v->redirect_err;
+	}
+}
+
+static void kernel_sample(struct gen *g, struct gen_snapshot *s)
+{
+	struct kernel_gen *k = kg(g);
+	struct kernel_snap *m = s->m;
+	int c, n = libbpf_num_possible_cpus();
+	__u32 key = 0;
+
+	sample_program(g, s);
+	memset(&m->tp, 0, sizeof(m->tp));
+	if (k->tp_links[0] && !bpf_map__lookup_elem(k->skel->maps.xmit_stats, &key, sizeof(key),
+						    k->tp_vals, (size_t)n * sizeof(*k->tp_vals), 0))
+		for (c = 0; c < n; c++) {
+			m->tp.sent += k->tp_vals[c].sent;
+			m->tp.drops += k->tp_vals[c].drops;
+			m->tp.err += k->tp_vals[c].err;
+		}
+	if (k->estats && !iface_estats_read(k->estats)) {
+		m->xdp_xmit = iface_estat_sum(k->estats, "tx_queue_", "_xdp_xmit", NULL);
+		m->xdp_xmit_errors =
+			iface_estat_sum(k->estats, "tx_queue_", "_xdp_xmit_errors", NULL);
+	}
+}
+
+/* sent = transmitted + failed: from the device's counters, or the tracepoints. */
+struct books {
+	bool have;
+	__u64 sent, xmit, xmit_err;
+	struct gen_xmit_stats tp;
+};
+
+static void books_between(const struct gen *g, const struct gen_snapshot *a,
+			  const struct gen_snapshot *b, struct books *bk)
+{
+	const struct kernel_snap *ma = a->m, *mb = b->m;
+
+	bk->have = kg(g)->estats || kg(g)->tp_links[0];
+	bk->sent = a->total.sent - b->total.sent;
+	bk->xmit = ma->xdp_xmit - mb->xdp_xmit;
+	bk->xmit_err = ma->xdp_xmit_errors - mb->xdp_xmit_errors;
+	bk->tp.sent = ma->tp.sent - mb->tp.sent;
+	bk->tp.drops = ma->tp.drops - mb->tp.drops;
+	bk->tp.err = ma->tp.err - mb->tp.err;
+	/* Without the device's own counters (veth has them), the tracepoints speak. */
+	if (!kg(g)->estats && kg(g)->tp_links[0]) {
+		bk->xmit = bk->tp.sent;
+		bk->xmit_err = bk->tp.drops + bk->tp.err;
+	}
+}
+
+static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *a,
+			const struct gen_snapshot *b, enum run_report kind)
+{
+	struct books bk;
+
+	(void)kind;
+	books_between(g, a, b, &bk);
+	if (bk.have) {
+		jw_u64(w, "transmitted", bk.xmit);
+		jw_u64(w, "failed", bk.xmit_err);
+		jw_i64(w, "unexplained", (__s64)bk.sent - (__s64)(bk.xmit + bk.xmit_err));
+	}
+	if (kg(g)->tp_links[0]) {
+		jw_obj(w, "tracepoints");
+		jw_u64(w, "devmap_xmit_sent", bk.tp.sent);
+		jw_u64(w, "devmap_xmit_drops", bk.tp.drops);
+		jw_u64(w, "redirect_err", bk.tp.err);
+		jw_end_obj(w);
+	}
+}
+
+static void kernel_json_drops(struct gen *g, struct jw *w, const struct gen_snapshot *a,
+			      const struct gen_snapshot *b)
+{
+	struct books bk;
+
+	books_between(g, a, b, &bk);
+	jw_u64(w, "redirect_refused", gen_mode_delta(a, b, KERN_REDIRECT_ERR));
+	jw_u64(w, "xdp_xmit_errors", bk.xmit_err);
+}
+
+static void kernel_json_kernel(struct gen *g, struct jw *w, const struct gen_snapshot *a,
+			       const struct gen_snapshot *b)
+{
+	struct books bk;
+
+	if (!kg(g)->estats)
+		return;
+	books_between(g, a, b, &bk);
+	jw_u64(w, "xdp_xmit", bk.xmit);
+	jw_u64(w, "xdp_xmit_errors", bk.xmit_err);
+}
+
+static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
+			enum run_report kind)
+{
+	struct books bk;
+
+	books_between(g, a, b, &bk);
+	if (kind == RUN_INTERVAL) {
+		if (bk.xmit_err)
+			printf("  xdp_xmit_errors %" PRIu64, (uint64_t)bk.xmit_err);
+		return;
+	}
+	if (bk.have)
+		printf("  sent %" PRIu64 " = transmitted %" PRIu64 " + failed %" PRIu64
+		       " (xdp_xmit_errors: %s)%s\n",
+		       (uint64_t)bk.sent, (uint64_t)bk.xmit, (uint64_t)bk.xmit_err,
+		       bk.xmit_err ? "the peer's ring was full or it runs no NAPI" : "none",
+		       bk.sent == bk.xmit + bk.xmit_err ? "" : "  UNEXPLAINED difference");
+	printf("  redirect refused by the kernel: %" PRIu64 "\n",
+	       (uint64_t)gen_mode_delta(a, b, KERN_REDIRECT_ERR));
+	if (kg(g)->tp_links[0])
+		printf("  tracepoints: xdp_devmap_xmit sent %" PRIu64 ", dropped %" PRIu64
+		       "; xdp_redirect_err %" PRIu64 "\n",
+		       (uint64_t)bk.tp.sent, (uint64_t)bk.tp.drops, (uint64_t)bk.tp.err);
+}
+
+static int kernel_verdict(struct gen *g, const char *stop_reason)
+{
+	const struct kernel_snap *mc = g->cur.m, *mb = g->base.m;
+	__u64 sent = g->cur.total.sent - g->base.total.sent, done;
+
+	(void)stop_reason;
+	if (!kg(g)->estats && !kg(g)->tp_links[0])
+		return 0;
+	done = kg(g)->estats ?
+		       (mc->xdp_xmit - mb->xdp_xmit) + (mc->xdp_xmit_errors - mb->xdp_xmit_errors) :
+		       (mc->tp.sent - mb->tp.sent) + (mc->tp.drops - mb->tp.drops) +
+			       (mc->tp.err - mb->tp.err);
+	if (sent != done) {
+		pr_warn("the books do not balance: the program sent %llu, the device counted %llu transmitted or failed\n",
+			(unsigned long long)sent, (unsigned long long)done);
+		return -EIO;
+	}
+	return 0;
+}
+
+static void kernel_cleanup(struct gen *g)
+{
+	struct kernel_gen *k = kg(g);
+
+	if (!k)
+		return;
+	if (k->peer_fixed && iface_peer_set_gro(&g->ifc, false))
+		pr_warn("could not turn GRO off again at %s; do it with 'ethtool -K <peer> gro off'\n",
+			k->peer_desc);
+	bpf_link__destroy(k->tp_links[0]);
+	bpf_link__destroy(k->tp_links[1]);
+	free(k->tp_vals);
+	xdp_gen_bpf__destroy(k->skel);
+	free(k->frame);
+	free(k->cpu_vals);
+	iface_estats__close(k->estats);
+	free(k);
+	g->m = NULL;
+}
+
+const struct gen_mode gen_mode_kernel = {
+	.unit = "thread",
+	.counter_names = { "redirect_refused" },
+	.wake_by_signal = true,
+	.snap_size = sizeof(struct kernel_snap),
+	.plan = kernel_plan,
+	.preflight = kernel_preflight,
+	.setup = kernel_setup,
+	.worker = kernel_worker,
+	.describe = kernel_describe,
+	.sample = kernel_sample,
+	.json = kernel_json,
+	.json_drops = kernel_json_drops,
+	.json_kernel = kernel_json_kernel,
+	.text = kernel_text,
+	.verdict = kernel_verdict,
+	.cleanup = kernel_cleanup,
+};

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp-gen xsk: AF_XDP transmit, one socket, UMEM and frame allocator per
+ * queue, each owned by one thread pinned to its CPU.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu.h"
+#include "fmt.h"
+#include "gen.h"
+#include "log.h"
+#include "runtime.h"
+
+/* One queue's socket and what its thread keeps about its frames. */
+struct xsk_tx {
+	struct xsk_queue *q;
+	bool zerocopy;
+	__u64 *addrs; /* a batch of frame addresses */
+	__u32 *lens; /* per UMEM frame: length written, for bytes at completion */
+	char accounting[160]; /* frame accounting check at exit */
+	bool accounting_ok;
+};
+
+struct xsk_snap {
+	__u64 tx_invalid; /* XDP_STATISTICS tx_invalid_descs over the sockets */
+};
+
+static struct xsk_tx *tx_of(const struct gen *g, unsigned int i)
+{
+	return g->th[i].m;
+}
+
+static void set_tx_budget(struct gen_thread *t, struct xsk_tx *x)
+{
+	const struct gen_cfg *cfg = t->g->cfg;
+	__u32 budget = (__u32)(cfg->tx_budget ? cfg->tx_budget : cfg->batch);
+	int err;
+
+	/*
+	 * A copy-mode kick sends at most 32 frames unless raised (Linux 6.17):
+	 * one batch per kick halves the syscalls (measured: +4% on veth).
+	 */
+	if (x->zerocopy)
+		return;
+	err = xsk_queue_set_tx_budget(x->q, budget);
+	if (err == -ENOPROTOOPT && cfg->tx_budget)
+		pr_info("queue %u: this kernel has no XDP_MAX_TX_SKB_BUDGET (Linux 6.17+); --tx-budget ignored\n",
+			t->queue);
+	else if (err && err != -ENOPROTOOPT)
+		pr_warn("queue %u: the kernel refused a tx budget of %u: %s\n", t->queue, budget,
+			strerror(-err));
+}
+
+static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
+{
+	const struct gen_cfg *cfg = t->g->cfg;
+	struct xsk_queue_opts o;
+	__u32 i, n, nr;
+	int err;
+
+	xsk_queue_opts_cli(&o, t->g->ifc.name, t->queue, t->cpu, &cfg->xsk, (__u32)cfg->batch, 0,
+			   (__u32)cfg->ring_size);
+	err = xsk_queue__create(&x->q, &o);
+	if (err)
+		return err;
+	x->zerocopy = x->q->zerocopy;
+	set_tx_budget(t, x);
+
+	nr = x->q->umem->nr_frames;
+	x->addrs = calloc(nr, sizeof(*x->addrs));
+	x->lens = calloc(nr, sizeof(*x->lens));
+	if (!x->addrs || !x->lens)
+		return -ENOMEM;
+	/*
+	 * Write every frame's payload once: afterwards only headers and stamp
+	 * are rewritten per packet (the pattern depends only on the offset).
+	 */
+	n = frame_alloc_bulk(x->q->fa, nr, x->addrs);
+	for (i = 0; i < n; i++)
+		pkt_gen_prefill(t->pg, xsk_queue_frame_data(x->q, x->addrs[i]));
+	frame_free_bulk(x->q->fa, n, x->addrs);
+	return 0;
+}
+
+/* Bytes of the frames the completion ring returns, then recycle them. */
+static __u32 xsk_reap(struct gen_thread *t, struct xsk_tx *x)
+{
+	struct xsk_queue *q = x->q;
+	struct xsk_ring_cons *cq = &q->umem->comp;
+	__u32 idx, i, n;
+	__u64 bytes = 0;
+
+	n = xsk_ring_cons__peek(cq, q->batch, &idx);
+	if (!n)
+		return 0;
+	for (i = 0; i < n; i++) {
+		__u64 addr = *xsk_ring_cons__comp_addr(cq, idx + i);
+
+		x->addrs[i] = addr;
+		bytes += x->lens[addr / q->umem->frame_size];
+	}
+	xsk_ring_cons__release(cq, n);
+	frame_alloc_note_completed(q->fa, n);
+	frame_free_bulk(q->fa, n, x->addrs);
+	CNT_ADD(t->c.sent, n);
+	CNT_ADD(t->c.bytes, bytes);
+	return n;
+}
+
+static void xsk_kick(struct gen_thread *t, struct xsk_tx *x)
+{
+	__u64 busy = x->q->cnt.tx_kick_busy;
+
+	/* Nothing submitted is waiting: a kick would be a syscall for nothing. */
+	if (t->c.submitted == t->c.sent)
+		return;
+	if (!xsk_ring_prod__needs_wakeup(&x->q->tx) && x->q->need_wakeup)
+		return;
+	xsk_queue_kick_tx(x->q);
+	CNT_ADD(t->c.kicks, 1);
+	if (x->q->cnt.tx_kick_busy != busy)
+		CNT_ADD(t->c.stall_kick, 1);
+}
+
+/*
+ * Test hook: XDPSG_TEST_SEQ_JUMP="AT:DELTA" moves flow 0's sequence number by
+ * DELTA (negative: back) once thread 0 has submitted AT frames, so tests can
+ * put an exact gap or exact duplicates on the wire.
+ */
+static bool seq_jump_hook(__s64 *at, __s64 *delta)
+{
+	const char *v = getenv("XDPSG_TEST_SEQ_JUMP");
+
+	return v && sscanf(v, "%lld:%lld", (long long *)at, (long long *)delta) == 2 && *at > 0;
+}
+
+/* Fill and submit up to 'want' frames; returns how many went into the ring. */
+static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u32 want, __u64 now)
+{
+	struct xsk_queue *q = x->q;
+	__u32 n, got, idx, i;
+
+	n = frame_alloc_bulk(q->fa, want, addrs);
+	if (n < want)
+		CNT_ADD(t->c.stall_frames, 1);
+	if (!n)
+		return 0;
+	got = xsk_queue_tx_reserve(q, n, &idx);
+	if (got < n) {
+		CNT_ADD(t->c.stall_ring, 1);
+		frame_free_bulk(q->fa, n - got, addrs + got);
+	}
+	for (i = 0; i < got; i++) {
+		struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
+		__u32 len = pkt_gen_next(t->pg, xsk_queue_frame_data(q, addrs[i]), now);
+
+		d->addr = addrs[i];
+		d->len = len;
+		x->lens[addrs[i] / q->umem->frame_size] = len;
+	}
+	if (got) {
+		xsk_queue_tx_submit(q, got);
+		CNT_ADD(t->c.submitted, got);
+	}
+	return got;
+}
+
+/* Every frame handed over is confirmed before the summary counts it. */
+static void xsk_drain(struct gen_thread *t, struct xsk_tx *x)
+{
+	__u64 deadline = now_ns() + 2000000000ULL;
+
+	while (t->c.sent < t->c.submitted && now_ns() < deadline) {
+		if (!xsk_reap(t, x)) {
+			xsk_kick(t, x);
+			usleep(50);
+		}
+	}
+	x->accounting_ok = !frame_alloc_check(x->q->fa, x->accounting, sizeof(x->accounting));
+}
+
+static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
+{
+	struct gen *g = t->g;
+	__u32 batch = (__u32)g->cfg->batch;
+	__s64 jump_at = 0, jump_by = 0;
+	bool jump = t->idx == 0 && seq_jump_hook(&jump_at, &jump_by);
+	__u64 due;
+
+	while (!gen_should_stop(g)) {
+		__u64 now = now_ns();
+		__u32 want;
+
+		xsk_reap(t, x);
+		if (pace_done(&t->pace, t->c.submitted))
+			break;
+		want = pace_budget(&t->pace, t->c.submitted, batch, now, &due);
+		if (!want) {
+			xsk_kick(t, x);
+			pace_wait(due);
+			continue;
+		}
+		if (!xsk_send(t, x, addrs, want, now)) {
+			xsk_kick(t, x);
+			continue;
+		}
+		if (jump && t->c.submitted >= (__u64)jump_at) {
+			t->pg->seq[t->pg->shard] += (__u32)jump_by;
+			jump = false;
+		}
+		xsk_kick(t, x);
+	}
+	xsk_drain(t, x);
+}
+
+static void *xsk_worker(void *arg)
+{
+	struct gen_thread *t = arg;
+	struct xsk_tx *x = t->m;
+	__u64 *addrs;
+	int err;
+
+	runtime_block_signals();
+	addrs = calloc(t->g->cfg->batch, sizeof(*addrs));
+	err = cpu_pin_self(t->cpu);
+	if (!err)
+		err = xsk_setup(t, x);
+	if (!err && !addrs)
+		err = -ENOMEM;
+	if (gen_worker_ready(t, err))
+		xsk_loop(t, x, addrs);
+	free(addrs);
+	run_worker_done(&t->w);
+	return NULL;
+}
+
+static int xsk_plan(struct gen *g, unsigned int maxq)
+{
+	unsigned int i;
+	int err = gen_plan_queues(g, maxq);
+
+	for (i = 0; !err && i < g->nthreads; i++) {
+		g->th[i].m = calloc(1, sizeof(struct xsk_tx));
+		if (!g->th[i].m)
+			err = -ENOMEM;
+	}
+	return err;
+}
+
+static int xsk_preflight(struct gen *g)
+{
+	const struct gen_cfg *cfg = g->cfg;
+
+	if (xsk_queue_check_cli(g->ifc.driver, &cfg->xsk, cfg->ring_size))
+		return -EINVAL;
+	if (cfg->batch > cfg->ring_size) {
+		fprintf(stderr,
+			"xdp-gen: --batch %" PRIu64 " is larger than the ring (%" PRIu64
+			"); lower it or raise --ring-size\n",
+			(uint64_t)cfg->batch, (uint64_t)cfg->ring_size);
+		return -EINVAL;
+	}
+	if (pkt_gen_max_len(g->th[0].pg) > cfg->xsk.frame_size) {
+		fprintf(stderr,
+			"xdp-gen: frames of %u bytes do not fit --frame-size %" PRIu64
+			"; use a larger frame size or a smaller -s\n",
+			pkt_gen_max_len(g->th[0].pg), (uint64_t)cfg->xsk.frame_size);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *xsk_describe(const struct gen *g)
+{
+	return tx_of(g, 0)->zerocopy ? "zero-copy mode" : "copy mode";
+}
+
+static void xsk_sample(struct gen *g, struct gen_snapshot *s)
+{
+	struct xsk_snap *m = s->m;
+	struct xdp_statistics st;
+	unsigned int i;
+
+	m->tx_invalid = 0;
+	for (i = 0; i < g->nthreads; i++)
+		if (tx_of(g, i)->q && !xsk_queue_stats(tx_of(g, i)->q, &st))
+			m->tx_invalid += st.tx_invalid_descs;
+}
+
+static __u64 xsk_outstanding(const struct gen_counters *c)
+{
+	return c->submitted - c->sent;
+}
+
+static void xsk_json_drops(struct gen *g, struct jw *w, const struct gen_snapshot *a,
+			   const struct gen_snapshot *b)
+{
+	const struct xsk_snap *ma = a->m, *mb = b->m;
+
+	(void)g;
+	jw_u64(w, "xsk_tx_invalid", ma->tx_invalid - mb->tx_invalid);
+}
+
+static void xsk_json_queue(struct gen *g, struct jw *w, unsigned int i,
+			   const struct gen_snapshot *a, enum run_report kind)
+{
+	const struct xsk_tx *x = tx_of(g, i);
+
+	(void)a;
+	if (kind == RUN_SUMMARY && x->accounting[0]) {
+		jw_bool(w, "frames_balanced", x->accounting_ok);
+		jw_str(w, "frame_accounting", x->accounting);
+	}
+}
+
+static void xsk_text(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
+		     enum run_report kind)
+{
+	(void)g;
+	if (kind == RUN_SUMMARY)
+		printf("  stalls:   ring full %" PRIu64 ", no free frame %" PRIu64
+		       ", kick busy %" PRIu64 " (kicks %" PRIu64 "); outstanding %" PRIu64 "\n",
+		       (uint64_t)(a->total.stall_ring - b->total.stall_ring),
+		       (uint64_t)(a->total.stall_frames - b->total.stall_frames),
+		       (uint64_t)(a->total.stall_kick - b->total.stall_kick),
+		       (uint64_t)(a->total.kicks - b->total.kicks),
+		       (uint64_t)xsk_outstanding(&a->total));
+}
+
+static void xsk_text_kernel(struct gen *g, const struct gen_snapshot *a,
+			    const struct gen_snapshot *b)
+{
+	const struct xsk_snap *ma = a->m, *mb = b->m;
+
+	(void)g;
+	printf(", xsk tx_invalid_descs %" PRIu64, (uint64_t)(ma->tx_invalid - mb->tx_invalid));
+}
+
+static void xsk_text_queue(struct gen *g, unsigned int i, const struct gen_snapshot *a,
+			   const struct gen_snapshot *b, enum run_report kind)
+{
+	const struct xsk_tx *x = tx_of(g, i);
+
+	(void)a;
+	(void)b;
+	if (kind == RUN_SUMMARY && x->accounting[0])
+		printf("  frames: %s", x->accounting);
+}
+
+static int xsk_verdict(struct gen *g, const char *stop_reason)
+{
+	unsigned int i;
+
+	(void)stop_reason;
+	if (g->cur.link.tx_dropped != g->base.link.tx_dropped)
+		pr_warn("%s dropped %llu of the frames the kernel took (link tx_dropped): a veth without a qdisc drops when its peer's ring is full; give it one (tc qdisc add dev %s root pfifo) to get backpressure instead\n",
+			g->ifc.name,
+			(unsigned long long)(g->cur.link.tx_dropped - g->base.link.tx_dropped),
+			g->ifc.name);
+	for (i = 0; i < g->nthreads; i++) {
+		const struct xsk_tx *x = tx_of(g, i);
+
+		if (x->accounting[0] && !x->accounting_ok) {
+			pr_warn("queue %u: frame accounting does not balance: %s\n", g->th[i].queue,
+				x->accounting);
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static void xsk_cleanup(struct gen *g)
+{
+	unsigned int i;
+
+	for (i = 0; g->th && i < g->nthreads; i++) {
+		struct xsk_tx *x = g->th[i].m;
+
+		if (!x)
+			continue;
+		xsk_queue__destroy(x->q);
+		free(x->addrs);
+		free(x->lens);
+		free(x);
+		g->th[i].m = NULL;
+	}
+}
+
+const struct gen_mode gen_mode_xsk = {
+	.unit = "queue",
+	.snap_size = sizeof(struct xsk_snap),
+	.plan = xsk_plan,
+	.preflight = xsk_preflight,
+	.worker = xsk_worker,
+	.outstanding = xsk_outstanding,
+	.describe = xsk_describe,
+	.sample = xsk_sample,
+	.json_drops = xsk_json_drops,
+	.json_queue = xsk_json_queue,
+	.text = xsk_text,
+	.text_kernel = xsk_text_kernel,
+	.text_queue = xsk_text_queue,
+	.verdict = xsk_verdict,
+	.cleanup = xsk_cleanup,
+};

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/* --pin: the maps under /sys/fs/bpf/xdp-sink/IFNAME/, for bpftool while the sink runs. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "sink.h"
+#include "xdp_sink.skel.h"
+
+static const struct {
+	const char *name;
+	unsigned int bit;
+} pins[] = {
+	{ "stats", SINK_PIN_STATS },
+	{ "tx_port", SINK_PIN_TX_PORT },
+	{ "xsks", SINK_PIN_XSKS },
+};
+
+#define NPINS (sizeof(pins) / sizeof(pins[0]))
+
+static int check_bpffs(void)
+{
+	struct statfs st;
+
+	if (statfs("/sys/fs/bpf", &st) || st.f_type != BPF_FS_MAGIC) {
+		pr_warn("bpffs is not mounted at /sys/fs/bpf; mount it with 'mount -t bpf bpf /sys/fs/bpf' (inside 'ip netns exec' too)\n");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+void sink_unpin_maps(struct sink *sk, bool rmdir_too)
+{
+	char path[192];
+	unsigned int i;
+
+	for (i = 0; i < NPINS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", sk->pin_dir, pins[i].name);
+		unlink(path);
+	}
+	if (rmdir_too) {
+		rmdir(sk->pin_dir);
+		rmdir(SINK_PIN_ROOT); /* only succeeds when no other sink pins there */
+	}
+}
+
+static bool pin_dir_busy(const char *dir)
+{
+	char path[192];
+	unsigned int i;
+
+	for (i = 0; i < NPINS; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, pins[i].name);
+		if (!access(path, F_OK))
+			return true;
+	}
+	return false;
+}
+
+/* 0, -EEXIST (stale pins, usage error) or another -errno. */
+int sink_pin_maps(struct sink *sk)
+{
+	char path[192];
+	unsigned int i;
+	int err;
+
+	err = check_bpffs();
+	if (err)
+		return -EEXIST;
+	snprintf(sk->pin_dir, sizeof(sk->pin_dir), "%s/%s", SINK_PIN_ROOT, sk->ifc.name);
+	if (pin_dir_busy(sk->pin_dir)) {
+		if (!sk->cfg->force) {
+			pr_warn("maps from an earlier run are still pinned in %s; remove them with 'rm -r %s' or use --force\n",
+				sk->pin_dir, sk->pin_dir);
+			return -EEXIST;
+		}
+		sink_unpin_maps(sk, false);
+	}
+	if ((mkdir(SINK_PIN_ROOT, 0700) && errno != EEXIST) ||
+	    (mkdir(sk->pin_dir, 0700) && errno != EEXIST)) {
+		err = -errno;
+		pr_warn("cannot create %s: %s\n", sk->pin_dir, strerror(-err));
+		return err;
+	}
+	sk->pinned = true;
+	for (i = 0; i < NPINS; i++) {
+		if (!(sk->ops->pins & pins[i].bit))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", sk->pin_dir, pins[i].name);
+		err = bpf_map__pin(bpf_object__find_map_by_name(sk->skel->obj, pins[i].name), path);
+		if (!err && chmod(path, 0600))
+			err = -errno;
+		if (err) {
+			pr_warn("cannot pin %s: %s\n", path, strerror(-err));
+			return err;
+		}
+	}
+	pr_info("maps pinned in %s (bpftool map dump pinned %s/stats)\n", sk->pin_dir, sk->pin_dir);
+	return 0;
+}

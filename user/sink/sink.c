@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The life of a run, whatever the mode: preflight, load, pin, attach, the run
+ * skeleton's callbacks, teardown. The mode comes in through sk->ops.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/libbpf.h>
+
+#include "fmt.h"
+#include "kstats.h"
+#include "log.h"
+#include "sink.h"
+#include "xdp_attach.h"
+#include "xdp_sink.skel.h"
+
+static int sample(void *ctx, struct run_snap *s)
+{
+	return sink_snap_read(ctx, (struct sink_snap *)s);
+}
+
+static void copy(void *ctx, struct run_snap *dst, const struct run_snap *src)
+{
+	sink_snap_copy(ctx, (struct sink_snap *)dst, (const struct sink_snap *)src);
+}
+
+/* Attached (and, for xsk, every socket bound): scripts can start sending now. */
+static void started(void *ctx)
+{
+	struct sink *sk = ctx;
+
+	printf("xdp-sink %s on %s (%s mode, queues %u)%s; Ctrl-C to stop\n", sk->mode_name,
+	       sk->ifc.name, sk->cfg->xdp_mode == XDPSG_MODE_SKB ? "skb" : "native",
+	       sk->ifc.rx_queues, xdp_attachment_is_single(sk->att) ? "" : " via libxdp");
+}
+
+static const char *check(void *ctx, struct run_snap *cur, const struct run_snap *base)
+{
+	struct sink *sk = ctx;
+	struct sink_snap *s = (struct sink_snap *)cur;
+	__u64 n;
+	int err = sample(sk, cur);
+
+	if (err) {
+		run_fail(&sk->run, err);
+		return "error";
+	}
+	if (sk->ops->explain)
+		sk->ops->explain(sk, s);
+	n = sink_received(sk, s, NULL) - sink_received(sk, (const struct sink_snap *)base, NULL);
+	return sk->cfg->count && n >= sk->cfg->count ? "count" : NULL;
+}
+
+static void observe(void *ctx, const struct run_snap *a, const struct run_snap *b)
+{
+	struct sink *sk = ctx;
+	double pps = counter_rate(sink_received(sk, (const struct sink_snap *)a, NULL),
+				  sink_received(sk, (const struct sink_snap *)b, NULL),
+				  a->t_ns - b->t_ns);
+
+	if (pps > sk->peak_pps)
+		sk->peak_pps = pps;
+}
+
+static void json(void *ctx, struct jw *w, const struct run_snap *a, const struct run_snap *b,
+		 enum run_report kind)
+{
+	sink_report_json(ctx, w, (const struct sink_snap *)a, (const struct sink_snap *)b, kind);
+}
+
+static void text(void *ctx, const struct run_snap *a, const struct run_snap *b,
+		 enum run_report kind)
+{
+	sink_report_text(ctx, (const struct sink_snap *)a, (const struct sink_snap *)b, kind);
+}
+
+/* Detach before the workers stop: the summary then holds every packet the program counted. */
+static void quiesce(void *ctx)
+{
+	struct sink *sk = ctx;
+
+	xdp_attachment__destroy(sk->att);
+	sk->att = NULL;
+}
+
+static int verdict(void *ctx, const char *stop_reason)
+{
+	struct sink *sk = ctx;
+
+	(void)stop_reason;
+	return sk->ops->finish ? sk->ops->finish(sk) : 0;
+}
+
+static const struct run_ops sink_run_ops = {
+	.sample = sample,
+	.copy = copy,
+	.started = started,
+	.check = check,
+	.observe = observe,
+	.json = json,
+	.text = text,
+	.quiesce = quiesce,
+	.verdict = verdict,
+};
+
+/* Check everything that can be checked before touching the kernel. */
+int sink_preflight(struct sink *sk)
+{
+	const struct sink_cfg *cfg = sk->cfg;
+	struct run_opts ro = {
+		.tool = "xdp-sink",
+		.mode = sk->mode_name,
+		.ifname = sk->ifc.name,
+		.duration_ns = cfg->duration,
+		.interval_ns = cfg->interval,
+		/* Wake often enough to stop close to --count; rates use measured times. */
+		.tick_ns = cfg->count ? 10000000ULL : 100000000ULL,
+		.json = cfg->json,
+		.quiet = cfg->quiet,
+		.json_ready = true,
+	};
+	int err;
+
+	/* First, so that teardown is safe whatever preflight refuses. */
+	run_init(&sk->run, &sink_run_ops, sk, &ro, &sk->base.rs, &sk->prev.rs, &sk->cur.rs);
+	err = iface_preflight(sk->ifc.name, "sink", &sk->ifc);
+	if (err)
+		return err;
+	if (cfg->keep_pins && !cfg->pin) {
+		pr_warn("--keep-pins needs --pin\n");
+		return -EINVAL;
+	}
+	return sk->ops->plan ? sk->ops->plan(sk) : 0;
+}
+
+/* Buffers for the readings, sized by the device's queues and the possible CPUs. */
+static int alloc_readings(struct sink *sk)
+{
+	int err;
+
+	sk->ncpus = libbpf_num_possible_cpus();
+	if (sk->ncpus <= 0)
+		return -EINVAL;
+	sk->nslots = (sk->ifc.rx_queues ? sk->ifc.rx_queues : 1);
+	if (sk->nslots > XDPSG_MAX_QUEUES)
+		sk->nslots = XDPSG_MAX_QUEUES;
+	sk->nslots++; /* the overflow slot */
+	if (sk->cfg->kernel_stats) {
+		err = kstats_reader__open(sk->ifc.name, &sk->kr);
+		if (err) {
+			pr_warn("cannot read the kernel counters of %s: %s\n", sk->ifc.name,
+				strerror(-err));
+			return err;
+		}
+	}
+	sk->buf = calloc((size_t)sk->ncpus, sizeof(*sk->buf));
+	if (!sk->buf || sink_snap_alloc(sk, &sk->base) || sink_snap_alloc(sk, &sk->prev) ||
+	    sink_snap_alloc(sk, &sk->cur))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Settings go into rodata first; only the mode's program loads. */
+static int load(struct sink *sk)
+{
+	const struct sink_cfg *cfg = sk->cfg;
+	struct bpf_program *p;
+	int err;
+
+	sk->skel = xdp_sink_bpf__open();
+	if (!sk->skel) {
+		err = -errno;
+		pr_warn("cannot open the BPF object: %s\n", strerror(-err));
+		return err;
+	}
+	sk->skel->rodata->do_parse = cfg->parse;
+	sk->skel->rodata->cost_ns = sk->ops->user_cost ? 0 : cfg->cost;
+	bpf_object__for_each_program(p, sk->skel->obj)
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), sk->ops->prog));
+	err = xdp_sink_bpf__load(sk->skel);
+	if (err) {
+		pr_warn("cannot load the BPF programs: %s (run with -vv for the verifier's log)\n",
+			strerror(-err));
+		return err;
+	}
+	return sk->ops->loaded ? sk->ops->loaded(sk) : 0;
+}
+
+/* Load, pin, start, attach; teardown undoes whatever was done. */
+int sink_setup(struct sink *sk)
+{
+	struct xdp_attach_opts aopts = {
+		.tool = "xdp-sink",
+		.own_prefix = "xdp_sink_",
+		.ifname = sk->ifc.name,
+		.ifindex = sk->ifc.ifindex,
+		.mode = sk->cfg->xdp_mode,
+		.force = sk->cfg->force,
+	};
+	int err;
+
+	err = alloc_readings(sk);
+	if (!err)
+		err = load(sk);
+	if (err)
+		return err;
+	if (!strcmp(sk->ifc.driver, "veth"))
+		iface_estats__open(sk->ifc.name, &sk->estats);
+	if (sk->cfg->pin) {
+		err = sink_pin_maps(sk);
+		if (err)
+			return err;
+	}
+	if (sk->ops->start) {
+		err = sk->ops->start(sk);
+		if (err)
+			return err;
+	}
+	/*
+	 * The base is read before the program sees a packet: nothing can then be
+	 * counted by the program before the base and read by user space after it.
+	 */
+	err = run_take_base(&sk->run);
+	if (err)
+		return err;
+	return xdp_attachment__create(sk->skel->obj, sk->ops->prog, &aopts, &sk->att);
+}
+
+void sink_teardown(struct sink *sk)
+{
+	xdp_attachment__destroy(sk->att);
+	sk->att = NULL;
+	if (sk->ops->cleanup)
+		sk->ops->cleanup(sk);
+	if (sk->pinned && !sk->cfg->keep_pins)
+		sink_unpin_maps(sk, true);
+	else if (sk->pinned)
+		pr_info("maps left pinned in %s (--keep-pins); remove with 'rm -r %s'\n",
+			sk->pin_dir, sk->pin_dir);
+	xdp_sink_bpf__destroy(sk->skel);
+	iface_estats__close(sk->estats);
+	kstats_reader__close(sk->kr);
+	free(sk->buf);
+	sink_snap_free(&sk->base);
+	sink_snap_free(&sk->prev);
+	sink_snap_free(&sk->cur);
+}

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_SINK_H
+#define XDPSG_SINK_H
+
+/*
+ * xdp-sink's parts: main.c (options and the command table), sink.c (the life
+ * of a run: preflight, load, pin, attach, the run skeleton's callbacks,
+ * teardown), report.c (readings and the report lines every mode shares),
+ * pins.c, and one file per mode family behind struct sink_mode_ops: xdp.c
+ * (drop, pass, tx, redirect) and xsk.c. Everything here runs on the main
+ * thread; only xsk.c starts other threads, and it owns what they touch.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "iface.h"
+#include "json_writer.h"
+#include "params.h"
+#include "run.h"
+#include "shared.h"
+#include "xsk_queue.h"
+
+#define SINK_PIN_ROOT "/sys/fs/bpf/xdp-sink"
+
+struct iface_estats;
+struct kstats;
+struct kstats_reader;
+struct xdp_attachment;
+struct xdp_sink_bpf;
+
+struct sink_cfg {
+	__u64 duration;
+	__u64 count;
+	__u64 interval;
+	bool json;
+	bool quiet;
+	int verbose;
+	int xdp_mode;
+	bool force;
+	bool pin;
+	bool keep_pins;
+	bool parse;
+	bool kernel_stats;
+	__u64 cost;
+	const char *to;
+	/* xsk */
+	struct param_list queues, cpus;
+	__u64 batch, ring_size;
+	struct xsk_cli xsk;
+	bool poll, no_verify;
+	const char *hist;
+};
+
+/* Counters at one moment: the program's maps plus the kernel's own. */
+struct sink_snap {
+	struct run_snap rs; /* first: the run skeleton's view */
+	struct sink_stats total;
+	struct sink_stats q[XDPSG_STATS_SLOTS];
+	struct sink_stats *cpu; /* per CPU, summed over queues */
+	struct link_stats link;
+	__u64 veth_rx_drops; /* dropped in the veth receive path after XDP (e.g. failed redirects) */
+	__u64 xdp_tx_errors; /* XDP_TX frames the kernel failed to send */
+	struct kstats *ks; /* with --kernel-stats */
+	void *mode; /* the mode's own reading, ops->snap_size() bytes, copied as they are */
+};
+
+/* Drops named by layer, as deltas between two readings. */
+struct sink_drops {
+	__u64 xdp_aborted;
+	__u64 redirect_no_target;
+	__u64 xdp_tx_errors;
+	__u64 xdp_xmit_errors;
+	__u64 veth_rx_drops;
+};
+
+/* The maps a mode pins (bits). */
+#define SINK_PIN_STATS (1U << 0)
+#define SINK_PIN_TX_PORT (1U << 1)
+#define SINK_PIN_XSKS (1U << 2)
+
+struct sink;
+
+/*
+ * What makes a mode a mode. Optional callbacks may be NULL. A report's text or
+ * JSON is written by report.c, which calls the mode for its own parts.
+ */
+struct sink_mode_ops {
+	const char *prog; /* the BPF program loaded and attached */
+	unsigned int pins; /* SINK_PIN_* */
+	bool user_cost; /* --cost is spent in user space, not in the program */
+	bool sends; /* the tx and redirect verdicts send packets out */
+	/* Preflight, before the kernel is touched: check and plan, allocate sk->ms. */
+	int (*plan)(struct sink *sk);
+	/* After the load, before the pins: fill the mode's maps. */
+	int (*loaded)(struct sink *sk);
+	/* Before the base reading and the attach: what must receive from packet one. */
+	int (*start)(struct sink *sk);
+	/* Size of the mode's part of a reading, and how to take it. */
+	size_t (*snap_size)(const struct sink *sk);
+	void (*read)(struct sink *sk, struct sink_snap *s);
+	/* Packets (and bytes) the sink received; NULL: what the program saw. */
+	__u64 (*received)(const struct sink *sk, const struct sink_snap *s, __u64 *bytes);
+	/* The mode's drops between two readings, beyond the ones every mode has. */
+	void (*drops)(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		      struct sink_drops *d);
+	/* Every tick: say once what kernel-side losses mean. */
+	void (*explain)(struct sink *sk, const struct sink_snap *s);
+	/* Report parts: JSON members after the verdicts, text lines, the summary's drops. */
+	void (*json)(const struct sink *sk, struct jw *w, const struct sink_snap *a,
+		     const struct sink_snap *b, const struct sink_stats *d,
+		     const struct sink_drops *dr, enum run_report kind);
+	void (*json_drops)(const struct sink *sk, struct jw *w, const struct sink_drops *dr);
+	void (*text)(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		     const struct sink_stats *d, enum run_report kind);
+	void (*text_drops)(const struct sink *sk, const struct sink_drops *dr);
+	/* After the summary: the mode's verdict, 0 or -errno. */
+	int (*finish)(struct sink *sk);
+	/* Undo plan, loaded and start (also after a failure half-way). */
+	void (*cleanup)(struct sink *sk);
+};
+
+extern const struct sink_mode_ops sink_drop_ops, sink_pass_ops, sink_tx_ops, sink_redirect_ops;
+extern const struct sink_mode_ops sink_xsk_ops;
+
+struct sink {
+	const struct sink_cfg *cfg;
+	const struct sink_mode_ops *ops;
+	const char *mode_name;
+	struct iface ifc;
+	struct xdp_sink_bpf *skel;
+	struct xdp_attachment *att;
+	struct iface_estats *estats; /* the interface's veth counters, if it is a veth */
+	struct kstats_reader *kr;
+	char pin_dir[128];
+	bool pinned;
+	int ncpus;
+	unsigned int nslots; /* queue slots read: the device's rx queues (+ overflow) */
+	struct sink_stats *buf; /* lookup buffer, one value per possible CPU */
+	struct sink_snap base, prev, cur;
+	double peak_pps; /* highest interval rate */
+	void *ms; /* the mode's state */
+	struct run run;
+};
+
+/* sink.c */
+int sink_preflight(struct sink *sk);
+int sink_setup(struct sink *sk);
+void sink_teardown(struct sink *sk);
+
+/* report.c */
+int sink_snap_alloc(struct sink *sk, struct sink_snap *s);
+void sink_snap_free(struct sink_snap *s);
+int sink_snap_read(struct sink *sk, struct sink_snap *s);
+void sink_snap_copy(const struct sink *sk, struct sink_snap *dst, const struct sink_snap *src);
+__u64 sink_received(const struct sink *sk, const struct sink_snap *s, __u64 *bytes);
+void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
+		      const struct sink_snap *b, enum run_report kind);
+void sink_report_text(struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		      enum run_report kind);
+
+/* pins.c */
+int sink_pin_maps(struct sink *sk);
+void sink_unpin_maps(struct sink *sk, bool rmdir_too);
+
+#endif
