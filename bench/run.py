@@ -18,16 +18,17 @@ import shutil
 import signal
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lib_bench as lb  # noqa: E402
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, 'testenv'))
+import lib_bench as lb  # noqa: E402
+import xdpsg_lab as xl  # noqa: E402 - labs, tools in them, /proc readers, feature discovery
+
 BUILD = os.path.join(ROOT, os.environ.get('BUILD', 'build'))
 TESTENV = os.path.join(ROOT, 'testenv', 'testenv.sh')
 XDP_SINK = os.path.join(BUILD, 'xdp-sink')
@@ -49,8 +50,7 @@ SINK_MODES = ['drop', 'drop-parse', 'pass', 'tx', 'xsk', 'xsk-noverify']
 SIZES = [60, 512, 1500]
 QUEUES = [1, 2]
 
-PROCS = []  # every process this script started and may still have to stop
-LABS = []  # labs set up and not yet torn down
+LABS = []  # labs set up (recorded only once setup succeeded) and not yet torn down
 TMP = tempfile.mkdtemp(prefix='xdpsg-bench-')
 
 
@@ -59,11 +59,7 @@ def log(msg):
 
 
 def sh(argv, check=False, timeout=60):
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
-    if check and r.returncode:
-        raise RuntimeError('%s failed (%d): %s' % (' '.join(argv), r.returncode,
-                                                   r.stderr.strip()))
-    return r
+    return xl.run(argv, timeout=timeout, check=check, cwd=ROOT)
 
 
 # ---------------------------------------------------------------------------
@@ -71,25 +67,9 @@ def sh(argv, check=False, timeout=60):
 
 
 def gen_modes():
-    """xdp-gen's commands, from its --help (so a new mode is picked up by itself)."""
-    out = sh([XDP_GEN, '--help']).stdout
-    modes, inside = [], False
-    for line in out.splitlines():
-        if line.startswith('Commands:'):
-            inside = True
-            continue
-        if inside:
-            m = re.match(r'^  (\S+)\s{2,}', line)
-            if m:
-                modes.append(m.group(1))
-            elif line.strip() == '' and modes:
-                break
-    helps = {}
-    for m in modes:
-        r = sh([XDP_GEN, m, '--help'])
-        if r.returncode == 0:
-            helps[m] = r.stdout
-    return helps
+    """{mode: its long options} from 'xdp-gen --version --json', so a new mode is picked
+    up by itself; VersionError if xdp-gen does not answer that query."""
+    return xl.tool_modes(xl.version_query(XDP_GEN))
 
 
 def external_tools():
@@ -97,14 +77,14 @@ def external_tools():
             if shutil.which(t)}
 
 
-def backpressure_help():
+def backpressure_options():
+    """(the scenario's long options or None, why not) from 'testenv.sh --version --json'."""
     try:
-        r = sh([TESTENV, 'backpressure', '--help'], timeout=20)
-    except subprocess.TimeoutExpired:
-        return None
-    if r.returncode != 0 or 'unknown command' in (r.stdout + r.stderr).lower():
-        return None
-    return r.stdout + r.stderr
+        opts = xl.backpressure_options(xl.version_query(TESTENV, timeout=20))
+    except xl.VersionError as e:
+        return None, str(e)
+    return opts, None if opts is not None else \
+        "'testenv/testenv.sh --version --json' lists no backpressure command in this tree"
 
 
 def machine_info(gens):
@@ -149,140 +129,20 @@ def machine_info(gens):
 # Labs and processes
 
 
-class Lab:
-    def __init__(self, queues):
-        self.queues = queues
-        self.name = 'bn%dq%d' % (os.getpid() % 100000, queues)
-        self.env = {}
-
-    def setup(self):
-        if STATE:
-            with open(STATE, 'a') as f:
-                f.write(self.name + '\n')
-        LABS.append(self)
-        sh([TESTENV, 'setup', '--name', self.name, '--no-ipv6', '--queues', str(self.queues)],
-           check=True)
-        for line in sh([TESTENV, 'env', '--name', self.name], check=True).stdout.splitlines():
-            m = re.match(r"^(\w+)=['\"]?([^'\"]*)['\"]?$", line.strip())
-            if m:
-                self.env[m.group(1)] = m.group(2)
-        for k in ('GEN_NS', 'SINK_NS', 'GEN_IF', 'SINK_IF', 'SINK_MAC'):
-            if k not in self.env:
-                raise RuntimeError('testenv env lacks %s' % k)
-
-    def teardown(self):
-        sh([TESTENV, 'teardown', '--name', self.name])
-        if self in LABS:
-            LABS.remove(self)
-
-    def __getattr__(self, k):
-        env = self.__dict__.get('env', {})
-        if k.upper() in env:
-            return env[k.upper()]
-        raise AttributeError(k)
-
-    def clear_xdp(self):
-        """A run left nothing attached; if one did, detach it (our own lab only)."""
-        for ns, ifn in ((self.gen_ns, self.gen_if), (self.sink_ns, self.sink_if)):
-            out = sh(['ip', '-n', ns, 'link', 'show', ifn]).stdout
-            if ' xdp' in out or 'prog/xdp' in out:
-                sh(['ip', '-n', ns, 'link', 'set', 'dev', ifn, 'xdp', 'off'])
-                sh(['ip', '-n', ns, 'link', 'set', 'dev', ifn, 'xdpgeneric', 'off'])
-                return True
-        return False
+def make_lab(queues):
+    """A lab with QUEUES queues, recorded for cleanup (LABS, $BENCH_STATE) only once made:
+    if the name is taken by a concurrent run, that run's lab is not ours to remove."""
+    lab = xl.Lab('bn%dq%d' % (os.getpid() % 100000, queues), testenv=TESTENV, record=STATE,
+                 cwd=ROOT)
+    lab.setup('--no-ipv6', '--queues', str(queues))
+    LABS.append(lab)
+    return lab
 
 
-class Proc:
-    """A command in one side of a lab, in its own process group."""
-
-    seq = 0
-
-    def __init__(self, lab, side, argv, tag):
-        Proc.seq += 1
-        self.path = os.path.join(TMP, '%04d-%s' % (Proc.seq, tag))
-        self.out = open(self.path + '.out', 'w+')
-        self.err = open(self.path + '.err', 'w+')
-        self.argv = argv
-        self.p = subprocess.Popen([TESTENV, 'exec', '--name', lab.name, side, '--'] + argv,
-                                  stdout=self.out, stderr=self.err, cwd=ROOT,
-                                  start_new_session=True)
-        PROCS.append(self)
-
-    def running(self):
-        return self.p.poll() is None
-
-    def signal(self, sig):
-        if self.running():
-            try:
-                os.killpg(self.p.pid, sig)
-            except ProcessLookupError:
-                pass
-
-    def stop(self, timeout=5.0):
-        """SIGINT, then SIGKILL if it does not end; returns the exit code."""
-        self.signal(signal.SIGINT)
-        try:
-            self.p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.signal(signal.SIGKILL)
-            self.p.wait(5)
-        return self.finish()
-
-    def wait(self, timeout):
-        try:
-            self.p.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-        return self.finish()
-
-    def finish(self):
-        if self in PROCS:
-            PROCS.remove(self)
-        return self.p.returncode
-
-    def text(self):
-        self.out.flush()
-        with open(self.path + '.out') as f:
-            return f.read()
-
-    def errtext(self):
-        with open(self.path + '.err') as f:
-            return f.read().strip()
-
-    def wait_line(self, timeout=10.0):
-        """Wait for the first output line (the tool is attached and in its loop)."""
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if '\n' in self.text():
-                return True
-            if not self.running():
-                return False
-            time.sleep(0.02)
-        return False
-
-    def json_lines(self):
-        objs = []
-        for line in self.text().splitlines():
-            line = line.strip()
-            if line.startswith('{'):
-                try:
-                    objs.append(json.loads(line))
-                except ValueError:
-                    pass
-        return objs
-
-    def summary(self):
-        s = [o for o in self.json_lines() if o.get('type') == 'summary']
-        return s[-1] if s else None
-
-
-def wait_xdp(ns, ifname, timeout=10.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if 'prog/xdp' in sh(['ip', '-n', ns, '-d', 'link', 'show', ifname]).stdout:
-            return True
-        time.sleep(0.05)
-    return False
+def close_lab(lab, bound=5.0):
+    lab.close(signal.SIGINT, bound)
+    if lab in LABS:
+        LABS.remove(lab)
 
 
 # ---------------------------------------------------------------------------
@@ -310,16 +170,10 @@ def ns_counters(ns, ifname):
     return c
 
 
-def proc_stat():
-    with open('/proc/stat') as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return v + [0] * (10 - len(v))
-
-
 def snapshot(lab):
     t0 = time.monotonic()
     sink = ns_counters(lab.sink_ns, lab.sink_if)
-    stat = proc_stat()
+    stat = xl.proc_stat()['all']
     gen = ns_counters(lab.gen_ns, lab.gen_if)
     return {'t': (t0 + time.monotonic()) / 2, 'sink': sink, 'gen': gen, 'stat': stat}
 
@@ -453,14 +307,14 @@ def gen_procs(lab, cell, secs, gens):
     """Start the generator(s); returns (procs, self_terminating)."""
     g, q, size = cell.gen, cell.queues, cell.size
     if g == 'gen-bare':
-        return [Proc(lab, 'gen', [BENCH_REF, 'gen', '-d', '%.2f' % secs, '-t', str(q), '-s',
+        return [lab.start('gen', [BENCH_REF, 'gen', '-d', '%.2f' % secs, '-t', str(q), '-s',
                                   str(size), '--dst-mac', lab.sink_mac, lab.gen_if],
-                     'gen-bare')], True
+                          'gen-bare')], True
     if g == 'pktsend':
         # No thread option: one process per queue, pinned like xdp-gen's threads.
-        return [Proc(lab, 'gen', ['taskset', '-c', str(i), PKTSEND, '-n', '1G', '-s',
+        return [lab.start('gen', ['taskset', '-c', str(i), PKTSEND, '-n', '1G', '-s',
                                   str(size), '--dst-mac', lab.sink_mac, lab.gen_if],
-                     'pktsend%d' % i) for i in range(q)], False
+                          'pktsend%d' % i) for i in range(q)], False
     if g == 'ext:xdp-trafficgen':
         h = sh(['xdp-trafficgen', 'udp', '--help']).stdout
         a = ['xdp-trafficgen', 'udp']
@@ -468,18 +322,18 @@ def gen_procs(lab, cell, secs, gens):
             a += ['--dst-mac', lab.sink_mac]
         if '--threads' in h:
             a += ['--threads', str(q)]
-        return [Proc(lab, 'gen', a + [lab.gen_if], 'trafficgen')], False
+        return [lab.start('gen', a + [lab.gen_if], 'trafficgen')], False
     if g == 'ext:xdpsock':
-        return [Proc(lab, 'gen', ['xdpsock', '-i', lab.gen_if, '-q', '0', '-t', '-s', str(size)],
-                     'xdpsock')], False
-    h = gens[g]
+        return [lab.start('gen', ['xdpsock', '-i', lab.gen_if, '-q', '0', '-t', '-s', str(size)],
+                          'xdpsock')], False
+    opts = gens[g]
     a = [XDP_GEN, g, '-j', '-q', '-d', '%.2f' % secs, '-s', str(size)]
     if q > 1:
-        if '--threads' in h:
+        if 'threads' in opts:
             a += ['--threads', str(q)]
-        elif '--queues' in h:
+        elif 'queues' in opts:
             a += ['--queues', ','.join(str(i) for i in range(q))]
-    return [Proc(lab, 'gen', a + [lab.gen_if], 'gen-' + g)], True
+    return [lab.start('gen', a + [lab.gen_if], 'gen-' + g)], True
 
 
 def primary(cell, a, b):
@@ -515,14 +369,14 @@ def run_once(lab, cell, gens):
     try:
         if lab.clear_xdp():
             flags.append('an XDP program was left on the lab by the previous run')
-        sink = Proc(lab, 'sink', sink_argv(lab, cell.sink, secs + 15), 'sink-' + cell.sink)
-        ready = (wait_xdp(lab.sink_ns, lab.sink_if) and time.sleep(0.3) is None) \
+        sink = lab.start('sink', sink_argv(lab, cell.sink, secs + 15), 'sink-' + cell.sink)
+        ready = (xl.wait_xdp(lab.sink_ns, lab.sink_if) and time.sleep(0.3) is None) \
             if cell.sink.startswith('ext:') else sink.wait_line()
         if not ready:
             raise RuntimeError('sink did not start: ' + sink.errtext()[-300:])
         if cell.sink == 'tx':
             # XDP_TX bounces reach the generator side only if it runs NAPI.
-            gside = Proc(lab, 'gen', [BENCH_REF, 'drop', '-d', '%.1f' % (secs + 15),
+            gside = lab.start('gen', [BENCH_REF, 'drop', '-d', '%.1f' % (secs + 15),
                                       lab.gen_if], 'gen-side-drop')
             if not gside.wait_line():
                 raise RuntimeError('bare drop on the generator side did not start: ' +
@@ -673,37 +527,37 @@ def dig(o, path):
     return o
 
 
-def run_backpressure(helptext):
-    """testenv.sh backpressure with its defaults (qdisc generator into a slow sink)."""
+def backpressure_once(name, args):
+    """'testenv.sh backpressure --name NAME ARGS...'. The runner records its lab once it
+    is made ($BENCH_STATE, else a private file); only a recorded lab is torn down here,
+    so a name taken by a concurrent run leaves that run's lab alone."""
+    record = STATE or os.path.join(TMP, 'bp-labs')
+    env = dict(os.environ, **{xl.LABS_FILE_ENV: record})
+    try:
+        return xl.run([TESTENV, 'backpressure', '--name', name] + args, timeout=600, env=env,
+                      cwd=ROOT)
+    finally:
+        if name in xl.recorded_labs(record):
+            sh([TESTENV, 'teardown', '--name', name])
+
+
+def run_backpressure(opts):
+    """testenv.sh backpressure with its defaults (qdisc generator into a slow sink); OPTS
+    are its long options, from 'testenv.sh --version --json'."""
     reps = 1 if QUICK else REPEAT
-    common = ['--duration', '3'] if QUICK and '--duration' in helptext else []
-    if '--json' in helptext:
+    common = ['--duration', '3'] if QUICK and 'duration' in opts else []
+    if 'json' in opts:
         common.append('--json')
-    elif re.search(r'(^|\s)-j[,\s]', helptext):
-        common.append('-j')
     variants, cells = [], []
     for vname, vargs in BP_VARIANTS:
-        if vargs and vargs[0] not in helptext:
+        if vargs and vargs[0][2:] not in opts:
             continue
         runs = []
         for i in range(reps):
             name = 'bp%05d%d' % (os.getpid() % 100000, len(variants) * 10 + i)
-            argv = [TESTENV, 'backpressure', '--name', name] + vargs + common
-            if STATE:
-                with open(STATE, 'a') as f:
-                    f.write(name + '\n')
             t0 = time.monotonic()
-            try:
-                r = sh(argv, timeout=600)
-            finally:
-                sh([TESTENV, 'teardown', '--name', name])
-            objs = []
-            for line in r.stdout.splitlines():
-                if line.strip().startswith('{'):
-                    try:
-                        objs.append(json.loads(line))
-                    except ValueError:
-                        pass
+            r = backpressure_once(name, vargs + common)
+            objs = xl.json_lines(r.stdout)
             final = [o for o in objs if o.get('type') in ('result', 'summary')]
             summ = final[-1] if final else (objs[-1] if objs else None)
             runs.append({'exit': r.returncode, 'duration_s': time.monotonic() - t0,
@@ -901,14 +755,9 @@ def snapshot_binaries():
 
 
 def cleanup():
-    for p in list(PROCS):
-        try:
-            p.stop(timeout=3)
-        except Exception:  # noqa: BLE001
-            pass
     for lab in list(LABS):
         try:
-            lab.teardown()
+            close_lab(lab, bound=3)
         except Exception:  # noqa: BLE001
             pass
     shutil.rmtree(TMP, ignore_errors=True)
@@ -935,9 +784,14 @@ def main():
 
     started = time.time()
     t_start = time.monotonic()
-    gens = gen_modes()
+    try:
+        gens = gen_modes()
+    except xl.VersionError as e:
+        print('bench: cannot list the generator modes: %s' % e, file=sys.stderr)
+        return 2
     ext = external_tools()
-    bp_help = backpressure_help() if os.environ.get('BENCH_BACKPRESSURE', '1') != '0' else None
+    bp_opts, bp_why = backpressure_options() if os.environ.get('BENCH_BACKPRESSURE', '1') != '0' \
+        else (None, None)
     machine = machine_info(gens)
     cells = build_matrix(gens, ext)
     notes = []
@@ -956,9 +810,8 @@ def main():
         qcells = [c for c in cells if c.queues == q]
         if not qcells:
             continue
-        lab = Lab(q)
+        lab = make_lab(q)
         log('bench: lab %s (%d queue%s)' % (lab.name, q, 's' if q > 1 else ''))
-        lab.setup()
         try:
             # Repeats go round the cells, so slow drift spreads over all of them.
             for rep in range(REPEAT):
@@ -973,7 +826,7 @@ def main():
                         r.get('cpu', {}).get('busy_cpus', 0),
                         ('  ! ' + '; '.join(r['flags'])) if r['flags'] else ''))
         finally:
-            lab.teardown()
+            close_lab(lab)
 
     out_cells = [summarise(c) for c in cells]
     alloc_raw = None
@@ -982,14 +835,13 @@ def main():
         acells, alloc_raw = run_alloc()
         out_cells += acells
 
-    if bp_help and not FILTER:
+    if bp_opts is not None and not FILTER:
         log('bench: backpressure scenario (testenv.sh backpressure)')
-        bp, bcells = run_backpressure(bp_help)
+        bp, bcells = run_backpressure(bp_opts)
         out_cells += bcells
     else:
         bp = {'available': False,
-              'note': 'skipped with BENCH_FILTER' if FILTER and bp_help else
-              "'testenv/testenv.sh backpressure --help' does not exist in this tree"}
+              'note': 'skipped with BENCH_FILTER' if FILTER and bp_opts is not None else bp_why}
         if os.environ.get('BENCH_BACKPRESSURE') == '0':
             bp['note'] = 'skipped with BENCH_BACKPRESSURE=0'
     add_ratios(out_cells)

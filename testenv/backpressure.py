@@ -25,13 +25,13 @@ Exit codes: 0 balanced, 1 unexplained packets, a stall or a failure, 2 bad usage
 import argparse
 import json
 import os
-import queue
 import re
 import signal
-import subprocess
 import sys
-import threading
 import time
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import xdpsg_lab as xl  # noqa: E402 - next to this file: labs, tools, /proc readers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -44,11 +44,11 @@ class UsageError(Exception):
     pass
 
 
-class RunError(Exception):
-    pass
+# A failed lab command or tool is a failed run, reported the same way.
+RunError = xl.LabError
 
 
-def parse_args(argv):
+def make_parser():
     ncpu = os.cpu_count() or 1
 
     class Parser(argparse.ArgumentParser):
@@ -94,7 +94,18 @@ def parse_args(argv):
                    help="JSON lines on stdout: one per interval and a final {\"type\":\"result\"}")
     p.add_argument("--keep", action="store_true", help="leave the lab in place afterwards")
     p.add_argument("--testenv", default=os.path.join(HERE, "testenv.sh"), help=argparse.SUPPRESS)
-    a = p.parse_args(argv)
+    return p
+
+
+def long_options():
+    """The long options a user may give, without dashes ('testenv.sh --version --json')."""
+    return [o[2:] for act in make_parser()._actions if act.help != argparse.SUPPRESS
+            for o in act.option_strings if o.startswith("--") and o != "--help"]
+
+
+def parse_args(argv):
+    ncpu = os.cpu_count() or 1
+    a = make_parser().parse_args(argv)
 
     if not 0.2 <= a.duration <= 3600:
         raise UsageError(f"bad --duration {a.duration}: use 0.2 to 3600 seconds")
@@ -138,17 +149,6 @@ def log(msg):
     print(f"backpressure: {msg}", file=sys.stderr, flush=True)
 
 
-def run(cmd, timeout=60, check=True, env=None):
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-    except subprocess.TimeoutExpired:
-        raise RunError(f"'{' '.join(cmd)}' did not finish in {timeout} s")
-    if check and r.returncode != 0:
-        out = (r.stderr.strip() or r.stdout.strip()).replace("\n", " | ")
-        raise RunError(f"'{' '.join(cmd)}' exited {r.returncode}: {out}")
-    return r
-
-
 def delta(a, b):
     """b - a for every number in nested dicts/lists (same shape); gauges fixed later."""
     if isinstance(b, dict):
@@ -169,90 +169,6 @@ def g(d, *path, default=0):
     return d
 
 
-def cpu_times():
-    """Per-CPU (busy, total) jiffies from /proc/stat."""
-    res = {}
-    with open("/proc/stat") as f:
-        for line in f:
-            m = re.match(r"cpu(\d+) (.*)", line)
-            if m:
-                v = [int(x) for x in m.group(2).split()]
-                idle = v[3] + (v[4] if len(v) > 4 else 0)
-                res[int(m.group(1))] = (sum(v[:8]) - idle, sum(v[:8]))
-    return res
-
-
-def task_jiffies(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime, stime
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-class Tool:
-    """A tool in a lab namespace; JSON lines from stdout, stderr kept."""
-
-    def __init__(self, label, cmd, env):
-        self.label = label
-        self.cmd = cmd
-        self.lines = queue.Queue()
-        self.objs = []
-        self.stderr = []
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=env, start_new_session=True)
-        self.t_out = threading.Thread(target=self._read_out, daemon=True)
-        self.t_err = threading.Thread(target=self._read_err, daemon=True)
-        self.t_out.start()
-        self.t_err.start()
-
-    def _read_out(self):
-        for line in self.proc.stdout:
-            line = line.strip()
-            if line.startswith("{"):
-                try:
-                    o = json.loads(line)
-                except ValueError:
-                    continue
-                self.objs.append(o)
-                self.lines.put(o)
-
-    def _read_err(self):
-        for line in self.proc.stderr:
-            self.stderr.append(line.rstrip("\n"))
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def summary(self):
-        for o in reversed(self.objs):
-            if o.get("type") == "summary":
-                return o
-        return None
-
-    def first_interval(self):
-        return any(o.get("type") == "interval" for o in self.objs)
-
-    def stop(self, sig=signal.SIGINT, wait=10.0):
-        """Signal, wait up to WAIT s, then SIGKILL. True if it stopped by itself."""
-        if self.proc.poll() is None:
-            try:
-                self.proc.send_signal(sig)
-            except ProcessLookupError:
-                pass
-        try:
-            self.proc.wait(timeout=wait)
-            clean = True
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=5)
-            clean = False
-        self.t_out.join(timeout=2)
-        self.t_err.join(timeout=2)
-        return clean
-
-
 # --- the run -----------------------------------------------------------------
 
 class Runner:
@@ -269,9 +185,6 @@ class Runner:
                 raise UsageError(f"{b} is not built: run 'make all' (kstats-dump: 'make unit-tests')")
         if os.geteuid() != 0:
             raise UsageError("must run as root (namespaces, XDP, taskset of kernel threads)")
-        self.testenv = a.testenv
-        self.made_lab = False
-        self.tools = []
         self.errors = []
         self.stall = None
         self.rows = []
@@ -279,18 +192,17 @@ class Runner:
         # Environments: XDPSG_* only for the generator.
         self.env_base = {k: v for k, v in os.environ.items() if not k.startswith("XDPSG_")}
         self.gen_env = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("XDPSG_")]
+        self.lab = xl.Lab(a.name, testenv=a.testenv, env=self.env_base)
 
     def out(self, text=""):
         if not self.a.json:
             print(text, flush=True)
 
-    def te(self, *args, timeout=60, check=True):
-        return run([self.testenv, *args], timeout=timeout, check=check, env=self.env_base)
-
     def kstats(self, side):
-        ns, ifn = (self.env["GEN_NS"], self.env["GEN_IF"]) if side == "gen" else \
-            (self.env["SINK_NS"], self.env["SINK_IF"])
-        r = run(["ip", "netns", "exec", ns, self.kstats_bin, ifn], timeout=10, env=self.env_base)
+        lab = self.lab
+        ns, ifn = (lab.gen_ns, lab.gen_if) if side == "gen" else (lab.sink_ns, lab.sink_if)
+        r = xl.run(["ip", "netns", "exec", ns, self.kstats_bin, ifn], timeout=10, check=True,
+                   env=self.env_base)
         for line in r.stdout.splitlines():
             if line.startswith("{"):
                 return json.loads(line)["kstats"]
@@ -299,44 +211,30 @@ class Runner:
     def setup(self):
         a = self.a
         qd = f"pfifo:{a.limit}" if a.qdisc == "pfifo" else "none"
-        r = self.te("setup", "--scenario", "backpressure", "--name", a.name, "--queues", str(a.queues),
-                    "--qdisc", qd, check=False)
-        if r.returncode != 0:
-            msg = (r.stderr.strip() or r.stdout.strip()).replace("\n", " | ")
-            if r.returncode == 2:
-                raise UsageError(f"lab setup refused: {msg}")
-            raise RunError(f"lab setup failed: {msg}")
-        self.made_lab = True
-        self.env = {}
-        for line in self.te("env", "--name", a.name).stdout.splitlines():
-            k, _, v = line.partition("=")
-            self.env[k] = v.strip("'")
-
-    def start(self, label, side, argv, env_prefix=()):
-        cmd = [self.testenv, "exec", "--name", self.a.name, side, "--"]
-        if env_prefix:
-            cmd += ["env", *env_prefix]
-        t = Tool(label, cmd + argv, self.env_base)
-        self.tools.append(t)
-        return t
+        try:
+            self.lab.setup("--scenario", "backpressure", "--queues", str(a.queues), "--qdisc", qd)
+        except xl.LabError as e:
+            if self.lab.made:
+                raise  # made, but 'testenv.sh env' failed
+            if e.returncode == 2:
+                raise UsageError(f"lab setup refused: {e.detail}") from None
+            raise RunError(f"lab setup failed: {e.detail}") from None
 
     def wait_sink_ready(self, sink, bound=15.0):
         end = time.monotonic() + bound
         attached = False
         while time.monotonic() < end:
-            if not sink.alive():
-                raise RunError("xdp-sink exited at start: " + " | ".join(sink.stderr[-5:]))
+            if not sink.running():
+                raise RunError("xdp-sink exited at start: " + " | ".join(sink.err_lines[-5:]))
             if not attached:
-                r = run(["ip", "-n", self.env["SINK_NS"], "-d", "link", "show", "dev", self.env["SINK_IF"]],
-                        timeout=5, check=False)
-                attached = "prog/xdp" in r.stdout
-            if attached and sink.first_interval():
+                attached = xl.xdp_attached(self.lab.sink_ns, self.lab.sink_if)
+            if attached and sink.obj_of_type("interval"):
                 return
             time.sleep(0.05)
         raise RunError(f"xdp-sink not ready within {bound:.0f} s (XDP attached: {attached})")
 
     def pin_napi(self):
-        r = self.te("pin-napi", "--name", self.a.name, "--cpu", str(self.a.napi_cpu), check=False)
+        r = self.lab.te("pin-napi", "--name", self.a.name, "--cpu", str(self.a.napi_cpu), check=False)
         if r.returncode != 0:
             raise RunError("pinning the NAPI thread failed: " + r.stderr.strip().replace("\n", " | "))
         for line in r.stdout.splitlines():
@@ -356,7 +254,7 @@ class Runner:
             argv += ["--queues", ",".join(str(i) for i in range(a.threads))]
         if a.rate:
             argv += ["-r", str(a.rate)]
-        return argv + [self.env["GEN_IF"]]
+        return argv + [self.lab.gen_if]
 
     def sink_argv(self):
         a = self.a
@@ -366,7 +264,7 @@ class Runner:
             argv += ["--cost", str(a.cost)]
         if a.sink == "xsk":
             argv += ["--queues", "all"]
-        return argv + [self.env["SINK_IF"]]
+        return argv + [self.lab.sink_if]
 
     # One row per generator interval, with the sink's latest interval.
     def row(self, gi, si):
@@ -425,57 +323,50 @@ class Runner:
         a = self.a
         self.setup()
         k0 = {"gen": self.kstats("gen"), "sink": self.kstats("sink")}
-        sink = self.start("xdp-sink", "sink", self.sink_argv())
+        sink = self.lab.start("sink", self.sink_argv(), "xdp-sink")
         self.wait_sink_ready(sink)
         self.pin_napi()
-        napi_j0 = {pid: task_jiffies(pid) for pid, _ in self.napi}
-        cpu0 = cpu_times()
+        napi_j0 = {pid: xl.task_jiffies(pid) for pid, _ in self.napi}
+        cpu0 = xl.cpu_times()
         t0 = time.monotonic()
         self.out(f"lab {a.name}: gen {a.gen} x{a.threads} -> {a.qdisc}"
                  f"{':' + str(a.limit) if a.qdisc == 'pfifo' else ''} -> veth ({a.queues} queue(s)) -> "
                  f"sink {a.sink} --cost {a.cost} ns; NAPI "
                  f"{', '.join(f'{n} (pid {p})' for p, n in self.napi)} on CPU {a.napi_cpu}")
-        gen = self.start("xdp-gen", "gen", self.gen_argv(), env_prefix=self.gen_env)
+        gen = self.lab.start("gen", self.gen_argv(), "xdp-gen", env_prefix=self.gen_env)
 
         deadline = t0 + a.duration + 20
         last_si = None
         while True:
-            try:
-                o = gen.lines.get(timeout=0.1)
-            except queue.Empty:
-                o = None
-            while True:
-                try:
-                    s = sink.lines.get_nowait()
-                except queue.Empty:
-                    break
+            o = gen.next_obj(timeout=0.1)
+            while (s := sink.next_obj()) is not None:
                 if s.get("type") == "interval":
                     last_si = s
             if o is not None and o.get("type") == "interval":
                 self.row(o, last_si)
-            if o is None and not gen.alive() and gen.lines.empty():
+            if o is None and not gen.running() and not gen.pending():
                 break
             if time.monotonic() > deadline:
-                gen.stop(signal.SIGINT, wait=3)
+                gen.stop(signal.SIGINT, 3)
                 self.errors.append(f"xdp-gen did not stop within {a.duration + 20:.0f} s: stopped it (hang?)")
                 break
-            if not sink.alive():
-                self.errors.append("xdp-sink exited during the run: " + " | ".join(sink.stderr[-3:]))
-                gen.stop(signal.SIGINT, wait=5)
+            if not sink.running():
+                self.errors.append("xdp-sink exited during the run: " + " | ".join(sink.err_lines[-3:]))
+                gen.stop(signal.SIGINT, 5)
                 break
-        gen.stop(signal.SIGINT, wait=5)
+        gen.stop(signal.SIGINT, 5)
         elapsed = time.monotonic() - t0
-        cpu1 = cpu_times()
-        napi_j1 = {pid: task_jiffies(pid) for pid, _ in self.napi}
-        rc = gen.proc.returncode
+        cpu1 = xl.cpu_times()
+        napi_j1 = {pid: xl.task_jiffies(pid) for pid, _ in self.napi}
+        rc = gen.returncode
         gsum = gen.summary()
         if gsum is None:
-            raise RunError(f"xdp-gen exited {rc} without a summary: " + " | ".join(gen.stderr[-5:]))
+            raise RunError(f"xdp-gen exited {rc} without a summary: " + " | ".join(gen.err_lines[-5:]))
         if gsum.get("stop_reason") == "stall":
-            msgs = [line for line in gen.stderr if "stall" in line] or gen.stderr[-2:]
+            msgs = [line for line in gen.err_lines if "stall" in line] or gen.err_lines[-2:]
             self.stall = msgs[-1] if msgs else "stop_reason stall"
         elif rc != 0:
-            self.errors.append(f"xdp-gen exited {rc}: " + " | ".join(gen.stderr[-3:]))
+            self.errors.append(f"xdp-gen exited {rc}: " + " | ".join(gen.err_lines[-3:]))
 
         if not self.wait_drained():
             self.errors.append("the lab did not drain within 5 s (qdisc still holds packets, or the "
@@ -483,12 +374,13 @@ class Runner:
         k1 = {"gen": self.kstats("gen"), "sink": self.kstats("sink")}
         if a.sink == "xsk":
             time.sleep(0.3)  # frames already in the socket's rx ring
-        if not sink.stop(signal.SIGINT, wait=10):
+        sink.stop(signal.SIGINT, 10)
+        if sink.killed:
             self.errors.append("xdp-sink did not stop within 10 s of SIGINT: killed")
         ssum = sink.summary()
         if ssum is None:
-            raise RunError(f"xdp-sink exited {sink.proc.returncode} without a summary: "
-                           + " | ".join(sink.stderr[-5:]))
+            raise RunError(f"xdp-sink exited {sink.returncode} without a summary: "
+                           + " | ".join(sink.err_lines[-5:]))
 
         hz = os.sysconf("SC_CLK_TCK")
         cpu = {"busy_pct": {}, "napi_pct": None, "napi_cpu": a.napi_cpu}
@@ -662,17 +554,17 @@ class Runner:
                  + (f"; NAPI thread {c['napi_pct']}% (on cpu{c['napi_cpu']})" if c["napi_pct"] is not None else ""))
 
     def cleanup(self):
-        for t in self.tools:
-            if t.alive():
-                t.stop(signal.SIGTERM, wait=5)
-        if self.made_lab:
-            if self.a.keep:
-                log(f"lab '{self.a.name}' kept; remove it with: testenv/testenv.sh teardown --name {self.a.name}")
-            else:
-                self.te("teardown", "--name", self.a.name, check=False, timeout=120)
+        self.lab.stop_tools(signal.SIGTERM, 5)
+        if self.lab.made and self.a.keep:
+            log(f"lab '{self.a.name}' kept; remove it with: testenv/testenv.sh teardown --name {self.a.name}")
+        else:
+            self.lab.teardown()
 
 
 def main(argv):
+    if argv == ["--list-options"]:  # for testenv.sh --version --json
+        print(json.dumps(long_options(), separators=(",", ":")))
+        return 0
     try:
         a = parse_args(argv)
         r = Runner(a)

@@ -24,6 +24,10 @@
 # backpressure lab: a lab tuned to overflow, sink and generator, and one table
 # of where every packet went); 'backpressure --help' describes it.
 #
+# 'testenv.sh --version --json' prints one JSON line for scripts that need to
+# know what this tree offers: its commands and the backpressure scenario's long
+# options (bench/run.py runs the scenario only if it is listed).
+#
 # Exit codes: 0 success, 1 runtime failure, 2 bad usage or environment.
 
 # The *_SH scripts are run by 'sh -c' and expand their variables there.
@@ -38,6 +42,10 @@ NAME_MAX=13 # interface names are NAME-g / NAME-s and must fit in 15 bytes
 QUEUES_MAX=256
 MTU_MIN=68
 MTU_MAX=65535
+# The commands parse_args takes, then the ones dispatched before it; the usage
+# errors and 'testenv.sh --version --json' list them from here.
+LAB_COMMANDS="setup teardown status exec enter list env pin-napi"
+RUNNER_COMMANDS="backpressure"
 
 GEN_IP4=10.11.0.1
 SINK_IP4=10.11.0.2
@@ -74,6 +82,8 @@ Options (before or after the command; --opt=value also works):
   --name NAME           lab name, at most $NAME_MAX of [A-Za-z0-9_-] (default xsg);
                         labs with different names coexist
   -h, --help            this text
+  --version --json      (first argument) one JSON line: the commands and the
+                        backpressure scenario's long options, for scripts
 Setup only:
   --queues N            veth rx/tx queue count, 1..$QUEUES_MAX (default 1)
   --qdisc SPEC          root qdisc on the generator veth: none (default, veth's
@@ -252,11 +262,20 @@ validate_qdisc() {
 		"tbf:RATE:BURST:LATENCY, e.g. --qdisc pfifo:1000"
 }
 
+# "setup, teardown, ..." for messages.
+command_list() {
+	local c out=""
+	for c in $LAB_COMMANDS $RUNNER_COMMANDS; do
+		out+="${out:+, }$c"
+	done
+	echo "$out"
+}
+
 validate_args() {
-	case "$cmd" in
-	setup | teardown | status | exec | enter | env | list | pin-napi) ;;
-	"") usage_error "no command given; use one of setup, teardown, status, exec, enter, env, list, pin-napi, backpressure (see $PROG --help)" ;;
-	*) usage_error "unknown command '$cmd'; use one of setup, teardown, status, exec, enter, env, list, pin-napi, backpressure" ;;
+	[ -n "$cmd" ] || usage_error "no command given; use one of $(command_list) (see $PROG --help)"
+	case " $LAB_COMMANDS " in
+	*" $cmd "*) ;;
+	*) usage_error "unknown command '$cmd'; use one of $(command_list)" ;;
 	esac
 	if [ -n "$opt_cpu" ]; then
 		[ "$cmd" = pin-napi ] || usage_error "option --cpu only applies to 'pin-napi', not '$cmd'"
@@ -767,12 +786,32 @@ do_pin_napi() {
 	info "pinned $n NAPI thread(s) of $SINK_IF to CPU $opt_cpu" >&2
 }
 
+# --version --json: the commands from the tables above, the scenario's options
+# from its own parser, so neither list is kept twice.
+do_version() { # here args...
+	local here=$1 c cmds="" opts
+	shift
+	[ "$*" = --json ] || usage_error "use: $PROG --version --json"
+	for c in $LAB_COMMANDS $RUNNER_COMMANDS; do
+		cmds+="${cmds:+,}\"$c\""
+	done
+	opts=$(python3 "$here/backpressure.py" --list-options) ||
+		die "python3 $here/backpressure.py --list-options failed"
+	printf '{"type":"version","tool":"%s","commands":[%s],"backpressure_options":%s}\n' \
+		"$PROG" "$cmds" "$opts"
+}
+
 # --- main --------------------------------------------------------------------
 
 if [ "${1:-}" = backpressure ]; then
 	shift
 	here=$(cd "$(dirname "$0")" && pwd) || exit 2
 	exec python3 "$here/backpressure.py" --testenv "$here/$PROG" "$@"
+fi
+if [ "${1:-}" = --version ]; then
+	shift
+	do_version "$(cd "$(dirname "$0")" && pwd)" "$@"
+	exit
 fi
 
 parse_args "$@"
