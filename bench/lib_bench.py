@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import statistics
 
 
@@ -78,3 +79,56 @@ def md_table(rows, header):
     for r in rows:
         out.append('| ' + ' | '.join(str(c).replace('|', '/') for c in r) + ' |')
     return '\n'.join(out)
+
+
+# ---------------------------------------------------------------------------
+# Pairing: a cell and its comparator run alternately (A B A B ...), because this
+# machine changes speed level between runs; a ratio of two medians taken at
+# different times can then be anything, a ratio of two neighbouring runs cannot.
+
+DISAGREE = 0.15  # per-pair ratios further apart than this: the speed level moved
+
+
+def pair_ratios(a_rates, b_rates):
+    """Per-pair ratios a[i]/b[i] of two cells' rates run alternately; a pair where
+    either run failed (None) or the comparator moved nothing (0) gives no ratio."""
+    return [a / b for a, b in zip(a_rates, b_rates)
+            if a is not None and b is not None and b > 0]
+
+
+def pair_summary(ratios, disagree=DISAGREE):
+    """The median of the per-pair ratios, their spread (min-max) and whether the
+    pairs disagree (max/min above 1 + DISAGREE): that cell is flagged, not believed."""
+    md, lo, hi = median_min_max(ratios)
+    if md is None:
+        return {'ratios': [], 'median': None, 'min': None, 'max': None, 'pairs': 0,
+                'disagree': False}
+    return {'ratios': list(ratios), 'median': md, 'min': lo, 'max': hi, 'pairs': len(ratios),
+            'disagree': lo <= 0 or hi / lo > 1 + disagree}
+
+
+def fmt_pair(p):
+    """'0.912 (0.90-0.93)', '!' appended when the pairs disagree; '-' without pairs."""
+    if not p or p.get('median') is None:
+        return '-'
+    return '%.3f (%.2f-%.2f)%s' % (p['median'], p['min'], p['max'],
+                                   ' !' if p['disagree'] else '')
+
+
+# A tool that says it failed has failed, whatever its exit code (xdpsock refuses
+# '-s 60' with "ERROR: Invalid frame size" and exits 0). Stats lines such as
+# "err/s" or "errors 0" are not messages, so only these shapes count: the word
+# error (or fatal) opening a line or following "prefix:", and the phrases the
+# peer tools and libbpf/libxdp start their failures with.
+_ERROR_RE = re.compile(
+    r"^\s*(?:[\w.-]+:\s*)*(?:error\b|fatal\b|couldn't\b|could not\b|can't\b|cannot\b|"
+    r"failed to\b|unable to\b|invalid\b|minimum packet size\b)", re.IGNORECASE)
+
+
+def printed_error(lines):
+    """The first line of LINES (a tool's stderr and non-JSON stdout) that reports an
+    error, or None."""
+    for line in lines:
+        if _ERROR_RE.search(line):
+            return line.strip()
+    return None

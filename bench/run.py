@@ -3,7 +3,7 @@
 """The benchmark matrix of xdp-sink and xdp-gen (make bench; see bench/README.md).
 
 Environment: BUILD (build dir, default build), BENCH=quick|full (default full),
-BENCH_REPEAT (runs per cell, default 3), BENCH_WINDOW (measured seconds per run),
+BENCH_REPEAT (rotations per group, default 3), BENCH_WINDOW (measured seconds per run),
 BENCH_WARM (seconds before the window), BENCH_FILTER (regex on cell ids; their
 references are added), BENCH_OUT (results dir, default bench/results),
 BENCH_PLOT=0 (no PNGs), BENCH_ALLOC=0 / BENCH_BACKPRESSURE=0 (skip those rows),
@@ -51,7 +51,7 @@ SIZES = [60, 512, 1500]
 QUEUES = [1, 2]
 
 LABS = []  # labs set up (recorded only once setup succeeded) and not yet torn down
-TMP = tempfile.mkdtemp(prefix='xdpsg-bench-')
+TMP = None  # private directory, made by main()
 
 
 def log(msg):
@@ -201,92 +201,193 @@ def cpu_use(a, b):
 # Cells
 
 
-class Cell:
-    def __init__(self, sink, gen, size, queues, group):
-        self.sink, self.gen, self.size, self.queues, self.group = sink, gen, size, queues, group
-        self.id = '%s/%s/%d/q%d' % (sink, gen, size, queues)
-        self.runs = []
-        self.refs = []  # ids: the first is the reference the ratio is printed against
-        self.note = None
+PEER_TOOLS = ('xdp-bench', 'xdp-trafficgen', 'xdpsock')
+FCS = 4  # xdpsock's -s counts the FCS: -s 64 sends 60-byte frames, and -s 60 is refused
+TRAFFICGEN_SIZE = 62  # xdp-trafficgen sends IPv6/UDP only: 14 + 40 + 8 bytes at the least
+XDPSOCK_STAGGER = 0.5  # s between xdpsock processes, or libxdp's dispatcher load races
+RATES = [100000, 1000000]  # the pacing and CPU rows (issue 13: 100 kpps and 1 Mpps)
 
-    def add_refs(self, gens):
-        if self.sink != 'bare':
-            self.refs.append(('bare', self.gen, 'receive limit'))
-        elif self.gen != 'gen-bare':
-            self.refs.append(('bare', 'gen-bare', 'transmit limit'))
-        if self.gen not in ('gen-bare', 'pktsend', 'kernel') and self.sink == 'bare' and \
-                not self.gen.startswith('ext:'):
-            # An AF_PACKET / AF_XDP generator against the in-tree AF_PACKET sender.
-            self.refs.append(('bare', 'pktsend', 'pktsend'))
-        self.refs = [('%s/%s/%d/q%d' % (s, g, self.size, self.queues), why)
-                     for s, g, why in self.refs]
+
+def cell_id(sink, gen, size, queues):
+    return '%s/%s/%d/q%d' % (sink, gen, size, queues)
+
+
+class Cell:
+    def __init__(self, sink, gen, size, queues, group, cid=None):
+        self.sink, self.gen, self.size, self.queues, self.group = sink, gen, size, queues, group
+        self.id = cid or cell_id(sink, gen, size, queues)
+        self.runs = []
+        self.comps = []  # (cell id, 'reference' | 'peer', why): what it is paired with
+        self.pairs = {}  # comparator id -> lib_bench.pair_summary() + kind, why
+        self.sink_opts = None  # None: the bench's options for the mode (sink_argv)
+        self.gen_opts = []
+        self.rate = None  # the generator's --rate (pacing and CPU rows)
+
+
+class Group:
+    """Cells run in rotation, REPEAT times (A B A B ...): each pair (cell, comparator)
+    is then two neighbouring runs, whatever speed level the machine is at."""
+
+    def __init__(self, queues):
+        self.queues = queues
+        self.members = []
+        self.pairs = []  # (cell id, comparator id, kind, why)
+        self.results = {}  # cell id -> its runs in this group, in rotation order
+
+    def add(self, cell):
+        if cell not in self.members:
+            self.members.append(cell)
+
+
+def references(c):
+    """The bare programs a measured cell is paired with: the receive limit for a sink,
+    the transmit limit for a generator, and (full run) the in-tree AF_PACKET sender."""
+    out = []
+    if c.sink != 'bare':
+        out.append(('bare', c.gen, 'receive limit'))
+    elif c.gen != 'gen-bare':
+        out.append(('bare', 'gen-bare', 'transmit limit'))
+    if not QUICK and c.sink == 'bare' and c.gen not in ('gen-bare', 'pktsend') and \
+            not c.gen.startswith(('kernel', 'ext:')):
+        out.append(('bare', 'pktsend', 'in-tree AF_PACKET sender'))
+    return [(cell_id(s, g, c.size, c.queues), 'reference', why) for s, g, why in out]
+
+
+def peer_of(c):
+    """(tool, sink, gen, size, why) of the peer-tool run a cell is paired with, or None."""
+    if c.size != 60:
+        return None
+    if c.sink == 'drop' and c.gen == 'kernel':
+        return 'xdp-bench', 'ext:xdp-bench', 'kernel', 60, 'xdp-bench drop, same feed'
+    if c.queues == 1 and (c.sink, c.gen) in (('xsk-noverify', 'kernel-nostamp'),
+                                             ('xsk', 'kernel')):
+        return 'xdpsock', 'ext:xdpsock', c.gen, 60, 'xdpsock -r, same feed'
+    if c.sink == 'bare' and c.gen == 'xsk':
+        return 'xdpsock', 'bare', 'ext:xdpsock', 60, 'xdpsock -t, one process per queue'
+    if c.sink == 'bare' and c.gen in ('kernel', 'kernel-nostamp'):
+        return ('xdp-trafficgen', 'bare', 'ext:xdp-trafficgen', TRAFFICGEN_SIZE,
+                'xdp-trafficgen udp: 62-byte IPv6 frames against our 60-byte IPv4')
+    return None
+
+
+def matrix_spec(gens):
+    """(sink, gen, size, queues, group) of every measured traffic cell."""
+    nostamp = 'no-stamp' in gens.get('kernel', ())
+    if QUICK:
+        # The cells the peer tools are measured against, on 1 and 2 queues.
+        for q in QUEUES:
+            yield 'drop', 'kernel', 60, q, 'sink'
+            for g in ['kernel', 'xsk'] + (['kernel-nostamp'] if nostamp else []):
+                yield 'bare', g, 60, q, 'gen'
+        yield 'xsk', 'kernel', 60, 1, 'sink'
+        if nostamp:
+            yield 'xsk-noverify', 'kernel-nostamp', 60, 1, 'sink'
+        return
+    gen_list = [g for g in gens if g != 'kernel'] + ['pktsend']
+    afp_gens = [g for g in gens if g not in ('kernel', 'xsk')] + ['pktsend']
+    for q in QUEUES:
+        for size in SIZES:
+            for s in ['bare'] + SINK_MODES:
+                yield s, 'kernel', size, q, 'sink'
+            for g in gen_list:
+                yield 'bare', g, size, q, 'gen'
+        for g in ['xsk'] + afp_gens:
+            yield 'xsk', g, 60, q, 'cross'
+        if nostamp:
+            yield 'bare', 'kernel-nostamp', 60, q, 'gen'
+    if nostamp:
+        yield 'xsk-noverify', 'kernel-nostamp', 60, 1, 'sink'
+
+
+def rate_cells(gens):
+    """The pacing and CPU rows: paced generators into 'xdp-sink xsk' with its defaults."""
+    cells = []
+    for rate in RATES:
+        tag = '%dk' % (rate // 1000) if rate < 1000000 else '%dM' % (rate // 1000000)
+        for g in ('kernel', 'xsk'):
+            if 'rate' in gens.get(g, ()):
+                cells.append(rate_cell('pacing', 'pacing/%s/%s' % (g, tag), g, rate, []))
+        if 'rate' in gens.get('xsk', ()):
+            for variant, opts in (('default', []), ('busy-poll', ['--busy-poll'])):
+                cells.append(rate_cell('cpu', 'cpu/xsk/%s/%s' % (tag, variant), 'xsk', rate,
+                                       opts))
+    return cells
+
+
+def rate_cell(group, cid, gen, rate, opts):
+    c = Cell('xsk', gen, 60, 1, group, cid)
+    c.rate = rate
+    c.sink_opts = list(opts)
+    c.gen_opts = ['--rate', str(rate)] + opts
+    return c
+
+
+def attach_comparators(measured, cells, ext):
+    """Give each measured cell its references and peer, creating their cells; returns
+    notes on the peers that are missing."""
+    notes = []
+    for c in measured:
+        if c.rate:
+            continue  # a paced row is read for its books, not for its rate
+        c.comps = references(c)
+        p = peer_of(c)
+        if p and p[0] in ext:
+            c.comps.append((cell_id(p[1], p[2], p[3], c.queues), 'peer', p[4]))
+        elif p:
+            notes.append('%s not on PATH: %s has no peer row' % (p[0], c.id))
+        for rid, kind, _ in c.comps:
+            if rid not in cells:
+                s, g, size, q = rid.split('/')
+                cells[rid] = Cell(s, g, int(size), int(q[1:]),
+                                  'external' if kind == 'peer' else 'ref')
+    return notes
+
+
+def make_groups(measured, cells):
+    """One rotation per measured cell and its comparators; cells with the same peer and
+    references share one (kernel and kernel --no-stamp against xdp-trafficgen), and the
+    paced cells of one row and rate share one."""
+    groups, by_key = [], {}
+    for c in measured:
+        shared = any(k == 'peer' for _, k, _ in c.comps)
+        key = tuple(r for r, _, _ in c.comps) if shared else c.id
+        if c.rate:
+            # Paced rows alternate too: kernel with xsk, default with --busy-poll.
+            key = (c.group, c.rate)
+        if key not in by_key:
+            by_key[key] = Group(c.queues)
+            groups.append(by_key[key])
+        g = by_key[key]
+        g.add(c)
+        g.pairs += [(c.id, rid, kind, why) for rid, kind, why in c.comps]
+    for g in groups:
+        for _, rid, _, _ in list(g.pairs):
+            g.add(cells[rid])
+    return groups
 
 
 def build_matrix(gens, ext):
+    """(every cell, the groups that run them, notes). BENCH_FILTER picks measured cells;
+    what they are paired with comes along."""
     cells = {}
-
-    def add(sink, gen, size, q, group):
-        c = Cell(sink, gen, size, q, group)
-        if c.id not in cells:
-            cells[c.id] = c
-        return cells[c.id]
-
-    gen_list = ['gen-bare'] + [g for g in gens if g != 'kernel'] + ['pktsend']
-    afp_gens = [g for g in gens if g not in ('kernel', 'xsk')] + ['pktsend']
-    if QUICK:
-        # Every mode at 60 B with one queue; the 2-queue scaling of the main ones;
-        # 1500 B for the limits and the plain drop sink.
-        for s in ['bare'] + SINK_MODES:
-            add(s, 'kernel', 60, 1, 'sink')
-        for g in gen_list:
-            add('bare', g, 60, 1, 'gen')
-        add('xsk', 'xsk', 60, 1, 'cross')
-        for s in ('bare', 'drop', 'xsk'):
-            add(s, 'kernel', 60, 2, 'sink')
-        for g in gen_list:
-            add('bare', g, 60, 2, 'gen')
-        for s in ('bare', 'drop'):
-            add(s, 'kernel', 1500, 1, 'sink')
-        add('bare', 'gen-bare', 1500, 1, 'gen')
-    else:
-        for q in QUEUES:
-            for size in SIZES:
-                for s in ['bare'] + SINK_MODES:
-                    add(s, 'kernel', size, q, 'sink')
-                for g in gen_list:
-                    add('bare', g, size, q, 'gen')
-            for g in ['xsk'] + afp_gens:
-                add('xsk', g, 60, q, 'cross')
-    for q in QUEUES:
-        if 'xdp-bench' in ext:
-            add('ext:xdp-bench', 'kernel', 60, q, 'external')
-        if 'xdpsock' in ext and q == 1:
-            add('ext:xdpsock', 'kernel', 60, q, 'external')
-            add('bare', 'ext:xdpsock', 60, q, 'external')
-        if 'xdp-trafficgen' in ext:
-            add('bare', 'ext:xdp-trafficgen', 60, q, 'external')
+    for sink, gen, size, q, group in matrix_spec(gens):
+        cells.setdefault(cell_id(sink, gen, size, q), Cell(sink, gen, size, q, group))
+    for c in rate_cells(gens):
+        cells[c.id] = c
     if FILTER:
-        keep = {k: c for k, c in cells.items() if re.search(FILTER, k)}
-        cells = keep
-    # Every cell's references run in the same run.
-    todo = list(cells.values())
-    while todo:
-        c = todo.pop()
-        c.add_refs(gens)
-        for rid, _ in c.refs:
-            if rid not in cells:
-                s, g, size, q = rid.split('/')
-                n = add(s, g, int(size), int(q[1:]), 'ref')
-                cells[rid] = n
-                todo.append(n)
-    return list(cells.values())
+        cells = {k: c for k, c in cells.items() if re.search(FILTER, k)}
+    measured = list(cells.values())
+    notes = attach_comparators(measured, cells, ext)
+    groups = make_groups(measured, cells)
+    return list(cells.values()), groups, sorted(set(notes))
 
 
 # ---------------------------------------------------------------------------
 # One run of one cell
 
 
-def sink_argv(lab, sink, secs):
+def sink_argv(lab, cell, secs):
+    sink = cell.sink
     if sink == 'bare':
         return [BENCH_REF, 'drop', '-d', '%.1f' % secs, lab.sink_if]
     if sink == 'ext:xdp-bench':
@@ -300,7 +401,45 @@ def sink_argv(lab, sink, secs):
         extra = ['--queues', 'all']
     elif sink == 'xsk-noverify':
         mode, extra = 'xsk', ['--queues', 'all', '--no-verify']
+    if cell.sink_opts is not None:
+        # The paced rows measure what a user gets: the defaults, no interval lines.
+        return [XDP_SINK, mode, '-j', '-d', '%.1f' % secs] + cell.sink_opts + [lab.sink_if]
     return [XDP_SINK, mode, '-j', '-i', '200ms', '-d', '%.1f' % secs] + extra + [lab.sink_if]
+
+
+def gen_mode(g):
+    """(xdp-gen mode, its extra options) of a generator name: 'kernel-nostamp' is
+    'xdp-gen kernel --no-stamp'."""
+    if g.endswith('-nostamp'):
+        return g[:-len('-nostamp')], ['--no-stamp']
+    return g, []
+
+
+def peer_gen_argvs(lab, cell):
+    """The peer generators' argvs, one per process."""
+    q, size = cell.queues, cell.size
+    if cell.gen == 'ext:xdp-trafficgen':
+        # --pkt-size counts the FCS too; 66 is its smallest frame without a clamp warning.
+        return [['xdp-trafficgen', 'udp', '--dst-mac', lab.sink_mac, '--threads', str(q),
+                 '--pkt-size', str(size + FCS), lab.gen_if]]
+    if cell.gen == 'ext:xdpsock':
+        # No multi-queue option: one txonly process per queue.
+        return [['xdpsock', '-i', lab.gen_if, '-q', str(i), '-t', '-s', str(size + FCS),
+                 '-G', lab.sink_mac] for i in range(q)]
+    raise ValueError('no peer generator %s' % cell.gen)
+
+
+def ours_gen_argv(lab, cell, secs, gens):
+    g, extra = gen_mode(cell.gen)
+    opts = gens[g]
+    a = [XDP_GEN, g, '-j', '-q', '-d', '%.2f' % secs, '-s', str(cell.size)] + extra + \
+        cell.gen_opts
+    if cell.queues > 1:
+        if 'threads' in opts:
+            a += ['--threads', str(cell.queues)]
+        elif 'queues' in opts:
+            a += ['--queues', ','.join(str(i) for i in range(cell.queues))]
+    return a + [lab.gen_if]
 
 
 def gen_procs(lab, cell, secs, gens):
@@ -315,25 +454,14 @@ def gen_procs(lab, cell, secs, gens):
         return [lab.start('gen', ['taskset', '-c', str(i), PKTSEND, '-n', '1G', '-s',
                                   str(size), '--dst-mac', lab.sink_mac, lab.gen_if],
                           'pktsend%d' % i) for i in range(q)], False
-    if g == 'ext:xdp-trafficgen':
-        h = sh(['xdp-trafficgen', 'udp', '--help']).stdout
-        a = ['xdp-trafficgen', 'udp']
-        if '--dst-mac' in h:
-            a += ['--dst-mac', lab.sink_mac]
-        if '--threads' in h:
-            a += ['--threads', str(q)]
-        return [lab.start('gen', a + [lab.gen_if], 'trafficgen')], False
-    if g == 'ext:xdpsock':
-        return [lab.start('gen', ['xdpsock', '-i', lab.gen_if, '-q', '0', '-t', '-s', str(size)],
-                          'xdpsock')], False
-    opts = gens[g]
-    a = [XDP_GEN, g, '-j', '-q', '-d', '%.2f' % secs, '-s', str(size)]
-    if q > 1:
-        if 'threads' in opts:
-            a += ['--threads', str(q)]
-        elif 'queues' in opts:
-            a += ['--queues', ','.join(str(i) for i in range(q))]
-    return [lab.start('gen', a + [lab.gen_if], 'gen-' + g)], True
+    if g.startswith('ext:'):
+        procs = []
+        for i, argv in enumerate(peer_gen_argvs(lab, cell)):
+            if i:
+                time.sleep(XDPSOCK_STAGGER)
+            procs.append(lab.start('gen', argv, '%s%d' % (g[4:], i)))
+        return procs, False
+    return [lab.start('gen', ours_gen_argv(lab, cell, secs, gens), 'gen-' + g)], True
 
 
 def primary(cell, a, b):
@@ -360,120 +488,204 @@ def check(flags, what, tool, kernel):
     return rec
 
 
-def run_once(lab, cell, gens):
-    flags, checks = [], {}
-    res = {'flags': flags, 'checks': checks}
+def start_sink(lab, cell, secs):
+    """The sink, and for tx a bare drop on the generator side; both ready or RuntimeError."""
+    sink = lab.start('sink', sink_argv(lab, cell, secs + 15), 'sink-' + cell.sink)
+    ready = (xl.wait_xdp(lab.sink_ns, lab.sink_if) and time.sleep(0.3) is None) \
+        if cell.sink.startswith('ext:') else sink.wait_line()
+    if not ready:
+        raise RuntimeError('sink did not start: ' + sink.errtext()[-300:])
+    gside = None
+    if cell.sink == 'tx':
+        # XDP_TX bounces reach the generator side only if it runs NAPI.
+        gside = lab.start('gen', [BENCH_REF, 'drop', '-d', '%.1f' % (secs + 15),
+                                  lab.gen_if], 'gen-side-drop')
+        if not gside.wait_line():
+            raise RuntimeError('bare drop on the generator side did not start: ' +
+                               gside.errtext()[-300:])
+    return sink, gside
+
+
+def tool_cpu(tools):
+    """{label: CPU jiffies so far} of the tools still running."""
+    return {t.label: t.cpu_jiffies() for t in tools if t is not None}
+
+
+def cpu_pct(before, after, dt):
+    """Each tool's CPU use over the window, % of one CPU (from /proc/PID/stat)."""
+    hz = os.sysconf('SC_CLK_TCK')
+    return {k: 100.0 * (after[k] - v) / hz / dt for k, v in before.items()
+            if v is not None and after.get(k) is not None and dt > 0}
+
+
+def stop_gens(gprocs, self_ending, t0, secs, flags):
+    for p in gprocs:
+        if not self_ending:
+            time.sleep(max(0.0, t0 + secs - time.monotonic()))
+            rc = p.stop()
+        else:
+            rc = p.wait(secs + 20)
+            if rc is None:
+                flags.append('generator did not end by itself')
+                rc = p.stop()
+        if rc not in (0, None) and not (not self_ending and rc in (1, 130, -2)):
+            flags.append('generator exit %s: %s' % (rc, p.errtext()[-200:]))
+
+
+def window(lab, cell, gens, sink, res):
+    """Start the generator(s), snapshot the counters around the window, stop them;
+    returns (pre, a, b, post, gprocs)."""
     secs = WARM + WINDOW + 0.3
+    pre = snapshot(lab)
+    gprocs, self_ending = gen_procs(lab, cell, secs, gens)
+    res['_gprocs'] = gprocs  # stopped by run_once whatever happens here
+    t0 = time.monotonic()  # after the last one started (xdpsock's are staggered)
+    time.sleep(max(0.0, t0 + WARM - time.monotonic()))
+    a = snapshot(lab)
+    ca = tool_cpu([sink] + gprocs)
+    time.sleep(max(0.0, a['t'] + WINDOW - time.monotonic()))
+    b = snapshot(lab)
+    pct = res['tool_cpu_pct'] = cpu_pct(ca, tool_cpu([sink] + gprocs), b['t'] - a['t'])
+    res['sink_cpu_pct'] = pct.get(sink.label)
+    res['gen_cpu_pct'] = sum(pct.get(p.label) or 0 for p in gprocs) if gprocs else None
+    stop_gens(gprocs, self_ending, t0, secs, res['flags'])
+    time.sleep(0.1)
+    return pre, a, b, snapshot(lab), gprocs
+
+
+def kernel_rates(res, cell, a, b):
+    flags = res['flags']
+    dt = b['t'] - a['t']
+    res['window_s'] = dt
+    res['pps'] = primary(cell, a, b)
+    res['offered_pps'] = (delta(a, b, 'gen', 'link_tx_packets') +
+                          delta(a, b, 'gen', 'link_tx_dropped')) / dt
+    res['sink_rx_pps'] = delta(a, b, 'sink', 'rx_xdp_packets') / dt
+    if cell.sink == 'tx':
+        res['sink_xdp_tx_pps'] = delta(a, b, 'sink', 'rx_xdp_tx') / dt
+        res['sink_xdp_tx_errors'] = delta(a, b, 'sink', 'rx_xdp_tx_errors')
+    res['gen_link_tx_dropped'] = delta(a, b, 'gen', 'link_tx_dropped')
+    res['gen_xdp_xmit_errors'] = delta(a, b, 'gen', 'tx_xdp_xmit_errors')
+    res['cpu'] = cpu_use(a, b)
+    if res['pps']:
+        res['cpu_ns_per_packet'] = res['cpu']['busy_cpus'] * 1e9 / res['pps']
+    if not res['pps']:
+        flags.append('nothing arrived in the window')
+
+
+def sink_checks(res, cell, sink, pre, post):
+    """The sink's own summary against the kernel's counters over the whole run."""
+    flags, checks = res['flags'], res['checks']
+    if cell.sink.startswith(('bare', 'ext:')):
+        return
+    ss = sink.summary()
+    if not ss:
+        flags.append('sink printed no summary')
+        return
+    k_xdp = delta(pre, post, 'sink', 'rx_xdp_packets')
+    if cell.sink.startswith('xsk'):
+        checks['sink_xdp_packets'] = check(flags, 'sink xdp_packets',
+                                           ss.get('xdp_packets'), k_xdp)
+        checks['sink_delivered'] = check(flags, 'sink rx_packets (delivered)',
+                                         ss.get('rx_packets'),
+                                         delta(pre, post, 'sink', 'rx_xdp_redirect'))
+        lat = ss.get('latency_ns')
+        if isinstance(lat, dict) and lat.get('count', 1):  # no stamps: no latency
+            res['latency_ns'] = lat
+        for k in ('lost', 'duplicates', 'reordered', 'unexplained'):
+            res[k] = ss.get(k)
+        res['sink_drops'] = ss.get('drops')
+        if cell.rate:
+            res.update(sink_run_books(ss, res['flags']))
+    else:
+        checks['sink_rx'] = check(flags, 'sink rx_packets', ss.get('rx_packets'), k_xdp)
+        if cell.sink == 'tx':
+            checks['sink_tx'] = check(flags, 'sink tx_packets', ss.get('tx_packets'),
+                                      delta(pre, post, 'sink', 'rx_xdp_tx'))
+    res['sink_tool_pps'] = ss.get('pps')
+
+
+RUN_KEYS = ('burst_100us_max', 'burst_100us_ideal', 'send_pps', 'received', 'lost',
+            'latency_ns')
+
+
+def sink_run_books(ss, flags):
+    """The paced rows' figures from the sink's JSON summary: its 'runs' array, one
+    entry per generator run; ours is the one that received most."""
+    runs = [r for r in ss.get('runs') or () if isinstance(r, dict)]
+    if not runs:
+        flags.append("sink summary has no 'runs' array (an xdp-sink without per-run books)")
+        return {}
+    run = max(runs, key=lambda r: r.get('received') or 0)
+    out = {'sink_run': {k: run.get(k) for k in RUN_KEYS}}
+    if isinstance(run.get('latency_ns'), dict):
+        out['latency_ns'] = run['latency_ns']
+    mx, ideal = run.get('burst_100us_max'), run.get('burst_100us_ideal')
+    if mx is not None and ideal:
+        out['burst_ratio'] = mx / ideal
+    return out
+
+
+def gen_checks(res, cell, gprocs, pre, post, gens):
+    flags, checks = res['flags'], res['checks']
+    # AF_PACKET senders count what the device accepted (a drop is refused and
+    # retried or counted apart); the XDP paths count what they handed over.
+    k_sent = delta(pre, post, 'gen', 'link_tx_packets')
+    if cell.gen not in ('qdisc', 'pktsend'):
+        k_sent += delta(pre, post, 'gen', 'link_tx_dropped')
+    if gen_mode(cell.gen)[0] in gens:
+        gs = gprocs[0].summary()
+        if gs:
+            checks['gen_sent'] = check(flags, 'generator tx_packets', gs.get('tx_packets'),
+                                       k_sent)
+            res['gen_drops'] = gs.get('drops')
+            res['gen_tool_pps'] = gs.get('pps')
+        else:
+            flags.append('generator printed no summary')
+    elif cell.gen == 'pktsend':
+        n = 0
+        for p in gprocs:
+            m = re.search(r'pktsend: (\d+) frames', p.text())
+            n += int(m.group(1)) if m else 0
+        checks['gen_sent'] = check(flags, 'pktsend sent', n, k_sent)
+
+
+def failed_tools(tools):
+    """'LABEL printed: LINE' for the first tool that reported an error, or None."""
+    for t in tools:
+        line = lb.printed_error(t.message_lines()) if t is not None else None
+        if line:
+            return '%s printed: %s' % (t.label, line[:160])
+    return None
+
+
+def run_once(lab, cell, gens):
+    flags = []
+    res = {'flags': flags, 'checks': {}}
     sink = gside = None
     gprocs = []
     try:
         if lab.clear_xdp():
             flags.append('an XDP program was left on the lab by the previous run')
-        sink = lab.start('sink', sink_argv(lab, cell.sink, secs + 15), 'sink-' + cell.sink)
-        ready = (xl.wait_xdp(lab.sink_ns, lab.sink_if) and time.sleep(0.3) is None) \
-            if cell.sink.startswith('ext:') else sink.wait_line()
-        if not ready:
-            raise RuntimeError('sink did not start: ' + sink.errtext()[-300:])
-        if cell.sink == 'tx':
-            # XDP_TX bounces reach the generator side only if it runs NAPI.
-            gside = lab.start('gen', [BENCH_REF, 'drop', '-d', '%.1f' % (secs + 15),
-                                      lab.gen_if], 'gen-side-drop')
-            if not gside.wait_line():
-                raise RuntimeError('bare drop on the generator side did not start: ' +
-                                   gside.errtext()[-300:])
-        pre = snapshot(lab)
-        t0 = time.monotonic()
-        gprocs, self_ending = gen_procs(lab, cell, secs, gens)
-        time.sleep(max(0.0, t0 + WARM - time.monotonic()))
-        a = snapshot(lab)
-        time.sleep(max(0.0, a['t'] + WINDOW - time.monotonic()))
-        b = snapshot(lab)
-        for p in gprocs:
-            if not self_ending:
-                time.sleep(max(0.0, t0 + secs - time.monotonic()))
-                rc = p.stop()
-            else:
-                rc = p.wait(secs + 20)
-                if rc is None:
-                    flags.append('generator did not end by itself')
-                    rc = p.stop()
-            if rc not in (0, None) and not (not self_ending and rc in (1, 130, -2)):
-                flags.append('generator exit %s: %s' % (rc, p.errtext()[-200:]))
-        time.sleep(0.1)
-        post = snapshot(lab)
+        sink, gside = start_sink(lab, cell, WARM + WINDOW + 0.3)
+        pre, a, b, post, gprocs = window(lab, cell, gens, sink, res)
         rc = sink.stop()
         if rc not in (0, 130, -2) and not cell.sink.startswith('ext:'):
             flags.append('sink exit %s: %s' % (rc, sink.errtext()[-200:]))
         if gside:
             gside.stop()
-
-        dt = b['t'] - a['t']
-        res['window_s'] = dt
-        res['pps'] = primary(cell, a, b)
-        res['offered_pps'] = (delta(a, b, 'gen', 'link_tx_packets') +
-                              delta(a, b, 'gen', 'link_tx_dropped')) / dt
-        res['sink_rx_pps'] = delta(a, b, 'sink', 'rx_xdp_packets') / dt
-        if cell.sink == 'tx':
-            res['sink_xdp_tx_pps'] = delta(a, b, 'sink', 'rx_xdp_tx') / dt
-            res['sink_xdp_tx_errors'] = delta(a, b, 'sink', 'rx_xdp_tx_errors')
-        res['gen_link_tx_dropped'] = delta(a, b, 'gen', 'link_tx_dropped')
-        res['gen_xdp_xmit_errors'] = delta(a, b, 'gen', 'tx_xdp_xmit_errors')
-        res['cpu'] = cpu_use(a, b)
-        if res['pps']:
-            res['cpu_ns_per_packet'] = res['cpu']['busy_cpus'] * 1e9 / res['pps']
-        if not res['pps']:
-            flags.append('nothing arrived in the window')
-
-        # The tools' own reports against the kernel's counters (whole run).
-        ss = sink.summary() if not cell.sink.startswith(('bare', 'ext:')) else None
-        if ss:
-            k_xdp = delta(pre, post, 'sink', 'rx_xdp_packets')
-            if cell.sink.startswith('xsk'):
-                checks['sink_xdp_packets'] = check(flags, 'sink xdp_packets',
-                                                   ss.get('xdp_packets'), k_xdp)
-                checks['sink_delivered'] = check(flags, 'sink rx_packets (delivered)',
-                                                 ss.get('rx_packets'),
-                                                 delta(pre, post, 'sink', 'rx_xdp_redirect'))
-                lat = ss.get('latency_ns')
-                if isinstance(lat, dict) and lat.get('count', 1):  # no stamps: no latency
-                    res['latency_ns'] = lat
-                for k in ('lost', 'duplicates', 'reordered', 'unexplained'):
-                    res[k] = ss.get(k)
-                res['sink_drops'] = ss.get('drops')
-            else:
-                checks['sink_rx'] = check(flags, 'sink rx_packets', ss.get('rx_packets'), k_xdp)
-                if cell.sink == 'tx':
-                    checks['sink_tx'] = check(flags, 'sink tx_packets', ss.get('tx_packets'),
-                                              delta(pre, post, 'sink', 'rx_xdp_tx'))
-            res['sink_tool_pps'] = ss.get('pps')
-        elif cell.sink not in ('bare',) and not cell.sink.startswith('ext:'):
-            flags.append('sink printed no summary')
-        # AF_PACKET senders count what the device accepted (a drop is refused and
-        # retried or counted apart); the XDP paths count what they handed over.
-        k_sent = delta(pre, post, 'gen', 'link_tx_packets')
-        if cell.gen not in ('qdisc', 'pktsend'):
-            k_sent += delta(pre, post, 'gen', 'link_tx_dropped')
-        if cell.gen in gens:
-            gs = gprocs[0].summary()
-            if gs:
-                checks['gen_sent'] = check(flags, 'generator tx_packets', gs.get('tx_packets'),
-                                           k_sent)
-                res['gen_drops'] = gs.get('drops')
-                res['gen_tool_pps'] = gs.get('pps')
-            else:
-                flags.append('generator printed no summary')
-        elif cell.gen == 'pktsend':
-            n = 0
-            for p in gprocs:
-                m = re.search(r'pktsend: (\d+) frames', p.text())
-                n += int(m.group(1)) if m else 0
-            checks['gen_sent'] = check(flags, 'pktsend sent', n, k_sent)
+        kernel_rates(res, cell, a, b)
+        sink_checks(res, cell, sink, pre, post)
+        gen_checks(res, cell, gprocs, pre, post, gens)
     except Exception as e:  # noqa: BLE001 - one failed run must not end the matrix
-        flags.append('run failed: %s' % e)
+        res['failed'] = 'run failed: %s' % e
     finally:
-        for p in [sink, gside] + gprocs:
-            if p is not None and p.running():
-                p.stop()
+        gprocs = res.pop('_gprocs', gprocs)
+        lab.stop_tools()  # also a peer process started before a later one failed
+    # A tool that says it failed has failed, whatever its exit code.
+    res['failed'] = res.get('failed') or failed_tools([sink, gside] + gprocs)
+    if res['failed']:
+        flags.append('FAILED: ' + res['failed'])
     return res
 
 
@@ -604,47 +816,161 @@ def run_backpressure(opts):
 # Results
 
 
-def summarise(cell):
-    runs = cell.runs
-    md, lo, hi = lb.median_min_max([r.get('pps') for r in runs])
-    d = {'id': cell.id, 'group': cell.group, 'sink': cell.sink, 'gen': cell.gen,
-         'size': cell.size, 'queues': cell.queues, 'unit': 'pps', 'better': 'higher',
-         'repeats': runs, 'median': md, 'min': lo, 'max': hi,
-         'ref': cell.refs[0][0] if cell.refs else None,
-         'ref_kind': cell.refs[0][1] if cell.refs else None}
-    for k in ('offered_pps', 'sink_rx_pps', 'sink_xdp_tx_pps', 'cpu_ns_per_packet'):
+def ok_rate(r):
+    """A run's rate, or None if a tool failed in it: a failed run pairs with nothing."""
+    return None if r.get('failed') else r.get('pps')
+
+
+def compute_pairs(groups):
+    """Each pair's per-rotation ratios, their median, spread and agreement, on the cell."""
+    cells = {c.id: c for g in groups for c in g.members}
+    for g in groups:
+        for cid, rid, kind, why in g.pairs:
+            ratios = lb.pair_ratios([ok_rate(r) for r in g.results.get(cid, [])],
+                                    [ok_rate(r) for r in g.results.get(rid, [])])
+            cells[cid].pairs[rid] = dict(lb.pair_summary(ratios), kind=kind, why=why)
+
+
+def first_comp(cell, kind):
+    return next((rid for rid, k, _ in cell.comps if k == kind), None)
+
+
+def summarise_rows(d, runs):
+    """Medians of the per-run figures the paced rows report."""
+    for k in ('sink_cpu_pct', 'gen_cpu_pct', 'burst_ratio'):
         d[k] = lb.median_min_max([r.get(k) for r in runs])[0]
-    cpus = [r['cpu'] for r in runs if r.get('cpu')]
-    if cpus:
-        d['cpu'] = {k: statistics.median(c[k] for c in cpus) for k in cpus[0]}
-    lats = [r['latency_ns'] for r in runs if r.get('latency_ns')]
-    if lats:
-        d['latency_ns'] = {k: statistics.median(l_[k] for l_ in lats if k in l_)
-                           for k in ('min', 'p50', 'p90', 'p99', 'p999', 'max') if k in lats[0]}
+    books = [r['sink_run'] for r in runs if r.get('sink_run')]
+    for k in ('burst_100us_max', 'burst_100us_ideal', 'send_pps', 'received', 'lost'):
+        d[k] = lb.median_min_max([b.get(k) for b in books])[0]
+    if not books:  # a sink without per-run books: its totals
+        d['lost'] = lb.median_min_max([r.get('lost') for r in runs])[0]
+
+
+def cell_flags(runs, pairs):
     flags = {}
     for r in runs:
         for f in r['flags']:
             # Numbers differ per run; count by kind.
             flags[f] = flags.get(f, 0) + 1
-    d['flags'] = ['%s (run %d of %d)' % (f, n, len(runs)) if n < len(runs) else f
-                  for f, n in flags.items()] if len(flags) <= 6 else \
+    out = ['%s (run %d of %d)' % (f, n, len(runs)) if n < len(runs) else f
+           for f, n in flags.items()] if len(flags) <= 6 else \
         sorted({f.split(':')[0] for f in flags})
-    d['tool_mismatch'] = any('tool' in f for f in flags)
-    d['_refs'] = cell.refs
+    for rid, p in pairs.items():
+        if p['disagree']:
+            out.append('pairs with %s disagree: ratios %.2f-%.2f (the speed level moved)'
+                       % (rid, p['min'], p['max']))
+    return out
+
+
+def summarise(cell):
+    runs = cell.runs
+    good = [r for r in runs if not r.get('failed')]
+    md, lo, hi = lb.median_min_max([r.get('pps') for r in good])
+    ref, peer = first_comp(cell, 'reference'), first_comp(cell, 'peer')
+    d = {'id': cell.id, 'group': cell.group, 'sink': cell.sink, 'gen': cell.gen,
+         'size': cell.size, 'queues': cell.queues, 'unit': 'pps', 'better': 'higher',
+         'repeats': runs, 'median': md, 'min': lo, 'max': hi,
+         'ref': ref, 'ref_kind': next((w for r, _, w in cell.comps if r == ref), None),
+         'peer': peer, 'pairs': cell.pairs, 'rate': cell.rate,
+         'failed': sorted({r['failed'] for r in runs if r.get('failed')})}
+    d['ratio'] = cell.pairs[ref]['median'] if ref in cell.pairs else None
+    d['peer_ratio'] = cell.pairs[peer]['median'] if peer in cell.pairs else None
+    for k in ('offered_pps', 'sink_rx_pps', 'sink_xdp_tx_pps', 'cpu_ns_per_packet'):
+        d[k] = lb.median_min_max([r.get(k) for r in good])[0]
+    if cell.rate:
+        summarise_rows(d, good)
+    cpus = [r['cpu'] for r in good if r.get('cpu')]
+    if cpus:
+        d['cpu'] = {k: statistics.median(c[k] for c in cpus) for k in cpus[0]}
+    lats = [r['latency_ns'] for r in good if r.get('latency_ns')]
+    if lats:
+        d['latency_ns'] = {k: statistics.median(l_[k] for l_ in lats if k in l_)
+                           for k in ('min', 'p50', 'p90', 'p99', 'p999', 'max') if k in lats[0]}
+    d['flags'] = cell_flags(runs, cell.pairs)
+    d['tool_mismatch'] = any('tool' in f and 'kernel' in f for r in runs for f in r['flags'])
     return d
 
 
 def add_ratios(cells):
+    """Ratios of the rows that are not paired (allocator, backpressure): median over the
+    reference's median. Paired cells have theirs already."""
     by_id = {c['id']: c for c in cells}
     for c in cells:
-        refs = c.pop('_refs', None) or ([(c['ref'], 'reference')] if c.get('ref') else [])
-        c['ratios'] = {}
-        for rid, why in refs:
-            r = by_id.get(rid)
-            if r and r.get('median') and c.get('median') is not None:
-                c['ratios'][rid] = c['median'] / r['median']
-        c['ratio'] = c['ratios'].get(c['ref']) if c.get('ref') else None
+        if 'pairs' in c:
+            continue
+        r = by_id.get(c.get('ref'))
+        c['ratio'] = c['median'] / r['median'] if r and r.get('median') and \
+            c.get('median') is not None else None
     return cells
+
+
+def ref_text(c):
+    if not c.get('ref'):
+        return 'the limit itself' if c['group'] != 'external' else '-'
+    return '%s (%s)' % (c['ref'], c.get('ref_kind'))
+
+
+def peer_text(c):
+    if not c.get('peer'):
+        return '-'
+    return '%s (%s)' % (c['peer'], c['pairs'][c['peer']]['why'])
+
+
+def md_row(c):
+    return [c['id'], c['size'], c['queues'], lb.fmt_rate(c['median']),
+            '%s - %s' % (lb.fmt_rate(c['min']), lb.fmt_rate(c['max'])),
+            lb.fmt_rate(c.get('offered_pps')), lb.fmt_pair(c['pairs'].get(c.get('ref'))),
+            ref_text(c), lb.fmt_pair(c['pairs'].get(c.get('peer'))), peer_text(c),
+            '%.2f' % c['cpu']['busy_cpus'] if c.get('cpu') else '-',
+            '%.0f' % c['cpu_ns_per_packet'] if c.get('cpu_ns_per_packet') else '-',
+            ('FAILED; ' if c.get('failed') else '') + '; '.join(c['flags'])]
+
+
+def fmt_pct(v):
+    return '-' if v is None else '%.1f' % v
+
+
+def fmt_us(lat, k):
+    return '%.1f' % (lat[k] / 1e3) if lat and lat.get(k) is not None else '-'
+
+
+def pacing_rows(cells):
+    return [[c['id'], lb.fmt_rate(c['rate']), lb.fmt_rate(c.get('send_pps')),
+             lb.fmt_rate(c['median']), fmt_pct(c.get('burst_100us_max')),
+             fmt_pct(c.get('burst_100us_ideal')), lb.fmt_ratio(c.get('burst_ratio')),
+             lb.fmt_rate(c.get('received')), lb.fmt_rate(c.get('lost')),
+             'FAILED' if c.get('failed') else ('FLAG' if c['flags'] else '')]
+            for c in cells if c['group'] == 'pacing']
+
+
+PACING_HDR = ['cell', 'rate', 'sent pps', 'received pps', 'burst 100us max', 'ideal',
+              'max/ideal', 'received', 'lost', '']
+CPU_HDR = ['cell', 'rate', 'received pps', 'xdp-gen %CPU', 'xdp-sink %CPU', 'p50 us',
+           'p99 us', 'p99.9 us', 'lost', '']
+
+
+def cpu_rows(cells):
+    return [[c['id'], lb.fmt_rate(c['rate']), lb.fmt_rate(c['median']),
+             fmt_pct(c.get('gen_cpu_pct')), fmt_pct(c.get('sink_cpu_pct')),
+             fmt_us(c.get('latency_ns'), 'p50'), fmt_us(c.get('latency_ns'), 'p99'),
+             fmt_us(c.get('latency_ns'), 'p999'), lb.fmt_rate(c.get('lost')),
+             'FAILED' if c.get('failed') else ('FLAG' if c['flags'] else '')]
+            for c in cells if c['group'] == 'cpu']
+
+
+def md_rate_rows(cells):
+    lines = []
+    for title, hdr, rows in (
+            ('Pacing (paced generator into xdp-sink xsk, its per-run books)', PACING_HDR,
+             pacing_rows(cells)),
+            ('CPU (xdp-gen xsk --rate into xdp-sink xsk; %CPU of one CPU per tool, '
+             'from /proc/PID/stat over the window)', CPU_HDR, cpu_rows(cells))):
+        if rows:
+            lines += ['## ' + title, '', lb.md_table(rows, hdr), '']
+            flagged = [c for c in cells if c['id'] in {r[0] for r in rows} and c['flags']]
+            lines += ['- %s: %s' % (c['id'], '; '.join(c['flags'])) for c in flagged]
+            lines += [''] if flagged else []
+    return lines
 
 
 def md_report(res):
@@ -661,29 +987,24 @@ def md_report(res):
              (', '.join(m['tools']['xdp-gen modes']),
               ', '.join(res['config']['external']) or 'none'),
              '- rates are kernel counters (veth ethtool -S / ip -s link) over the window; '
-             'ratio = median / median of the reference cell; CPU = busy CPUs (of %d) '
-             'from /proc/stat' % m['nproc'], '']
-    hdr = ['cell', 'sink', 'generator', 'size', 'q', 'rate (pps)', 'min-max', 'offered',
-           'ratio', 'reference', 'busy CPUs', 'ns/pkt', 'flags']
+             'a cell runs alternately with its reference and peer tool (A B A B, same lab), '
+             'and each ratio is the median of the per-pair ratios (min-max of the pairs); '
+             '"!" marks pairs more than %.0f%% apart (the machine changed speed level); '
+             'CPU = busy CPUs (of %d) from /proc/stat' % (100 * lb.DISAGREE, m['nproc']), '']
+    hdr = ['cell', 'size', 'q', 'rate (pps)', 'min-max', 'offered', 'vs reference',
+           'reference', 'vs peer', 'peer', 'busy CPUs', 'ns/pkt', 'flags']
     for group, title in (('sink', 'Sink modes (xdp-gen kernel)'),
                          ('gen', 'Generator modes (into the bare XDP_DROP)'),
                          ('cross', 'AF_XDP sink with other generators'),
-                         ('external', 'External tools'), ('ref', 'References')):
+                         ('external', 'Peer tools (each paired with the cells above)'),
+                         ('ref', 'References')):
         rows = [c for c in res['cells'] if c['group'] == group]
         if not rows:
             continue
         lines += ['## ' + title, '']
-        lines.append(lb.md_table([[c['id'], c['sink'], c['gen'], c['size'], c['queues'],
-                                   lb.fmt_rate(c['median']),
-                                   '%s - %s' % (lb.fmt_rate(c['min']), lb.fmt_rate(c['max'])),
-                                   lb.fmt_rate(c.get('offered_pps')), lb.fmt_ratio(c['ratio']),
-                                   '%s (%s)' % (c['ref'], c.get('ref_kind')) if c['ref'] else
-                                   'the limit itself',
-                                   '%.2f' % c['cpu']['busy_cpus'] if c.get('cpu') else '-',
-                                   '%.0f' % c['cpu_ns_per_packet']
-                                   if c.get('cpu_ns_per_packet') else '-',
-                                   '; '.join(c['flags'])] for c in rows], hdr))
+        lines.append(lb.md_table([md_row(c) for c in rows], hdr))
         lines.append('')
+    lines += md_rate_rows(res['cells'])
     lat = [c for c in res['cells'] if c.get('latency_ns')]
     if lat:
         lines += ['## Latency (xdp-sink xsk, send to receive, medians of the runs)', '']
@@ -725,15 +1046,35 @@ def md_report(res):
     return '\n'.join(lines)
 
 
+def mark(c):
+    if c.get('failed'):
+        return 'FAILED'
+    if any(p['disagree'] for p in (c.get('pairs') or {}).values()):
+        return 'SPLIT'  # pairs disagree: the machine changed speed level in this cell
+    return 'FLAG' if c.get('flags') else ''
+
+
 def stdout_table(cells):
     rows = []
     for c in cells:
+        if c['group'] in ('pacing', 'cpu'):
+            continue
+        pairs = c.get('pairs') or {}
         rows.append([c['id'], lb.fmt_value(c), '%s..%s' % (
             ('%.3g' % c['min']) if c['unit'] != 'pps' else lb.fmt_rate(c['min']),
             ('%.3g' % c['max']) if c['unit'] != 'pps' else lb.fmt_rate(c['max']))
-            if c.get('min') is not None else '-', lb.fmt_ratio(c.get('ratio')),
-            c.get('ref') or '(reference)', 'FLAG' if c.get('flags') else ''])
-    return lb.table(rows, ['cell', 'median', 'min..max', 'ratio', 'reference', ''])
+            if c.get('min') is not None else '-',
+            lb.fmt_pair(pairs[c['ref']]) if c.get('ref') in pairs else lb.fmt_ratio(c.get('ratio')),
+            c.get('ref') or ('(peer tool)' if c['group'] == 'external' else '(reference)'),
+            lb.fmt_pair(pairs.get(c.get('peer'))),
+            c.get('peer') or '', mark(c)])
+    out = [lb.table(rows, ['cell', 'median', 'min..max', 'vs ref (pairs)', 'reference',
+                           'vs peer (pairs)', 'peer', ''])] if rows else []
+    for title, hdr, rr in (('pacing', PACING_HDR, pacing_rows(cells)),
+                           ('cpu', CPU_HDR, cpu_rows(cells))):
+        if rr:
+            out += ['', lb.table(rr, hdr)]
+    return '\n'.join(out)
 
 
 # ---------------------------------------------------------------------------
@@ -760,11 +1101,43 @@ def cleanup():
             close_lab(lab, bound=3)
         except Exception:  # noqa: BLE001
             pass
-    shutil.rmtree(TMP, ignore_errors=True)
+    if TMP:
+        shutil.rmtree(TMP, ignore_errors=True)
 
 
 def on_signal(sig, frame):
     raise KeyboardInterrupt('signal %d' % sig)
+
+
+def run_group(lab, g, gens, count):
+    """REPEAT rotations of the group's cells, one run each: A B A B ..."""
+    for rep in range(REPEAT):
+        for c in g.members:
+            count[0] += 1
+            r = run_once(lab, c, gens)
+            r['repeat'] = rep + 1
+            c.runs.append(r)
+            g.results.setdefault(c.id, []).append(r)
+            log('[%3d/%d] %-36s %10s pps  offered %10s  cpu %.2f%s' % (
+                count[0], count[1], c.id, lb.fmt_rate(r.get('pps')),
+                lb.fmt_rate(r.get('offered_pps')), r.get('cpu', {}).get('busy_cpus', 0),
+                ('  ! ' + '; '.join(r['flags'])) if r['flags'] else ''))
+
+
+def run_groups(groups, gens, nruns):
+    """Every group in the lab of its queue count (one lab per count, reused)."""
+    count = [0, nruns]
+    for q in QUEUES:
+        qgroups = [g for g in groups if g.queues == q]
+        if not qgroups:
+            continue
+        lab = make_lab(q)
+        log('bench: lab %s (%d queue%s)' % (lab.name, q, 's' if q > 1 else ''))
+        try:
+            for g in qgroups:
+                run_group(lab, g, gens, count)
+        finally:
+            close_lab(lab)
 
 
 def main():
@@ -780,6 +1153,8 @@ def main():
             return 2
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
+    global TMP
+    TMP = tempfile.mkdtemp(prefix='xdpsg-bench-')
     snapshot_binaries()
 
     started = time.time()
@@ -793,40 +1168,20 @@ def main():
     bp_opts, bp_why = backpressure_options() if os.environ.get('BENCH_BACKPRESSURE', '1') != '0' \
         else (None, None)
     machine = machine_info(gens)
-    cells = build_matrix(gens, ext)
-    notes = []
+    cells, groups, notes = build_matrix(gens, ext)
     if 'qdisc' not in gens:
         notes.append("xdp-gen has no 'qdisc' mode yet: the in-tree AF_PACKET sender pktsend "
                      'is the AF_PACKET row')
-    for t in ('xdp-bench', 'xdp-trafficgen', 'xdpsock'):
-        if t not in ext:
-            notes.append('%s not on PATH: no row' % t)
-    nruns = len(cells) * REPEAT
-    log('bench: %s matrix, %d cells x %d repeats = %d runs, window %.1f s; generator modes: %s'
-        % ('quick' if QUICK else 'full', len(cells), REPEAT, nruns, WINDOW, ', '.join(gens)))
-
-    i = 0
-    for q in QUEUES:
-        qcells = [c for c in cells if c.queues == q]
-        if not qcells:
-            continue
-        lab = make_lab(q)
-        log('bench: lab %s (%d queue%s)' % (lab.name, q, 's' if q > 1 else ''))
-        try:
-            # Repeats go round the cells, so slow drift spreads over all of them.
-            for rep in range(REPEAT):
-                for c in qcells:
-                    i += 1
-                    r = run_once(lab, c, gens)
-                    r['repeat'] = rep + 1
-                    c.runs.append(r)
-                    log('[%3d/%d] %-34s %10s pps  offered %10s  cpu %.2f%s' % (
-                        i, nruns, c.id, lb.fmt_rate(r.get('pps')),
-                        lb.fmt_rate(r.get('offered_pps')),
-                        r.get('cpu', {}).get('busy_cpus', 0),
-                        ('  ! ' + '; '.join(r['flags'])) if r['flags'] else ''))
-        finally:
-            close_lab(lab)
+    if len(ext) < len(PEER_TOOLS):
+        notes.append('peer tools not on PATH are skipped; bench/README.md (Peer tools) says '
+                     'how to build them')
+    nruns = sum(len(g.members) for g in groups) * REPEAT
+    log('bench: %s matrix, %d cells in %d rotations x %d repeats = %d runs, window %.1f s; '
+        'generator modes: %s; peer tools: %s'
+        % ('quick' if QUICK else 'full', len(cells), len(groups), REPEAT, nruns, WINDOW,
+           ', '.join(gens), ', '.join(sorted(ext)) or 'none'))
+    run_groups(groups, gens, nruns)
+    compute_pairs(groups)
 
     out_cells = [summarise(c) for c in cells]
     alloc_raw = None
@@ -850,13 +1205,15 @@ def main():
         machine['loadavg_end'] = f.read().split()[:3]
     date = datetime.date.fromtimestamp(started).isoformat()
     res = {
-        'type': 'xdpsg-bench', 'format': 1, 'date': date,
+        'type': 'xdpsg-bench', 'format': 2, 'date': date,
         'started': datetime.datetime.fromtimestamp(started).isoformat(timespec='seconds'),
         'duration_s': time.monotonic() - t_start,
         'machine': machine,
         'config': {'mode': 'quick' if QUICK else 'full', 'repeat': REPEAT, 'window_s': WINDOW,
                    'warm_s': WARM, 'tolerance': TOLERANCE, 'filter': FILTER,
                    'gen_modes': sorted(gens), 'external': sorted(ext),
+                   'pairing': 'groups rotate A B A B; ratio = median of per-pair ratios; '
+                              'disagree when max/min > %.2f' % (1 + lb.DISAGREE),
                    'lab': 'testenv --no-ipv6, qdisc none (noqueue), GRO off'},
         'cells': out_cells, 'alloc_raw': alloc_raw, 'backpressure': bp, 'notes': notes,
     }

@@ -12,7 +12,7 @@ What this module owns, so that each driver does not grow its own copy:
   stderr kept. It can be waited for (a line, a JSON type, its exit) and stopped with
   a bound (stop).
 - Readers of what the kernel says: whether XDP is attached (xdp_attached, wait_xdp),
-  CPU jiffies from /proc/stat and /proc/PID/stat.
+  CPU jiffies from /proc/stat and /proc/PID/stat (one task, or a tool's process group).
 - Feature discovery: 'TOOL --version --json' of xdp-gen, xdp-sink and testenv.sh
   (version_query, tool_modes, backpressure_options).
 
@@ -255,6 +255,17 @@ class Tool:
                 pipe.close()
         return self.proc.returncode
 
+    def cpu_jiffies(self):
+        """CPU time (utime + stime, jiffies) of the whole tool so far, or None once gone:
+        the process group holds testenv.sh's wrappers and the tool itself."""
+        return group_jiffies(self.proc.pid)
+
+    def message_lines(self):
+        """What the tool said in words: stderr and the stdout lines that are not JSON."""
+        with self._cond:
+            out = [ln for ln in self.out_lines if parse_json_line(ln) is None]
+        return list(self.err_lines) + out
+
     def text(self):
         with self._cond:
             return ''.join(ln + '\n' for ln in self.out_lines)
@@ -451,6 +462,25 @@ def task_jiffies(pid):
         return int(fields[11]) + int(fields[12])
     except (OSError, IndexError, ValueError):
         return None
+
+
+def group_jiffies(pgid):
+    """utime + stime of every process in process group PGID (a Tool's wrappers and the
+    tool they run; /proc/PID/stat of a process already sums its threads), or None if
+    the group has no process left."""
+    total, seen = 0, False
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue  # ended while we looked
+        if int(fields[2]) == pgid:
+            total += int(fields[11]) + int(fields[12])
+            seen = True
+    return total if seen else None
 
 
 # ---------------------------------------------------------------------------
