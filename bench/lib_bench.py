@@ -116,10 +116,14 @@ def fmt_pair(p):
 
 
 # A tool that says it failed has failed, whatever its exit code (xdpsock refuses
-# '-s 60' with "ERROR: Invalid frame size" and exits 0). Stats lines such as
-# "err/s" or "errors 0" are not messages, so only these shapes count: the word
-# error (or fatal) opening a line or following "prefix:", and the phrases the
-# peer tools and libbpf/libxdp start their failures with.
+# '-s 60' with "ERROR: Invalid frame size" and may still exit 0). Stats lines such
+# as "err/s" or "errors 0" are not messages, so only these shapes count: the word
+# error (or fatal) opening a line or following "prefix:", and the phrases the peer
+# tools start their failures with. The libraries' own lines are not the tool's
+# verdict: libxdp probes its dispatcher, libbpf logs "failed to load object
+# 'xdp-dispatcher.o'" and libxdp falls back to a plain attach that works; a failure
+# that matters makes the tool print its own error.
+_LIBRARY_RE = re.compile(r'^\s*(libbpf|libxdp):')
 _ERROR_RE = re.compile(
     r"^\s*(?:[\w.-]+:\s*)*(?:error\b|fatal\b|couldn't\b|could not\b|can't\b|cannot\b|"
     r"failed to\b|unable to\b|invalid\b|minimum packet size\b)", re.IGNORECASE)
@@ -129,6 +133,6 @@ def printed_error(lines):
     """The first line of LINES (a tool's stderr and non-JSON stdout) that reports an
     error, or None."""
     for line in lines:
-        if _ERROR_RE.search(line):
+        if _ERROR_RE.search(line) and not _LIBRARY_RE.search(line):
             return line.strip()
     return None

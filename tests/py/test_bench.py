@@ -110,7 +110,6 @@ class ErrorRule(unittest.TestCase):
     def test_error_lines(self):
         for line in ('ERROR: Invalid frame size 60', 'error: no such interface',
                      "Couldn't attach XDP program on iface 'veth0': Device busy(-16)",
-                     'libbpf: failed to load object', 'libxdp: Error attaching program',
                      'Minimum packet size is 66 bytes', 'xdp-gen: cannot open veth0',
                      'Failed to sample_init_pre_load: Operation not permitted'):
             self.assertEqual(lb.printed_error(['  rx 12 pps', line]), line, line)
@@ -122,7 +121,12 @@ class ErrorRule(unittest.TestCase):
                  'WARNING: setrlimit(RLIMIT_MEMLOCK) "Operation not permitted"',
                  'Clamping 64-byte packet size to 66 bytes',
                  'Transmitting on veth0 (ifindex 5)', 'errors 0  tx_errors 0',
-                 'xdp-sink: 0 errors, 12 packets']
+                 'xdp-sink: 0 errors, 12 packets',
+                 # libxdp's dispatcher probe fails here and it falls back to a plain
+                 # attach: the libraries' lines are not the tool's verdict.
+                 "  libbpf: prog 'xdp_pass': BPF program load failed: Operation not permitted",
+                 "  libbpf: failed to load object 'xdp-dispatcher.o'",
+                 'libxdp: Error attaching program']
         self.assertIsNone(lb.printed_error(lines))
 
     def test_exit_zero_is_still_failed(self):
