@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,6 +46,8 @@ FILTER = os.environ.get('BENCH_FILTER')
 OUTDIR = os.environ.get('BENCH_OUT', os.path.join(ROOT, 'bench', 'results'))
 STATE = os.environ.get('BENCH_STATE')
 TOLERANCE = 0.01  # tool report vs kernel counter
+# Quick leaves the backpressure scenario out (18 s of its 4 minutes); BENCH_BACKPRESSURE=1 adds it.
+BACKPRESSURE = os.environ.get('BENCH_BACKPRESSURE', '0' if QUICK else '1') != '0'
 
 SINK_MODES = ['drop', 'drop-parse', 'pass', 'tx', 'xsk', 'xsk-noverify']
 SIZES = [60, 512, 1500]
@@ -149,10 +152,21 @@ def close_lab(lab, bound=5.0):
 # Kernel counters: the source of truth
 
 
-def ns_counters(ns, ifname):
-    r = sh(['ip', 'netns', 'exec', ns, 'sh', '-c',
-            'ethtool -S "$1"; echo @@@; ip -s -j link show "$1"', 'x', ifname])
-    et, _, js = r.stdout.partition('@@@')
+def counters_start(ns, ifname):
+    """Start reading ethtool -S and ip -s link of IFNAME in NS (read by parse_counters)."""
+    return subprocess.Popen(['ip', 'netns', 'exec', ns, 'sh', '-c',
+                             'ethtool -S "$1"; echo @@@; ip -s -j link show "$1"', 'x',
+                             ifname], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True, cwd=ROOT)
+
+
+def parse_counters(proc):
+    try:
+        out = proc.communicate(timeout=60)[0]
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out = proc.communicate()[0]
+    et, _, js = out.partition('@@@')
     c = {}
     for line in et.splitlines():
         m = re.match(r'^\s*(rx|tx)_queue_(\d+)_(\w+):\s*(\d+)', line)
@@ -171,10 +185,13 @@ def ns_counters(ns, ifname):
 
 
 def snapshot(lab):
+    """Both veth ends' counters and /proc/stat; the two ends are read at once, so the
+    snapshot's time is a shorter span and a run spends less time outside its window."""
     t0 = time.monotonic()
-    sink = ns_counters(lab.sink_ns, lab.sink_if)
+    sink = counters_start(lab.sink_ns, lab.sink_if)
+    gen = counters_start(lab.gen_ns, lab.gen_if)
     stat = xl.proc_stat()['all']
-    gen = ns_counters(lab.gen_ns, lab.gen_if)
+    sink, gen = parse_counters(sink), parse_counters(gen)
     return {'t': (t0 + time.monotonic()) / 2, 'sink': sink, 'gen': gen, 'stat': stat}
 
 
@@ -228,8 +245,9 @@ class Group:
     """Cells run in rotation, REPEAT times (A B A B ...): each pair (cell, comparator)
     is then two neighbouring runs, whatever speed level the machine is at."""
 
-    def __init__(self, queues):
+    def __init__(self, queues, repeat):
         self.queues = queues
+        self.repeat = repeat
         self.members = []
         self.pairs = []  # (cell id, comparator id, kind, why)
         self.results = {}  # cell id -> its runs in this group, in rotation order
@@ -275,8 +293,8 @@ def matrix_spec(gens):
     nostamp = 'no-stamp' in gens.get('kernel', ())
     if QUICK:
         # The cells the peer tools are measured against, on 1 and 2 queues.
+        yield 'drop', 'kernel', 60, 1, 'sink'
         for q in QUEUES:
-            yield 'drop', 'kernel', 60, q, 'sink'
             for g in ['kernel', 'xsk'] + (['kernel-nostamp'] if nostamp else []):
                 yield 'bare', g, 60, q, 'gen'
         yield 'xsk', 'kernel', 60, 1, 'sink'
@@ -355,7 +373,8 @@ def make_groups(measured, cells):
             # Paced rows alternate too: kernel with xsk, default with --busy-poll.
             key = (c.group, c.rate)
         if key not in by_key:
-            by_key[key] = Group(c.queues)
+            # Quick: the paced rows are read for their books, two rotations are enough.
+            by_key[key] = Group(c.queues, min(REPEAT, 2) if QUICK and c.rate else REPEAT)
             groups.append(by_key[key])
         g = by_key[key]
         g.add(c)
@@ -443,7 +462,7 @@ def ours_gen_argv(lab, cell, secs, gens):
 
 
 def gen_procs(lab, cell, secs, gens):
-    """Start the generator(s); returns (procs, self_terminating)."""
+    """Start the generator(s); returns (procs, whether they are ours: they end 0 on SIGINT)."""
     g, q, size = cell.gen, cell.queues, cell.size
     if g == 'gen-bare':
         return [lab.start('gen', [BENCH_REF, 'gen', '-d', '%.2f' % secs, '-t', str(q), '-s',
@@ -518,26 +537,22 @@ def cpu_pct(before, after, dt):
             if v is not None and after.get(k) is not None and dt > 0}
 
 
-def stop_gens(gprocs, self_ending, t0, secs, flags):
+def stop_gens(gprocs, ours, flags):
+    """SIGINT every generator once the window closed (their --duration is only a bound):
+    waiting for it to end by itself costs most of a second per run."""
     for p in gprocs:
-        if not self_ending:
-            time.sleep(max(0.0, t0 + secs - time.monotonic()))
-            rc = p.stop()
-        else:
-            rc = p.wait(secs + 20)
-            if rc is None:
-                flags.append('generator did not end by itself')
-                rc = p.stop()
-        if rc not in (0, None) and not (not self_ending and rc in (1, 130, -2)):
+        rc = p.stop()
+        # Our tools end 0 on SIGINT; peers and pktsend may end 1 or by the signal.
+        if rc not in (0, 130, -2) and not (not ours and rc == 1):
             flags.append('generator exit %s: %s' % (rc, p.errtext()[-200:]))
 
 
 def window(lab, cell, gens, sink, res):
     """Start the generator(s), snapshot the counters around the window, stop them;
     returns (pre, a, b, post, gprocs)."""
-    secs = WARM + WINDOW + 0.3
+    secs = WARM + WINDOW + 1.0  # a bound: they are stopped right after the window
     pre = snapshot(lab)
-    gprocs, self_ending = gen_procs(lab, cell, secs, gens)
+    gprocs, ours = gen_procs(lab, cell, secs, gens)
     res['_gprocs'] = gprocs  # stopped by run_once whatever happens here
     t0 = time.monotonic()  # after the last one started (xdpsock's are staggered)
     time.sleep(max(0.0, t0 + WARM - time.monotonic()))
@@ -548,7 +563,7 @@ def window(lab, cell, gens, sink, res):
     pct = res['tool_cpu_pct'] = cpu_pct(ca, tool_cpu([sink] + gprocs), b['t'] - a['t'])
     res['sink_cpu_pct'] = pct.get(sink.label)
     res['gen_cpu_pct'] = sum(pct.get(p.label) or 0 for p in gprocs) if gprocs else None
-    stop_gens(gprocs, self_ending, t0, secs, res['flags'])
+    stop_gens(gprocs, ours, res['flags'])
     time.sleep(0.1)
     return pre, a, b, snapshot(lab), gprocs
 
@@ -1110,8 +1125,9 @@ def on_signal(sig, frame):
 
 
 def run_group(lab, g, gens, count):
-    """REPEAT rotations of the group's cells, one run each: A B A B ..."""
-    for rep in range(REPEAT):
+    """The group's rotations (REPEAT, or fewer for quick paced rows), one run per cell
+    each: A B A B ..."""
+    for rep in range(g.repeat):
         for c in g.members:
             count[0] += 1
             r = run_once(lab, c, gens)
@@ -1165,8 +1181,7 @@ def main():
         print('bench: cannot list the generator modes: %s' % e, file=sys.stderr)
         return 2
     ext = external_tools()
-    bp_opts, bp_why = backpressure_options() if os.environ.get('BENCH_BACKPRESSURE', '1') != '0' \
-        else (None, None)
+    bp_opts, bp_why = backpressure_options() if BACKPRESSURE else (None, None)
     machine = machine_info(gens)
     cells, groups, notes = build_matrix(gens, ext)
     if 'qdisc' not in gens:
@@ -1175,8 +1190,8 @@ def main():
     if len(ext) < len(PEER_TOOLS):
         notes.append('peer tools not on PATH are skipped; bench/README.md (Peer tools) says '
                      'how to build them')
-    nruns = sum(len(g.members) for g in groups) * REPEAT
-    log('bench: %s matrix, %d cells in %d rotations x %d repeats = %d runs, window %.1f s; '
+    nruns = sum(len(g.members) * g.repeat for g in groups)
+    log('bench: %s matrix, %d cells in %d groups, %d rotations each = %d runs, window %.1f s; '
         'generator modes: %s; peer tools: %s'
         % ('quick' if QUICK else 'full', len(cells), len(groups), REPEAT, nruns, WINDOW,
            ', '.join(gens), ', '.join(sorted(ext)) or 'none'))
@@ -1197,8 +1212,8 @@ def main():
     else:
         bp = {'available': False,
               'note': 'skipped with BENCH_FILTER' if FILTER and bp_opts is not None else bp_why}
-        if os.environ.get('BENCH_BACKPRESSURE') == '0':
-            bp['note'] = 'skipped with BENCH_BACKPRESSURE=0'
+        if not BACKPRESSURE:
+            bp['note'] = 'skipped (BENCH_BACKPRESSURE=0; quick runs it only with =1)'
     add_ratios(out_cells)
 
     with open('/proc/loadavg') as f:

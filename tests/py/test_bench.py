@@ -29,9 +29,9 @@ PEERS = {'xdp-bench': '/x/xdp-bench', 'xdp-trafficgen': '/x/xdp-trafficgen',
          'xdpsock': '/x/xdpsock'}
 
 
-def quick_matrix(ext):
+def quick_matrix(ext, quick=True):
     old = bench.QUICK
-    bench.QUICK = True
+    bench.QUICK = quick
     try:
         return bench.build_matrix(GENS, ext)
     finally:
@@ -70,7 +70,7 @@ class Pairing(unittest.TestCase):
         a = bench.Cell('drop', 'kernel', 60, 1, 'sink')
         r = bench.Cell('bare', 'kernel', 60, 1, 'ref')
         a.comps = [(r.id, 'reference', 'receive limit')]
-        g = bench.Group(1)
+        g = bench.Group(1, 3)
         g.add(a)
         g.add(r)
         g.pairs = [(a.id, r.id, 'reference', 'receive limit')]
@@ -93,7 +93,7 @@ class Pairing(unittest.TestCase):
         a = bench.Cell('bare', 'xsk', 60, 1, 'gen')
         p = bench.Cell('bare', 'ext:xdpsock', 60, 1, 'external')
         a.comps = [(p.id, 'peer', 'xdpsock -t')]
-        g = bench.Group(1)
+        g = bench.Group(1, 3)
         g.pairs = [(a.id, p.id, 'peer', 'xdpsock -t')]
         g.members = [a, p]
         g.results = {a.id: [{'pps': 1.0e6, 'flags': []}, {'pps': 1.0e6, 'flags': []}],
@@ -150,7 +150,6 @@ class Matrix(unittest.TestCase):
         by = {c.id: c for c in cells}
         pairs = {(a, b) for g in groups for a, b, _, _ in g.pairs}
         for want in (('drop/kernel/60/q1', 'ext:xdp-bench/kernel/60/q1'),
-                     ('drop/kernel/60/q2', 'ext:xdp-bench/kernel/60/q2'),
                      ('drop/kernel/60/q1', 'bare/kernel/60/q1'),
                      ('xsk-noverify/kernel-nostamp/60/q1', 'ext:xdpsock/kernel-nostamp/60/q1'),
                      ('xsk-noverify/kernel-nostamp/60/q1', 'bare/kernel-nostamp/60/q1'),
@@ -162,6 +161,14 @@ class Matrix(unittest.TestCase):
             self.assertIn(want, pairs)
         self.assertEqual(notes, [])
         self.assertEqual(by['bare/ext:xdp-trafficgen/62/q1'].group, 'external')
+        # The full matrix has the 2-queue drop pair and the peer cells' references too.
+        cells, groups, _ = quick_matrix(PEERS, quick=False)
+        pairs = {(a, b) for g in groups for a, b, _, _ in g.pairs}
+        self.assertIn(('drop/kernel/60/q2', 'ext:xdp-bench/kernel/60/q2'), pairs)
+        self.assertIn(('bare/xsk/60/q1', 'bare/pktsend/60/q1'), pairs)
+        self.assertIn(('xsk-noverify/kernel-nostamp/60/q1', 'ext:xdpsock/kernel-nostamp/60/q1'),
+                      pairs)
+        self.assertTrue(all(g.repeat == bench.REPEAT for g in groups))
 
     def test_rotations(self):
         # Every pair is inside one group, which alternates its members; kernel and
@@ -181,6 +188,9 @@ class Matrix(unittest.TestCase):
                           'bare/kernel-nostamp/60/q1', 'bare/kernel/60/q1'])
         cpu = [g for g in groups if any(c.group == 'cpu' for c in g.members)]
         self.assertEqual(sorted(len(g.members) for g in cpu), [2, 2])  # default, busy-poll
+        self.assertEqual({g.repeat for g in cpu}, {min(2, bench.REPEAT)})  # quick: books only
+        self.assertEqual({g.repeat for g in groups if g not in cpu and not any(
+            c.rate for c in g.members)}, {bench.REPEAT})
 
     def test_missing_tool_skipped_with_note(self):
         cells, groups, notes = quick_matrix({'xdp-bench': '/x/xdp-bench'})
