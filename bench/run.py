@@ -872,8 +872,8 @@ def cell_flags(runs, pairs):
         sorted({f.split(':')[0] for f in flags})
     for rid, p in pairs.items():
         if p['disagree']:
-            out.append('pairs with %s disagree: ratios %.2f-%.2f (the machine changed speed level or load)'
-                       % (rid, p['min'], p['max']))
+            out.append('pairs with %s disagree: ratios %.2f-%.2f (the machine changed speed '
+                       'level or load)' % (rid, p['min'], p['max']))
     return out
 
 
