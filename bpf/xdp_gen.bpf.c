@@ -83,9 +83,9 @@ struct {
 /* In the UDP header, then in the stamp that follows it. */
 #define GEN_UDP_OFF_LEN 4
 #define GEN_UDP_OFF_CSUM 6
-#define GEN_ST_OFF_FLOW (8 + 4)
-#define GEN_ST_OFF_SEQ (8 + 6)
-#define GEN_ST_OFF_TS (8 + 10)
+#define GEN_ST_OFF_FLOW (8 + XDPSG_STAMP_OFF_FLOW)
+#define GEN_ST_OFF_SEQ (8 + XDPSG_STAMP_OFF_SEQ)
+#define GEN_ST_OFF_TS (8 + XDPSG_STAMP_OFF_TS)
 
 /*
  * Typed stores, so clang emits one wide store: through a char pointer or
@@ -165,8 +165,9 @@ static __always_inline __u64 write_stamp(__u8 *udp, __u32 flow)
 	ts = bpf_ktime_get_ns();
 	GEN_PUT(__u16, udp, GEN_ST_OFF_FLOW, (__u16)flow);
 	GEN_PUT(__u32, udp, GEN_ST_OFF_SEQ, seq);
-	GEN_PUT(__u64, udp, GEN_ST_OFF_TS, ts);
-	return (__u16)flow + (__u64)seq + (ts & 0xffffffffULL) + (ts >> 32);
+	GEN_PUT(__u32, udp, GEN_ST_OFF_TS, (__u32)ts);
+	GEN_PUT(__u16, udp, GEN_ST_OFF_TS + 4, (__u16)(ts >> 32));
+	return (__u16)flow + (__u64)seq + (ts & 0xffffffffULL) + ((ts >> 32) & 0xffff);
 }
 
 /* Ports, UDP length and checksum: the part IPv4 and IPv6 share. */
@@ -216,6 +217,22 @@ static __always_inline bool write_v6(void *data, void *data_end, const struct ge
 	return true;
 }
 
+/* With --rate: is the next frame due? Keeps the schedule in c (see struct gen_cpu). */
+static __always_inline bool due_now(struct gen_cpu *c)
+{
+	__u64 now = bpf_ktime_get_ns(), due;
+
+	if (c->limit && c->packets >= c->limit)
+		return false;
+	if (!c->t0)
+		c->t0 = now;
+	due = c->t0 + c->packets * 1000000000ULL / c->rate;
+	if (now < due || now - c->last_ns < c->min_gap_ns)
+		return false;
+	c->last_ns = now;
+	return true;
+}
+
 SEC("xdp")
 int xdp_gen(struct xdp_md *ctx)
 {
@@ -231,6 +248,8 @@ int xdp_gen(struct xdp_md *ctx)
 	c = bpf_map_lookup_elem(&cpu_state, &key);
 	if (!c)
 		return XDP_ABORTED;
+	if (c->rate && !due_now(c))
+		return XDP_DROP; /* not due: this run sends nothing */
 	flow = next_flow(c);
 	t = next_size(c);
 	if (t < 0)

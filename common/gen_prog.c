@@ -82,7 +82,8 @@ out:
 }
 
 /* The per-CPU state of the thread pinned to 'cpu', from its shard's pkt_gen. */
-int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu)
+int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
+		     __u64 limit)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct gen_cpu *vals = calloc(ncpu, sizeof(*vals));
@@ -101,9 +102,34 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu)
 		vals[cpu].flow_pos = g->flow_pos;
 		vals[cpu].size_pos = g->size_pos;
 		vals[cpu].rng = g->rng;
+		vals[cpu].rate = rate;
+		vals[cpu].limit = rate ? limit : 0;
+		/*
+		 * Behind schedule (the thread was not running: a call's setup,
+		 * softirq work, another task), catch up at most at twice the
+		 * rate: frames never closer than half the interval.
+		 */
+		vals[cpu].min_gap_ns = rate ? 500000000ULL / rate : 0;
 		err = bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
 					   ncpu * sizeof(*vals), 0);
 	}
+	free(vals);
+	return err;
+}
+
+int gen_prog_cpu_state(struct xdp_gen_bpf *skel, int cpu, struct gen_cpu *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct gen_cpu *vals = calloc(ncpu, sizeof(*vals));
+	__u32 key = 0;
+	int err = -ENOMEM;
+
+	if (!vals)
+		return err;
+	err = bpf_map__lookup_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
+				   ncpu * sizeof(*vals), 0);
+	if (!err)
+		*out = vals[cpu];
 	free(vals);
 	return err;
 }

@@ -21,8 +21,14 @@ int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g);
 
 /*
  * The per-CPU state of the thread that will run on 'cpu', from its shard's
- * generator. Call from one thread at a time (read-modify-write of all CPUs).
+ * generator; with rate > 0 the program paces that CPU's frames itself and
+ * sends at most limit (0: no limit). Call from one thread at a time
+ * (read-modify-write of all CPUs).
  */
-int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu);
+int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
+		     __u64 limit);
+
+/* What the program counted for one CPU; -errno if the map cannot be read. */
+int gen_prog_cpu_state(struct xdp_gen_bpf *skel, int cpu, struct gen_cpu *out);
 
 #endif

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <string.h>
+
 #include "pace.h"
 #include "runtime.h"
 
@@ -7,18 +9,45 @@
 /* Wake this long before the frame is due: timer slack and wake-up latency. */
 #define PACE_EARLY_NS 20000ULL
 
+/*
+ * A catch-up burst holds at least this many frames, or this long at the rate:
+ * a sleeping thread wakes up some 50 us late on a quiet machine, a few hundred
+ * on a busy one, and must send what fell due meanwhile to keep the rate.
+ */
+#define PACE_DEPTH_FRAMES 16
+#define PACE_DEPTH_NS 200000ULL
+
 void pace_share(struct pace *p, __u64 count, __u64 rate, unsigned int i, unsigned int n)
 {
+	__u64 depth;
+
+	memset(p, 0, sizeof(*p));
 	p->quota = count ? count / n + (i < count % n) : 0;
 	p->rate = rate ? rate / n + (i < rate % n) : 0;
-	p->t0 = 0;
 	/* More threads than packets (or packets/s): the rest send nothing. */
 	p->idle = (count && !p->quota) || (rate && !p->rate);
+	if (!p->rate)
+		return;
+	p->cost = (500000000ULL << PACE_FP) / p->rate; /* 1 / (twice the rate) */
+	if (!p->cost)
+		p->cost = 1;
+	depth = p->rate * PACE_DEPTH_NS / 1000000000ULL;
+	p->depth = (depth > PACE_DEPTH_FRAMES ? depth : PACE_DEPTH_FRAMES) * p->cost;
 }
 
-__u32 pace_budget(const struct pace *p, __u64 sent, __u32 batch, __u64 now, __u64 *due_ns)
+/* Frames the bucket allows now; refills it for the time since the last call. */
+static __u64 bucket(struct pace *p, __u64 now)
 {
-	__u64 allowed = batch, elapsed, due;
+	__u64 add = now > p->last_ns ? (now - p->last_ns) << PACE_FP : 0;
+
+	p->credit = p->last_ns && add < p->depth - p->credit ? p->credit + add : p->depth;
+	p->last_ns = now;
+	return p->credit / p->cost;
+}
+
+__u32 pace_budget(struct pace *p, __u64 sent, __u32 batch, __u64 now, __u64 *due_ns)
+{
+	__u64 allowed = batch, elapsed, due, room;
 
 	*due_ns = 0;
 	if (p->quota) {
@@ -27,7 +56,7 @@ __u32 pace_budget(const struct pace *p, __u64 sent, __u32 batch, __u64 now, __u6
 		if (left < allowed)
 			allowed = left;
 	}
-	if (!p->rate)
+	if (!p->rate || !allowed)
 		return (__u32)allowed;
 	elapsed = now > p->t0 ? now - p->t0 : 0;
 	due = (__u64)((unsigned __int128)elapsed * p->rate / 1000000000ULL);
@@ -37,13 +66,27 @@ __u32 pace_budget(const struct pace *p, __u64 sent, __u32 batch, __u64 now, __u6
 	}
 	if (due - sent < allowed)
 		allowed = due - sent;
-	return (__u32)allowed;
+	room = bucket(p, now);
+	if (!room) {
+		*due_ns = now + ((p->cost - p->credit + (1ULL << PACE_FP) - 1) >> PACE_FP);
+		return 0;
+	}
+	return (__u32)(room < allowed ? room : allowed);
 }
 
-void pace_wait(__u64 due_ns)
+void pace_sent(struct pace *p, __u32 n)
+{
+	__u64 c = (__u64)n * p->cost;
+
+	p->credit = c < p->credit ? p->credit - c : 0;
+}
+
+void pace_wait(__u64 due_ns, bool spin)
 {
 	__u64 now = now_ns();
 
-	if (due_ns > now + PACE_SPIN_NS)
+	if (!spin)
+		runtime_sleep_until(due_ns);
+	else if (due_ns > now + PACE_SPIN_NS)
 		runtime_sleep_until(due_ns - PACE_EARLY_NS);
 }

@@ -16,7 +16,15 @@ struct pace {
 	__u64 rate; /* frames per second; 0: no limit */
 	__u64 t0; /* CLOCK_MONOTONIC ns when sending starts: the rate's origin */
 	bool idle; /* the share of --count or --rate is zero: send nothing */
+	/*
+	 * Behind schedule (the thread was not running), frames catch up no
+	 * faster than twice the rate, and at most 'depth' at once: a bucket
+	 * of credit in ns << PACE_FP, a frame costing 'cost'.
+	 */
+	__u64 cost, depth, credit, last_ns;
 };
+
+#define PACE_FP 10
 
 /* Thread i of n takes its share of count and rate (0 = unlimited). */
 void pace_share(struct pace *p, __u64 count, __u64 rate, unsigned int i, unsigned int n);
@@ -29,13 +37,19 @@ static inline bool pace_done(const struct pace *p, __u64 sent)
 
 /*
  * How many frames may go now, at most 'batch', given 'sent' so far: what is
- * left of the quota and the frames the rate has made due since t0. When none
- * may go, *due_ns is when the next one is due (0 if it is the quota that
- * ended).
+ * left of the quota, the frames the rate has made due since t0, and what the
+ * catch-up bucket allows. When none may go, *due_ns is when the next one may
+ * (0 if it is the quota that ended). Tell pace_sent() what went.
  */
-__u32 pace_budget(const struct pace *p, __u64 sent, __u32 batch, __u64 now, __u64 *due_ns);
+__u32 pace_budget(struct pace *p, __u64 sent, __u32 batch, __u64 now, __u64 *due_ns);
+void pace_sent(struct pace *p, __u32 n);
 
-/* Wait for due_ns: sleep when it is far, return early (the caller spins) when close. */
-void pace_wait(__u64 due_ns);
+/*
+ * Wait for due_ns. Spinning (the caller loops back at once when it is near)
+ * sends each frame closest to its time but keeps a CPU busy whatever the
+ * rate; sleeping until it is due costs CPU in proportion to the rate, and
+ * frames due while the thread wakes up go together (at 100 kpps, a few).
+ */
+void pace_wait(__u64 due_ns, bool spin);
 
 #endif

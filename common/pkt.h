@@ -105,7 +105,7 @@ struct pkt_opts {
 	bool copy_payload; /* copy whole frames: buffers are not prefilled */
 	bool random; /* flow order: pseudo-random instead of 0,1,..,N-1,0,.. */
 	__u64 seed; /* for the random flow order */
-	__u16 run; /* generator run id, random per run */
+	__u32 run; /* generator run id, random per run */
 	__u32 flows; /* number of flows, 1..PKT_FLOWS_MAX */
 	/*
 	 * Multi-queue generators share one run id and flow space: this generator

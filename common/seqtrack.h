@@ -2,52 +2,66 @@
 #ifndef XDPSG_SEQTRACK_H
 #define XDPSG_SEQTRACK_H
 
+/*
+ * What a sink makes of the stamps it reads: books per generator run, and in
+ * each run per flow. One tracker per receive thread (single writer); the
+ * books of several trackers are merged for reports.
+ *
+ * A frame can only ever touch the books of the run its stamp names, and only
+ * when its claims are ones its sender could have made:
+ *
+ *  - send time: the 48-bit ts is completed from the sink's clock (same
+ *    machine, CLOCK_MONOTONIC). A send time after the receive time is
+ *    'ts_future'; one from before the sink started listening (less a second
+ *    of slack) is 'ts_stale'. Neither changes the books or the latency.
+ *  - sequence, per flow (serial-number arithmetic, RFC 1982, so the 32-bit
+ *    wrap is seamless). The flow keeps 'expected' (last in-order seq + 1),
+ *    the send time of its newest frame, and a SEQTRACK_WINDOW-frame window
+ *    behind expected that remembers which numbers were counted lost:
+ *      first frame of the flow: baseline (nothing before it is lost, the sink
+ *        may start late);
+ *      ahead by d >= 0: in order (d == 0) or a gap, lost += d; but only if the
+ *        sender could have sent d more frames of this flow between the two
+ *        send times (at most one per SEQTRACK_MIN_GAP_NS, plus
+ *        SEQTRACK_SLACK_FRAMES for frames that share a send time) and the
+ *        frame was not sent before the newest one; otherwise 'implausible';
+ *      behind, inside the window: a number counted lost is 'reordered'
+ *        (lost -= 1), one already received a 'duplicate';
+ *      behind, past the window: 'late' (neither lost nor duplicates change,
+ *        so lost can exceed the true loss by at most 'late'); but a frame
+ *        behind expected whose send time is after the newest frame's cannot
+ *        be an old frame of this flow: 'implausible'.
+ *    An implausible frame is counted and changes nothing else.
+ *  - runs: a new run id gets a new run; SEQTRACK_RUNS_MAX runs are tracked
+ *    at once per tracker, frames of runs beyond that are 'unplaced'.
+ *
+ * Each run also keeps its latency histogram (receive time - send time), its
+ * first and last send and receive times, and the most frames sent in one
+ * SEQTRACK_BURST_NS window of send time (the generator's pacing).
+ */
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "shared.h"
+#include "hist.h"
+#include "stamp.h"
 
-/*
- * Sequence tracking, per flow, with serial-number arithmetic (RFC 1982) so
- * 32-bit wrap-around is seamless. For each flow the tracker keeps 'expected'
- * (last in-order seq + 1) and a SEQTRACK_WINDOW-packet window behind it that
- * remembers which sequence numbers were counted lost. For a stamped packet
- * of a known flow (received += 1):
- *
- *  - first packet of the flow, or of a new run for it: baseline, expected =
- *    seq + 1. Nothing before it counts as lost (the sink may start late).
- *  - d = seq - expected (signed 32-bit) >= 0: in order (d == 0) or a gap;
- *    lost += d, expected = seq + 1. The d skipped numbers are marked lost
- *    in the window.
- *  - seq behind expected by b = expected - 1 - seq, and b inside the window
- *    (b < SEQTRACK_WINDOW and not before the flow's baseline):
- *      marked lost -> reordered += 1, lost -= 1, the mark cleared;
- *      otherwise   -> duplicates += 1 (it was received before).
- *  - behind by more than the window, or before the baseline: late += 1.
- *    The tracker cannot tell a duplicate from a very late packet there, so
- *    neither lost nor duplicates change: lost can exceed the true loss by at
- *    most 'late'.
- *  - a gap of 2^31 or more looks like a step back (serial arithmetic).
- *
- * Runs: every generator start picks a new run id. A packet whose run differs
- * from the tracker's current one starts a new run (restarts += 1, except for
- * the very first run seen) and each flow is re-baselined when it is next seen
- * in the new run: no loss or duplicates across a restart. Stragglers from the
- * run just replaced count as late, not as another restart.
- *
- * Flow ids at or above the tracker's flow count go to bad_flow.
- */
 #define SEQTRACK_WINDOW 128
 #define SEQTRACK_FLOWS_MAX 65536
+#define SEQTRACK_RUNS_MAX 256
+#define SEQTRACK_MIN_GAP_NS 1 /* no flow is sent faster than 1 Gpps */
+#define SEQTRACK_SLACK_FRAMES 4096 /* frames that may share one send time (a batch) */
+#define SEQTRACK_STALE_NS 1000000000ULL
+#define SEQTRACK_BURST_NS 100000ULL /* 100 us */
 
 struct seqtrack_counts {
-	__u64 received; /* stamped packets of known flows, whatever their verdict */
+	__u64 received; /* frames in the books, whatever their verdict below */
 	__u64 lost; /* skipped and not (yet) seen; can drop when reordered ones arrive */
 	__u64 duplicates;
 	__u64 reordered;
 	__u64 late;
-	__u64 restarts;
-	__u64 bad_flow;
+	__u64 implausible; /* a sequence claim its sender could not have made */
+	__u64 ts_future; /* send time after the receive time */
+	__u64 ts_stale; /* send time from before the sink started */
 };
 
 enum seqtrack_verdict {
@@ -57,38 +71,74 @@ enum seqtrack_verdict {
 	SEQ_REORDERED,
 	SEQ_DUPLICATE,
 	SEQ_LATE,
-	SEQ_BAD_FLOW,
+	SEQ_IMPLAUSIBLE,
+	SEQ_TS_FUTURE,
+	SEQ_TS_STALE,
+	SEQ_UNPLACED, /* no room for another run */
 };
 
 struct seqtrack_flow {
 	__u32 expected;
-	__u16 run;
 	__u8 valid;
 	__u8 span; /* how far back the window is meaningful: 1..SEQTRACK_WINDOW */
+	__u64 newest_ts; /* send time of the frame that set 'expected' */
 	__u64 missing[SEQTRACK_WINDOW / 64]; /* bit b: seq expected-1-b counted lost */
 };
 
-/* Owned by one thread (one queue); merge the counts of several. */
-struct seqtrack {
-	struct seqtrack_counts counts;
-	__u32 nflows;
-	__u16 run, prev_run;
-	bool have_run, have_prev;
+struct seqtrack_run {
+	__u32 id;
+	struct seqtrack_counts c;
+	__u64 first_ts, last_ts; /* send times of the frames in the books */
+	__u64 first_rx, last_rx; /* their receive times */
+	__u64 burst_slot; /* current SEQTRACK_BURST_NS slot of send time */
+	__u32 burst_n, burst_max; /* frames in it; the most in any */
+	__u32 nflows; /* entries in flows[] (grown on demand) */
+	__u32 flows_seen;
 	struct seqtrack_flow *flows;
+	struct hist *latency;
 };
 
-/* nflows 1..SEQTRACK_FLOWS_MAX (0 means SEQTRACK_FLOWS_MAX). NULL and errno on error. */
-struct seqtrack *seqtrack__create(__u32 nflows);
+/* Owned by one thread (one queue). */
+struct seqtrack {
+	struct seqtrack_counts total; /* over all runs, kept as they change */
+	__u64 unplaced; /* frames of runs beyond SEQTRACK_RUNS_MAX */
+	__u64 start_ns; /* when the sink started listening: older send times are stale */
+	unsigned int nruns, last;
+	struct seqtrack_run runs[SEQTRACK_RUNS_MAX];
+};
+
+/* start_ns: the sink's start, on the stamps' clock. NULL and errno on error. */
+struct seqtrack *seqtrack__create(__u64 start_ns);
 void seqtrack__destroy(struct seqtrack *t);
-/* Forget every flow and zero the counts. */
+/* Forget every run and zero the counts. */
 void seqtrack_reset(struct seqtrack *t);
-enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct xdpsg_stamp *st);
+
+/* One stamped frame received at now_ns. */
+enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct stamp *st, __u64 now_ns);
 const char *seqtrack_verdict_str(enum seqtrack_verdict v);
 
-/*
- * Sum over queues. restarts takes the maximum: every queue that gets traffic
- * sees the same restart.
- */
+/* A's books plus B's: received, lost, ... summed. */
 void seqtrack_counts_merge(struct seqtrack_counts *into, const struct seqtrack_counts *from);
+
+/*
+ * One run's books merged over trackers (several queues): counts summed,
+ * times widened, bursts summed (an upper bound when a run spans queues),
+ * latency histograms merged into 'latency' when it is not NULL.
+ */
+struct seqtrack_summary {
+	__u32 id;
+	struct seqtrack_counts c;
+	__u64 first_ts, last_ts, first_rx, last_rx;
+	__u64 burst_max;
+	__u32 flows; /* flows seen */
+};
+
+/*
+ * Every run any of the n trackers saw, merged, in the order the trackers
+ * first saw them. Returns the number written to out (at most max); merges each run's
+ * latency into lat[i] when lat is not NULL.
+ */
+unsigned int seqtrack_runs(struct seqtrack *const *trackers, unsigned int n,
+			   struct seqtrack_summary *out, struct hist *lat, unsigned int max);
 
 #endif

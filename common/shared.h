@@ -10,20 +10,39 @@
 
 /*
  * The stamp xdp-gen writes at the start of every UDP payload, and xdp-sink
- * reads. 18 bytes, so it fits the smallest IPv4 frame (60 bytes: 14 Ethernet +
- * 20 IPv4 + 8 UDP + 18). All fields little-endian. 'run' changes every time a
- * generator starts, so a sink tells a restart from loss or duplicates.
+ * reads: the one definition of its layout, for the BPF writer
+ * (bpf/xdp_gen.bpf.c), the C writer and the C reader (common/stamp.h).
+ * 18 bytes, so it fits the smallest IPv4 frame (60 bytes: 14 Ethernet + 20
+ * IPv4 + 8 UDP + 18). Version 2:
+ *
+ *	offset	bytes	field
+ *	0	2	magic	"S2"
+ *	2	4	run	random at every generator start; with 32 bits two
+ *			runs share an id once in 4 billion starts
+ *	6	2	flow	flow index within the run
+ *	8	4	seq	per-flow sequence number, wraps
+ *	12	6	ts	CLOCK_MONOTONIC ns at send, low 48 bits (they wrap
+ *			every 78 hours; the sink takes the rest from its clock)
+ *
+ * Every field is little-endian and starts at an even offset, so a writer
+ * fixes the UDP checksum by adding the new 16-bit words.
  */
-#define XDPSG_STAMP_MAGIC 0x5853 /* "SX" on the wire, little-endian */
-#define XDPSG_STAMP_VERSION 1 /* the layout below; --version --json tells it */
+#define XDPSG_STAMP_MAGIC 0x3253 /* "S2" on the wire, little-endian */
+#define XDPSG_STAMP_VERSION 2 /* the layout below; --version --json tells it */
 #define XDPSG_STAMP_SIZE 18
+#define XDPSG_STAMP_TS_BITS 48
+#define XDPSG_STAMP_OFF_RUN 2
+#define XDPSG_STAMP_OFF_FLOW 6
+#define XDPSG_STAMP_OFF_SEQ 8
+#define XDPSG_STAMP_OFF_TS 12
 
 struct xdpsg_stamp {
 	__u16 magic;
-	__u16 run; /* generator run id */
-	__u16 flow; /* flow index within the run */
-	__u32 seq; /* per-flow sequence number, wraps */
-	__u64 ts_ns; /* CLOCK_MONOTONIC at send */
+	__u32 run;
+	__u16 flow;
+	__u32 seq;
+	__u32 ts_lo; /* ts bits 0-31 */
+	__u16 ts_hi; /* ts bits 32-47 */
 } __attribute__((packed));
 
 /*
@@ -95,6 +114,17 @@ struct gen_cpu {
 	__u32 size_pos; /* next index into the size sequence */
 	__u32 pad;
 	__u64 rng; /* xorshift64* state for random flow order; nonzero */
+	/*
+	 * --rate: the program sends a frame only when it is due, t0 + packets /
+	 * rate, and skips the run (XDP_DROP, nothing sent) otherwise; behind
+	 * schedule it catches up no faster than min_gap_ns apart (half the
+	 * interval), so frames stay spread out. rate 0: every run sends.
+	 */
+	__u64 rate; /* frames per second of this CPU's thread */
+	__u64 limit; /* with rate: the most frames to send; 0: no limit */
+	__u64 min_gap_ns;
+	__u64 t0; /* the first run's time, set by the program */
+	__u64 last_ns; /* when the last frame went */
 	/* counted by the program */
 	__u64 packets; /* frames the program redirected */
 	__u64 bytes;

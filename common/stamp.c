@@ -7,7 +7,14 @@
 #include "pkt.h"
 #include "stamp.h"
 
-int stamp_read(const void *frame, unsigned int len, struct xdpsg_stamp *out)
+/* The layout in shared.h, held to its word. */
+_Static_assert(sizeof(struct xdpsg_stamp) == XDPSG_STAMP_SIZE, "stamp size");
+_Static_assert(offsetof(struct xdpsg_stamp, run) == XDPSG_STAMP_OFF_RUN, "run offset");
+_Static_assert(offsetof(struct xdpsg_stamp, flow) == XDPSG_STAMP_OFF_FLOW, "flow offset");
+_Static_assert(offsetof(struct xdpsg_stamp, seq) == XDPSG_STAMP_OFF_SEQ, "seq offset");
+_Static_assert(offsetof(struct xdpsg_stamp, ts_lo) == XDPSG_STAMP_OFF_TS, "ts offset");
+
+int stamp_read(const void *frame, unsigned int len, struct stamp *out)
 {
 	struct xdpsg_stamp st;
 	struct pkt_info pi;
@@ -21,22 +28,22 @@ int stamp_read(const void *frame, unsigned int len, struct xdpsg_stamp *out)
 	memcpy(&st, (const __u8 *)frame + pi.payload_off, sizeof(st));
 	if (le16toh(st.magic) != XDPSG_STAMP_MAGIC)
 		return -ENOENT;
-	out->magic = XDPSG_STAMP_MAGIC;
-	out->run = le16toh(st.run);
+	out->run = le32toh(st.run);
 	out->flow = le16toh(st.flow);
 	out->seq = le32toh(st.seq);
-	out->ts_ns = le64toh(st.ts_ns);
+	out->ts_ns = le32toh(st.ts_lo) | (__u64)le16toh(st.ts_hi) << 32;
 	return 0;
 }
 
-void stamp_write(void *at, __u16 run, __u16 flow, __u32 seq, __u64 ts_ns)
+void stamp_write(void *at, __u32 run, __u16 flow, __u32 seq, __u64 ts_ns)
 {
 	struct xdpsg_stamp st = {
 		.magic = htole16(XDPSG_STAMP_MAGIC),
-		.run = htole16(run),
+		.run = htole32(run),
 		.flow = htole16(flow),
 		.seq = htole32(seq),
-		.ts_ns = htole64(ts_ns),
+		.ts_lo = htole32((__u32)ts_ns),
+		.ts_hi = htole16((__u16)(ts_ns >> 32)),
 	};
 
 	memcpy(at, &st, sizeof(st));

@@ -17,8 +17,18 @@
 
 #include "shared.h"
 
-/* Write a whole stamp (host-order fields) at 'at', little-endian, magic included. */
-void stamp_write(void *at, __u16 run, __u16 flow, __u32 seq, __u64 ts_ns);
+/* A stamp as read, fields in host order. */
+struct stamp {
+	__u32 run;
+	__u16 flow;
+	__u32 seq;
+	__u64 ts_ns; /* the low 48 bits sent; stamp_time() restores the rest */
+};
+
+#define STAMP_TS_MASK ((1ULL << XDPSG_STAMP_TS_BITS) - 1)
+
+/* Write a whole stamp at 'at', magic included. */
+void stamp_write(void *at, __u32 run, __u16 flow, __u32 seq, __u64 ts_ns);
 
 /*
  * Per frame: fill flow, seq and time into a stamp written with those three
@@ -28,14 +38,29 @@ void stamp_write(void *at, __u16 run, __u16 flow, __u32 seq, __u64 ts_ns);
 static inline __u64 stamp_patch(void *at, __u16 flow, __u32 seq, __u64 ts_ns)
 {
 	__u8 *st = at;
-	__u16 flow_le = htole16(flow);
-	__u32 seq_le = htole32(seq);
-	__u64 ts_le = htole64(ts_ns);
+	__u16 flow_le = htole16(flow), ts_hi = htole16((__u16)(ts_ns >> 32));
+	__u32 seq_le = htole32(seq), ts_lo = htole32((__u32)ts_ns);
 
-	memcpy(st + offsetof(struct xdpsg_stamp, flow), &flow_le, 2);
-	memcpy(st + offsetof(struct xdpsg_stamp, seq), &seq_le, 4);
-	memcpy(st + offsetof(struct xdpsg_stamp, ts_ns), &ts_le, 8);
-	return flow_le + (__u64)seq_le + (ts_le & 0xffffffffULL) + (ts_le >> 32);
+	memcpy(st + XDPSG_STAMP_OFF_FLOW, &flow_le, 2);
+	memcpy(st + XDPSG_STAMP_OFF_SEQ, &seq_le, 4);
+	memcpy(st + XDPSG_STAMP_OFF_TS, &ts_lo, 4);
+	memcpy(st + XDPSG_STAMP_OFF_TS + 4, &ts_hi, 2);
+	return flow_le + (__u64)seq_le + ts_lo + ts_hi;
+}
+
+/*
+ * The full send time of a stamp's 48-bit ts, read at 'now' on the same
+ * clock: the time within 2^47 ns (39 hours) of now whose low bits match. A
+ * time after 'now' comes back as such (the caller decides what a send time in
+ * the future means).
+ */
+static inline __u64 stamp_time(__u64 ts48, __u64 now)
+{
+	__u64 back = (now - ts48) & STAMP_TS_MASK;
+
+	if (back < (1ULL << (XDPSG_STAMP_TS_BITS - 1)))
+		return now - back;
+	return now + ((ts48 - now) & STAMP_TS_MASK);
 }
 
 /*
@@ -46,6 +71,6 @@ static inline __u64 stamp_patch(void *at, __u16 flow, __u32 seq, __u64 ts_ns)
  * short for a stamp, wrong magic); -EINVAL for a truncated one (headers claim
  * more than the frame holds). The sink counts both as "foreign".
  */
-int stamp_read(const void *frame, unsigned int len, struct xdpsg_stamp *out);
+int stamp_read(const void *frame, unsigned int len, struct stamp *out);
 
 #endif

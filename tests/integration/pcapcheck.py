@@ -70,8 +70,10 @@ def main():
         if uck != 0 and csum(pseudo + udp) != 0xFFFF:
             sys.exit("frame %d: bad UDP checksum" % i)
         if stamped:
-            magic, run, flow, seq, ts = struct.unpack("<HHHIQ", udp[8:26])
-            if magic != 0x5853:
+            # stamp version 2 (common/shared.h): magic "S2", run, flow, seq, ts (48 bits)
+            magic, run, flow, seq, ts_lo, ts_hi = struct.unpack("<HIHIIH", udp[8:26])
+            ts = ts_lo | ts_hi << 32
+            if magic != 0x3253:
                 sys.exit("frame %d: stamp magic %#x" % (i, magic))
             key = (run, flow)
             if key in last_seq and seq != (last_seq[key] + 1) & 0xFFFFFFFF:

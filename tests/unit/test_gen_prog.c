@@ -64,7 +64,7 @@ static struct xdp_gen_bpf *load_gen(const struct pkt_gen *g, __u32 ifindex_out, 
 	bpf_program__set_autoload(skel->progs.gen_redirect_err, tracing);
 	if (!ASSERT_OK(xdp_gen_bpf__load(skel), "load xdp_gen") ||
 	    !ASSERT_OK(gen_prog_fill_maps(skel, g), "fill maps") ||
-	    !ASSERT_OK(gen_prog_set_cpu(skel, g, cpu), "set cpu state")) {
+	    !ASSERT_OK(gen_prog_set_cpu(skel, g, cpu, 0, 0), "set cpu state")) {
 		xdp_gen_bpf__destroy(skel);
 		return NULL;
 	}
@@ -160,7 +160,7 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		__u32 flow = pkt_gen_next_flow(g);
 		unsigned int t = pkt_gen_next_size(g);
 		__u32 seq = g->seq[flow]++;
-		struct xdpsg_stamp st = {};
+		struct stamp st = {};
 		__u64 ts = 0;
 
 		if (!ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_gen), &r),
@@ -175,11 +175,10 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 			break;
 		if (g->stamp) {
 			bad += !ASSERT_OK(stamp_read(out, len, &st), "stamp found");
-			ts = le64toh(st.ts_ns);
-			bad += !ASSERT_EQ(le16toh(st.magic), XDPSG_STAMP_MAGIC, "magic");
-			bad += !ASSERT_EQ(le16toh(st.run), o->run, "run id");
-			bad += !ASSERT_EQ(le16toh(st.flow), flow, "flow id");
-			bad += !ASSERT_EQ(le32toh(st.seq), seq, "per-flow sequence number");
+			ts = stamp_time(st.ts_ns, now_ns());
+			bad += !ASSERT_EQ(st.run, o->run, "run id");
+			bad += !ASSERT_EQ(st.flow, flow, "flow id");
+			bad += !ASSERT_EQ(st.seq, seq, "per-flow sequence number");
 			bad += !ASSERT_TRUE(ts >= t_start && ts >= last_ts && ts <= now_ns(),
 					    "timestamp is CLOCK_MONOTONIC, in order");
 			last_ts = ts;
@@ -229,6 +228,57 @@ static void opts_ranges(struct pkt_opts *o, const char *src, const char *dst, co
 	ASSERT_OK(pkt_parse_ip_range(dst, &o->dst_ip, err, sizeof(err)), "parse dst ip");
 	ASSERT_OK(pkt_parse_port_range(sport, &o->src_port, err, sizeof(err)), "parse src port");
 	ASSERT_OK(pkt_parse_port_range(dport, &o->dst_port, err, sizeof(err)), "parse dst port");
+}
+
+/*
+ * --rate in the program: a run sends only when its frame is due, and never
+ * more than the limit. Checked without timing: at 1 frame/s only the first of
+ * 1000 quick runs is due; at 1 Gframe/s every run is due until the limit.
+ */
+static void test_paced(void)
+{
+	unsigned char in[128], out[128];
+	struct xdp_gen_bpf *skel = NULL;
+	struct pkt_gen *g = NULL;
+	struct gen_cpu c;
+	struct pkt_opts o;
+	int cpu, fd;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	cpu = pin_self();
+	pkt_opts_init(&o);
+	g = make_gen(&o);
+	if (!ASSERT_TRUE(cpu >= 0 && g, "pin and make a generator"))
+		goto out;
+	skel = load_gen(g, 1, cpu, false);
+	if (!ASSERT_TRUE(skel, "load"))
+		goto out;
+	pkt_gen_prefill(g, in);
+	fd = bpf_program__fd(skel->progs.xdp_gen);
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, r, .data_in = in, .data_size_in = 60,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1000);
+
+		ASSERT_OK(gen_prog_set_cpu(skel, g, cpu, 1, 0), "1 frame per second");
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &r), "1000 runs");
+		ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state");
+		ASSERT_EQ_U64(c.packets, 1, "only the first run was due");
+		ASSERT_EQ(r.retval, XDP_DROP, "the last run sent nothing");
+		ASSERT_OK(gen_prog_set_cpu(skel, g, cpu, 1000000000ULL, 5), "fast, limit 5");
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &r), "1000 runs");
+		ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state");
+		ASSERT_EQ_U64(c.packets, 5, "the limit holds");
+		ASSERT_OK(gen_prog_set_cpu(skel, g, cpu, 0, 0), "no rate");
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &r), "1000 runs");
+		ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state");
+		ASSERT_EQ_U64(c.packets, 1000, "without a rate every run sends");
+	}
+out:
+	xdp_gen_bpf__destroy(skel);
+	pkt_gen__destroy(g);
 }
 
 static void test_v4_one_flow(void)
@@ -569,13 +619,13 @@ static void live_content(const char *what, const struct pkt_opts *o, __u32 repea
 		__u32 flow = pkt_gen_next_flow(g);
 		unsigned int t = pkt_gen_next_size(g);
 		__u32 seq = g->seq[flow]++;
-		struct xdpsg_stamp st = {};
+		struct stamp st = {};
 
 		pkt_gen_template(g, t, &len);
 		if (!ASSERT_EQ(r, len, "captured frame length") ||
 		    !ASSERT_OK(stamp_read(got, len, &st), "stamp found"))
 			break;
-		pkt_gen_write_tmpl(g, want, t, flow, seq, le64toh(st.ts_ns));
+		pkt_gen_write_tmpl(g, want, t, flow, seq, st.ts_ns);
 		if (!frames_equal(got, want, len, n) ||
 		    !ASSERT_EQ(pkt_verify_checksums(got, len), PKT_CSUM_OK, "checksums"))
 			break;
@@ -618,7 +668,7 @@ static void test_live_content(void)
 
 static const struct test_case cases[] = {
 	TEST_CASE(v4_one_flow), TEST_CASE(v4_flows_imix), TEST_CASE(v6),
-	TEST_CASE(live_frames), TEST_CASE(live_content),
+	TEST_CASE(live_frames), TEST_CASE(live_content),  TEST_CASE(paced),
 };
 
 TEST_MAIN("gen_prog", cases)

@@ -79,7 +79,7 @@ static void test_budget_rate(void)
 	ASSERT_EQ(pace_budget(&p, 0, 64, 5 * NS + 10000000, &due), 10, "10 due after 10 ms");
 	ASSERT_EQ(pace_budget(&p, 10, 64, 5 * NS + 10000000, &due), 0, "none after sending them");
 	ASSERT_EQ_U64(due, 5 * NS + 11000000, "the 11th at 11 ms");
-	ASSERT_EQ(pace_budget(&p, 0, 64, 6 * NS, &due), 64, "a backlog goes a batch at a time");
+	ASSERT_EQ(pace_budget(&p, 0, 64, 6 * NS, &due), 16, "a backlog goes a few at a time");
 	ASSERT_EQ(pace_budget(&p, 0, 64, 4 * NS, &due), 0, "a clock before t0 sends nothing");
 }
 
@@ -108,9 +108,45 @@ static void test_budget_long_run(void)
 	ASSERT_EQ_U64(due, day + 2, "the next one 1 ns later");
 }
 
+/*
+ * A thread that was away catches up without a burst: at most the bucket's
+ * depth at once (200 us of frames, at least 16), then no faster than twice
+ * the rate, until it is back on schedule.
+ */
+static void test_catch_up(void)
+{
+	__u64 due, now = 10 * NS, sent = 0, t;
+	unsigned int n, most = 0;
+	struct pace p;
+
+	pace_share(&p, 0, 1000000, 0, 1); /* 1 Mpps: depth 200 frames */
+	p.t0 = now;
+	now += 5000000; /* 5 ms away: 5000 frames behind */
+	n = pace_budget(&p, sent, 2048, now, &due);
+	ASSERT_EQ(n, 200, "the first burst is the depth");
+	pace_sent(&p, n);
+	sent += n;
+	ASSERT_EQ(pace_budget(&p, sent, 2048, now, &due), 0, "then nothing at once");
+	ASSERT_EQ_U64(due, now + 500, "the next after half the interval");
+	/* Every 10 us: at most 20 frames' credit, so the backlog shrinks steadily. */
+	for (t = 0; t < 100000; t += 10000) {
+		n = pace_budget(&p, sent, 2048, now + 10000 + t, &due);
+		pace_sent(&p, n);
+		sent += n;
+		most = n > most ? n : most;
+	}
+	ASSERT_LE(most, 20, "catching up at twice the rate");
+	ASSERT_GE(most, 19, "but catching up");
+	/* Far behind: the quota still caps what goes. */
+	pace_share(&p, 5, 1000000, 0, 1);
+	p.t0 = 0;
+	ASSERT_EQ(pace_budget(&p, 0, 64, NS, &due), 5, "quota before depth");
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(share_exact), TEST_CASE(share_zero_is_idle),	  TEST_CASE(budget_quota),
 	TEST_CASE(budget_rate), TEST_CASE(budget_rate_and_quota), TEST_CASE(budget_long_run),
+	TEST_CASE(catch_up),
 };
 
 TEST_MAIN("pace", cases)

@@ -82,10 +82,11 @@ static void test_golden_v4(void)
 	static const __u8 head[42] = {
 		0x02, 0, 0,  0,	 0, 0x02, 0x02, 0,    0,    0,	  0,	0x01, 0x08, 0x00, /* eth */
 		0x45, 0, 0,  58, 0, 0,	  0x40, 0,    64,   17,	  0x26, 0xb1, 10,   0,
-		0,    1, 10, 0,	 0, 2,	  0x04, 0x00, 0x00, 0x09, 0,	38,   0x82, 0x59, /* udp */
+		0,    1, 10, 0,	 0, 2,	  0x04, 0x00, 0x00, 0x09, 0,	38,   0x84, 0x80, /* udp */
 	};
-	static const __u8 stamp[18] = { 0x53, 0x58, 0x34, 0x12, 0,    0,    1,	  0,	0,
-					0,    0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01 };
+	/* Stamp version 2: magic "S2", run, flow, seq, the send time's low 48 bits. */
+	static const __u8 stamp[18] = { 0x53, 0x32, 0x34, 0x12, 0,    0,    0,	  0,	1,
+					0,    0,    0,	  0x08, 0x07, 0x06, 0x05, 0x04, 0x03 };
 	struct pkt_gen *g = NULL;
 	struct pkt_opts o;
 	__u8 f[128];
@@ -104,7 +105,7 @@ static void test_golden_v4(void)
 	ASSERT_EQ(memcmp(f, head, 42), 0, "v4 headers byte for byte");
 	ASSERT_EQ(memcmp(f + 42, stamp, 18), 0, "v4 stamp bytes little-endian");
 	ASSERT_EQ(wire16(f + 24), 0x26b1, "v4 IP checksum (hard-coded)");
-	ASSERT_EQ(wire16(f + 40), 0x8259, "v4 UDP checksum (hard-coded)");
+	ASSERT_EQ(wire16(f + 40), 0x8480, "v4 UDP checksum (hard-coded)");
 	ASSERT_EQ(wire16(f + 24), ref_ip_csum(f), "v4 IP checksum vs reference");
 	ASSERT_EQ(wire16(f + 40), ref_udp_csum(f, false), "v4 UDP checksum vs reference");
 	for (i = 60; i < 72; i++)
@@ -138,7 +139,7 @@ static void test_golden_v4_flow(void)
 	ASSERT_EQ(pkt_gen_write_tmpl(g, f, 0, 3, 0xfffffffe, 123456789), 60, "length");
 	ASSERT_EQ(wire16(f + 34), 5000, "flow 3 src port");
 	ASSERT_EQ(wire16(f + 24), 0xb650, "IP checksum (hard-coded)");
-	ASSERT_EQ(wire16(f + 40), 0x9a67, "UDP checksum (hard-coded)");
+	ASSERT_EQ(wire16(f + 40), 0x9a8d, "UDP checksum (hard-coded)");
 out:
 	pkt_gen__destroy(g);
 }
@@ -167,7 +168,7 @@ static void test_golden_v6(void)
 	ASSERT_EQ(wire16(f + 12), 0x86dd, "ethertype IPv6");
 	ASSERT_EQ(memcmp(f + 14, ip6, 40), 0, "IPv6 header byte for byte");
 	ASSERT_EQ(wire16(f + 58), 36, "UDP length");
-	ASSERT_EQ(wire16(f + 60), 0x9351, "v6 UDP checksum (hard-coded)");
+	ASSERT_EQ(wire16(f + 60), 0x9578, "v6 UDP checksum (hard-coded)");
 	ASSERT_EQ(wire16(f + 60), ref_udp_csum(f, true), "v6 UDP checksum vs reference");
 	ASSERT_EQ(f[62], 0x53, "stamp magic at offset 62");
 	ASSERT_EQ(pkt_verify_checksums(f, len), PKT_CSUM_OK, "verifier accepts v6");
@@ -658,7 +659,7 @@ static void test_flow_order(void)
 	struct pkt_opts o;
 	unsigned int i, seen[24] = { 0 }, covered = 0;
 	__u8 f[64];
-	struct xdpsg_stamp st;
+	struct stamp st;
 	struct pkt_tuple t;
 
 	ranges_24(&o);

@@ -39,6 +39,9 @@ enum { KERN_REDIRECT_ERR };
 #define KERNEL_CHUNK_MIN (1U << 16)
 #define KERNEL_CHUNK_MAX (1U << 23)
 #define KERNEL_CHUNK_NS 250000000ULL
+/* Paced calls mostly skip runs: longer calls, fewer setup pauses to catch up on. */
+#define KERNEL_PACED_CHUNK_NS 1000000000ULL
+#define KERNEL_PACED_CHUNK_MAX (1U << 30)
 
 struct kernel_gen {
 	struct xdp_gen_bpf *skel;
@@ -78,18 +81,75 @@ static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 e
 	return pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
 }
 
-/* The next chunk: about KERNEL_CHUNK_NS at the rate this call achieved. */
-static __u32 resize_chunk(__u32 chunk, __u32 sent, __u64 took, __u64 *est_pps)
+/* The next chunk: about target_ns at the rate this call achieved, at most max. */
+static __u32 resize_chunk(__u32 chunk, __u32 sent, __u64 took, __u64 *est_pps, __u64 target_ns,
+			  __u64 max)
 {
 	__u64 cap;
 
 	if (!took || sent < KERNEL_CHUNK_MIN)
 		return chunk;
 	*est_pps = (__u64)((unsigned __int128)sent * 1000000000ULL / took);
-	cap = *est_pps * KERNEL_CHUNK_NS / 1000000000ULL;
-	return (__u32)(cap < KERNEL_CHUNK_MIN ? KERNEL_CHUNK_MIN :
-		       cap > KERNEL_CHUNK_MAX ? KERNEL_CHUNK_MAX :
-						cap);
+	cap = (__u64)((unsigned __int128)*est_pps * target_ns / 1000000000ULL);
+	return (__u32)(cap < KERNEL_CHUNK_MIN ? KERNEL_CHUNK_MIN : cap > max ? max : cap);
+}
+
+/*
+ * With --rate the program paces itself (struct gen_cpu): every run of a call
+ * either sends the frame that is due or nothing, so frames leave evenly
+ * spaced however long the call; the repeat count is runs, not frames, and
+ * the program's own count says how many went. Calls are sized to about
+ * KERNEL_PACED_CHUNK_NS, so the ~24 ms each call spends setting up is a pause
+ * once a second, which the program catches up on.
+ */
+static void kernel_paced_loop(struct gen_thread *t)
+{
+	struct gen *g = t->g;
+	struct kernel_gen *k = kg(g);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frame, .data_size_in = k->frame_len,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
+	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
+	__u64 est = 0, end = g->cfg->duration ? t->pace.t0 + g->cfg->duration : 0;
+	__u32 chunk = KERNEL_CHUNK_FIRST;
+	struct gen_cpu c;
+
+	while (!gen_should_stop(g)) {
+		__u64 now = now_ns(), cap = chunk;
+
+		if (gen_prog_cpu_state(k->skel, t->cpu, &c))
+			break;
+		CNT_SET(t->c.submitted, c.packets);
+		if (pace_done(&t->pace, c.packets) || (end && now >= end))
+			break;
+		if (end && est) {
+			__u64 fit =
+				(__u64)((unsigned __int128)(end - now) * est / 1000000000ULL) + 1;
+
+			if (fit < cap)
+				cap = fit;
+		}
+		/* The runs the rest of the quota needs (5% more), not a second of spinning after. */
+		if (t->pace.quota && est) {
+			__u64 fit = (__u64)((unsigned __int128)(t->pace.quota - c.packets) * est /
+					    t->pace.rate * 21 / 20) +
+				    KERNEL_CHUNK_MIN;
+
+			if (fit < cap)
+				cap = fit;
+		}
+		o.repeat = (__u32)cap;
+		if (bpf_prog_test_run_opts(fd, &o)) {
+			if (errno == EINTR && gen_should_stop(g))
+				break;
+			t->w.err = -errno;
+			pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
+			break;
+		}
+		chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, KERNEL_PACED_CHUNK_NS,
+				     KERNEL_PACED_CHUNK_MAX);
+	}
+	if (!gen_prog_cpu_state(k->skel, t->cpu, &c))
+		CNT_SET(t->c.submitted, c.packets);
 }
 
 static void kernel_loop(struct gen_thread *t)
@@ -107,7 +167,7 @@ static void kernel_loop(struct gen_thread *t)
 		__u32 want = next_call(t, chunk, est_pps, end, now, &due);
 
 		if (!want) {
-			pace_wait(due);
+			pace_wait(due, false);
 			continue;
 		}
 		o.repeat = want;
@@ -119,7 +179,8 @@ static void kernel_loop(struct gen_thread *t)
 			break;
 		}
 		CNT_ADD(t->c.submitted, want);
-		chunk = resize_chunk(chunk, want, now_ns() - now, &est_pps);
+		chunk = resize_chunk(chunk, want, now_ns() - now, &est_pps, KERNEL_CHUNK_NS,
+				     KERNEL_CHUNK_MAX);
 	}
 }
 
@@ -128,8 +189,12 @@ static void *kernel_worker(void *arg)
 	struct gen_thread *t = arg;
 
 	runtime_block_signals();
-	if (gen_worker_ready(t, cpu_pin_self(t->cpu)))
-		kernel_loop(t);
+	if (gen_worker_ready(t, cpu_pin_self(t->cpu))) {
+		if (t->pace.rate)
+			kernel_paced_loop(t);
+		else
+			kernel_loop(t);
+	}
 	run_worker_done(&t->w);
 	return NULL;
 }
@@ -276,7 +341,8 @@ static int kernel_setup(struct gen *g)
 	}
 	err = gen_prog_fill_maps(k->skel, g->th[0].pg);
 	for (i = 0; !err && i < g->nthreads; i++)
-		err = gen_prog_set_cpu(k->skel, g->th[i].pg, g->th[i].cpu);
+		err = gen_prog_set_cpu(k->skel, g->th[i].pg, g->th[i].cpu, g->th[i].pace.rate,
+				       g->th[i].pace.quota);
 	if (err) {
 		pr_warn("cannot fill the generator's maps: %s\n", strerror(-err));
 		return err;

@@ -90,7 +90,7 @@ static int build_opts(struct gen *g)
 	const struct gen_cfg *cfg = g->cfg;
 	struct pkt_opts *o = &g->popts;
 	char err[256];
-	__u16 run = 0;
+	__u32 run = 0;
 	__u64 tuples;
 	int rc;
 

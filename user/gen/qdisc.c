@@ -159,7 +159,7 @@ static void qdisc_loop(struct gen_thread *t, struct qdisc_tx *x)
 			break;
 		want = pace_budget(&t->pace, attempted, batch, now_ns(), &due);
 		if (!want) {
-			pace_wait(due);
+			pace_wait(due, false);
 			continue;
 		}
 		ts = now_ns();
@@ -170,6 +170,7 @@ static void qdisc_loop(struct gen_thread *t, struct qdisc_tx *x)
 			t->w.err = done;
 			break;
 		}
+		pace_sent(&t->pace, (__u32)done);
 		CNT_ADD(t->c.submitted, (__u64)done);
 	}
 }

@@ -114,8 +114,9 @@ void gen_started(void *ctx)
 	       g->nthreads > 1 ? "s" : "");
 	for (i = 0; i < g->nthreads; i++)
 		printf("%s%u on cpu %d", i ? ", " : "", g->th[i].queue, g->th[i].cpu);
-	printf("), %s, %u-byte frames%s; Ctrl-C to stop\n", g->mode->describe(g),
-	       pkt_gen_max_len(g->th[0].pg), g->popts.imix ? " max (imix)" : "");
+	printf("), %s, %u-byte frames%s, run %08x; Ctrl-C to stop\n", g->mode->describe(g),
+	       pkt_gen_max_len(g->th[0].pg), g->popts.imix ? " max (imix)" : "",
+	       (unsigned int)g->popts.run);
 }
 
 static __u64 outstanding(const struct gen *g, const struct gen_counters *c)

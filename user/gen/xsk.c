@@ -26,6 +26,9 @@ struct xsk_tx {
 	bool accounting_ok;
 };
 
+/* From this rate per queue on, a thread spins between frames: sleeping would not pay. */
+#define XSK_SPIN_RATE 500000ULL
+
 struct xsk_snap {
 	__u64 tx_invalid; /* XDP_STATISTICS tx_invalid_descs over the sockets */
 };
@@ -188,6 +191,8 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 {
 	struct gen *g = t->g;
 	__u32 batch = (__u32)g->cfg->batch;
+	/* Spin where sleeping cannot keep the pace, or when asked to (--busy-poll). */
+	bool spin = g->cfg->xsk.busy_poll || t->pace.rate >= XSK_SPIN_RATE;
 	__s64 jump_at = 0, jump_by = 0;
 	bool jump = t->idx == 0 && seq_jump_hook(&jump_at, &jump_by);
 	__u64 due;
@@ -202,10 +207,12 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 		want = pace_budget(&t->pace, t->c.submitted, batch, now, &due);
 		if (!want) {
 			xsk_kick(t, x);
-			pace_wait(due);
+			pace_wait(due, spin);
 			continue;
 		}
-		if (!xsk_send(t, x, addrs, want, now)) {
+		want = xsk_send(t, x, addrs, want, now);
+		pace_sent(&t->pace, want);
+		if (!want) {
 			xsk_kick(t, x);
 			continue;
 		}

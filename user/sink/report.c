@@ -214,6 +214,39 @@ static void json_queues_cpus(const struct sink *sk, struct jw *w, const struct s
 }
 
 /* The members after the skeleton's own (tool, mode, ifname, stop_reason, times). */
+/*
+ * The span that carried traffic: from the first packet to the last. Exact
+ * where the mode knows the receive times; otherwise from the ticks where the
+ * count moved, the first stretched back one tick (it started after the
+ * previous one). 0 when nothing arrived.
+ */
+static __u64 traffic_span(const struct sink *sk, const struct sink_snap *a, __u64 *first)
+{
+	__u64 f = 0, l = 0;
+
+	if (!sk->ops->span || !sk->ops->span(sk, a, &f, &l)) {
+		if (!sk->seen)
+			return 0;
+		f = sk->first_rx_ns - SINK_TICK_NS;
+		l = sk->last_rx_ns;
+	}
+	*first = f;
+	return l > f ? l - f : 0;
+}
+
+static void json_span(struct sink *sk, struct jw *w, const struct sink_snap *a,
+		      const struct sink_snap *b)
+{
+	__u64 first = 0, span = traffic_span(sk, a, &first);
+	__u64 n = sink_received(sk, a, NULL) - sink_received(sk, b, NULL);
+
+	jw_double(w, "active_s", (double)span / 1e9);
+	jw_double(w, "active_pps", span ? (double)n * 1e9 / (double)span : 0);
+	jw_double(w, "first_packet_s",
+		  first > sk->base.rs.t_ns ? (double)(first - sk->base.rs.t_ns) / 1e9 : 0);
+	jw_double(w, "peak_pps", sk->peak_pps);
+}
+
 void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
 		      const struct sink_snap *b, enum run_report kind)
 {
@@ -225,7 +258,7 @@ void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
 	stats_sub(&d, &a->total, &b->total);
 	drops_between(sk, a, b, &dr);
 	if (kind == RUN_SUMMARY)
-		jw_double(w, "peak_pps", sk->peak_pps);
+		json_span(sk, w, a, b);
 	jw_u64(w, "rx_packets", ra - rb);
 	jw_u64(w, "rx_bytes", bya - byb);
 	jw_u64(w, "tx_packets", sk->ops->sends ? d.tx + d.redirect : 0);
@@ -271,14 +304,18 @@ static void text_summary(struct sink *sk, const struct sink_snap *a, const struc
 {
 	__u64 dt = a->rs.t_ns - b->rs.t_ns, bya, byb;
 	__u64 ra = sink_received(sk, a, &bya), rb = sink_received(sk, b, &byb);
+	__u64 first = 0, span = traffic_span(sk, a, &first);
 	char b1[32], b2[32], b3[32], pk[16];
 
-	printf("xdp-sink %s %s: %s packets, %s bytes in %.2f s (%s pps average, %s peak, %sbit/s); stopped by %s\n",
-	       sk->mode_name, sk->ifc.name, fmt_count(b1, sizeof(b1), ra - rb),
-	       fmt_count(b2, sizeof(b2), bya - byb), (double)dt / 1e9,
-	       fmt_si(b3, sizeof(b3), counter_rate(ra, rb, dt)),
-	       fmt_si(pk, sizeof(pk), sk->peak_pps),
-	       fmt_si(b3 + 16, 16, counter_rate(bya, byb, dt) * 8), sk->run.stop_reason);
+	printf("xdp-sink %s %s: %s packets, %s bytes in %.2f s; stopped by %s\n", sk->mode_name,
+	       sk->ifc.name, fmt_count(b1, sizeof(b1), ra - rb),
+	       fmt_count(b2, sizeof(b2), bya - byb), (double)dt / 1e9, sk->run.stop_reason);
+	if (span)
+		printf("  rate:     %s pps, %sbit/s over the %.3f s from the first packet (at %.3f s) to the last; %s pps peak interval\n",
+		       fmt_si(b3, sizeof(b3), counter_rate(ra, rb, span)),
+		       fmt_si(b1, sizeof(b1), counter_rate(bya, byb, span) * 8), (double)span / 1e9,
+		       first > b->rs.t_ns ? (double)(first - b->rs.t_ns) / 1e9 : 0.0,
+		       fmt_si(pk, sizeof(pk), sk->peak_pps));
 	printf("  verdicts: drop %" PRIu64 ", pass %" PRIu64 ", tx %" PRIu64 ", redirect %" PRIu64
 	       ", aborted %" PRIu64 "\n",
 	       (uint64_t)d->drop, (uint64_t)d->pass, (uint64_t)d->tx, (uint64_t)d->redirect,

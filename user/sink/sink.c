@@ -51,6 +51,13 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 	if (sk->ops->explain)
 		sk->ops->explain(sk, s);
 	n = sink_received(sk, s, NULL) - sink_received(sk, (const struct sink_snap *)base, NULL);
+	/* Traffic moved the count since the last tick: it flowed at least until now. */
+	if (n != sk->seen) {
+		if (!sk->seen)
+			sk->first_rx_ns = s->rs.t_ns;
+		sk->last_rx_ns = s->rs.t_ns;
+		sk->seen = n;
+	}
 	return sk->cfg->count && n >= sk->cfg->count ? "count" : NULL;
 }
 
@@ -117,7 +124,7 @@ int sink_preflight(struct sink *sk)
 		.duration_ns = cfg->duration,
 		.interval_ns = cfg->interval,
 		/* Wake often enough to stop close to --count; rates use measured times. */
-		.tick_ns = cfg->count ? 10000000ULL : 100000000ULL,
+		.tick_ns = SINK_TICK_NS,
 		.json = cfg->json,
 		.quiet = cfg->quiet,
 		.json_ready = true,

@@ -22,6 +22,8 @@
 #include "xsk_queue.h"
 
 #define SINK_PIN_ROOT "/sys/fs/bpf/xdp-sink"
+/* How often the counters are read: --count's precision and the traffic span's. */
+#define SINK_TICK_NS 10000000ULL
 
 struct iface_estats;
 struct kstats;
@@ -99,6 +101,11 @@ struct sink_mode_ops {
 	/* Size of the mode's part of a reading, and how to take it. */
 	size_t (*snap_size)(const struct sink *sk);
 	void (*read)(struct sink *sk, struct sink_snap *s);
+	/*
+	 * The receive times of the first and the last packet, when the mode
+	 * knows them exactly; NULL or false: the ticks where the count moved.
+	 */
+	bool (*span)(const struct sink *sk, const struct sink_snap *s, __u64 *first, __u64 *last);
 	/* Packets (and bytes) the sink received; NULL: what the program saw. */
 	__u64 (*received)(const struct sink *sk, const struct sink_snap *s, __u64 *bytes);
 	/* The mode's drops between two readings, beyond the ones every mode has. */
@@ -139,6 +146,8 @@ struct sink {
 	struct sink_stats *buf; /* lookup buffer, one value per possible CPU */
 	struct sink_snap base, prev, cur;
 	double peak_pps; /* highest interval rate */
+	/* when traffic was first and last seen, at tick resolution (see span()) */
+	__u64 first_rx_ns, last_rx_ns, seen;
 	void *ms; /* the mode's state */
 	struct run run;
 };

@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: GPL-2.0
+# The sink's verdicts with traffic that is not tidy: several generators at
+# once, a gap in one of them, forged frames, and a paced kernel generator run
+# ten times into a sink with default options. Each generator run has its own
+# books in the summary's "runs"; nothing one run (or a forger) does may show
+# in another's.
+
+SINK="$BUILD/xdp-sink"
+GEN="$BUILD/xdp-gen"
+
+runs_sink() { # [options]: start xdp-sink xsk, wait until it is attached
+	ROUT=$(mktemp)
+	t_on_cleanup rm -f "$ROUT"
+	lab_bg "$ROUT" sink "$SINK" xsk -j -q -d 300 "$@" "$SINK_IF"
+	RPID=$LAST_PID
+	t_wait_for "$ROUT" '"type":"ready"' 20 || t_fail "xsk sink did not start: $(cat "$ROUT")"
+}
+
+runs_stop() {
+	sleep 0.5
+	kill -INT "$RPID"
+	wait "$RPID"
+	t_expect_eq "sink exit code" 0 $?
+	# For the log: where packets went, should an expectation fail.
+	echo "sink drops: $(rs 'o["drops"]'), runs: $(rs '[(r["run"], r["received"], r["lost"]) for r in o["runs"]]')"
+}
+
+rs() { # python expression on the sink's summary
+	json_get "$ROUT" summary "$1"
+}
+
+gen_json() { # OUTFILE ARGS...: a generator run in the background, JSON summary to OUTFILE
+	local out=$1
+	shift
+	lab_bg "$out" gen "$GEN" "$@" -j -q "$GEN_IF"
+}
+
+# The sink's books of one generator run, by the run id the generator reported.
+run_of() { # GEN_OUTFILE EXPR(on r)
+	local id
+	id=$(json_get "$1" summary 'o["run"]') || t_fail "no summary from the generator in $1: $(cat "$1")"
+	rs "[r for r in o['runs'] if r['run'] == $id][0]" >/dev/null 2>&1 ||
+		t_fail "the sink has no books for run $id: $(rs '[r["run"] for r in o["runs"]]')"
+	rs "(lambda r: $2)([r for r in o['runs'] if r['run'] == $id][0])"
+}
+
+# Every packet the program saw, from the veth's own counters.
+veth_xdp_packets() {
+	ip netns exec "$SINK_NS" ethtool -S "$SINK_IF" |
+		awk '/rx_queue_[0-9]+_xdp_packets:/ { n += $2 } END { print n + 0 }'
+}
+
+expect_clean_run() { # GEN_OUTFILE LABEL
+	local sent
+	sent=$(json_get "$1" summary 'o["tx_packets"]')
+	t_expect_ge "$2: sent" 1 "$sent"
+	t_expect_eq "$2: received = what its generator sent" "$sent" "$(run_of "$1" 'r["received"]')"
+	t_expect_eq "$2: lost" 0 "$(run_of "$1" 'r["lost"]')"
+	t_expect_eq "$2: duplicates" 0 "$(run_of "$1" 'r["duplicates"]')"
+	t_expect_eq "$2: late" 0 "$(run_of "$1" 'r["late"]')"
+	t_expect_eq "$2: latency samples" "$sent" "$(run_of "$1" 'r["latency_ns"]["count"]')"
+}
+
+test_sink_runs_concurrent_generators() {
+	local ga gb gc
+	# Two AF_XDP generators need a transmit queue each. Modest rates and a
+	# deep ring: this is a test of the books, not of capacity on a busy machine.
+	lab_setup --no-ipv6 --queues 2
+	runs_sink --queues all --ring-size 16384
+	ga=$(mktemp) gb=$(mktemp) gc=$(mktemp)
+	t_on_cleanup rm -f "$ga" "$gb" "$gc"
+	# AF_XDP at 60 kpps, live frames at 40 kpps and a second AF_XDP run at
+	# 20 kpps, all at once into one sink.
+	gen_json "$ga" xsk -n 120000 -r 60k
+	local pa=$LAST_PID
+	gen_json "$gb" kernel -n 80000 -r 40k
+	local pb=$LAST_PID
+	gen_json "$gc" xsk -n 40000 -r 20k --queues 1 --cpus 1
+	local pc=$LAST_PID
+	wait "$pa" || t_fail "xsk generator: $(cat "$ga")"
+	wait "$pb" || t_fail "kernel generator: $(cat "$gb")"
+	wait "$pc" || t_fail "second xsk generator: $(cat "$gc")"
+	runs_stop
+	expect_clean_run "$ga" "xsk run"
+	expect_clean_run "$gb" "kernel run"
+	expect_clean_run "$gc" "second xsk run"
+	t_expect_eq "three runs" 3 "$(rs 'len(o["runs"])')"
+	t_expect_eq "stamped total" 240000 "$(rs 'o["stamped"]')"
+	t_expect_eq "total lost" 0 "$(rs 'o["lost"]')"
+	t_expect_eq "the program saw what the veth counted" "$(veth_xdp_packets)" \
+		"$(rs 'o["xdp_packets"]')"
+	t_expect_eq "unexplained" 0 "$(rs 'o["unexplained"]')"
+}
+
+test_sink_runs_gap_in_one_run() {
+	local ga gb
+	lab_setup --no-ipv6
+	runs_sink --ring-size 16384
+	ga=$(mktemp) gb=$(mktemp)
+	t_on_cleanup rm -f "$ga" "$gb"
+	# Run A skips 57 sequence numbers after 50,000 frames; run B is clean.
+	XDPSG_TEST_SEQ_JUMP=50000:57 gen_json "$ga" xsk -n 100000 -r 60k
+	local pa=$LAST_PID
+	gen_json "$gb" kernel -n 80000 -r 40k
+	local pb=$LAST_PID
+	wait "$pa" || t_fail "generator A: $(cat "$ga")"
+	wait "$pb" || t_fail "generator B: $(cat "$gb")"
+	runs_stop
+	t_expect_eq "run A: exactly the gap is lost" 57 "$(run_of "$ga" 'r["lost"]')"
+	t_expect_eq "run A: received" 100000 "$(run_of "$ga" 'r["received"]')"
+	t_expect_eq "run A: duplicates" 0 "$(run_of "$ga" 'r["duplicates"]')"
+	expect_clean_run "$gb" "run B"
+	t_expect_eq "total lost" 57 "$(rs 'o["lost"]')"
+}
+
+# send_forged RUN SEQ TS_NS: one stamped UDP frame from the generator side.
+send_forged() {
+	lab_exec gen python3 - "$GEN_IF" "$GEN_MAC" "$SINK_MAC" "$GEN_IP4" "$SINK_IP4" "$@" <<'PY'
+import socket, struct, sys, time
+ifname, smac, dmac, sip, dip, run, seq, ts = sys.argv[1:9]
+ts = time.monotonic_ns() + int(ts[4:]) if ts.startswith("now+") else \
+    time.monotonic_ns() if ts == "now" else int(ts)
+mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
+stamp = struct.pack("<HIHIIH", 0x3253, int(run, 0), 0, int(seq, 0), ts & 0xffffffff,
+                    (ts >> 32) & 0xffff)
+udp = struct.pack("!HHHH", 1024, 9, 8 + len(stamp), 0) + stamp
+ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                 socket.inet_aton(sip), socket.inet_aton(dip))
+s = sum(struct.unpack("!10H", ip))
+while s >> 16:
+    s = (s & 0xffff) + (s >> 16)
+ip = ip[:10] + struct.pack("!H", ~s & 0xffff) + ip[12:]
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+sock.bind((ifname, 0))
+sock.send(mac(dmac) + mac(smac) + b"\x08\x00" + ip + udp)
+PY
+}
+
+test_sink_runs_forged_frames() {
+	local ga run
+	lab_setup --no-ipv6
+	runs_sink --ring-size 16384
+	ga=$(mktemp)
+	t_on_cleanup rm -f "$ga"
+	lab_bg "$ga" gen "$GEN" xsk -n 150000 -r 50k "$GEN_IF"
+	local pa=$LAST_PID
+	t_wait_for "$ga" 'run [0-9a-f]\{8\}' 10 || t_fail "no run id in the start line: $(cat "$ga")"
+	run=0x$(grep -o 'run [0-9a-f]\{8\}' "$ga" | head -n 1 | cut -d' ' -f2)
+	sleep 0.5
+	send_forged 0xdeadbeef 5 now || t_fail "could not send a forged frame"
+	send_forged "$run" 0x7fff0000 now # a jump of about 2^31
+	send_forged "$run" 1 1            # sent at 1 ns
+	send_forged "$run" 2 now+10000000000 # ten seconds in the future
+	wait "$pa" || t_fail "generator: $(cat "$ga")"
+	runs_stop
+	local sel="[r for r in o['runs'] if r['run'] == $((run))][0]"
+	t_expect_eq "genuine run: received what was sent" 150000 "$(rs "$sel['received']")"
+	t_expect_eq "genuine run: lost" 0 "$(rs "$sel['lost']")"
+	t_expect_eq "genuine run: duplicates" 0 "$(rs "$sel['duplicates']")"
+	t_expect_eq "genuine run: late" 0 "$(rs "$sel['late']")"
+	t_expect_eq "genuine run: latency only from genuine frames" 150000 \
+		"$(rs "$sel['latency_ns']['count']")"
+	t_expect_eq "the jump: implausible" 1 "$(rs "$sel['implausible']")"
+	t_expect_eq "sent at 1 ns: stale" 1 "$(rs "$sel['ts_stale']")"
+	t_expect_eq "sent in the future" 1 "$(rs "$sel['ts_future']")"
+	t_expect_eq "the unknown run is a run of its own" 1 \
+		"$(rs "[r for r in o['runs'] if r['run'] == 0xdeadbeef][0]['received']")"
+	t_expect_eq "rejected in the totals" 1 "$(rs 'o["rejected"]["implausible"]')"
+	t_expect_eq "unexplained" 0 "$(rs 'o["unexplained"]')"
+}
+
+# A paced live-frames generator into a sink with default options: the frames
+# are spread evenly, so nothing is lost, ten runs in a row.
+test_sink_runs_paced_kernel_default_sink() {
+	local i out
+	lab_setup --no-ipv6
+	runs_sink
+	for i in $(seq 10); do
+		out=$(mktemp)
+		t_on_cleanup rm -f "$out"
+		lab_exec gen "$GEN" kernel -j -q -n 1000000 -r 400000 "$GEN_IF" >"$out" 2>&1 ||
+			t_fail "run $i: $(tail -n 3 "$out")"
+		eval "G$i=$out"
+	done
+	runs_stop
+	t_expect_eq "ten runs" 10 "$(rs 'len(o["runs"])')"
+	for i in $(seq 10); do
+		eval "out=\$G$i"
+		t_expect_eq "run $i: received" 1000000 "$(run_of "$out" 'r["received"]')"
+		t_expect_eq "run $i: lost" 0 "$(run_of "$out" 'r["lost"]')"
+		# The program keeps frames at least half the interval apart: at most
+		# 100 us / 1.25 us = 80 in any 100 us of send time (40 when even).
+		t_expect_le "run $i: most frames in 100 us" 82 "$(run_of "$out" 'r["burst_100us_max"]')"
+	done
+	t_expect_eq "nothing dropped at the socket" 0 \
+		"$(rs 'o["drops"]["xsk_rx_ring_full"] + o["drops"]["xsk_fill_ring_empty"]')"
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_SINK_XSK_H
+#define XDPSG_SINK_XSK_H
+
+/*
+ * The xsk mode's own parts: xsk.c plans the queues and runs their threads,
+ * xsk_report.c turns what they counted into reports. A queue's thread is the
+ * only writer of its struct xq; the main thread reads the published counters
+ * while the run goes on, and the trackers (per-run books) only after the
+ * threads are joined.
+ */
+#include "hist.h"
+#include "seqtrack.h"
+#include "sink.h"
+
+/* What one queue's thread has counted. */
+struct xq_counts {
+	__u64 rx_packets; /* delivered to user space */
+	__u64 rx_bytes;
+	__u64 foreign; /* without a stamp */
+	__u64 unplaced; /* stamped, of a run beyond the tracker's table */
+	__u64 runs; /* generator runs seen (over queues: the most any queue saw) */
+	struct seqtrack_counts st;
+	/* receive times of the first and the last batch, 0 before any: not deltas */
+	__u64 first_ns, last_ns;
+};
+
+/* Written by the queue's thread only, read by main: a cache line of its own. */
+struct xq_published {
+	struct xq_counts c;
+} __attribute__((aligned(64)));
+
+struct xq {
+	struct run_worker w;
+	struct sink *sk;
+	unsigned int queue;
+	int cpu;
+	struct xsk_queue *q;
+	struct seqtrack *tr;
+	struct xq_published pub;
+	char accounting[160];
+	bool accounting_ok;
+};
+
+struct xsk_state {
+	unsigned int nxq;
+	struct xq *xq;
+};
+
+/* The mode's part of a reading: each queue's counters, then each socket's XDP_STATISTICS. */
+static inline struct xq_counts *xsk_snap_xc(const struct sink_snap *s)
+{
+	return s->mode;
+}
+
+static inline struct xdp_statistics *xsk_snap_xs(const struct sink *sk, const struct sink_snap *s)
+{
+	const struct xsk_state *xs = sk->ms;
+
+	return (struct xdp_statistics *)(xsk_snap_xc(s) + xs->nxq);
+}
+
+/* Totals over the queues of a reading, and the change between two readings. */
+void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_counts *c,
+	       struct xdp_statistics *x);
+void xsk_deltas(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		struct xq_counts *c, struct xdp_statistics *x);
+
+/* xsk_report.c */
+void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
+	      const struct sink_snap *b, const struct sink_stats *d, const struct sink_drops *dr,
+	      enum run_report kind);
+void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+	      const struct sink_stats *d, enum run_report kind);
+int xsk_finish(struct sink *sk);
+
+#endif

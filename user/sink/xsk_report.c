@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The xsk mode's reports: the books of every generator run the sink saw
+ * (received, lost, duplicates, reordered, late, latency, pacing), the frames
+ * whose claims no sender could make, and where every packet the program saw
+ * went. Runs are read from the queues' trackers after their threads ended.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "log.h"
+#include "xsk.h"
+
+/* Where every packet the program saw went. Returns the unexplained rest. */
+static __s64 xsk_balance(const struct sink_stats *d, const struct xq_counts *c,
+			 const struct xdp_statistics *x)
+{
+	return (__s64)d->packets - (__s64)(c->rx_packets + d->redirect_err + x->rx_dropped +
+					   x->rx_ring_full + x->rx_invalid_descs);
+}
+
+static const char *xq_bind_mode(const struct xq *x)
+{
+	return x->q && x->q->zerocopy ? "zero-copy" : "copy";
+}
+
+/* Every run the queues saw, merged over queues, with its latency. */
+struct runs {
+	unsigned int n;
+	struct seqtrack_summary *s;
+	struct hist *lat;
+	struct hist all; /* every run's latency in one */
+};
+
+static void runs_free(struct runs *r)
+{
+	free(r->s);
+	free(r->lat);
+}
+
+static int runs_collect(const struct sink *sk, struct runs *r)
+{
+	const struct xsk_state *xs = sk->ms;
+	struct seqtrack **tr = calloc(xs->nxq, sizeof(*tr));
+	unsigned int i, max = xs->nxq * SEQTRACK_RUNS_MAX;
+
+	memset(r, 0, sizeof(*r));
+	r->s = calloc(max, sizeof(*r->s));
+	r->lat = calloc(max, sizeof(*r->lat));
+	if (!tr || !r->s || !r->lat) {
+		free(tr);
+		runs_free(r);
+		return -ENOMEM;
+	}
+	for (i = 0; i < xs->nxq; i++)
+		tr[i] = xs->xq[i].tr;
+	r->n = seqtrack_runs(tr, xs->nxq, r->s, r->lat, max);
+	hist_init(&r->all);
+	for (i = 0; i < r->n; i++)
+		hist_merge(&r->all, &r->lat[i]);
+	free(tr);
+	return 0;
+}
+
+/* Frames a run sent per second, from its first to its last send time. */
+static double run_rate(const struct seqtrack_summary *s)
+{
+	__u64 span = s->last_ts - s->first_ts;
+
+	return span ? (double)(s->c.received - 1) * 1e9 / (double)span : 0.0;
+}
+
+static void json_hist(struct jw *w, const char *key, const struct hist *h)
+{
+	struct hist_summary hs;
+
+	hist_summarize(h, &hs);
+	jw_obj(w, key);
+	jw_u64(w, "count", hs.count);
+	jw_u64(w, "min", hs.min);
+	jw_u64(w, "p50", hs.p50);
+	jw_u64(w, "p90", hs.p90);
+	jw_u64(w, "p99", hs.p99);
+	jw_u64(w, "p999", hs.p999);
+	jw_u64(w, "max", hs.max);
+	jw_double(w, "mean", hs.mean);
+	jw_end_obj(w);
+}
+
+static void json_run(const struct sink *sk, struct jw *w, const struct seqtrack_summary *s,
+		     const struct hist *lat)
+{
+	__u64 t0 = sk->base.rs.t_ns;
+
+	jw_obj(w, NULL);
+	jw_u64(w, "run", s->id);
+	jw_u64(w, "received", s->c.received);
+	jw_i64(w, "lost", (__s64)s->c.lost);
+	jw_u64(w, "duplicates", s->c.duplicates);
+	jw_u64(w, "reordered", s->c.reordered);
+	jw_u64(w, "late", s->c.late);
+	jw_u64(w, "implausible", s->c.implausible);
+	jw_u64(w, "ts_future", s->c.ts_future);
+	jw_u64(w, "ts_stale", s->c.ts_stale);
+	jw_u64(w, "flows", s->flows);
+	jw_double(w, "first_rx_s", s->first_rx > t0 ? (double)(s->first_rx - t0) / 1e9 : 0);
+	jw_double(w, "last_rx_s", s->last_rx > t0 ? (double)(s->last_rx - t0) / 1e9 : 0);
+	jw_double(w, "send_s", (double)(s->last_ts - s->first_ts) / 1e9);
+	jw_double(w, "send_pps", run_rate(s));
+	jw_u64(w, "burst_100us_max", s->burst_max);
+	jw_double(w, "burst_100us_ideal", run_rate(s) * SEQTRACK_BURST_NS / 1e9);
+	json_hist(w, "latency_ns", lat);
+	jw_end_obj(w);
+}
+
+static void json_checks(struct jw *w, const struct xq_counts *c)
+{
+	jw_u64(w, "stamped", c->st.received);
+	jw_u64(w, "foreign", c->foreign);
+	/* Signed: a reordered packet filling an earlier gap takes one back. */
+	jw_i64(w, "lost", (__s64)c->st.lost);
+	jw_u64(w, "duplicates", c->st.duplicates);
+	jw_u64(w, "reordered", c->st.reordered);
+	jw_u64(w, "late", c->st.late);
+	jw_u64(w, "restarts", c->runs > 1 ? c->runs - 1 : 0);
+	jw_obj(w, "rejected");
+	jw_u64(w, "implausible", c->st.implausible);
+	jw_u64(w, "ts_future", c->st.ts_future);
+	jw_u64(w, "ts_stale", c->st.ts_stale);
+	jw_u64(w, "unplaced", c->unplaced);
+	jw_end_obj(w);
+}
+
+static void json_drops(struct jw *w, const struct sink_stats *d, const struct xdp_statistics *x)
+{
+	jw_obj(w, "drops");
+	jw_u64(w, "no_socket", d->redirect_err);
+	jw_u64(w, "xsk_fill_ring_empty", x->rx_dropped);
+	jw_u64(w, "xsk_rx_ring_full", x->rx_ring_full);
+	jw_u64(w, "xsk_rx_invalid", x->rx_invalid_descs);
+	jw_end_obj(w);
+	jw_obj(w, "xsk");
+	jw_u64(w, "rx_dropped", x->rx_dropped);
+	jw_u64(w, "rx_ring_full", x->rx_ring_full);
+	jw_u64(w, "rx_fill_ring_empty_descs", x->rx_fill_ring_empty_descs);
+	jw_u64(w, "rx_invalid_descs", x->rx_invalid_descs);
+	jw_end_obj(w);
+}
+
+/* The summary's verdicts: every run's books, and the latency over all of them. */
+static void json_runs(const struct sink *sk, struct jw *w)
+{
+	struct runs r;
+	unsigned int i;
+
+	if (runs_collect(sk, &r))
+		return;
+	json_hist(w, "latency_ns", &r.all);
+	jw_arr(w, "runs");
+	for (i = 0; i < r.n; i++)
+		json_run(sk, w, &r.s[i], &r.lat[i]);
+	jw_end_arr(w);
+	runs_free(&r);
+}
+
+static void json_sockets(const struct sink *sk, struct jw *w, const struct sink_snap *a,
+			 const struct sink_snap *b, bool summary)
+{
+	const struct xsk_state *xs = sk->ms;
+	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
+	const struct xdp_statistics *sa = xsk_snap_xs(sk, a), *sb = xsk_snap_xs(sk, b);
+	unsigned int i;
+
+	jw_arr(w, "sockets");
+	for (i = 0; i < xs->nxq; i++) {
+		const struct xq *x = &xs->xq[i];
+
+		jw_obj(w, NULL);
+		jw_u64(w, "queue", x->queue);
+		jw_u64(w, "cpu", (__u64)x->cpu);
+		jw_str(w, "mode", xq_bind_mode(x));
+		jw_u64(w, "rx_packets", ca[i].rx_packets - cb[i].rx_packets);
+		jw_double(w, "pps",
+			  counter_rate(ca[i].rx_packets, cb[i].rx_packets,
+				       a->rs.t_ns - b->rs.t_ns));
+		if (!sk->cfg->no_verify) {
+			jw_i64(w, "lost", (__s64)(ca[i].st.lost - cb[i].st.lost));
+			jw_u64(w, "duplicates", ca[i].st.duplicates - cb[i].st.duplicates);
+			jw_u64(w, "reordered", ca[i].st.reordered - cb[i].st.reordered);
+		}
+		jw_u64(w, "rx_ring_full", sa[i].rx_ring_full - sb[i].rx_ring_full);
+		jw_u64(w, "fill_ring_empty", sa[i].rx_dropped - sb[i].rx_dropped);
+		if (summary && x->accounting[0]) {
+			jw_bool(w, "frames_balanced", x->accounting_ok);
+			jw_str(w, "frame_accounting", x->accounting);
+		}
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+}
+
+void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
+	      const struct sink_snap *b, const struct sink_stats *d, const struct sink_drops *dr,
+	      enum run_report kind)
+{
+	bool summary = kind == RUN_SUMMARY;
+	struct xq_counts c;
+	struct xdp_statistics x;
+
+	(void)dr;
+	xsk_deltas(sk, a, b, &c, &x);
+	jw_u64(w, "xdp_packets", d->packets);
+	if (!sk->cfg->no_verify)
+		json_checks(w, &c);
+	json_drops(w, d, &x);
+	if (summary)
+		jw_i64(w, "unexplained", xsk_balance(d, &c, &x));
+	if (summary && !sk->cfg->no_verify)
+		json_runs(sk, w);
+	json_sockets(sk, w, a, b, summary);
+}
+
+static void text_interval(const struct sink *sk, const struct sink_stats *d,
+			  const struct xq_counts *c, const struct xdp_statistics *x)
+{
+	__u64 rejected = c->st.implausible + c->st.ts_future + c->st.ts_stale + c->unplaced;
+
+	if (!sk->cfg->no_verify)
+		printf("  lost %" PRId64 " dup %" PRIu64 " reord %" PRIu64 " foreign %" PRIu64,
+		       (int64_t)c->st.lost, (uint64_t)c->st.duplicates, (uint64_t)c->st.reordered,
+		       (uint64_t)c->foreign);
+	if (rejected)
+		printf(" rejected %" PRIu64, (uint64_t)rejected);
+	if (x->rx_dropped || x->rx_ring_full || d->redirect_err)
+		printf("  drops: fill empty %" PRIu64 " ring full %" PRIu64 " no socket %" PRIu64,
+		       (uint64_t)x->rx_dropped, (uint64_t)x->rx_ring_full,
+		       (uint64_t)d->redirect_err);
+}
+
+static void text_latency(const char *label, const struct hist *h)
+{
+	struct hist_summary hs;
+	char l[6][24];
+
+	hist_summarize(h, &hs);
+	if (hs.count)
+		printf("%smin %s, p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", label,
+		       fmt_ns(l[0], 24, hs.min), fmt_ns(l[1], 24, hs.p50), fmt_ns(l[2], 24, hs.p90),
+		       fmt_ns(l[3], 24, hs.p99), fmt_ns(l[4], 24, hs.p999),
+		       fmt_ns(l[5], 24, hs.max));
+}
+
+/* -v: one line per run, and one for its latency. */
+static void text_run(const struct seqtrack_summary *s, const struct hist *lat)
+{
+	char l[3][24];
+
+	printf("    run %08x: %s received, lost %" PRId64 ", duplicates %" PRIu64
+	       ", reordered %" PRIu64 ", late %" PRIu64 ", rejected %" PRIu64
+	       "; sent at %s pps, at most %u in 100 us (even: %.1f)\n",
+	       s->id, fmt_count(l[0], sizeof(l[0]), s->c.received), (int64_t)s->c.lost,
+	       (uint64_t)s->c.duplicates, (uint64_t)s->c.reordered, (uint64_t)s->c.late,
+	       (uint64_t)(s->c.implausible + s->c.ts_future + s->c.ts_stale),
+	       fmt_si(l[1], sizeof(l[1]), run_rate(s)), (unsigned int)s->burst_max,
+	       run_rate(s) * SEQTRACK_BURST_NS / 1e9);
+	text_latency("      latency: ", lat);
+}
+
+static void text_checks(const struct sink *sk, const struct xq_counts *c)
+{
+	struct runs r;
+	char l[2][24];
+	unsigned int i;
+
+	printf("  checked:  %s stamped, %s foreign; lost %" PRIu64 ", duplicates %" PRIu64
+	       ", reordered %" PRIu64 ", late %" PRIu64 ", runs %" PRIu64 "\n",
+	       fmt_count(l[0], sizeof(l[0]), c->st.received),
+	       fmt_count(l[1], sizeof(l[1]), c->foreign), (uint64_t)c->st.lost,
+	       (uint64_t)c->st.duplicates, (uint64_t)c->st.reordered, (uint64_t)c->st.late,
+	       (uint64_t)c->runs);
+	if (c->st.implausible || c->st.ts_future || c->st.ts_stale || c->unplaced)
+		printf("  rejected: implausible sequence %" PRIu64
+		       ", send time in the future %" PRIu64 ", before the sink started %" PRIu64
+		       ", runs beyond the table %" PRIu64 " (in no run's books)\n",
+		       (uint64_t)c->st.implausible, (uint64_t)c->st.ts_future,
+		       (uint64_t)c->st.ts_stale, (uint64_t)c->unplaced);
+	if (runs_collect(sk, &r))
+		return;
+	text_latency("  latency:  ", &r.all);
+	for (i = 0; sk->cfg->verbose && i < r.n; i++)
+		text_run(&r.s[i], &r.lat[i]);
+	runs_free(&r);
+}
+
+static void text_summary(const struct sink *sk, const struct sink_snap *a,
+			 const struct sink_snap *b, const struct sink_stats *d,
+			 const struct xq_counts *c, const struct xdp_statistics *x)
+{
+	const struct xsk_state *xs = sk->ms;
+	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
+	char l[2][24];
+	unsigned int i;
+
+	if (!sk->cfg->no_verify)
+		text_checks(sk, c);
+	printf("  accounted: XDP saw %s = delivered %s + no socket %" PRIu64
+	       " + fill ring empty %" PRIu64 " + rx ring full %" PRIu64 " + invalid %" PRIu64
+	       "; unexplained %" PRId64 "\n",
+	       fmt_count(l[0], sizeof(l[0]), d->packets),
+	       fmt_count(l[1], sizeof(l[1]), c->rx_packets), (uint64_t)d->redirect_err,
+	       (uint64_t)x->rx_dropped, (uint64_t)x->rx_ring_full, (uint64_t)x->rx_invalid_descs,
+	       (int64_t)xsk_balance(d, c, x));
+	for (i = 0; i < xs->nxq; i++) {
+		const struct xq *q = &xs->xq[i];
+
+		printf("    socket queue %-3u cpu %-3d %s mode %14s packets%s%s\n", q->queue,
+		       q->cpu, xq_bind_mode(q),
+		       fmt_count(l[0], sizeof(l[0]), ca[i].rx_packets - cb[i].rx_packets),
+		       q->accounting[0] ? "  frames: " : "", q->accounting);
+	}
+}
+
+void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+	      const struct sink_stats *d, enum run_report kind)
+{
+	struct xq_counts c;
+	struct xdp_statistics x;
+
+	xsk_deltas(sk, a, b, &c, &x);
+	if (kind == RUN_SUMMARY)
+		text_summary(sk, a, b, d, &c, &x);
+	else
+		text_interval(sk, d, &c, &x);
+}
+
+static int write_hist(const struct sink *sk, const char *path)
+{
+	size_t len = strlen(path);
+	struct runs r;
+	FILE *f;
+	int err;
+
+	if (runs_collect(sk, &r))
+		return -ENOMEM;
+	f = fopen(path, "w");
+	if (!f) {
+		pr_warn("cannot write %s: %s\n", path, strerror(errno));
+		runs_free(&r);
+		return -EIO;
+	}
+	err = len > 5 && !strcmp(path + len - 5, ".json") ? hist_write_json(&r.all, f) :
+							    hist_write_csv(&r.all, f);
+	if (fclose(f))
+		err = -EIO;
+	runs_free(&r);
+	return err;
+}
+
+/* After the summary: the histogram file, and the frame accounting verdict. */
+int xsk_finish(struct sink *sk)
+{
+	const struct xsk_state *xs = sk->ms;
+	unsigned int i;
+	int err = 0;
+
+	if (sk->cfg->hist)
+		err = write_hist(sk, sk->cfg->hist);
+	for (i = 0; i < xs->nxq; i++)
+		if (xs->xq[i].accounting[0] && !xs->xq[i].accounting_ok) {
+			pr_warn("queue %u: frame accounting does not balance: %s\n",
+				xs->xq[i].queue, xs->xq[i].accounting);
+			err = -EIO;
+		}
+	return err;
+}
