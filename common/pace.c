@@ -6,16 +6,19 @@
 
 /* Closer than this, sleeping overshoots; the caller spins instead. */
 #define PACE_SPIN_NS 50000ULL
+/* The shortest sleep between sends when not spinning. */
+#define PACE_NAP_NS 100000ULL
 /* Wake this long before the frame is due: timer slack and wake-up latency. */
 #define PACE_EARLY_NS 20000ULL
 
 /*
  * A catch-up burst holds at least this many frames, or this long at the rate:
- * a sleeping thread wakes up some 50 us late on a quiet machine, a few hundred
- * on a busy one, and must send what fell due meanwhile to keep the rate.
+ * a sleeping thread naps at least 100 us and wakes up some 50 us late on a
+ * quiet machine, a few hundred on a busy one, and must send what fell due
+ * meanwhile to keep the rate.
  */
 #define PACE_DEPTH_FRAMES 16
-#define PACE_DEPTH_NS 200000ULL
+#define PACE_DEPTH_NS 500000ULL
 
 void pace_share(struct pace *p, __u64 count, __u64 rate, unsigned int i, unsigned int n)
 {
@@ -85,8 +88,13 @@ void pace_wait(__u64 due_ns, bool spin)
 {
 	__u64 now = now_ns();
 
+	/*
+	 * Not spinning: sleep at least PACE_NAP_NS, so a wake-up (and the kick
+	 * that follows it) carries several frames at high rates; at low rates
+	 * the next frame is due later than that anyway.
+	 */
 	if (!spin)
-		runtime_sleep_until(due_ns);
+		runtime_sleep_until(due_ns > now + PACE_NAP_NS ? due_ns : now + PACE_NAP_NS);
 	else if (due_ns > now + PACE_SPIN_NS)
 		runtime_sleep_until(due_ns - PACE_EARLY_NS);
 }

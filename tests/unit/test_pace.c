@@ -110,7 +110,7 @@ static void test_budget_long_run(void)
 
 /*
  * A thread that was away catches up without a burst: at most the bucket's
- * depth at once (200 us of frames, at least 16), then no faster than twice
+ * depth at once (500 us of frames, at least 16), then no faster than twice
  * the rate, until it is back on schedule.
  */
 static void test_catch_up(void)
@@ -119,11 +119,11 @@ static void test_catch_up(void)
 	unsigned int n, most = 0;
 	struct pace p;
 
-	pace_share(&p, 0, 1000000, 0, 1); /* 1 Mpps: depth 200 frames */
+	pace_share(&p, 0, 1000000, 0, 1); /* 1 Mpps: depth 500 frames */
 	p.t0 = now;
 	now += 5000000; /* 5 ms away: 5000 frames behind */
 	n = pace_budget(&p, sent, 2048, now, &due);
-	ASSERT_EQ(n, 200, "the first burst is the depth");
+	ASSERT_EQ(n, 500, "the first burst is the depth");
 	pace_sent(&p, n);
 	sent += n;
 	ASSERT_EQ(pace_budget(&p, sent, 2048, now, &due), 0, "then nothing at once");
