@@ -96,7 +96,7 @@ Commands:
   env                   shell assignments to eval: LAB_NAME GEN_NS SINK_NS GEN_IF
                         SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6
                         QUEUES; with a DUT also DUT_MODE DUT_NS DUT_GEN_IF
-                        DUT_SINK_IF DUT_GEN_MAC DUT_SINK_MAC DUT_QDISC
+                        DUT_SINK_IF DUT_GEN_MAC DUT_SINK_MAC DUT_QDISC DUT_CPU
   list                  one line per lab: name, queues, qdisc
   pin-napi --cpu CPU    pin the sink veth's NAPI kthreads (napi/NAME-s-ID, made
                         by threaded NAPI once an XDP program is attached) to
