@@ -574,9 +574,9 @@ class Runner:
         sdrops = {k: v for k, v in (ssum.get("drops") or {}).items() if isinstance(v, int) and v}
         sink_dropped = sum(sdrops.values())
         sink_short = False
-        if lost > 0 and sink_dropped and not shortfall:
+        if lost > 0 and sink_dropped:
             notes.append("the sink dropped %s" % ", ".join(f"{v:,} ({k})" for k, v in sdrops.items()))
-            if lost <= sink_dropped:
+            if lost <= sink_dropped and not shortfall:
                 sink_short = True
                 notes.append("the loss is the sink's, not the DUT's")
         if dut and lost > 0:
