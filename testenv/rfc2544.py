@@ -73,10 +73,10 @@ def make_parser():
     p = Parser(
         prog=PROG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="RFC 2544 benchmarks through a device under test: throughput (the highest "
-        "rate whose loss is at most --loss-ratio, found by a search), latency at that rate, "
-        "frame loss rate at 100%%, 90%%, ... of the maximum rate, and back-to-back bursts. "
-        "Books per trial are exact: xdp-gen's confirmed sends against xdp-sink's stamped "
+        description="RFC 2544 benchmarks through a device under test: throughput (the highest\n"
+        "rate whose loss is at most --loss-ratio, found by a search), latency at that rate, the\n"
+        "frame loss rate at 100%, 90%, ... of the maximum rate, and back-to-back bursts. The\n"
+        "books of every trial are exact: xdp-gen's confirmed sends against xdp-sink's stamped\n"
         "receipts of that generator run only.",
         epilog="Examples:\n"
         "  testenv/testenv.sh setup --name r1 --dut forward --dut-qdisc tbf:100mbit:16kb:50ms\n"
@@ -90,52 +90,52 @@ def make_parser():
         "rfc2544.md and PNG charts. Exit codes: 0 done, 1 failed, 2 bad usage.",
     )
     w = p.add_argument_group("where")
-    w.add_argument("--name", help="lab name: a lab made with 'testenv.sh setup --dut MODE' "
+    w.add_argument("--name", metavar="NAME", help="lab name: a lab made with 'testenv.sh setup --dut MODE' "
                    "(or made now if --dut is given)")
-    w.add_argument("--dut", help="make lab --name with this DUT (forward, bridge or xdp) for the "
+    w.add_argument("--dut", metavar="MODE", help="make lab --name with this DUT (forward, bridge or xdp) for the "
                    "run and remove it afterwards (unless --keep)")
-    w.add_argument("--dut-qdisc", help="with --dut: the DUT egress qdisc, as testenv.sh setup "
+    w.add_argument("--dut-qdisc", metavar="SPEC", help="with --dut: the DUT egress qdisc, as testenv.sh setup "
                    "--dut-qdisc (e.g. tbf:100mbit:16kb:50ms)")
     w.add_argument("--keep", action="store_true", help="with --dut: leave the lab in place")
-    w.add_argument("--gen-if", help="generator interface (without --name)")
-    w.add_argument("--gen-ns", help="its network namespace (default: this one)")
-    w.add_argument("--sink-if", help="sink interface (without --name)")
-    w.add_argument("--sink-ns", help="its network namespace (default: this one)")
+    w.add_argument("--gen-if", metavar="IF", help="generator interface (without --name)")
+    w.add_argument("--gen-ns", metavar="NS", help="its network namespace (default: this one)")
+    w.add_argument("--sink-if", metavar="IF", help="sink interface (without --name)")
+    w.add_argument("--sink-ns", metavar="NS", help="its network namespace (default: this one)")
     t = p.add_argument_group("what")
-    t.add_argument("--sizes", default=",".join(map(str, RFC_SIZES)),
+    t.add_argument("--sizes", metavar="LIST", default=",".join(map(str, RFC_SIZES)),
                    help="frame sizes with FCS, %d..%d (default %s)" % (SIZE_MIN, SIZE_MAX,
                                                                   ",".join(map(str, RFC_SIZES))))
-    t.add_argument("--tests", default=",".join(TESTS),
+    t.add_argument("--tests", metavar="LIST", default=",".join(TESTS),
                    help="which of throughput,latency,loss,b2b (default all; latency comes "
                    "from the throughput search)")
-    t.add_argument("--trial", type=float, default=2.0, help="seconds per trial (default 2; RFC 2544 "
+    t.add_argument("--trial", metavar="SECONDS", type=float, default=2.0, help="seconds per trial (default 2; RFC 2544 "
                    "asks for 60)")
-    t.add_argument("--warmup", type=float, default=0.5,
+    t.add_argument("--warmup", metavar="SECONDS", type=float, default=0.5,
                    help="seconds of warm-up before each trial: a separate generator run at 10%% "
                    "of the trial's rate, not in the books (default 0.5; 0: none)")
-    t.add_argument("--loss-ratio", type=float, default=0.0,
+    t.add_argument("--loss-ratio", metavar="R", type=float, default=0.0,
                    help="highest loss a throughput trial may have, in [0, 1) (default 0)")
-    t.add_argument("--max-rate", type=float, default=0,
+    t.add_argument("--max-rate", metavar="PPS", type=float, default=0,
                    help="packets/s to search below and to take percentages of (default: the "
                    "line rate of each size)")
-    t.add_argument("--line-rate", type=float, default=0,
+    t.add_argument("--line-rate", metavar="MBIT", type=float, default=0,
                    help="line rate in Mbit/s (default: the generator interface's speed, else 10000)")
-    t.add_argument("--resolution", type=float, default=0.005,
+    t.add_argument("--resolution", metavar="SHARE", type=float, default=0.005,
                    help="stop the search when the pass/fail gap is below this share of the rate "
                    "(default 0.005)")
-    t.add_argument("--max-trials", type=int, default=16, help="trials per throughput search (default 16)")
-    t.add_argument("--loss-steps", type=int, default=10,
+    t.add_argument("--max-trials", metavar="N", type=int, default=16, help="trials per throughput search (default 16)")
+    t.add_argument("--loss-steps", metavar="N", type=int, default=10,
                    help="frame loss rate at 100%%, ..., 100/N%% of the maximum (default 10)")
-    t.add_argument("--b2b-start", type=int, default=1000, help="first burst length (default 1000)")
-    t.add_argument("--b2b-max", type=int, default=1000000, help="longest burst tried (default 1000000)")
-    t.add_argument("--b2b-steps", type=int, default=4,
+    t.add_argument("--b2b-start", metavar="FRAMES", type=int, default=1000, help="first burst length (default 1000)")
+    t.add_argument("--b2b-max", metavar="FRAMES", type=int, default=1000000, help="longest burst tried (default 1000000)")
+    t.add_argument("--b2b-steps", metavar="N", type=int, default=4,
                    help="bisection steps after the first burst with loss (default 4)")
     h = p.add_argument_group("how")
     h.add_argument("--gen", choices=["xsk", "kernel"], default="xsk",
                    help="xdp-gen mode: xsk (AF_XDP, default) or kernel (BPF live frames)")
     h.add_argument("--json", action="store_true",
                    help="JSON lines on stdout: one per trial, one per result, a final summary")
-    h.add_argument("--out", help="directory for rfc2544.json, .md and PNGs (default: a new "
+    h.add_argument("--out", metavar="DIR", help="directory for rfc2544.json, .md and PNGs (default: a new "
                    "directory under $TMPDIR)")
     h.add_argument("--no-plot", action="store_true", help="no PNG charts")
     h.add_argument("--testenv", default=os.path.join(HERE, "testenv.sh"), help=argparse.SUPPRESS)
