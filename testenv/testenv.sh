@@ -18,15 +18,24 @@
 #   TESTENV_FAIL_AT=STEP   make setup fail right after STEP has done its work,
 #                          to exercise the rollback. STEP is one of:
 #                          netns veth sysctl offload qdisc up addr neigh
-#                          threaded bpffs done
+#                          threaded bpffs dut done
 #
 # 'testenv.sh backpressure [OPTIONS]' runs testenv/backpressure.py (the
 # backpressure lab: a lab tuned to overflow, sink and generator, and one table
 # of where every packet went); 'backpressure --help' describes it.
 #
+# 'testenv.sh setup --dut forward|bridge|xdp' puts a device under test between
+# them: a third namespace NAME-dut joined to gen by NAME-g/NAME-dg and to sink
+# by NAME-ds/NAME-s, forwarding by IP routing, a Linux bridge or an XDP
+# redirect program ('xdp-sink redirect', left running in NAME-dut). Addresses,
+# routes and neighbours are set so that xdp-gen's defaults (the generator
+# interface's first neighbour entry) go through the DUT to the sink.
+# 'testenv.sh rfc2544 [OPTIONS]' runs testenv/rfc2544.py on such a lab.
+#
 # 'testenv.sh --version --json' prints one JSON line for scripts that need to
 # know what this tree offers: its commands and the backpressure scenario's long
-# options (bench/run.py runs the scenario only if it is listed).
+# options, and the rfc2544 runner's (bench/run.py runs the scenario only if it
+# is listed).
 #
 # Exit codes: 0 success, 1 runtime failure, 2 bad usage or environment.
 
@@ -36,16 +45,23 @@ set -u
 
 PROG=${0##*/}
 STATE_DIR=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
+HERE=$(cd "$(dirname "$0")" && pwd)
+_build=${BUILD:-build}
+[[ "$_build" == /* ]] || _build=$(dirname "$HERE")/$_build
+# The XDP DUT's forwarding program: xdp-sink redirect.
+DUT_SINK_BIN=${XDPSG_SINK:-$_build/xdp-sink}
 [[ "$STATE_DIR" == /* ]] || STATE_DIR=$PWD/$STATE_DIR
-FAIL_STEPS="netns veth sysctl offload qdisc up addr neigh threaded bpffs done"
+FAIL_STEPS="netns veth sysctl offload qdisc up addr neigh threaded bpffs dut done"
 NAME_MAX=13 # interface names are NAME-g / NAME-s and must fit in 15 bytes
+DUT_NAME_MAX=12 # with a DUT also NAME-dg / NAME-ds / NAME-br
 QUEUES_MAX=256
 MTU_MIN=68
 MTU_MAX=65535
 # The commands parse_args takes, then the ones dispatched before it; the usage
 # errors and 'testenv.sh --version --json' list them from here.
 LAB_COMMANDS="setup teardown status exec enter list env pin-napi"
-RUNNER_COMMANDS="backpressure"
+RUNNER_COMMANDS="backpressure rfc2544"
+DUT_MODES="forward bridge xdp"
 
 GEN_IP4=10.11.0.1
 SINK_IP4=10.11.0.2
@@ -53,22 +69,34 @@ PREFIX4=24
 GEN_IP6=fd00:11::1
 SINK_IP6=fd00:11::2
 PREFIX6=64
+# With --dut forward the sink side is another subnet and the DUT routes; the
+# DUT's own addresses end in .254 / ::fe on both sides.
+FWD_SINK_IP4=10.12.0.2
+FWD_SINK_IP6=fd00:12::2
+DUT_GEN_IP4=10.11.0.254
+DUT_SINK_IP4=10.12.0.254
+DUT_GEN_IP6=fd00:11::fe
+DUT_SINK_IP6=fd00:12::fe
 
 usage() {
 	cat <<EOF
 Usage: $PROG COMMAND [OPTIONS]
 
 Commands:
-  setup                 create the lab (two namespaces joined by a veth pair)
+  setup                 create the lab (two namespaces joined by a veth pair;
+                        with --dut, three: gen - dut - sink)
   teardown [--all]      remove the lab, or every lab this script made (--all);
                         removing a lab that does not exist is not an error
   status                namespaces, links, attached XDP programs, qdisc counters
-  exec gen|sink -- CMD  run CMD in that namespace with the lab's bpffs on
-                        /sys/fs/bpf; CMD's exit code is returned
-  enter gen|sink        interactive shell in that namespace (bpffs mounted)
+  exec gen|sink|dut -- CMD
+                        run CMD in that namespace with the lab's bpffs on
+                        /sys/fs/bpf; CMD's exit code is returned (dut: only in
+                        a lab made with --dut)
+  enter gen|sink|dut    interactive shell in that namespace (bpffs mounted)
   env                   shell assignments to eval: LAB_NAME GEN_NS SINK_NS GEN_IF
                         SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6
-                        QUEUES
+                        QUEUES; with a DUT also DUT_MODE DUT_NS DUT_GEN_IF
+                        DUT_SINK_IF DUT_GEN_MAC DUT_SINK_MAC DUT_QDISC DUT_CPU
   list                  one line per lab: name, queues, qdisc
   pin-napi --cpu CPU    pin the sink veth's NAPI kthreads (napi/NAME-s-ID, made
                         by threaded NAPI once an XDP program is attached) to
@@ -77,6 +105,10 @@ Commands:
                         (must be the first argument) make a lab tuned to
                         overflow, run xdp-sink and xdp-gen in it and print
                         where every packet went; see $PROG backpressure --help
+  rfc2544 --name NAME [OPTIONS]
+                        (must be the first argument) RFC 2544 throughput,
+                        latency, frame loss and back-to-back through the DUT
+                        of a lab made with --dut; see $PROG rfc2544 --help
 
 Options (before or after the command; --opt=value also works):
   --name NAME           lab name, at most $NAME_MAX of [A-Za-z0-9_-] (default xsg);
@@ -98,10 +130,37 @@ Setup only:
                         the lab tuned to overflow: --qdisc pfifo:1000 (unless
                         --qdisc is given), --tso off, --threaded-napi, --no-ipv6
                         (other options given explicitly still apply)
+  --dut MODE            a device under test between gen and sink, in namespace
+                        NAME-dut (NAME at most $DUT_NAME_MAX characters): gen NAME-g <->
+                        NAME-dg [DUT] NAME-ds <-> NAME-s sink. MODE is
+                          forward  IPv4/IPv6 routing: gen $GEN_IP4/$PREFIX4, DUT $DUT_GEN_IP4
+                                   and $DUT_SINK_IP4, sink $FWD_SINK_IP4/$PREFIX4 (fd00:11::/64,
+                                   fd00:12::/64 likewise)
+                          bridge   a Linux bridge NAME-br of NAME-dg and NAME-ds (no
+                                   STP, static FDB entries); sink $SINK_IP4
+                          xdp      'xdp-sink redirect --to NAME-ds NAME-dg' left
+                                   running in NAME-dut (needs build/xdp-sink, or
+                                   XDPSG_SINK=PATH); sink $SINK_IP4
+                        The generator's first neighbour entry is the sink's
+                        address (with the DUT's MAC for forward), so xdp-gen's
+                        defaults go through the DUT; the DUT's own addresses
+                        have NOARP entries, which xdp-gen's default skips.
+                        --qdisc, --tso apply to NAME-g, --gro, --threaded-napi
+                        to NAME-s, --queues and --mtu to all four ends.
+  --dut-qdisc SPEC      root qdisc on the DUT's egress NAME-ds, as --qdisc
+                        (e.g. tbf:100mbit:16kb:50ms); forward and bridge only
+                        (XDP redirect bypasses the qdisc layer)
+  --dut-cpu CPU|none    the CPU the DUT works on: RPS on NAME-dg for forward
+                        and bridge, threaded NAPI pinned there for xdp
+                        (default 1 with 3 or more CPUs: xdp-gen's thread is on
+                        0, xdp-sink's on the last; else none). none: the DUT
+                        works in the sender's softirq, and a DUT slower than
+                        the generator slows it down instead of dropping
 pin-napi only:
   --cpu CPU             the CPU for the NAPI threads
 
-Addresses: gen $GEN_IP4/$PREFIX4 $GEN_IP6/$PREFIX6, sink $SINK_IP4/$PREFIX4 $SINK_IP6/$PREFIX6.
+Addresses: gen $GEN_IP4/$PREFIX4 $GEN_IP6/$PREFIX6, sink $SINK_IP4/$PREFIX4 $SINK_IP6/$PREFIX6
+(with --dut forward: sink $FWD_SINK_IP4/$PREFIX4 $FWD_SINK_IP6/$PREFIX6).
 
 Kernel facts the lab is built around:
   - Frames redirected into a veth (XDP_REDIRECT, live frames, AF_XDP copy mode)
@@ -154,6 +213,10 @@ opt_scenario=""
 opt_qdisc_set=0
 opt_tso_set=0
 opt_cpu=""
+opt_dut=""
+opt_dut_qdisc=none
+opt_dut_qdisc_set=0
+opt_dut_cpu=""
 setup_only=() # setup options given, to reject them for other commands
 
 need_value() { # option argc
@@ -195,6 +258,16 @@ parse_args() {
 			opt_scenario=$2
 			shift
 			;;
+		--dut | --dut-qdisc | --dut-cpu)
+			need_value "$1" $#
+			setup_only+=("$1")
+			case "$1" in
+			--dut) opt_dut=$2 ;;
+			--dut-qdisc) opt_dut_qdisc=$2 opt_dut_qdisc_set=1 ;;
+			--dut-cpu) opt_dut_cpu=$2 ;;
+			esac
+			shift
+			;;
 		--cpu)
 			need_value "$1" $#
 			opt_cpu=$2
@@ -211,8 +284,10 @@ parse_args() {
 		-*) usage_error "unknown option '$1'; see $PROG --help" ;;
 		*)
 			if [ -z "$cmd" ]; then
-				[ "$1" = backpressure ] &&
-					usage_error "'backpressure' must be the first argument: $PROG backpressure [OPTIONS] (see $PROG backpressure --help)"
+				case "$1" in backpressure | rfc2544)
+					usage_error "'$1' must be the first argument: $PROG $1 [OPTIONS] (see $PROG $1 --help)"
+					;;
+				esac
 				cmd=$1
 			elif { [ "$cmd" = exec ] || [ "$cmd" = enter ]; } && [ -z "$side" ]; then
 				side=$1
@@ -233,19 +308,19 @@ is_uint() { # value: a whole number without leading zeros, at most 9 digits
 	[[ "$1" =~ ^(0|[1-9][0-9]{0,8})$ ]]
 }
 
-validate_qdisc() {
-	local kind a b c extra
-	IFS=: read -r kind a b c extra <<<"$opt_qdisc"
+validate_qdisc() { # spec option
+	local spec=$1 o=$2 kind a b c extra
+	IFS=: read -r kind a b c extra <<<"$spec"
 	case "$kind" in
 	none)
-		[ "$opt_qdisc" = none ] && return
+		[ "$spec" = none ] && return
 		;;
 	pfifo | bfifo)
 		if [ -z "$b" ] && is_uint "$a" && [ "$a" -ge 1 ]; then
 			return
 		fi
-		usage_error "bad --qdisc '$opt_qdisc': $kind needs a positive limit" \
-			"($([ "$kind" = pfifo ] && echo packets || echo bytes)), e.g. --qdisc $kind:1000"
+		usage_error "bad $o '$spec': $kind needs a positive limit" \
+			"($([ "$kind" = pfifo ] && echo packets || echo bytes)), e.g. $o $kind:1000"
 		;;
 	tbf)
 		if [ -z "$extra" ] &&
@@ -254,12 +329,12 @@ validate_qdisc() {
 			[[ "$c" =~ ^[0-9]+(\.[0-9]+)?(s|sec|secs|ms|msec|msecs|us|usec|usecs)?$ ]]; then
 			return
 		fi
-		usage_error "bad --qdisc '$opt_qdisc': tbf needs RATE:BURST:LATENCY," \
-			"e.g. --qdisc tbf:100mbit:32kb:50ms"
+		usage_error "bad $o '$spec': tbf needs RATE:BURST:LATENCY," \
+			"e.g. $o tbf:100mbit:32kb:50ms"
 		;;
 	esac
-	usage_error "bad --qdisc '$opt_qdisc': use none, pfifo:LIMIT, bfifo:BYTES or" \
-		"tbf:RATE:BURST:LATENCY, e.g. --qdisc pfifo:1000"
+	usage_error "bad $o '$spec': use none, pfifo:LIMIT, bfifo:BYTES or" \
+		"tbf:RATE:BURST:LATENCY, e.g. $o pfifo:1000"
 }
 
 # "setup, teardown, ..." for messages.
@@ -305,9 +380,9 @@ validate_args() {
 	case "$cmd" in
 	exec | enter)
 		case "$side" in
-		gen | sink) ;;
-		"") usage_error "'$cmd' needs a side: gen or sink, e.g. $PROG $cmd --name $opt_name gen" ;;
-		*) usage_error "bad side '$side' for '$cmd': use gen or sink" ;;
+		gen | sink | dut) ;;
+		"") usage_error "'$cmd' needs a side: gen or sink (or dut), e.g. $PROG $cmd --name $opt_name gen" ;;
+		*) usage_error "bad side '$side' for '$cmd': use gen or sink (or dut in a lab with a DUT)" ;;
 		esac
 		if [ "$cmd" = exec ] && [ ${#cmd_args[@]} -eq 0 ]; then
 			usage_error "'exec' needs a command: $PROG exec [--name NAME] $side -- CMD..."
@@ -329,7 +404,7 @@ validate_args() {
 	if ! is_uint "$opt_queues" || [ "$opt_queues" -lt 1 ] || [ "$opt_queues" -gt $QUEUES_MAX ]; then
 		usage_error "bad --queues '$opt_queues': use a whole number from 1 to $QUEUES_MAX, e.g. --queues 2"
 	fi
-	validate_qdisc
+	validate_qdisc "$opt_qdisc" --qdisc
 	case "$opt_gro" in "" | on | off) ;; *) usage_error "bad --gro '$opt_gro': use --gro on or --gro off" ;; esac
 	case "$opt_tso" in "" | on | off) ;; *) usage_error "bad --tso '$opt_tso': use --tso on or --tso off" ;; esac
 	if [ -n "$opt_mtu" ]; then
@@ -346,6 +421,47 @@ validate_args() {
 	if [ -n "${TESTENV_FAIL_AT:-}" ] && [[ " $FAIL_STEPS " != *" $TESTENV_FAIL_AT "* ]]; then
 		usage_error "bad TESTENV_FAIL_AT '$TESTENV_FAIL_AT': use one of: $FAIL_STEPS"
 	fi
+	validate_dut
+}
+
+validate_dut() {
+	if [ -z "$opt_dut" ]; then
+		[ $opt_dut_qdisc_set -eq 0 ] ||
+			usage_error "--dut-qdisc needs a device under test: add --dut forward or --dut bridge"
+		[ -z "$opt_dut_cpu" ] || usage_error "--dut-cpu needs a device under test: add --dut MODE"
+		return 0
+	fi
+	local ncpu
+	ncpu=$(nproc)
+	if [ -z "$opt_dut_cpu" ]; then
+		# xdp-gen's first thread runs on CPU 0 and xdp-sink's on the last CPU:
+		# the DUT gets CPU 1 if that is neither. With two CPUs it works in
+		# the sender's softirq (on one with the sink's thread it starves it).
+		if [ "$ncpu" -gt 2 ]; then opt_dut_cpu=1; else opt_dut_cpu=none; fi
+	elif [ "$opt_dut_cpu" != none ]; then
+		if ! is_uint "$opt_dut_cpu" || [ ! -d "/sys/devices/system/cpu/cpu$opt_dut_cpu" ]; then
+			usage_error "bad --dut-cpu '$opt_dut_cpu': use none or an online CPU from 0 to $((ncpu - 1))"
+		fi
+	fi
+	case " $DUT_MODES " in
+	*" $opt_dut "*) ;;
+	*) usage_error "unknown --dut mode '$opt_dut': use --dut forward, --dut bridge or --dut xdp" ;;
+	esac
+	if [ ${#opt_name} -gt $DUT_NAME_MAX ]; then
+		usage_error "--name '$opt_name' is too long for a lab with --dut (${#opt_name} characters): at most $DUT_NAME_MAX, as NAME-dg/NAME-ds must fit in 15"
+	fi
+	[ "$opt_scenario" = "" ] ||
+		usage_error "--scenario $opt_scenario and --dut do not go together: the scenario is a two-namespace lab"
+	validate_qdisc "$opt_dut_qdisc" --dut-qdisc
+	if [ "$opt_dut" = xdp ]; then
+		[ "$opt_dut_qdisc" = none ] ||
+			usage_error "--dut-qdisc with --dut xdp: XDP redirect bypasses the qdisc layer; use --dut forward or --dut bridge for a qdisc"
+		[ -x "$DUT_SINK_BIN" ] ||
+			usage_error "--dut xdp needs xdp-sink at $DUT_SINK_BIN: run 'make' first (or set XDPSG_SINK=PATH)"
+		if [ -n "$opt_mtu" ] && [ "$opt_mtu" -gt 3498 ]; then
+			usage_error "--mtu $opt_mtu with --dut xdp: native XDP on veth needs an MTU of 3498 or less"
+		fi
+	fi
 }
 
 check_env() {
@@ -361,7 +477,7 @@ check_env() {
 
 # Set every per-lab name from the lab's name. MACs are derived from it so they
 # stay the same across setups: locally administered unicast (02:...), last
-# byte 01 for gen and 02 for sink.
+# byte 01 for gen and 02 for sink, 03 and 04 for the DUT's gen and sink sides.
 lab_names() { # name
 	local h
 	LAB_NAME=$1
@@ -374,6 +490,12 @@ lab_names() { # name
 	h=$(printf '%s' "$1" | md5sum)
 	GEN_MAC=02:${h:0:2}:${h:2:2}:${h:4:2}:${h:6:2}:01
 	SINK_MAC=02:${h:0:2}:${h:2:2}:${h:4:2}:${h:6:2}:02
+	DUT_NS=$1-dut
+	DUT_GEN_IF=$1-dg
+	DUT_SINK_IF=$1-ds
+	DUT_BR=$1-br
+	DUT_GEN_MAC=02:${h:0:2}:${h:2:2}:${h:4:2}:${h:6:2}:03
+	DUT_SINK_MAC=02:${h:0:2}:${h:2:2}:${h:4:2}:${h:6:2}:04
 }
 
 ns_exists() { # ns
@@ -402,6 +524,9 @@ state_write() { # status
 		echo "IPV6=$opt_ipv6"
 		echo "THREADED=$opt_threaded"
 		echo "SCENARIO=$opt_scenario"
+		echo "DUT=$opt_dut"
+		echo "DUT_QDISC=$opt_dut_qdisc"
+		echo "DUT_CPU=$opt_dut_cpu"
 	} >"$STATE_FILE.tmp" || die "cannot write $STATE_FILE.tmp"
 	mv -f "$STATE_FILE.tmp" "$STATE_FILE" || die "cannot write $STATE_FILE"
 }
@@ -422,8 +547,19 @@ state_read() {
 		IPV6) opt_ipv6=$v ;;
 		THREADED) opt_threaded=$v ;;
 		SCENARIO) opt_scenario=$v ;;
+		DUT) opt_dut=$v ;;
+		DUT_QDISC) opt_dut_qdisc=$v ;;
+		DUT_CPU) opt_dut_cpu=$v ;;
 		esac
 	done <"$STATE_FILE"
+	dut_addresses
+}
+
+# With --dut forward the sink is on the far subnet.
+dut_addresses() {
+	if [ "$opt_dut" = forward ]; then
+		SINK_IP4=$FWD_SINK_IP4 SINK_IP6=$FWD_SINK_IP6
+	fi
 }
 
 # For commands that use a finished lab: load it or exit 2 saying how to make it.
@@ -433,8 +569,17 @@ require_lab() {
 		usage_error "lab '$LAB_NAME' is incomplete (status '$LAB_STATUS'): run $PROG teardown --name $LAB_NAME, then setup again"
 }
 
-side_ns() { # gen|sink
-	[ "$1" = gen ] && echo "$GEN_NS" || echo "$SINK_NS"
+side_ns() { # gen|sink|dut
+	case "$1" in
+	gen) echo "$GEN_NS" ;;
+	dut) echo "$DUT_NS" ;;
+	*) echo "$SINK_NS" ;;
+	esac
+}
+
+# The sides of this lab: gen sink, and dut if it has one.
+lab_sides() {
+	echo gen sink${opt_dut:+ dut}
 }
 
 # --- setup -------------------------------------------------------------------
@@ -503,12 +648,25 @@ setup_links() {
 
 	[ -n "$opt_mtu" ] && mtu=(mtu "$opt_mtu")
 	# Created directly in the namespaces: the names never touch the host's.
-	run ip link add "$GEN_IF" address "$GEN_MAC" "${mtu[@]}" "${q[@]}" netns "$GEN_NS" \
-		type veth peer name "$SINK_IF" address "$SINK_MAC" "${mtu[@]}" "${q[@]}" netns "$SINK_NS"
+	if [ -z "$opt_dut" ]; then
+		run ip link add "$GEN_IF" address "$GEN_MAC" "${mtu[@]}" "${q[@]}" netns "$GEN_NS" \
+			type veth peer name "$SINK_IF" address "$SINK_MAC" "${mtu[@]}" "${q[@]}" netns "$SINK_NS"
+	else
+		run ip link add "$GEN_IF" address "$GEN_MAC" "${mtu[@]}" "${q[@]}" netns "$GEN_NS" \
+			type veth peer name "$DUT_GEN_IF" address "$DUT_GEN_MAC" "${mtu[@]}" "${q[@]}" netns "$DUT_NS"
+		run ip link add "$DUT_SINK_IF" address "$DUT_SINK_MAC" "${mtu[@]}" "${q[@]}" netns "$DUT_NS" \
+			type veth peer name "$SINK_IF" address "$SINK_MAC" "${mtu[@]}" "${q[@]}" netns "$SINK_NS"
+	fi
 	fail_point veth
 
 	run ip netns exec "$GEN_NS" sh -c "$SYSCTL_SH" sysctl "$opt_ipv6"
 	run ip netns exec "$SINK_NS" sh -c "$SYSCTL_SH" sysctl "$opt_ipv6"
+	if [ -n "$opt_dut" ]; then
+		# Only a routing DUT needs IPv6; a bridge or XDP DUT then makes no
+		# frames of its own (no MLD from the bridge).
+		run ip netns exec "$DUT_NS" sh -c "$SYSCTL_SH" sysctl \
+			"$([ "$opt_dut" = forward ] && echo "$opt_ipv6" || echo 0)"
+	fi
 	fail_point sysctl
 
 	[ -n "$opt_gro" ] && run ip netns exec "$SINK_NS" ethtool -K "$SINK_IF" gro "$opt_gro"
@@ -524,13 +682,26 @@ setup_qdisc() {
 	pfifo | bfifo) run tc -n "$GEN_NS" qdisc replace dev "$GEN_IF" root "$kind" limit "$a" ;;
 	tbf) run tc -n "$GEN_NS" qdisc replace dev "$GEN_IF" root tbf rate "$a" burst "$b" latency "$c" ;;
 	esac
+	IFS=: read -r kind a b c <<<"$opt_dut_qdisc"
+	case "$kind" in
+	pfifo | bfifo) run tc -n "$DUT_NS" qdisc replace dev "$DUT_SINK_IF" root "$kind" limit "$a" ;;
+	tbf) run tc -n "$DUT_NS" qdisc replace dev "$DUT_SINK_IF" root tbf rate "$a" burst "$b" latency "$c" ;;
+	esac
 	fail_point qdisc
 }
 
 setup_addresses() {
 	run ip -n "$GEN_NS" link set dev "$GEN_IF" up
 	run ip -n "$SINK_NS" link set dev "$SINK_IF" up
+	if [ -n "$opt_dut" ]; then
+		run ip -n "$DUT_NS" link set dev "$DUT_GEN_IF" up
+		run ip -n "$DUT_NS" link set dev "$DUT_SINK_IF" up
+	fi
 	fail_point up
+	if [ "$opt_dut" = forward ]; then
+		setup_forward_addresses
+		return
+	fi
 
 	run ip -n "$GEN_NS" addr add "$GEN_IP4/$PREFIX4" dev "$GEN_IF"
 	run ip -n "$SINK_NS" addr add "$SINK_IP4/$PREFIX4" dev "$SINK_IF"
@@ -549,13 +720,132 @@ setup_addresses() {
 	fail_point neigh
 }
 
+# --dut forward: two subnets and the DUT routes between them. Each end host
+# has a route to the far subnet via the DUT and two static neighbour entries:
+# the far host's address with the DUT's MAC (permanent: the first neighbour
+# entry xdp-gen takes by default, so its frames go to the DUT and are routed),
+# and the DUT's own address (noarp: usable as the gateway, skipped by
+# xdp-gen's default). The DUT has permanent entries for both hosts. No ARP or
+# ND is needed anywhere.
+setup_forward_addresses() {
+	local v
+	run ip -n "$GEN_NS" addr add "$GEN_IP4/$PREFIX4" dev "$GEN_IF"
+	run ip -n "$DUT_NS" addr add "$DUT_GEN_IP4/$PREFIX4" dev "$DUT_GEN_IF"
+	run ip -n "$DUT_NS" addr add "$DUT_SINK_IP4/$PREFIX4" dev "$DUT_SINK_IF"
+	run ip -n "$SINK_NS" addr add "$FWD_SINK_IP4/$PREFIX4" dev "$SINK_IF"
+	if [ "$opt_ipv6" -eq 1 ]; then
+		run ip -n "$GEN_NS" addr add "$GEN_IP6/$PREFIX6" dev "$GEN_IF" nodad
+		run ip -n "$DUT_NS" addr add "$DUT_GEN_IP6/$PREFIX6" dev "$DUT_GEN_IF" nodad
+		run ip -n "$DUT_NS" addr add "$DUT_SINK_IP6/$PREFIX6" dev "$DUT_SINK_IF" nodad
+		run ip -n "$SINK_NS" addr add "$FWD_SINK_IP6/$PREFIX6" dev "$SINK_IF" nodad
+	fi
+	fail_point addr
+
+	for v in 4 6; do
+		[ $v = 6 ] && [ "$opt_ipv6" -ne 1 ] && continue
+		local gip sip dgip dsip sub_g sub_s
+		if [ $v = 4 ]; then
+			gip=$GEN_IP4 sip=$FWD_SINK_IP4 dgip=$DUT_GEN_IP4 dsip=$DUT_SINK_IP4
+			sub_g=10.11.0.0/$PREFIX4 sub_s=10.12.0.0/$PREFIX4
+		else
+			gip=$GEN_IP6 sip=$FWD_SINK_IP6 dgip=$DUT_GEN_IP6 dsip=$DUT_SINK_IP6
+			sub_g=fd00:11::/$PREFIX6 sub_s=fd00:12::/$PREFIX6
+		fi
+		run ip -n "$GEN_NS" neigh replace "$dgip" lladdr "$DUT_GEN_MAC" dev "$GEN_IF" nud noarp
+		run ip -n "$GEN_NS" neigh replace "$sip" lladdr "$DUT_GEN_MAC" dev "$GEN_IF" nud permanent
+		run ip -n "$GEN_NS" route replace "$sub_s" via "$dgip" dev "$GEN_IF"
+		run ip -n "$SINK_NS" neigh replace "$dsip" lladdr "$DUT_SINK_MAC" dev "$SINK_IF" nud noarp
+		run ip -n "$SINK_NS" neigh replace "$gip" lladdr "$DUT_SINK_MAC" dev "$SINK_IF" nud permanent
+		run ip -n "$SINK_NS" route replace "$sub_g" via "$dsip" dev "$SINK_IF"
+		run ip -n "$DUT_NS" neigh replace "$gip" lladdr "$GEN_MAC" dev "$DUT_GEN_IF" nud permanent
+		run ip -n "$DUT_NS" neigh replace "$sip" lladdr "$SINK_MAC" dev "$DUT_SINK_IF" nud permanent
+	done
+	fail_point neigh
+}
+
+# Runs as 'sh -c' in the DUT namespace: routing on, no reverse-path filter
+# (the lab has no asymmetric paths; a strict filter would only hide mistakes).
+FORWARD_SH='
+set -e
+echo 1 >/proc/sys/net/ipv4/ip_forward
+for f in /proc/sys/net/ipv4/conf/*/rp_filter; do echo 0 >"$f"; done
+if [ -d /proc/sys/net/ipv6 ] && [ "$(cat /proc/sys/net/ipv6/conf/all/disable_ipv6)" = 0 ]; then
+	echo 1 >/proc/sys/net/ipv6/conf/all/forwarding
+fi
+'
+
+# The device under test's own part: routing, the bridge, or the XDP program.
+setup_dut() {
+	case "$opt_dut" in
+	forward)
+		run ip netns exec "$DUT_NS" sh -c "$FORWARD_SH" forward
+		;;
+	bridge)
+		run ip -n "$DUT_NS" link add "$DUT_BR" type bridge stp_state 0 forward_delay 0 \
+			mcast_snooping 0
+		run ip -n "$DUT_NS" link set dev "$DUT_GEN_IF" master "$DUT_BR"
+		run ip -n "$DUT_NS" link set dev "$DUT_SINK_IF" master "$DUT_BR"
+		# Static entries: the sink never sends, so the bridge would never
+		# learn its MAC and would flood (to the one other port) forever.
+		run bridge -n "$DUT_NS" fdb replace "$GEN_MAC" dev "$DUT_GEN_IF" master static
+		run bridge -n "$DUT_NS" fdb replace "$SINK_MAC" dev "$DUT_SINK_IF" master static
+		run ip -n "$DUT_NS" link set dev "$DUT_BR" up
+		;;
+	xdp)
+		dut_start_xdp
+		;;
+	esac
+	dut_cpu
+	fail_point dut
+}
+
+# The DUT's work on a CPU of its own (--dut-cpu), away from the generator's
+# thread: otherwise a veth DUT forwards in the sender's own softirq, and a slow
+# DUT slows the generator down instead of dropping. forward and bridge: RPS on
+# the DUT's ingress, so netif_rx queues each frame to that CPU's backlog (an
+# overloaded DUT drops there, as a real one drops at its receive ring). xdp:
+# threaded NAPI on the ingress, its kthreads pinned to that CPU.
+dut_cpu() {
+	local f mask pid name
+	[ "$opt_dut_cpu" = none ] && return 0
+	if [ "$opt_dut" = xdp ]; then
+		run ip netns exec "$DUT_NS" sh -c 'echo 1 >"/sys/class/net/$1/threaded"' threaded "$DUT_GEN_IF"
+		while read -r pid name; do
+			[ -n "$pid" ] || continue
+			run taskset -p -c "$opt_dut_cpu" "$pid"
+		done <<<"$(napi_threads "$DUT_GEN_IF")"
+		return 0
+	fi
+	mask=$(printf '%x' $((1 << opt_dut_cpu)))
+	run ip netns exec "$DUT_NS" sh -c 'for f in /sys/class/net/$1/queues/rx-*/rps_cpus; do echo "$2" >"$f"; done' \
+		rps "$DUT_GEN_IF" "$mask"
+}
+
+# --dut xdp: 'xdp-sink redirect --to DUT_SINK_IF DUT_GEN_IF' runs detached in
+# the DUT namespace until teardown stops it (teardown stops every process in
+# the lab's namespaces). Its output goes to NAME.d/dut-xdp.log.
+dut_start_xdp() {
+	local log=$LAB_DIR/dut-xdp.log pid
+	# fd 9 holds the state directory's lock: the program must not keep it.
+	setsid ip netns exec "$DUT_NS" sh -c "$EXEC_SH" testenv-dut "$LAB_DIR/bpf-dut" \
+		"$DUT_SINK_BIN" redirect --to "$DUT_SINK_IF" -q "$DUT_GEN_IF" </dev/null >"$log" 2>&1 9<&- &
+	pid=$!
+	for _ in $(seq 100); do
+		ip -n "$DUT_NS" link show dev "$DUT_GEN_IF" 2>/dev/null | grep -q 'prog/xdp' && return 0
+		kill -0 "$pid" 2>/dev/null ||
+			die "setup failed: xdp-sink redirect in $DUT_NS exited: $(tr '\n' ' ' <"$log")"
+		sleep 0.1
+	done
+	die "setup failed: xdp-sink redirect attached nothing to $DUT_GEN_IF within 10 s: $(tr '\n' ' ' <"$log")"
+}
+
 # One bpffs instance per side, mounted in the host's mount namespace under the
 # state directory. 'ip netns exec' gives every command a fresh /sys; exec
 # bind-mounts this instance onto its /sys/fs/bpf, so pins outlive the command.
 setup_bpffs() {
 	local s
 	run mkdir -p -m 0700 "$LAB_DIR"
-	for s in gen sink; do
+	for s in $(lab_sides); do
 		run mkdir -p -m 0700 "$LAB_DIR/bpf-$s"
 		run mount -t bpf -o mode=0700 "xdpsg-$LAB_NAME-$s" "$LAB_DIR/bpf-$s"
 	done
@@ -565,11 +855,12 @@ setup_bpffs() {
 do_setup() {
 	local ns
 
+	dut_addresses
 	state_lock
 	if [ -f "$STATE_FILE" ]; then
 		usage_error "lab '$LAB_NAME' already exists: remove it first with $PROG teardown --name $LAB_NAME"
 	fi
-	for ns in "$GEN_NS" "$SINK_NS"; do
+	for ns in "$GEN_NS" "$SINK_NS" ${opt_dut:+"$DUT_NS"}; do
 		ns_exists "$ns" &&
 			usage_error "network namespace '$ns' exists but is not a lab of this script: choose another --name"
 	done
@@ -581,6 +872,7 @@ do_setup() {
 
 	run ip netns add "$GEN_NS"
 	run ip netns add "$SINK_NS"
+	[ -n "$opt_dut" ] && run ip netns add "$DUT_NS"
 	fail_point netns
 	setup_links
 	setup_qdisc
@@ -590,12 +882,17 @@ do_setup() {
 	fi
 	fail_point threaded
 	setup_bpffs
+	[ -n "$opt_dut" ] && setup_dut
 	fail_point 'done'
 
 	state_write ready
 	SETUP_DONE=1
 	trap - EXIT INT TERM
-	info "lab '$LAB_NAME' ready: $GEN_NS/$GEN_IF $GEN_IP4 <-> $SINK_NS/$SINK_IF $SINK_IP4, queues $opt_queues, qdisc $opt_qdisc"
+	if [ -n "$opt_dut" ]; then
+		info "lab '$LAB_NAME' ready: $GEN_NS/$GEN_IF $GEN_IP4 <-> $DUT_NS ($opt_dut, $DUT_GEN_IF -> $DUT_SINK_IF, qdisc $opt_dut_qdisc) <-> $SINK_NS/$SINK_IF $SINK_IP4, queues $opt_queues, qdisc $opt_qdisc"
+	else
+		info "lab '$LAB_NAME' ready: $GEN_NS/$GEN_IF $GEN_IP4 <-> $SINK_NS/$SINK_IF $SINK_IP4, queues $opt_queues, qdisc $opt_qdisc"
+	fi
 }
 
 # --- teardown ----------------------------------------------------------------
@@ -625,14 +922,18 @@ ns_kill() { # ns
 lab_remove() {
 	local ns s dir ok=0
 
-	for ns in "$GEN_NS" "$SINK_NS"; do
+	# NAME-dut exists only in a lab made with --dut (by this script: the
+	# caller checked the state file), so it is looked for in every lab.
+	for ns in "$GEN_NS" "$SINK_NS" "$DUT_NS"; do
 		ns_exists "$ns" || continue
 		ns_kill "$ns"
 		ip -n "$ns" link del dev "$GEN_IF" 2>/dev/null
 		ip -n "$ns" link del dev "$SINK_IF" 2>/dev/null
+		ip -n "$ns" link del dev "$DUT_BR" 2>/dev/null
 		ip netns del "$ns" || ok=1
 	done
-	for s in gen sink; do
+	rm -f "$LAB_DIR/dut-xdp.log"
+	for s in gen sink dut; do
 		dir=$LAB_DIR/bpf-$s
 		if mountpoint -q "$dir" 2>/dev/null; then
 			umount "$dir" 2>/dev/null || umount -l "$dir" || ok=1
@@ -670,19 +971,25 @@ do_teardown() {
 # --- status, list, env, exec, enter ------------------------------------------
 
 do_status() {
-	local s ns ifn link xdp
+	local s ns ifn=()
 
 	require_lab
 	echo "lab $LAB_NAME: queues $opt_queues, qdisc $opt_qdisc, gro ${opt_gro:-default}," \
 		"tso ${opt_tso:-default}, mtu ${opt_mtu:-default}, ipv6 $([ "$opt_ipv6" -eq 1 ] && echo on || echo off)," \
 		"threaded napi $([ "$opt_threaded" -eq 1 ] && echo on || echo off)${opt_scenario:+, scenario $opt_scenario}"
+	[ -n "$opt_dut" ] &&
+		echo "dut: $opt_dut in $DUT_NS ($DUT_GEN_IF -> $DUT_SINK_IF), qdisc on $DUT_SINK_IF: $opt_dut_qdisc, cpu $opt_dut_cpu"
 	echo "state: $STATE_FILE"
 	napi_threads | while read -r pid name; do
 		echo "napi thread: $name pid $pid cpus $(taskset -pc "$pid" 2>/dev/null | sed 's/.*: //')"
 	done
-	for s in gen sink; do
-		ns=$(side_ns $s)
-		[ $s = gen ] && ifn=$GEN_IF || ifn=$SINK_IF
+	for s in $(lab_sides); do
+		ns=$(side_ns "$s")
+		case $s in
+		gen) ifn=("$GEN_IF") ;;
+		sink) ifn=("$SINK_IF") ;;
+		dut) ifn=("$DUT_GEN_IF" "$DUT_SINK_IF") ;;
+		esac
 		echo
 		echo "== $s: namespace $ns, bpffs $LAB_DIR/bpf-$s" \
 			"($(mountpoint -q "$LAB_DIR/bpf-$s" && echo mounted || echo NOT mounted))"
@@ -690,6 +997,22 @@ do_status() {
 			echo "namespace $ns is missing"
 			continue
 		fi
+		status_links "$ns" "${ifn[@]}"
+		if [ "$s" = dut ]; then
+			echo "-- neighbours:"
+			ip -n "$ns" neigh show
+			[ "$opt_dut" = bridge ] && { echo "-- bridge fdb (static):"; bridge -n "$ns" fdb show br "$DUT_BR" | grep static; }
+			if [ "$opt_dut" = xdp ]; then
+				echo "-- xdp-sink redirect: $(ip netns pids "$ns" | wc -w) process(es) in $ns; log $LAB_DIR/dut-xdp.log"
+			fi
+		fi
+	done
+}
+
+status_links() { # ns ifname...
+	local ns=$1 ifn link xdp
+	shift
+	for ifn in "$@"; do
 		if ! link=$(ip -n "$ns" -d link show dev "$ifn" 2>&1); then
 			echo "link $ifn is missing"
 			continue
@@ -710,9 +1033,10 @@ do_list() {
 		[ -f "$f" ] || continue
 		n=${f##*/}
 		lab_names "${n%.state}"
-		opt_queues=1 opt_qdisc=none
+		opt_queues=1 opt_qdisc=none opt_dut="" opt_dut_qdisc=none
 		state_read || continue
-		printf '%s queues=%s qdisc=%s%s\n' "$LAB_NAME" "$opt_queues" "$opt_qdisc" \
+		printf '%s queues=%s qdisc=%s%s%s\n' "$LAB_NAME" "$opt_queues" "$opt_qdisc" \
+			"${opt_dut:+ dut=$opt_dut dut-qdisc=$opt_dut_qdisc}" \
 			"$([ "$LAB_STATUS" = ready ] || echo " (incomplete: $LAB_STATUS)")"
 	done
 }
@@ -730,8 +1054,11 @@ do_env() {
 	fi
 	# shellcheck disable=SC2034 # read below through ${!v}
 	QUEUES=$opt_queues
+	# shellcheck disable=SC2034
+	DUT_MODE=$opt_dut DUT_QDISC=$opt_dut_qdisc DUT_CPU=$opt_dut_cpu
 	for v in LAB_NAME GEN_NS SINK_NS GEN_IF SINK_IF GEN_MAC SINK_MAC \
-		GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6 QUEUES; do
+		GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6 QUEUES \
+		${opt_dut:+DUT_MODE DUT_NS DUT_GEN_IF DUT_SINK_IF DUT_GEN_MAC DUT_SINK_MAC DUT_QDISC DUT_CPU}; do
 		val=${!v}
 		echo "$v=$(shquote "$val")"
 	done
@@ -748,6 +1075,8 @@ do_exec() { # command...
 	local ns dir
 
 	require_lab
+	[ "$side" != dut ] || [ -n "$opt_dut" ] ||
+		usage_error "lab '$LAB_NAME' has no DUT: use gen or sink (a DUT comes with $PROG setup --dut MODE)"
 	ns=$(side_ns "$side")
 	dir=$LAB_DIR/bpf-$side
 	ns_exists "$ns" || die "namespace $ns of lab '$LAB_NAME' is missing: tear the lab down and set it up again"
@@ -759,13 +1088,13 @@ do_exec() { # command...
 # kthread per receive queue, named napi/DEV-NAPI_ID, once the NAPI instances
 # exist (an XDP program is attached, or GRO is on); they go away with them.
 # Kernel threads live in the initial PID namespace, so /proc here sees them.
-napi_threads() {
-	local d name
+napi_threads() { # [device, default the sink veth]
+	local d name dev=${1:-$SINK_IF}
 	for d in /proc/[0-9]*; do
 		[ -r "$d/comm" ] || continue
 		read -r name <"$d/comm" 2>/dev/null || continue
 		# /proc shows a kthread's full name; a 15-byte comm may be cut short.
-		[[ "$name" =~ ^napi/$SINK_IF-[0-9]+$ ]] || [[ "napi/$SINK_IF-" == "$name"* && ${#name} -eq 15 ]] || continue
+		[[ "$name" =~ ^napi/$dev-[0-9]+$ ]] || [[ "napi/$dev-" == "$name"* && ${#name} -eq 15 ]] || continue
 		# Kernel threads have no parent but kthreadd (PID 2).
 		[ "$(awk '{ print $4 }' "$d/stat" 2>/dev/null)" = 2 ] || continue
 		echo "${d#/proc/} $name"
@@ -789,7 +1118,7 @@ do_pin_napi() {
 # --version --json: the commands from the tables above, the scenario's options
 # from its own parser, so neither list is kept twice.
 do_version() { # here args...
-	local here=$1 c cmds="" opts
+	local here=$1 c cmds="" opts ropts
 	shift
 	[ "$*" = --json ] || usage_error "use: $PROG --version --json"
 	for c in $LAB_COMMANDS $RUNNER_COMMANDS; do
@@ -797,8 +1126,10 @@ do_version() { # here args...
 	done
 	opts=$(python3 "$here/backpressure.py" --list-options) ||
 		die "python3 $here/backpressure.py --list-options failed"
-	printf '{"type":"version","tool":"%s","commands":[%s],"backpressure_options":%s}\n' \
-		"$PROG" "$cmds" "$opts"
+	ropts=$(python3 "$here/rfc2544.py" --list-options) ||
+		die "python3 $here/rfc2544.py --list-options failed"
+	printf '{"type":"version","tool":"%s","commands":[%s],"backpressure_options":%s,"rfc2544_options":%s}\n' \
+		"$PROG" "$cmds" "$opts" "$ropts"
 }
 
 # --- main --------------------------------------------------------------------
@@ -807,6 +1138,11 @@ if [ "${1:-}" = backpressure ]; then
 	shift
 	here=$(cd "$(dirname "$0")" && pwd) || exit 2
 	exec python3 "$here/backpressure.py" --testenv "$here/$PROG" "$@"
+fi
+if [ "${1:-}" = rfc2544 ]; then
+	shift
+	here=$(cd "$(dirname "$0")" && pwd) || exit 2
+	exec python3 "$here/rfc2544.py" --testenv "$here/$PROG" "$@"
 fi
 if [ "${1:-}" = --version ]; then
 	shift

@@ -373,3 +373,99 @@ test_lab_teardown_all_own_state_dir() {
 	[ -f "$TL_STATE_DIR/$other.state" ] || t_fail "lab $other lost its state file"
 	TESTENV_STATE_DIR=$dir "$TESTENV" teardown --all >/dev/null || t_fail "a second teardown --all failed"
 }
+
+# --dut: three namespaces, the DUT's variables in env, and xdp-gen's defaults
+# (the generator interface's first neighbour entry) go through the DUT: a
+# burst with nothing given arrives at the sink, stamped, all of it.
+tl_dut_defaults_reach_sink() { # mode
+	local mode=$1 out sink_out n=2000 name
+	name=$(tl_name "$mode" | cut -c1-12)
+	tl_setup "$name" --dut "$mode" --no-ipv6
+	for ns in "$name-gen" "$name-dut" "$name-sink"; do
+		tl_ns_exists "$ns" || t_fail "--dut $mode: expected namespace $ns"
+	done
+	out=$("$TESTENV" env --name "$name")
+	eval "$out"
+	t_expect_eq "DUT_MODE" "$mode" "$DUT_MODE"
+	t_expect_eq "DUT_NS" "$name-dut" "$DUT_NS"
+	t_expect_eq "DUT_GEN_IF" "$name-dg" "$DUT_GEN_IF"
+	t_expect_eq "DUT_SINK_IF" "$name-ds" "$DUT_SINK_IF"
+	lab_exec dut ip link show dev "$DUT_GEN_IF" >/dev/null || t_fail "exec dut: $DUT_GEN_IF not there"
+	[[ "$("$TESTENV" status --name "$name")" == *"dut: $mode in $name-dut"* ]] ||
+		t_fail "status: expected a 'dut: $mode' line"
+	[[ "$("$TESTENV" list)" == *"$name queues=1 qdisc=none dut=$mode"* ]] || t_fail "list: expected dut=$mode"
+	if [ ! -x "$BUILD/xdp-sink" ] || [ ! -x "$BUILD/xdp-gen" ]; then t_skip "tools not built"; fi
+	sink_out=$(mktemp)
+	t_on_cleanup rm -f "$sink_out"
+	"$TESTENV" exec --name "$name" sink -- "$BUILD/xdp-sink" xsk -j -d 20s "$SINK_IF" >"$sink_out" 2>&1 &
+	T_PIDS+=("$!")
+	t_wait_for "$sink_out" '"type":"ready"' 15 || t_fail "xdp-sink xsk did not start: $(cat "$sink_out")"
+	lab_exec gen "$BUILD/xdp-gen" xsk -q -n "$n" -r 20000 "$GEN_IF" >/dev/null ||
+		t_fail "xdp-gen xsk with no addresses given failed in a --dut $mode lab"
+	sleep 0.5
+	kill -INT "${T_PIDS[-1]}"
+	wait "${T_PIDS[-1]}"
+	t_expect_eq "stamped frames at the sink through --dut $mode" "$n" "$(json_get "$sink_out" summary 'o["stamped"]')"
+	"$TESTENV" teardown --name "$name" >/dev/null || t_fail "teardown failed"
+	tl_assert_gone "$name"
+	tl_ns_exists "$name-dut" && t_fail "teardown left $name-dut"
+	return 0
+}
+
+test_lab_dut_forward() {
+	tl_dut_defaults_reach_sink forward
+	# The addressing: the sink is on the far subnet, the generator's neighbour
+	# for it has the DUT's MAC, the gateway entry is NOARP (skipped by xdp-gen).
+	local name
+	name=$(tl_name F | cut -c1-12)
+	tl_setup "$name" --dut forward --dut-qdisc tbf:100mbit:16kb:50ms
+	t_expect_eq "SINK_IP4 with --dut forward" 10.12.0.2 "$SINK_IP4"
+	ip -n "$GEN_NS" neigh show 10.12.0.2 dev "$GEN_IF" | grep -q "lladdr $DUT_GEN_MAC PERMANENT" ||
+		t_fail "gen: expected 10.12.0.2 -> $DUT_GEN_MAC permanent, got '$(ip -n "$GEN_NS" neigh show dev "$GEN_IF")'"
+	ip -n "$GEN_NS" neigh show 10.11.0.254 dev "$GEN_IF" nud all | grep -q NOARP ||
+		t_fail "gen: expected a NOARP entry for the DUT 10.11.0.254"
+	[[ "$(tc -n "$DUT_NS" qdisc show dev "$DUT_SINK_IF" root)" == "qdisc tbf "*"rate 100Mbit"* ]] ||
+		t_fail "--dut-qdisc: expected tbf on $DUT_SINK_IF"
+	t_expect_eq "ip_forward in the DUT" 1 "$(ip netns exec "$DUT_NS" cat /proc/sys/net/ipv4/ip_forward)"
+	command -v ping >/dev/null && { ip netns exec "$GEN_NS" ping -c 1 -W 2 10.12.0.2 >/dev/null ||
+		t_fail "ping from gen to the sink through the DUT failed"; }
+	return 0
+}
+
+test_lab_dut_bridge() {
+	tl_dut_defaults_reach_sink bridge
+}
+
+test_lab_dut_xdp() {
+	[ -x "$BUILD/xdp-sink" ] || t_skip "xdp-sink not built"
+	tl_dut_defaults_reach_sink xdp
+}
+
+test_lab_dut_bad_input() {
+	local name
+	name=$(tl_name q | cut -c1-12)
+	tl_expect_usage "unknown --dut" setup --name "$name" --dut router
+	tl_expect_usage "--dut-qdisc without --dut" setup --name "$name" --dut-qdisc pfifo:10
+	tl_expect_usage "--dut xdp with a qdisc" setup --name "$name" --dut xdp --dut-qdisc pfifo:10
+	tl_expect_usage "bad --dut-qdisc" setup --name "$name" --dut forward --dut-qdisc sfq
+	tl_expect_usage "13-character name with --dut" setup --name abcdefghijklm --dut bridge
+	tl_expect_usage "--dut with the backpressure scenario" setup --name "$name" --dut forward --scenario backpressure
+	tl_assert_gone "$name"
+	tl_ns_exists "$name-dut" && t_fail "a refused setup left $name-dut"
+	lab_setup
+	tl_expect_usage "exec dut in a lab without a DUT" exec --name "$LAB_NAME" dut -- true
+}
+
+test_lab_dut_rollback() {
+	local name step rc err
+	name=$(tl_name R | cut -c1-12)
+	T_LABS+=("$name")
+	for step in veth neigh dut 'done'; do
+		err=$(TESTENV_FAIL_AT=$step "$TESTENV" setup --name "$name" --dut bridge 2>&1 >/dev/null)
+		rc=$?
+		t_expect_eq "setup --dut bridge with TESTENV_FAIL_AT=$step: exit code" 1 "$rc"
+		tl_assert_gone "$name"
+		tl_ns_exists "$name-dut" && t_fail "TESTENV_FAIL_AT=$step: $name-dut left behind"
+	done
+	return 0
+}
