@@ -475,13 +475,23 @@ static __u64 ctr(__u64 now, __u64 then)
 	return now >= then ? now - then : now;
 }
 
+/*
+ * The kernel keeps these in 32 bits (struct gnet_stats_queue): a smaller
+ * reading is a wrap, not a reset (a replaced qdisc is told apart by its
+ * handle, parent and kind), so the delta is taken modulo 2^32.
+ */
+static __u64 ctr32(__u64 now, __u64 then)
+{
+	return (__u32)((__u32)now - (__u32)then);
+}
+
 static void qdisc_delta(struct kstats_qdisc *d, const struct kstats_qdisc *then)
 {
 	d->bytes = ctr(d->bytes, then->bytes);
 	d->packets = ctr(d->packets, then->packets);
-	d->drops = ctr(d->drops, then->drops);
-	d->overlimits = ctr(d->overlimits, then->overlimits);
-	d->requeues = ctr(d->requeues, then->requeues);
+	d->drops = ctr32(d->drops, then->drops);
+	d->overlimits = ctr32(d->overlimits, then->overlimits);
+	d->requeues = ctr32(d->requeues, then->requeues);
 }
 
 static bool same_qdisc(const struct kstats_qdisc *a, const struct kstats_qdisc *b)
