@@ -20,6 +20,7 @@
 #include "cpu.h"
 #include "fmt.h"
 #include "hist.h"
+#include "outfile.h"
 #include "log.h"
 #include "runtime.h"
 #include "seqtrack.h"
@@ -385,17 +386,20 @@ static int xsk_finish(struct sink *sk)
 
 	if (path) {
 		struct hist *h = merged_hist(sk);
-		FILE *f = fopen(path, "w");
 		size_t len = strlen(path);
+		struct outfile o;
 
-		if (!h || !f) {
-			pr_warn("cannot write %s: %s\n", path, strerror(errno));
-			err = -EIO;
-		} else {
-			err = len > 5 && !strcmp(path + len - 5, ".json") ? hist_write_json(h, f) :
-									    hist_write_csv(h, f);
-		}
-		if (f && fclose(f))
+		/* A new file renamed over the old one at the end: a failure keeps the old. */
+		err = h ? outfile_open(&o, "--hist", path) : -ENOMEM;
+		if (!err)
+			err = len > 5 && !strcmp(path + len - 5, ".json") ?
+				      hist_write_json(h, o.f) :
+				      hist_write_csv(h, o.f);
+		if (!err)
+			err = outfile_commit(&o);
+		else if (h)
+			outfile_abort(&o);
+		if (err)
 			err = -EIO;
 		free(h);
 	}
@@ -610,15 +614,9 @@ static int xsk_plan(struct sink *sk)
 		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
 		return -EINVAL;
 	}
-	if (cfg->hist) {
-		FILE *f = fopen(cfg->hist, "w");
-
-		if (!f) {
-			pr_warn("cannot write --hist %s: %s\n", cfg->hist, strerror(errno));
-			return -EINVAL;
-		}
-		fclose(f);
-	}
+	/* Only checked here: the file is written when the run has ended. */
+	if (cfg->hist && outfile_check("--hist", cfg->hist))
+		return -EINVAL;
 	n = cfg->queues.all ? nrx : cfg->queues.n;
 	if (n > XDPSG_MAX_QUEUES)
 		n = XDPSG_MAX_QUEUES;
