@@ -2,9 +2,10 @@
 /*
  * xdp-sink's programs run through BPF_PROG_RUN on hand-made frames: every
  * malformed frame is counted under its reason, never misread; verdicts and
- * the MAC swap are right; --cost spins for the time asked. Needs root (SKIP
- * otherwise).
+ * the MAC swap are right; --cost spins for at least the time asked. Needs
+ * root (SKIP otherwise).
  */
+#include <time.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -250,12 +251,25 @@ static void test_redirect_without_target(void)
 	xdp_sink_bpf__destroy(skel);
 }
 
-/* The achieved extra cost per packet is within 20% of what was asked. */
-static void test_cost_calibration(void)
+static __u64 mono_ns(void)
 {
-	static const __u64 asks[] = { 1000, 5000 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * What --cost guarantees: every packet takes at least the time asked (the
+ * program spins to a deadline), and is still counted and given its verdict.
+ * Only lower bounds: a busy machine makes a run slower, never faster. How
+ * close to the asked cost it lands is a benchmark question, not a test's.
+ */
+static void test_cost_is_a_floor(void)
+{
+	static const __u64 asks[] = { 1000, 20000 };
 	unsigned char pkt[64] = {};
-	__u32 base, d;
+	struct sink_stats s;
 	unsigned int i;
 
 	if (geteuid()) {
@@ -264,30 +278,30 @@ static void test_cost_calibration(void)
 	}
 	eth(pkt, ETH_P_IP);
 	for (i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
-		struct xdp_sink_bpf *plain = load(false, 0), *slow = load(false, asks[i]);
+		struct xdp_sink_bpf *slow = load(false, asks[i]);
+		__u32 repeat = 200, per_run = 0, ret = 0;
+		__u64 t0, took;
 
-		if (ASSERT_TRUE(plain && slow, "load both")) {
-			ASSERT_OK(run(plain->progs.xdp_sink_drop, pkt, 60, 20000, NULL, &base,
-				      NULL),
-				  "run plain");
-			ASSERT_OK(run(slow->progs.xdp_sink_drop, pkt, 60,
-				      (__u32)(20000000 / asks[i]), NULL, &d, NULL),
-				  "run slow");
-			/* d - base is the knob's cost: within [0.8, 1.2] x asked. */
-			ASSERT_GE((long long)d - base, (long long)(asks[i] * 8 / 10),
-				  "not too cheap");
-			ASSERT_LE((long long)d - base, (long long)(asks[i] * 12 / 10),
-				  "not too dear");
-		}
-		xdp_sink_bpf__destroy(plain);
+		if (!ASSERT_TRUE(slow != NULL, "load with a cost"))
+			continue;
+		t0 = mono_ns();
+		ASSERT_OK(run(slow->progs.xdp_sink_drop, pkt, 60, repeat, &ret, &per_run, NULL),
+			  "run with a cost");
+		took = mono_ns() - t0;
+		ASSERT_EQ(ret, XDP_DROP, "the verdict stands");
+		ASSERT_GE(per_run, asks[i], "the kernel's time per packet is at least the cost");
+		ASSERT_GE(took, (__u64)repeat * asks[i], "the wall time is at least repeat x cost");
+		read_stats(slow, &s);
+		ASSERT_EQ(s.packets, repeat, "every packet counted");
+		ASSERT_EQ(s.drop, repeat, "every packet dropped");
 		xdp_sink_bpf__destroy(slow);
 	}
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(parse_errors),     TEST_CASE(no_parse_counts_only),
-	TEST_CASE(tx_swaps_macs),    TEST_CASE(redirect_without_target),
-	TEST_CASE(cost_calibration),
+	TEST_CASE(parse_errors),    TEST_CASE(no_parse_counts_only),
+	TEST_CASE(tx_swaps_macs),   TEST_CASE(redirect_without_target),
+	TEST_CASE(cost_is_a_floor),
 };
 
 TEST_MAIN("sink_prog", cases)
