@@ -65,6 +65,13 @@ BENCH_PROGS := $(patsubst bench/%.c,$(OUT)/%,$(BENCH_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOL_PROGS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRCS))
 
+# xdp-gen with its test hooks (XDPSG_TEST_*, see user/gen/xsk.c and qdisc.c)
+# compiled in, for the integration tests only; never installed. The production
+# binaries have no hook code and read no such variable.
+HOOK_OUT := $(OUT)/test-hooks
+HOOK_GEN_OBJS := $(patsubst %.c,$(HOOK_OUT)/%.o,$(wildcard user/gen/*.c))
+HOOK_PROGS := $(HOOK_OUT)/xdp-gen
+
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_PROGS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
@@ -79,10 +86,12 @@ MANPAGES := $(patsubst man/%.in,$(OUT)/man/%,$(MAN_IN))
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
-.PHONY: all deps check test test-unit test-integration unit-tests bench demo install \
+.PHONY: all tools deps check test test-unit test-integration unit-tests bench demo install \
 	uninstall format check-format check-layout clean help
 
-all: $(SKELS) $(LIB) $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS) $(MANPAGES)
+all: $(SKELS) $(LIB) $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS) $(HOOK_PROGS) $(MANPAGES)
+
+tools: $(PROGS)
 
 $(OUT)/man/%.8: man/%.8.in $(OUT)/%
 	$(call msg,MAN,$@)
@@ -112,6 +121,10 @@ $(OUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D) && $(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
+$(HOOK_OUT)/user/%.o: user/%.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D) && $(CC) $(XCFLAGS) $(CFLAGS) -DXDPSG_TEST_HOOKS -MMD -MP -c $< -o $@
+
 $(OUT)/bench/%.o: bench/%.c | $(OUT)/bench $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
@@ -129,6 +142,10 @@ $(LIB): $(LIB_OBJS)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(OUT)/xdp-gen: $(GEN_OBJS) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
+
+$(HOOK_OUT)/xdp-gen: $(HOOK_GEN_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
@@ -166,7 +183,7 @@ test-integration: all
 # Everything a fresh machine needs, then every test.
 check: deps
 	$(Q)$(MAKE) --no-print-directory all unit-tests
-	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit-tests
+	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit-tests tools
 	$(Q)$(MAKE) --no-print-directory check-format check-layout
 	$(Q)BUILD=$(BUILD) tests/run.sh
 
@@ -208,6 +225,7 @@ clean:
 help:
 	@echo 'Targets:'
 	@echo '  all               build the tools, benchmarks and test helpers into $(BUILD)/ (default)'
+	@echo '  tools             only xdp-gen and xdp-sink (SANITIZE=1 tools: the ASan build tests use)'
 	@echo '  deps              install missing Debian packages (root), or list them'
 	@echo '  check             deps, build, format check, unit tests (plain and sanitized), integration tests'
 	@echo '  test-unit         unit tests only (no root needed)'

@@ -24,6 +24,7 @@
 #include <x86intrin.h>
 
 #include "frame_alloc.h"
+#include "outfile.h"
 
 #define NR_FRAMES 4096
 #define FRAME_SIZE 4096
@@ -291,6 +292,7 @@ int main(int argc, char **argv)
 	double at64 = 0, speedup;
 	int opt, ncpus;
 	size_t i;
+	struct outfile out;
 	FILE *f;
 
 	while ((opt = getopt_long(argc, argv, "n:qj:ch", long_opts, NULL)) != -1) {
@@ -313,6 +315,8 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			json = optarg;
+			if (outfile_check("--json", json))
+				return 2;
 			break;
 		case 'c':
 			check = true;
@@ -372,12 +376,9 @@ int main(int argc, char **argv)
 	printf("reference: kernel slab bulk API ~64 cycles/object at bulk 16, 109 one at a time\n");
 
 	if (json) {
-		f = fopen(json, "w");
-		if (!f) {
-			fprintf(stderr, "bench-alloc: cannot write %s: %s\n", json,
-				strerror(errno));
+		if (outfile_open(&out, "--json", json))
 			return 1;
-		}
+		f = out.f;
 		fprintf(f, "{\"type\":\"bench-alloc\",\"frames\":%llu,\"tsc_ghz\":%.4f,\"bulk\":[",
 			(unsigned long long)frames, tsc_per_ns);
 		for (i = 0; i < NR_BULK; i++)
@@ -395,7 +396,8 @@ int main(int argc, char **argv)
 			lock1_res.ns, lock1_res.cycles, lock2_res.ns, lock2_res.cycles, own2_res.ns,
 			own2_res.cycles, at64, ok_cycles ? "true" : "false", speedup,
 			ok_speedup ? "true" : "false");
-		fclose(f);
+		if (outfile_commit(&out))
+			return 1;
 	}
 	frame_alloc__destroy(fa);
 	frame_alloc__destroy(fa2);

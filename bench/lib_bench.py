@@ -4,12 +4,74 @@
 import json
 import os
 import re
+import stat
 import statistics
+import tempfile
 
 
 def load(path):
     with open(path) as f:
         return json.load(f)
+
+
+class OutputError(Exception):
+    """An output path that must not be written (a symlink, not a regular file)."""
+
+
+def check_output(path):
+    """Refuse now what write_file() would refuse later: a symlink or a non-file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if os.path.islink(path):
+        raise OutputError('%s is a symlink; refusing to write through it, give the real path'
+                          % path)
+    if not stat.S_ISREG(st.st_mode):
+        raise OutputError('%s exists and is not a regular file; give a file name' % path)
+
+
+def write_file(path, data):
+    """Write data (str or bytes) to path without ever following a symlink.
+
+    The data goes to a new file in the same directory (created with O_EXCL, so
+    a planted symlink cannot redirect it), is synced and renamed over path: a
+    run that fails half-way leaves the old file as it was.
+    """
+    check_output(path)
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        check_output(path)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# What may reach gnuplot inside a quoted string: no quotes, backquotes (command
+# substitution), backslashes, '@' (macros), '$' or line breaks.
+_GP_UNSAFE = re.compile(r'[^A-Za-z0-9 ._,:+\-/()=%<>#\[\]]')
+
+
+def gp_text(s):
+    """A string from a results file, made safe for a gnuplot title or label."""
+    return _GP_UNSAFE.sub('_', str(s))
+
+
+def gp_path(path):
+    """A path for a gnuplot command: refused (ValueError) rather than changed."""
+    if _GP_UNSAFE.search(path):
+        raise ValueError('path %r has characters gnuplot could interpret' % path)
+    return path
 
 
 def newest_result(results_dir):

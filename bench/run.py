@@ -1236,11 +1236,8 @@ def main():
     base = os.path.join(OUTDIR, '%s-%s%s' % (date, machine['host'], '-quick' if QUICK else ''))
     if FILTER:
         base += '-filtered'
-    with open(base + '.json', 'w') as f:
-        json.dump(res, f, indent=1)
-        f.write('\n')
-    with open(base + '.md', 'w') as f:
-        f.write(md_report(res))
+    lb.write_file(base + '.json', json.dumps(res, indent=1) + '\n')
+    lb.write_file(base + '.md', md_report(res))
 
     log('')
     log(stdout_table(out_cells))

@@ -199,31 +199,43 @@ int iface_link_stats(const char *name, struct link_stats *s)
 	return 0;
 }
 
-int iface_estats__open(const char *ifname, struct iface_estats **out)
+/*
+ * The kernel sizes what ETHTOOL_GSTRINGS and ETHTOOL_GSTATS copy out by the
+ * device's count at the time of the call, whatever the caller allocated, and
+ * on veth that count follows the channel count (ethtool -L). So the count is
+ * asked before every read, buffers get room for twice as many plus a margin
+ * (a change between the two calls still fits), and the count the kernel says
+ * it copied is checked: a mismatch means the names are stale, so read again.
+ */
+#define ESTATS_ROOM(n) (2 * (size_t)(n) + 64)
+#define ESTATS_TRIES 4
+
+static int estats_count(const char *ifname, unsigned int *n)
 {
 	struct {
 		struct ethtool_sset_info hdr;
 		__u32 buf[1];
 	} sset = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ULL << ETH_SS_STATS } };
-	struct ethtool_gstrings *strs = NULL;
-	struct iface_estats *st;
-	unsigned int n;
-	int err;
+	int err = ethtool_ioctl(ifname, &sset);
 
-	*out = NULL;
-	err = ethtool_ioctl(ifname, &sset);
 	if (err)
 		return err;
-	n = sset.hdr.sset_mask ? sset.hdr.data[0] : 0;
-	st = calloc(1, sizeof(*st));
-	if (!st)
-		return -ENOMEM;
-	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
-	st->n = n;
-	st->names = calloc(n ? n : 1, sizeof(*st->names));
-	st->values = calloc(n ? n : 1, sizeof(*st->values));
-	strs = calloc(1, sizeof(*strs) + (size_t)n * ETH_GSTRING_LEN);
-	if (!st->names || !st->values || !strs) {
+	*n = sset.hdr.sset_mask ? sset.hdr.data[0] : 0;
+	return *n > 1000000 ? -E2BIG : 0;
+}
+
+/* The counters' names for a device that has n of them now; -EAGAIN if n changed. */
+static int estats_load_names(struct iface_estats *st, unsigned int n)
+{
+	struct ethtool_gstrings *strs;
+	char(*names)[ETH_GSTRING_LEN] = NULL;
+	__u64 *values = NULL;
+	int err = 0;
+
+	strs = calloc(1, sizeof(*strs) + ESTATS_ROOM(n) * ETH_GSTRING_LEN);
+	names = calloc(n ? n : 1, sizeof(*names));
+	values = calloc(n ? n : 1, sizeof(*values));
+	if (!strs || !names || !values) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -231,18 +243,42 @@ int iface_estats__open(const char *ifname, struct iface_estats **out)
 		strs->cmd = ETHTOOL_GSTRINGS;
 		strs->string_set = ETH_SS_STATS;
 		strs->len = n;
-		err = ethtool_ioctl(ifname, strs);
+		err = ethtool_ioctl(st->ifname, strs);
+		if (!err && strs->len != n)
+			err = strs->len > ESTATS_ROOM(n) ? -EOVERFLOW : -EAGAIN;
 		if (err)
 			goto out;
-		for (unsigned int i = 0; i < n; i++) {
-			memcpy(st->names[i], (char *)strs->data + (size_t)i * ETH_GSTRING_LEN,
-			       ETH_GSTRING_LEN);
-			st->names[i][ETH_GSTRING_LEN - 1] = '\0';
-		}
 	}
-	err = iface_estats_read(st);
+	for (unsigned int i = 0; i < n; i++) {
+		memcpy(names[i], (char *)strs->data + (size_t)i * ETH_GSTRING_LEN, ETH_GSTRING_LEN);
+		names[i][ETH_GSTRING_LEN - 1] = '\0';
+	}
+	free(st->names);
+	free(st->values);
+	st->names = names;
+	st->values = values;
+	st->n = n;
+	st->names_gen++;
+	names = NULL;
+	values = NULL;
 out:
 	free(strs);
+	free(names);
+	free(values);
+	return err;
+}
+
+int iface_estats__open(const char *ifname, struct iface_estats **out)
+{
+	struct iface_estats *st;
+	int err;
+
+	*out = NULL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
+	err = iface_estats_read(st);
 	if (err)
 		iface_estats__close(st);
 	else
@@ -259,22 +295,41 @@ void iface_estats__close(struct iface_estats *st)
 	free(st);
 }
 
-int iface_estats_read(struct iface_estats *st)
+/* One try: -EAGAIN when the count changed under it. */
+static int estats_read_once(struct iface_estats *st)
 {
 	struct ethtool_stats *es;
+	unsigned int n;
 	int err;
 
-	if (!st->n)
-		return 0;
-	es = calloc(1, sizeof(*es) + (size_t)st->n * sizeof(__u64));
+	err = estats_count(st->ifname, &n);
+	if (!err && (n != st->n || !st->names))
+		err = estats_load_names(st, n);
+	if (err || !n)
+		return err;
+	es = calloc(1, sizeof(*es) + ESTATS_ROOM(n) * sizeof(__u64));
 	if (!es)
 		return -ENOMEM;
 	es->cmd = ETHTOOL_GSTATS;
-	es->n_stats = st->n;
+	es->n_stats = n;
 	err = ethtool_ioctl(st->ifname, es);
+	if (!err && es->n_stats != n)
+		err = es->n_stats > ESTATS_ROOM(n) ? -EOVERFLOW : -EAGAIN;
 	if (!err)
-		memcpy(st->values, es->data, (size_t)st->n * sizeof(__u64));
+		memcpy(st->values, es->data, (size_t)n * sizeof(__u64));
 	free(es);
+	return err;
+}
+
+int iface_estats_read(struct iface_estats *st)
+{
+	int err, i;
+
+	for (i = 0; i < ESTATS_TRIES; i++) {
+		err = estats_read_once(st);
+		if (err != -EAGAIN)
+			return err;
+	}
 	return err;
 }
 

@@ -60,10 +60,14 @@ struct link_stats {
 };
 int iface_link_stats(const char *name, struct link_stats *out);
 
-/* ethtool -S: names read once, values refreshed by iface_estats_read(). */
+/*
+ * ethtool -S: names and values refreshed by iface_estats_read(), which asks
+ * the device's count every time (it changes with the channel count on veth).
+ */
 struct iface_estats {
 	char ifname[IF_NAMESIZE];
 	unsigned int n;
+	unsigned int names_gen; /* changes whenever names[] was read again */
 	char (*names)[32];
 	__u64 *values;
 };

@@ -34,6 +34,7 @@ struct kstats_reader {
 	bool is_veth;
 	struct iface_estats *est;
 	struct vq_slot *slots; /* one per ethtool counter */
+	unsigned int slots_gen; /* est->names_gen they were made from */
 	char *buf;
 };
 
@@ -93,6 +94,21 @@ static struct vq_slot map_estat(const char *name)
 	return s;
 }
 
+/* Where each ethtool counter goes; again whenever the device's list changed. */
+static int map_slots(struct kstats_reader *r)
+{
+	struct vq_slot *slots = calloc(r->est->n ? r->est->n : 1, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < r->est->n; i++)
+		slots[i] = map_estat(r->est->names[i]);
+	free(r->slots);
+	r->slots = slots;
+	r->slots_gen = r->est->names_gen;
+	return 0;
+}
+
 int kstats_reader__open(const char *ifname, struct kstats_reader **out)
 {
 	struct kstats_reader *r;
@@ -121,15 +137,8 @@ int kstats_reader__open(const char *ifname, struct kstats_reader **out)
 	}
 	r->is_veth = !strcmp(ifc.driver, "veth");
 	/* Devices without ethtool stats are fine: they just have no veth view. */
-	if (r->is_veth && iface_estats__open(ifname, &r->est) == 0) {
-		r->slots = calloc(r->est->n ? r->est->n : 1, sizeof(*r->slots));
-		if (!r->slots) {
-			err = -ENOMEM;
-			goto out;
-		}
-		for (unsigned int i = 0; i < r->est->n; i++)
-			r->slots[i] = map_estat(r->est->names[i]);
-	}
+	if (r->is_veth && iface_estats__open(ifname, &r->est) == 0)
+		err = map_slots(r);
 out:
 	if (err)
 		kstats_reader__close(r);
@@ -408,6 +417,8 @@ static int read_veth(struct kstats_reader *r, struct kstats *s)
 	int err;
 
 	err = iface_estats_read(r->est);
+	if (!err && r->slots_gen != r->est->names_gen)
+		err = map_slots(r);
 	if (err)
 		return err;
 	s->is_veth = true;
@@ -475,13 +486,23 @@ static __u64 ctr(__u64 now, __u64 then)
 	return now >= then ? now - then : now;
 }
 
+/*
+ * The kernel keeps these in 32 bits (struct gnet_stats_queue): a smaller
+ * reading is a wrap, not a reset (a replaced qdisc is told apart by its
+ * handle, parent and kind), so the delta is taken modulo 2^32.
+ */
+static __u64 ctr32(__u64 now, __u64 then)
+{
+	return (__u32)((__u32)now - (__u32)then);
+}
+
 static void qdisc_delta(struct kstats_qdisc *d, const struct kstats_qdisc *then)
 {
 	d->bytes = ctr(d->bytes, then->bytes);
 	d->packets = ctr(d->packets, then->packets);
-	d->drops = ctr(d->drops, then->drops);
-	d->overlimits = ctr(d->overlimits, then->overlimits);
-	d->requeues = ctr(d->requeues, then->requeues);
+	d->drops = ctr32(d->drops, then->drops);
+	d->overlimits = ctr32(d->overlimits, then->overlimits);
+	d->requeues = ctr32(d->requeues, then->requeues);
 }
 
 static bool same_qdisc(const struct kstats_qdisc *a, const struct kstats_qdisc *b)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <net/if.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -237,6 +238,19 @@ int params_parse_list(const char *s, unsigned int max_id, struct param_list *out
 	}
 }
 
+_Static_assert(PARAMS_IFNAME_MAX == IFNAMSIZ - 1, "one limit for interface names");
+
+int params_check_ifname(const char *prog, const char *what, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len && len <= PARAMS_IFNAME_MAX)
+		return 0;
+	fprintf(stderr, "%s: %s '%s' is %s; interface names have 1 to %d characters\n", prog, what,
+		name, len ? "too long" : "empty", PARAMS_IFNAME_MAX);
+	return -EINVAL;
+}
+
 static const char *type_hint(const struct param_def *def)
 {
 	switch (def->type) {
@@ -326,6 +340,7 @@ void params_format(const struct param_def *def, const void *cfg, char *buf, size
 		format_duration(*(const __u64 *)f, buf, len);
 		break;
 	case PARAM_STRING:
+	case PARAM_IFNAME:
 		snprintf(buf, len, "%s", *(const char *const *)f ? *(const char *const *)f : "");
 		break;
 	case PARAM_ENUM:
@@ -356,6 +371,7 @@ static bool shows_default(const struct param_def *d, const void *cfg, char *v, s
 	case PARAM_COUNTER:
 		return false;
 	case PARAM_STRING:
+	case PARAM_IFNAME:
 		if (!*(const char *const *)f)
 			return false;
 		break;
@@ -401,6 +417,15 @@ static int store_value(const char *prog, const struct param_def *def, const char
 		}
 		*(const char **)field(cfg, def) = arg;
 		return 0;
+	case PARAM_IFNAME: {
+		char what[64];
+
+		snprintf(what, sizeof(what), "--%s", def->name);
+		if (params_check_ifname(prog, what, arg))
+			return -EINVAL;
+		*(const char **)field(cfg, def) = arg;
+		return 0;
+	}
 	case PARAM_ENUM: {
 		const struct param_enum *e;
 		char names[256];
@@ -566,6 +591,9 @@ int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char *
 			return -EINVAL;
 		}
 		*positional = argv[optind++];
+		if (!strcmp(cmd->positional, "IFNAME") &&
+		    params_check_ifname(prog, "interface name", *positional))
+			return -EINVAL;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "%s %s: unexpected argument '%s'; see '%s %s --help'\n", prog,

@@ -20,9 +20,13 @@ enum param_type {
 	PARAM_RATE, /* __u64 packets/s: 100000, 1.5M, 10Mpps */
 	PARAM_DURATION, /* __u64 nanoseconds: 500ms, 5s, 2m; bare number = seconds */
 	PARAM_STRING, /* const char * */
+	PARAM_IFNAME, /* const char *, an interface name: at most PARAMS_IFNAME_MAX bytes */
 	PARAM_ENUM, /* int, one of the names in .enums */
 	PARAM_LIST, /* struct param_list: "all" or "0,2-5" */
 };
+
+/* The longest interface name the kernel takes (IFNAMSIZ - 1). */
+#define PARAMS_IFNAME_MAX 15
 
 struct param_enum {
 	const char *name;
@@ -54,7 +58,7 @@ struct param_cmd {
 	const char *name; /* subcommand, e.g. "drop" */
 	const char *summary; /* one line for the tool's overview */
 	const char *description; /* a paragraph for --help; may be NULL */
-	const char *positional; /* e.g. "IFNAME"; NULL if none */
+	const char *positional; /* e.g. "IFNAME" (then checked as one); NULL if none */
 	const struct param_def *tables[PARAM_TABLES_MAX]; /* NULL-terminated */
 };
 
@@ -100,6 +104,13 @@ int params_parse_bytes(const char *s, __u64 *out, const char **why);
 int params_parse_rate(const char *s, __u64 *out, const char **why);
 int params_parse_duration(const char *s, __u64 *out_ns, const char **why);
 int params_parse_list(const char *s, unsigned int max_id, struct param_list *out, const char **why);
+
+/*
+ * 0 when name fits an interface name, else -EINVAL after one line on stderr
+ * naming the problem and the fix. A longer name must never be cut short: its
+ * first 15 bytes may name another interface.
+ */
+int params_check_ifname(const char *prog, const char *what, const char *name);
 
 /* Format a value of def's type from cfg, as --help shows defaults. */
 void params_format(const struct param_def *def, const void *cfg, char *buf, size_t len);

@@ -8,10 +8,9 @@
 #include <string.h>
 
 #include "pkt.h"
+#include "../bpf/parsing.h"
 
-#define ETH_P_IPV4 0x0800
-#define ETH_P_IPV6 0x86dd
-#define ETH_P_VLAN 0x8100
+#define ETH_P_IPV4 0x0800 /* ETH_P_IPV6 and the rest come with bpf/parsing.h */
 #define IPPROTO_UDP_NR 17
 #define PKT_IMIX_WEIGHT_MAX 1000000
 
@@ -480,63 +479,38 @@ static __u64 pseudo_sum(const __u8 *frame, const struct pkt_info *pi)
 	return sum + htons(IPPROTO_UDP_NR) + htons((__u16)pi->udp_len);
 }
 
+/*
+ * The sink's XDP program and this reader apply one rule, bpf/parsing.h's,
+ * to the same bytes: a frame the program counts as udp4/udp6 is one this
+ * accepts, and no other (tests/unit/test_sink_prog.c checks both on the same
+ * frames).
+ */
 int pkt_parse_udp(const void *frame, unsigned int len, struct pkt_info *out)
 {
+	struct hdr_cursor c = {
+		.pos = (void *)frame,
+		.end = (__u8 *)frame + len,
+	};
 	const __u8 *p = frame;
-	unsigned int off = 12, l3, l4;
-	__u16 proto;
 
-	if (len < PKT_ETH_HLEN)
-		return -EINVAL;
-	proto = (__u16)(p[off] << 8 | p[off + 1]);
-	if (proto == ETH_P_VLAN) {
-		off += 4;
-		if (len < off + 2)
-			return -EINVAL;
-		proto = (__u16)(p[off] << 8 | p[off + 1]);
-	}
-	l3 = off + 2;
-	if (proto == ETH_P_IPV4) {
-		unsigned int ihl, tot;
-
-		if (len < l3 + 20)
-			return -EINVAL;
-		if (p[l3] >> 4 != 4)
-			return -ENOENT;
-		ihl = (p[l3] & 0xf) * 4u;
-		tot = (unsigned int)(p[l3 + 2] << 8 | p[l3 + 3]);
-		if (ihl < 20 || tot < ihl || len < l3 + tot)
-			return -EINVAL;
-		if (p[l3 + 9] != IPPROTO_UDP_NR)
-			return -ENOENT;
-		if ((p[l3 + 6] & 0x3f) || p[l3 + 7]) /* MF or a fragment offset */
-			return -ENOENT;
+	switch (parse_frame(&c)) {
+	case PARSE_UDP4:
 		out->family = PKT_IPV4;
-		out->l3_len = tot;
-		l4 = l3 + ihl;
-	} else if (proto == ETH_P_IPV6) {
-		if (len < l3 + 40)
-			return -EINVAL;
-		if (p[l3] >> 4 != 6)
-			return -ENOENT;
-		if (p[l3 + 6] != IPPROTO_UDP_NR) /* extension headers: not ours */
-			return -ENOENT;
+		break;
+	case PARSE_UDP6:
 		out->family = PKT_IPV6;
-		out->l3_len = 40 + (unsigned int)(p[l3 + 4] << 8 | p[l3 + 5]);
-		if (len < l3 + out->l3_len)
-			return -EINVAL;
-		l4 = l3 + 40;
-	} else {
+		break;
+	case PARSE_OTHER:
+	case PARSE_ERR_IP6_EXT:
 		return -ENOENT;
+	default:
+		return -EINVAL;
 	}
-	if (l3 + out->l3_len < l4 + 8)
-		return -EINVAL;
-	out->l3_off = l3;
-	out->l4_off = l4;
-	out->payload_off = l4 + 8;
-	out->udp_len = (unsigned int)(p[l4 + 4] << 8 | p[l4 + 5]);
-	if (out->udp_len < 8 || l4 + out->udp_len > l3 + out->l3_len)
-		return -EINVAL;
+	out->l3_off = (unsigned int)((const __u8 *)c.l3 - p);
+	out->l4_off = (unsigned int)((const __u8 *)c.l4 - p);
+	out->l3_len = c.l3_len;
+	out->payload_off = out->l4_off + 8;
+	out->udp_len = (unsigned int)(p[out->l4_off + 4] << 8 | p[out->l4_off + 5]);
 	return 0;
 }
 

@@ -184,9 +184,11 @@ struct pkt_info {
 };
 
 /*
- * 0 for a UDP packet whose headers fit the frame; -ENOENT for anything else
- * (other ethertype or protocol, IPv4 fragment, IPv6 extension header);
- * -EINVAL when the frame is shorter than its headers say.
+ * 0 for a UDP packet by bpf/parsing.h's rule (the one the sink's XDP program
+ * applies: at most one 802.1Q/802.1ad tag, lengths that fit, no IPv4
+ * fragment, no IPv6 extension header); -ENOENT for anything else that is well
+ * formed (other ethertype or protocol, a fragment, an extension header);
+ * -EINVAL for a malformed frame (shorter than its headers say, bad lengths).
  */
 int pkt_parse_udp(const void *frame, unsigned int len, struct pkt_info *out);
 

@@ -168,7 +168,7 @@ static const char *tick(struct run *r, __u64 *next_report, __u64 end)
 
 	if (end && end < wake)
 		wake = end;
-	if (now + r->o.tick_ns < wake)
+	if (deadline_after(now, r->o.tick_ns) < wake)
 		wake = now + r->o.tick_ns;
 	runtime_sleep_until(wake);
 	if (runtime_stop)
@@ -191,9 +191,9 @@ static const char *tick(struct run *r, __u64 *next_report, __u64 end)
 	if (!r->o.quiet)
 		report(r, r->cur, r->prev, RUN_INTERVAL);
 	r->ops->copy(r->ctx, r->prev, r->cur);
-	*next_report += r->o.interval_ns;
+	*next_report = deadline_after(*next_report, r->o.interval_ns);
 	if (*next_report < r->cur->t_ns)
-		*next_report = r->cur->t_ns + r->o.interval_ns;
+		*next_report = deadline_after(r->cur->t_ns, r->o.interval_ns);
 	return NULL;
 }
 
@@ -240,9 +240,9 @@ int run_loop(struct run *r)
 	/* Counters may be from before an attach; the clock starts now. */
 	r->base->t_ns = now_ns();
 	r->ops->copy(r->ctx, r->prev, r->base);
-	next_report = r->base->t_ns + r->o.interval_ns;
+	next_report = deadline_after(r->base->t_ns, r->o.interval_ns);
 	if (r->o.duration_ns)
-		end = r->base->t_ns + r->o.duration_ns;
+		end = deadline_after(r->base->t_ns, r->o.duration_ns);
 	announce(r);
 	__atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
 

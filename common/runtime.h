@@ -17,6 +17,17 @@ static inline __u64 now_ns(void)
 }
 
 /*
+ * t + d, or the end of time when that overflows: a deadline never wraps
+ * around into the past (-d 5124095h must not end a run at once).
+ */
+static inline __u64 deadline_after(__u64 t_ns, __u64 d_ns)
+{
+	__u64 end;
+
+	return __builtin_add_overflow(t_ns, d_ns, &end) ? ~0ULL : end;
+}
+
+/*
  * SIGINT and SIGTERM set a flag and do nothing else; loops poll it. The
  * signal that stopped the run is kept for the summary.
  */

@@ -15,21 +15,21 @@
 #include "xdp_attach.h"
 
 struct xdp_attachment {
-	struct xdp_program *prog;
+	int link_fd; /* a BPF link: the kernel detaches when the last fd closes */
+	struct xdp_program *prog; /* else libxdp's netlink attachment */
 	int ifindex;
 	enum xdp_attach_mode mode;
 	bool single;
 };
 
-/* Which process, if any, holds an fd to this program (scan of /proc/PID/fdinfo). */
-static int find_holder(unsigned int prog_id)
+int xdp_attach_find_holder(const char *key, unsigned int id)
 {
 	char path[600], line[128], want[48];
 	struct dirent *p, *f;
 	DIR *proc, *fds;
 	int pid = 0;
 
-	snprintf(want, sizeof(want), "prog_id:\t%u\n", prog_id);
+	snprintf(want, sizeof(want), "%s:\t%u\n", key, id);
 	proc = opendir("/proc");
 	if (!proc)
 		return 0;
@@ -108,7 +108,7 @@ int xdp_attach_query(int ifindex, unsigned int *prog_id, char *name, unsigned lo
 		}
 		xdp_multiprog__close(mp);
 	}
-	*holder_pid = find_holder(*prog_id);
+	*holder_pid = xdp_attach_find_holder("prog_id", *prog_id);
 	return 0;
 }
 
@@ -126,12 +126,80 @@ static int detach_existing(int ifindex)
 	return err;
 }
 
+/*
+ * Attach through a BPF link where the kernel has them (5.9+): the program is
+ * then detached by the kernel when the process ends, however it ends (SIGKILL,
+ * a crash), so nothing of ours outlives a run.
+ */
+static int attach_link(struct xdp_attachment *a, struct bpf_object *obj, const char *prog_name,
+		       const struct xdp_attach_opts *o)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lopts,
+		    .flags = o->mode == XDPSG_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE);
+	struct bpf_program *p = bpf_object__find_program_by_name(obj, prog_name);
+	int fd;
+
+	if (!p) {
+		pr_warn("no program %s in the BPF object\n", prog_name);
+		return -ENOENT;
+	}
+	fd = bpf_link_create(bpf_program__fd(p), o->ifindex, BPF_XDP, &lopts);
+	if (fd < 0)
+		return fd;
+	a->link_fd = fd;
+	a->single = true;
+	pr_debug("%s attached to %s through a BPF link\n", prog_name, o->ifname);
+	return 0;
+}
+
+/* Without links: libxdp over netlink; a killed run then leaves its program behind. */
+static int attach_libxdp(struct xdp_attachment *a, struct bpf_object *obj, const char *prog_name,
+			 const struct xdp_attach_opts *o)
+{
+	DECLARE_LIBXDP_OPTS(xdp_program_opts, popts, .obj = obj, .prog_name = prog_name);
+	struct xdp_multiprog *mp;
+	int err;
+
+	a->prog = xdp_program__create(&popts);
+	err = libxdp_get_error(a->prog);
+	if (err) {
+		a->prog = NULL;
+		pr_warn("cannot prepare program %s: %s\n", prog_name, strerror(-err));
+		return err;
+	}
+	/* libxdp tries its dispatcher first; where that fails it falls back quietly. */
+	log_libbpf_expect_failures(true);
+	err = xdp_program__attach(a->prog, o->ifindex, a->mode, 0);
+	log_libbpf_expect_failures(false);
+	if (err) {
+		if (err == -EOPNOTSUPP && a->mode == XDP_MODE_NATIVE)
+			pr_warn("native XDP is not supported on %s; use -m skb\n", o->ifname);
+		else if (err == -EOPNOTSUPP || err == -EINVAL)
+			pr_warn("cannot attach XDP to %s in %s mode: %s; check the MTU (native XDP on veth needs about 3.5 KB or less) or try the other -m mode\n",
+				o->ifname, a->mode == XDP_MODE_NATIVE ? "native" : "skb",
+				strerror(-err));
+		else if (err != -EBUSY && err != -EEXIST)
+			pr_warn("cannot attach %s to %s: %s\n", prog_name, o->ifname,
+				strerror(-err));
+		xdp_program__close(a->prog);
+		a->prog = NULL;
+		return err;
+	}
+	mp = xdp_multiprog__get_from_ifindex(o->ifindex);
+	if (!libxdp_get_error(mp) && mp) {
+		a->single = xdp_multiprog__is_legacy(mp);
+		xdp_multiprog__close(mp);
+	}
+	if (a->single)
+		pr_debug("libxdp's dispatcher is not available here; %s is attached on its own\n",
+			 prog_name);
+	return 0;
+}
+
 int xdp_attachment__create(struct bpf_object *obj, const char *prog_name,
 			   const struct xdp_attach_opts *o, struct xdp_attachment **out)
 {
-	DECLARE_LIBXDP_OPTS(xdp_program_opts, popts, .obj = obj, .prog_name = prog_name);
 	struct xdp_attachment *a;
-	struct xdp_multiprog *mp;
 	unsigned int id;
 	char name[64];
 	int pid, err;
@@ -147,7 +215,7 @@ int xdp_attachment__create(struct bpf_object *obj, const char *prog_name,
 
 		if (!o->force) {
 			if (ours && !pid)
-				pr_warn("a stale %s program (%s, id %u) from an earlier run that was killed is still attached to %s; rerun with --force to replace it, or remove it with 'ip link set dev %s xdp off'\n",
+				pr_warn("a stale %s program (%s, id %u) that no process holds is still attached to %s (left by a killed run attached by netlink); rerun with --force to replace it, or remove it with 'ip link set dev %s xdp off'\n",
 					o->tool, name, id, o->ifname, o->ifname);
 			else if (ours)
 				pr_warn("%s is in use by a running %s (program %s, id %u, pid %d); stop it first, or use --force to replace its program\n",
@@ -172,48 +240,28 @@ int xdp_attachment__create(struct bpf_object *obj, const char *prog_name,
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
+	a->link_fd = -1;
 	a->ifindex = o->ifindex;
 	a->mode = o->mode == XDPSG_MODE_SKB ? XDP_MODE_SKB : XDP_MODE_NATIVE;
-	a->prog = xdp_program__create(&popts);
-	err = libxdp_get_error(a->prog);
-	if (err) {
-		a->prog = NULL;
-		pr_warn("cannot prepare program %s: %s\n", prog_name, strerror(-err));
+	err = attach_link(a, obj, prog_name, o);
+	if (err == -EBUSY || err == -EEXIST || err == -ENOENT)
 		goto fail;
-	}
-	/* libxdp tries its dispatcher first; where that fails it falls back quietly. */
-	log_libbpf_expect_failures(true);
-	err = xdp_program__attach(a->prog, o->ifindex, a->mode, 0);
-	log_libbpf_expect_failures(false);
 	if (err) {
-		if (err == -EOPNOTSUPP && a->mode == XDP_MODE_NATIVE)
-			pr_warn("native XDP is not supported on %s; use -m skb\n", o->ifname);
-		else if (err == -EOPNOTSUPP || err == -EINVAL)
-			pr_warn("cannot attach XDP to %s in %s mode: %s; check the MTU (native XDP on veth needs about 3.5 KB or less) or try the other -m mode\n",
-				o->ifname, a->mode == XDP_MODE_NATIVE ? "native" : "skb",
-				strerror(-err));
-		else if (err == -EBUSY || err == -EEXIST)
-			pr_warn("%s is busy: another XDP program was attached meanwhile; use --force to replace it\n",
-				o->ifname);
-		else
-			pr_warn("cannot attach %s to %s: %s\n", prog_name, o->ifname,
-				strerror(-err));
-		if (err == -EEXIST)
-			err = -EBUSY;
-		goto fail;
+		/* No XDP links here (before Linux 5.9), or refused: netlink says why. */
+		pr_debug("no BPF link for %s (%s); attaching through libxdp\n", prog_name,
+			 strerror(-err));
+		err = attach_libxdp(a, obj, prog_name, o);
+		if (err)
+			goto fail;
 	}
-	mp = xdp_multiprog__get_from_ifindex(o->ifindex);
-	if (!libxdp_get_error(mp) && mp) {
-		a->single = xdp_multiprog__is_legacy(mp);
-		xdp_multiprog__close(mp);
-	}
-	if (a->single)
-		pr_debug("libxdp's dispatcher is not available here; %s is attached on its own\n",
-			 prog_name);
 	*out = a;
 	return 0;
 fail:
-	xdp_program__close(a->prog);
+	if (err == -EBUSY || err == -EEXIST) {
+		pr_warn("%s is busy: another XDP program was attached meanwhile; use --force to replace it\n",
+			o->ifname);
+		err = -EBUSY;
+	}
 	free(a);
 	return err;
 }
@@ -224,6 +272,11 @@ void xdp_attachment__destroy(struct xdp_attachment *a)
 
 	if (!a)
 		return;
+	if (a->link_fd >= 0) {
+		close(a->link_fd); /* the last reference: the kernel detaches */
+		free(a);
+		return;
+	}
 	err = xdp_program__detach(a->prog, a->ifindex, a->mode, 0);
 	if (err)
 		pr_warn("detaching the XDP program failed: %s; remove it with 'ip link set dev <if> xdp off'\n",

@@ -8,8 +8,9 @@ struct bpf_object;
 struct xdp_program;
 
 /*
- * Attach one program of an already loaded BPF object to an interface through
- * libxdp, refusing to take an interface that holds another program unless
+ * Attach one program of an already loaded BPF object to an interface, through
+ * a BPF link where the kernel has them (the program then goes away with the
+ * process, even after SIGKILL), else through libxdp (netlink), refusing to take an interface that holds another program unless
  * forced, and telling a stale program of our own (left by a killed run) from
  * one in use by a running process.
  */
@@ -40,6 +41,13 @@ int xdp_attachment__create(struct bpf_object *obj, const char *prog_name,
 void xdp_attachment__destroy(struct xdp_attachment *a);
 /* True when libxdp attached the program alone (its dispatcher unavailable). */
 bool xdp_attachment_is_single(const struct xdp_attachment *a);
+
+/*
+ * Which other process, if any, holds an fd to a BPF object: key "prog_id" or
+ * "map_id" as /proc/PID/fdinfo shows them (a link's fdinfo shows its prog_id).
+ * 0 when none does.
+ */
+int xdp_attach_find_holder(const char *key, unsigned int id);
 
 /* Describe what holds an interface now; 0 and *prog_id 0 when nothing. */
 int xdp_attach_query(int ifindex, unsigned int *prog_id, char *name, unsigned long name_len,

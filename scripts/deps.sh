@@ -41,9 +41,12 @@ fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null || { echo "deps: apt-get update failed" >&2; exit 1; }
-if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >/tmp/xdpsg-deps.log 2>&1; then
-	tail -n 20 /tmp/xdpsg-deps.log >&2
-	echo "deps: apt-get install failed; see /tmp/xdpsg-deps.log" >&2
+# A new file each time (mktemp): a fixed name in /tmp could be a planted symlink.
+log=$(mktemp /tmp/xdpsg-deps.XXXXXX.log) || { echo "deps: cannot create a log file in /tmp" >&2; exit 1; }
+if ! apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$log" 2>&1; then
+	tail -n 20 "$log" >&2
+	echo "deps: apt-get install failed; see $log" >&2
 	exit 1
 fi
+rm -f "$log"
 exit 0

@@ -16,8 +16,10 @@ The kernel is the source of truth: counters come from the tools' --kernel-stats
 JSON and from snapshots with build/tests/kstats-dump taken before the sink
 starts and after the lab has drained.
 
-Environment: XDPSG_* variables are passed to xdp-gen only (test hooks such as
-XDPSG_TEST_STALL=1), never to xdp-sink. BUILD selects the build directory.
+Environment: XDPSG_* variables are passed to xdp-gen only, never to xdp-sink.
+Test hooks such as XDPSG_TEST_STALL=1 select the test build of xdp-gen
+(BUILD/test-hooks/xdp-gen), the only one that reads them. BUILD selects the
+build directory.
 
 Exit codes: 0 balanced, 1 unexplained packets, a stall or a failure, 2 bad usage.
 """
@@ -66,7 +68,8 @@ def make_parser():
         "Books: attempted = accepted + refused (qdisc mode); refused = qdisc drops + veth tx drops;\n"
         "accepted = received by the sink's NAPI + drops after acceptance (veth tx, xdp_xmit errors);\n"
         "received = seen by the sink's XDP program (+ veth rx drops) = delivered + the sink's drops.\n"
-        "XDPSG_* environment variables are passed to xdp-gen (e.g. XDPSG_TEST_STALL=1).",
+        "XDPSG_* environment variables are passed to xdp-gen; test hooks (e.g. XDPSG_TEST_STALL=1)\n"
+        "select its test build, BUILD/test-hooks/xdp-gen.",
     )
     p.add_argument("--name", default="bp", help="lab name (default bp); made, and removed unless --keep")
     p.add_argument("--duration", type=float, default=5.0, help="generator run time in seconds (default 5)")
@@ -178,6 +181,9 @@ class Runner:
         if not os.path.isabs(build):
             build = os.path.join(ROOT, build)
         self.gen_bin = os.path.join(build, "xdp-gen")
+        # Test hooks (XDPSG_TEST_*) exist only in the test build of xdp-gen.
+        if any(k.startswith("XDPSG_TEST_") for k in os.environ):
+            self.gen_bin = os.path.join(build, "test-hooks", "xdp-gen")
         self.sink_bin = os.path.join(build, "xdp-sink")
         self.kstats_bin = os.path.join(build, "tests", "kstats-dump")
         for b in (self.gen_bin, self.sink_bin, self.kstats_bin):

@@ -512,6 +512,9 @@ state_lock() {
 }
 
 state_write() { # status
+	local tmp
+	# A new file beside the state (mktemp: O_EXCL, no symlink followed), then renamed.
+	tmp=$(mktemp "$STATE_DIR/.$LAB_NAME.state.XXXXXX") || die "cannot write in $STATE_DIR"
 	{
 		echo "# xdpsg testenv lab; made by $PROG setup, removed by $PROG teardown"
 		echo "NAME=$LAB_NAME"
@@ -527,8 +530,9 @@ state_write() { # status
 		echo "DUT=$opt_dut"
 		echo "DUT_QDISC=$opt_dut_qdisc"
 		echo "DUT_CPU=$opt_dut_cpu"
-	} >"$STATE_FILE.tmp" || die "cannot write $STATE_FILE.tmp"
-	mv -f "$STATE_FILE.tmp" "$STATE_FILE" || die "cannot write $STATE_FILE"
+	} >"$tmp" || { rm -f "$tmp"; die "cannot write $tmp"; }
+	chmod 0644 "$tmp"
+	mv -fT "$tmp" "$STATE_FILE" || { rm -f "$tmp"; die "cannot write $STATE_FILE"; }
 }
 
 # Load a lab's state into the opt_* variables; fails if there is no lab.
@@ -941,7 +945,7 @@ lab_remove() {
 		[ -d "$dir" ] && { rmdir "$dir" || ok=1; }
 	done
 	[ -d "$LAB_DIR" ] && { rmdir "$LAB_DIR" || ok=1; }
-	[ $ok -eq 0 ] && rm -f "$STATE_FILE" "$STATE_FILE.tmp"
+	[ $ok -eq 0 ] && rm -f "$STATE_FILE"
 	return $ok
 }
 

@@ -349,7 +349,10 @@ class Lab:
     def _made(self):
         self.made = True
         if self.record:
-            with open(self.record, 'a') as f:
+            # O_NOFOLLOW: a symlink planted at the record's path is refused, not followed.
+            fd = os.open(self.record, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW |
+                         os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, 'a') as f:
                 f.write(self.name + '\n')
 
     def read_vars(self):

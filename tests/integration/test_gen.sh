@@ -5,6 +5,7 @@
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
+GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_STALL
 
 wait_xdp() { # ns ifname
 	local i out
@@ -334,7 +335,7 @@ test_gen_qdisc_stall_detected() {
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
 	start=$(date +%s)
-	lab_exec gen env XDPSG_TEST_STALL=1 "$GEN" qdisc -j -d 60 -r 1000 "$GEN_IF" >"$out" 2>&1
+	lab_exec gen env XDPSG_TEST_STALL=1 "$GEN_HOOKS" qdisc -j -d 60 -r 1000 "$GEN_IF" >"$out" 2>&1
 	t_expect_eq "exit code on a stall" 1 $?
 	secs=$(( $(date +%s) - start ))
 	t_expect_le "seconds until the stall ends the run" 5 "$secs"

@@ -5,6 +5,7 @@
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
+GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_SEQ_JUMP
 
 wait_xdp() { # ns ifname
 	local i out
@@ -65,7 +66,7 @@ test_sink_xsk_forced_gap_and_duplicates() {
 	lab_setup --no-ipv6
 	# A jump of +57 in flow 0's sequence: exactly 57 lost.
 	start_xsk_sink --ring-size 8192
-	XDPSG_TEST_SEQ_JUMP=50000:57 lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:57 "$GEN" xsk -q \
+	XDPSG_TEST_SEQ_JUMP=50000:57 lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:57 "$GEN_HOOKS" xsk -q \
 		-n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_xsk_sink
 	t_expect_eq "delivered" 100000 "$(xs 'o["rx_packets"]')"
@@ -74,7 +75,7 @@ test_sink_xsk_forced_gap_and_duplicates() {
 	expect_balanced
 	# A jump of -23: the next 23 sequence numbers arrive twice.
 	start_xsk_sink --ring-size 8192
-	lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:-23 "$GEN" xsk -q -n 100000 -r 200k "$GEN_IF" \
+	lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:-23 "$GEN_HOOKS" xsk -q -n 100000 -r 200k "$GEN_IF" \
 		>/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_xsk_sink
 	t_expect_eq "duplicates after a rewind of 23" 23 "$(xs 'o["duplicates"]')"

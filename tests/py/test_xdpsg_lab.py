@@ -204,7 +204,7 @@ FAKE_TESTENV = r'''
 '''
 
 
-class LabRecord(TmpDir):
+class LabRecordBase(TmpDir):
     def setUp(self):
         super().setUp()
         self.testenv = write_script(self.dir, 'testenv.sh', FAKE_TESTENV)
@@ -219,6 +219,8 @@ class LabRecord(TmpDir):
         with open(self.log) as f:
             return [ln.split()[0] for ln in f]
 
+
+class LabRecord(LabRecordBase):
     def test_failed_setup_records_nothing(self):
         lab = self.lab(2)
         with self.assertRaises(xl.LabError) as cm:
@@ -295,6 +297,22 @@ GEN_VERSION = ('{"type":"version","tool":"xdp-gen","version":"0.1.0","modes":['
                '{"name":"kernel","summary":"live frames","options":["duration","threads"]},'
                '{"name":"qdisc","summary":"AF_PACKET","options":["duration","threads","sndbuf"]}],'
                '"features":["json","kernel-stats"]}')
+
+
+class RecordNoFollow(LabRecordBase):
+    """The record file is appended to without following a symlink."""
+
+    def test_symlinked_record_is_refused(self):
+        target = os.path.join(self.dir, 'precious')
+        with open(target, 'w') as f:
+            f.write('keep\n')
+        os.symlink(target, self.record)
+        lab = self.lab(0)
+        with self.assertRaises(OSError):
+            lab.setup('--no-ipv6')
+        with open(target) as f:
+            self.assertEqual(f.read(), 'keep\n', 'the record was written through a symlink')
+        lab.close()
 
 
 class VersionQuery(TmpDir):

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "params.h"
 #include "numa.h"
 #include "xsk_queue.h"
 
@@ -260,6 +261,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	o.ifname = argv[optind];
+	if (params_check_ifname("xsk-probe", "interface name", o.ifname))
+		return 2;
 	if (nsend && !o.tx) {
 		fprintf(stderr, "xsk-probe: --send needs tx (drop --rx-only)\n");
 		return 2;

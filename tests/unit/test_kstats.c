@@ -300,6 +300,35 @@ static void test_delta(void)
 	ASSERT_EQ(d.link.tx_packets, 7, "counter went backwards: from zero");
 }
 
+/* drops, overlimits and requeues are 32-bit in the kernel: a wrap is not a reset. */
+static void test_delta_32bit_wrap(void)
+{
+	static struct kstats a, b, d;
+	struct kstats_qdisc q;
+
+	kstats_qdisc_reset(&a);
+	q = mkq("pfifo", 0x10000, TC_H_ROOT, 10);
+	q.drops = 0xfffffff0u;
+	q.overlimits = 0xffffffffu;
+	q.requeues = 0x80000000u;
+	kstats_qdisc_add(&a, &q);
+	kstats_qdisc_finish(&a);
+
+	kstats_qdisc_reset(&b);
+	q = mkq("pfifo", 0x10000, TC_H_ROOT, 20);
+	q.drops = 0x10; /* wrapped: 0x20 more */
+	q.overlimits = 4; /* wrapped: 5 more */
+	q.requeues = 0x80000003u; /* no wrap: 3 more */
+	kstats_qdisc_add(&b, &q);
+	kstats_qdisc_finish(&b);
+
+	kstats_delta(&b, &a, &d);
+	ASSERT_EQ(d.root.drops, 0x20, "drops across a 32-bit wrap");
+	ASSERT_EQ(d.root.overlimits, 5, "overlimits across a 32-bit wrap");
+	ASSERT_EQ(d.root.requeues, 3, "requeues without a wrap");
+	ASSERT_EQ(d.qdisc[0].drops, 0x20, "listed qdisc: drops across a wrap");
+}
+
 static char *json_of(const struct kstats *s, size_t *len)
 {
 	char *buf = NULL;
@@ -432,6 +461,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(parse_pkt64_and_old_stats),
 	TEST_CASE(root_totals),
 	TEST_CASE(delta),
+	TEST_CASE(delta_32bit_wrap),
 	TEST_CASE(json_shape),
 	TEST_CASE(handle_str),
 	TEST_CASE(read_lo),

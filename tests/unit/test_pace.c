@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "pace.h"
+#include "params.h"
+#include "runtime.h"
 #include "test.h"
 
 #define NS 1000000000ULL
@@ -143,10 +145,24 @@ static void test_catch_up(void)
 	ASSERT_EQ(pace_budget(&p, 0, 64, NS, &due), 5, "quota before depth");
 }
 
+/* -d 5124095h is 1.8e19 ns: now + that wraps past 2^64, and must saturate instead. */
+static void test_deadline_saturates(void)
+{
+	const char *why = NULL;
+	__u64 d = 0, now = now_ns();
+
+	ASSERT_OK(params_parse_duration("5124095h", &d, &why), "parse 5124095h");
+	ASSERT_TRUE(now + d < now, "the plain sum wraps (the bug)");
+	ASSERT_EQ_U64(deadline_after(now, d), ~0ULL, "saturated deadline");
+	ASSERT_TRUE(deadline_after(now, d) > now, "the deadline is in the future");
+	ASSERT_EQ_U64(deadline_after(5, 7), 12, "small sums are exact");
+	ASSERT_EQ_U64(deadline_after(~0ULL, 1), ~0ULL, "at the limit");
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(share_exact), TEST_CASE(share_zero_is_idle),	  TEST_CASE(budget_quota),
 	TEST_CASE(budget_rate), TEST_CASE(budget_rate_and_quota), TEST_CASE(budget_long_run),
-	TEST_CASE(catch_up),
+	TEST_CASE(catch_up),	TEST_CASE(deadline_saturates),
 };
 
 TEST_MAIN("pace", cases)

@@ -195,7 +195,7 @@ static const struct param_def defs[] = {
 	{ "force", 0, PARAM_FLAG, offsetof(struct cfg, force), NULL, "replace", 0, 0 },
 	{ "verbose", 'v', PARAM_COUNTER, offsetof(struct cfg, verbose), NULL, "more", 0, 0 },
 	{ "xdp-mode", 'm', PARAM_ENUM, offsetof(struct cfg, mode), "MODE", "mode", 0, 0, modes },
-	{ "to", 0, PARAM_STRING, offsetof(struct cfg, to), "IFNAME", "target", 0, 0 },
+	{ "to", 0, PARAM_IFNAME, offsetof(struct cfg, to), "IFNAME", "target", 0, 0 },
 	{ "queues", 0, PARAM_LIST, offsetof(struct cfg, queues), "LIST", "queues", 0, 63 },
 	{ NULL },
 };
@@ -349,13 +349,37 @@ static void test_log_levels(void)
 	ASSERT_EQ(log_level_from_libbpf(2), LOG_LEVEL_TRACE, "libbpf debug");
 }
 
+/* Interface names are never cut to IFNAMSIZ - 1: a longer name is refused. */
+static void test_ifname_length(void)
+{
+	const char *pos;
+	struct cfg c;
+
+	ASSERT_OK(parse(&c, &pos, ARGC("abcdefghijklmno"), ARGV("abcdefghijklmno")),
+		  "15 characters");
+	ASSERT_STREQ(pos, "abcdefghijklmno", "positional kept whole");
+	ASSERT_ERR(parse(&c, &pos, ARGC("abcdefghijklmnop"), ARGV("abcdefghijklmnop")), -EINVAL,
+		   "16 characters");
+	ASSERT_ERR(parse(&c, &pos, ARGC("abcdefghijklmnopqrstuvwxyz"),
+			 ARGV("abcdefghijklmnopqrstuvwxyz")),
+		   -EINVAL, "26 characters");
+	ASSERT_ERR(parse(&c, &pos, ARGC("--to", "abcdefghijklmnop", "eth0"),
+			 ARGV("--to", "abcdefghijklmnop", "eth0")),
+		   -EINVAL, "--to with 16 characters");
+	ASSERT_OK(parse(&c, &pos, ARGC("--to", "abcdefghijklmno", "eth0"),
+			ARGV("--to", "abcdefghijklmno", "eth0")),
+		  "--to with 15 characters");
+	ASSERT_OK(params_check_ifname("prog", "name", "lo"), "short");
+	ASSERT_ERR(params_check_ifname("prog", "name", "0123456789abcdef"), -EINVAL, "16");
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(count_suffixes), TEST_CASE(count_errors),
 	TEST_CASE(uint),	   TEST_CASE(rate),
 	TEST_CASE(bytes),	   TEST_CASE(duration),
 	TEST_CASE(list),	   TEST_CASE(parse_table),
 	TEST_CASE(parse_errors),   TEST_CASE(help_and_format),
-	TEST_CASE(log_levels),
+	TEST_CASE(log_levels),	   TEST_CASE(ifname_length),
 };
 
 TEST_MAIN("params", cases)

@@ -2,9 +2,10 @@
 /*
  * xdp-sink's programs run through BPF_PROG_RUN on hand-made frames: every
  * malformed frame is counted under its reason, never misread; verdicts and
- * the MAC swap are right; --cost spins for the time asked. Needs root (SKIP
- * otherwise).
+ * the MAC swap are right; --cost spins for at least the time asked. Needs
+ * root (SKIP otherwise).
  */
+#include <time.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -13,8 +14,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "pkt.h"
 #include "shared.h"
 #include "test.h"
+#include "../../bpf/parsing.h"
 #include "xdp_sink.skel.h"
 
 static int silent(enum libbpf_print_level l, const char *f, va_list ap)
@@ -99,6 +102,28 @@ static unsigned int ipv6(unsigned char *p, __u8 nexthdr)
 	return 40;
 }
 
+static void be16(unsigned char *p, unsigned int v)
+{
+	p[0] = (unsigned char)(v >> 8);
+	p[1] = (unsigned char)v;
+}
+
+/* Length fields: IPv4 total length, IPv6 payload length, UDP length. */
+static void set_tot(unsigned char *ip, unsigned int v)
+{
+	be16(ip + 2, v);
+}
+
+static void set_plen(unsigned char *ip6, unsigned int v)
+{
+	be16(ip6 + 4, v);
+}
+
+static void set_ulen(unsigned char *udp, unsigned int v)
+{
+	be16(udp + 4, v);
+}
+
 static void test_parse_errors(void)
 {
 	struct xdp_sink_bpf *skel;
@@ -147,19 +172,25 @@ static void test_parse_errors(void)
 	/* 9: UDP header truncated after a good IPv4 header. */
 	memset(pkt, 0, sizeof(pkt));
 	o = eth(pkt, ETH_P_IP);
+	set_tot(pkt + o, 24);
 	o += ipv4(pkt + o, 5, IPPROTO_UDP);
 	ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, o + 4, 1, NULL, NULL, NULL), "run udp trunc");
 	/* Good frames: UDP/IPv4 with options, UDP/IPv6, TCP/IPv4, ARP. */
 	memset(pkt, 0, sizeof(pkt));
 	o = eth(pkt, ETH_P_IP);
+	set_tot(pkt + o, 24 + 8);
 	o += ipv4(pkt + o, 6, IPPROTO_UDP);
+	set_ulen(pkt + o, 8);
 	ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, o + 8, 1, NULL, NULL, NULL), "run udp4");
 	memset(pkt, 0, sizeof(pkt));
 	o = eth(pkt, ETH_P_IPV6);
+	set_plen(pkt + o, 8);
 	o += ipv6(pkt + o, IPPROTO_UDP);
+	set_ulen(pkt + o, 8);
 	ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, o + 8, 3, NULL, NULL, NULL), "run udp6 x3");
 	memset(pkt, 0, sizeof(pkt));
 	o = eth(pkt, ETH_P_IP);
+	set_tot(pkt + o, 60 - 14);
 	ipv4(pkt + o, 5, IPPROTO_TCP);
 	ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, 60, 1, NULL, NULL, NULL), "run tcp");
 	o = eth(pkt, ETH_P_ARP);
@@ -250,12 +281,25 @@ static void test_redirect_without_target(void)
 	xdp_sink_bpf__destroy(skel);
 }
 
-/* The achieved extra cost per packet is within 20% of what was asked. */
-static void test_cost_calibration(void)
+static __u64 mono_ns(void)
 {
-	static const __u64 asks[] = { 1000, 5000 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * What --cost guarantees: every packet takes at least the time asked (the
+ * program spins to a deadline), and is still counted and given its verdict.
+ * Only lower bounds: a busy machine makes a run slower, never faster. How
+ * close to the asked cost it lands is a benchmark question, not a test's.
+ */
+static void test_cost_is_a_floor(void)
+{
+	static const __u64 asks[] = { 1000, 20000 };
 	unsigned char pkt[64] = {};
-	__u32 base, d;
+	struct sink_stats s;
 	unsigned int i;
 
 	if (geteuid()) {
@@ -264,30 +308,212 @@ static void test_cost_calibration(void)
 	}
 	eth(pkt, ETH_P_IP);
 	for (i = 0; i < sizeof(asks) / sizeof(asks[0]); i++) {
-		struct xdp_sink_bpf *plain = load(false, 0), *slow = load(false, asks[i]);
+		struct xdp_sink_bpf *slow = load(false, asks[i]);
+		__u32 repeat = 200, per_run = 0, ret = 0;
+		__u64 t0, took;
 
-		if (ASSERT_TRUE(plain && slow, "load both")) {
-			ASSERT_OK(run(plain->progs.xdp_sink_drop, pkt, 60, 20000, NULL, &base,
-				      NULL),
-				  "run plain");
-			ASSERT_OK(run(slow->progs.xdp_sink_drop, pkt, 60,
-				      (__u32)(20000000 / asks[i]), NULL, &d, NULL),
-				  "run slow");
-			/* d - base is the knob's cost: within [0.8, 1.2] x asked. */
-			ASSERT_GE((long long)d - base, (long long)(asks[i] * 8 / 10),
-				  "not too cheap");
-			ASSERT_LE((long long)d - base, (long long)(asks[i] * 12 / 10),
-				  "not too dear");
-		}
-		xdp_sink_bpf__destroy(plain);
+		if (!ASSERT_TRUE(slow != NULL, "load with a cost"))
+			continue;
+		t0 = mono_ns();
+		ASSERT_OK(run(slow->progs.xdp_sink_drop, pkt, 60, repeat, &ret, &per_run, NULL),
+			  "run with a cost");
+		took = mono_ns() - t0;
+		ASSERT_EQ(ret, XDP_DROP, "the verdict stands");
+		ASSERT_GE(per_run, asks[i], "the kernel's time per packet is at least the cost");
+		ASSERT_GE(took, (__u64)repeat * asks[i], "the wall time is at least repeat x cost");
+		read_stats(slow, &s);
+		ASSERT_EQ(s.packets, repeat, "every packet counted");
+		ASSERT_EQ(s.drop, repeat, "every packet dropped");
 		xdp_sink_bpf__destroy(slow);
 	}
 }
 
+/* The frames both parsers see, and the class the one rule gives each. */
+enum frame_kind {
+	F_UDP4,
+	F_UDP4_8021Q,
+	F_UDP4_8021AD,
+	F_QINQ,
+	F_FRAG_FIRST,
+	F_FRAG_LATER,
+	F_UDP6,
+	F_UDP6_8021AD,
+	F_IP6_FRAG_HDR,
+	F_TCP4,
+	F_ARP,
+	F_TOT_BEYOND_FRAME,
+	F_UDP_LEN_BEYOND_IP,
+	F_IP_VERSION_5,
+	F_VLAN_CUT,
+	F_UDP_IN_PADDING,
+	F_NKINDS,
+};
+
+static const struct {
+	const char *name;
+	enum parse_result want;
+} frame_kinds[F_NKINDS] = {
+	[F_UDP4] = { "udp4", PARSE_UDP4 },
+	[F_UDP4_8021Q] = { "udp4 in 802.1Q", PARSE_UDP4 },
+	[F_UDP4_8021AD] = { "udp4 in 802.1ad", PARSE_UDP4 },
+	[F_QINQ] = { "802.1ad then 802.1Q (two tags)", PARSE_OTHER },
+	[F_FRAG_FIRST] = { "IPv4 first fragment (MF)", PARSE_OTHER },
+	[F_FRAG_LATER] = { "IPv4 non-first fragment", PARSE_OTHER },
+	[F_UDP6] = { "udp6", PARSE_UDP6 },
+	[F_UDP6_8021AD] = { "udp6 in 802.1ad", PARSE_UDP6 },
+	[F_IP6_FRAG_HDR] = { "IPv6 fragment header", PARSE_ERR_IP6_EXT },
+	[F_TCP4] = { "tcp4", PARSE_OTHER },
+	[F_ARP] = { "arp", PARSE_OTHER },
+	[F_TOT_BEYOND_FRAME] = { "IPv4 total length beyond the frame", PARSE_ERR_IP },
+	[F_UDP_LEN_BEYOND_IP] = { "UDP length beyond the IP packet", PARSE_ERR_UDP },
+	[F_IP_VERSION_5] = { "IP version 5 under ETH_P_IP", PARSE_ERR_IP },
+	[F_VLAN_CUT] = { "VLAN tag cut short", PARSE_ERR_ETH },
+	[F_UDP_IN_PADDING] = { "UDP header only in the padding", PARSE_ERR_UDP },
+};
+
+/* A 64-byte-or-so frame of the given kind; returns its length. */
+static unsigned int build_frame(enum frame_kind k, unsigned char *p)
+{
+	unsigned int o, l3, len = 64;
+
+	memset(p, 0, 128);
+	switch (k) {
+	case F_UDP4_8021Q:
+	case F_UDP4_8021AD:
+	case F_QINQ:
+		o = eth(p, k == F_UDP4_8021Q ? ETH_P_8021Q : ETH_P_8021AD);
+		be16(p + o + 2, k == F_QINQ ? ETH_P_8021Q : ETH_P_IP);
+		o += 4;
+		if (k == F_QINQ) {
+			be16(p + o + 2, ETH_P_IP);
+			o += 4;
+		}
+		break;
+	case F_UDP6:
+	case F_UDP6_8021AD:
+	case F_IP6_FRAG_HDR:
+		o = eth(p, k == F_UDP6_8021AD ? ETH_P_8021AD : ETH_P_IPV6);
+		if (k == F_UDP6_8021AD) {
+			be16(p + o + 2, ETH_P_IPV6);
+			o += 4;
+		}
+		l3 = o;
+		set_plen(p + l3, 16);
+		o += ipv6(p + o, k == F_IP6_FRAG_HDR ? IPPROTO_FRAGMENT : IPPROTO_UDP);
+		set_ulen(p + o, 16);
+		return o + 16;
+	case F_ARP:
+		eth(p, ETH_P_ARP);
+		return 60;
+	case F_VLAN_CUT:
+		o = eth(p, ETH_P_8021Q);
+		return o + 2;
+	default:
+		o = eth(p, ETH_P_IP);
+		break;
+	}
+	l3 = o;
+	set_tot(p + l3, 20 + 16);
+	o += ipv4(p + o, 5, k == F_TCP4 ? IPPROTO_TCP : IPPROTO_UDP);
+	set_ulen(p + o, 16);
+	if (k == F_FRAG_FIRST)
+		be16(p + l3 + 6, 0x2000); /* MF, offset 0 */
+	if (k == F_FRAG_LATER)
+		be16(p + l3 + 6, 185); /* offset 1480 bytes, no MF */
+	if (k == F_TOT_BEYOND_FRAME)
+		set_tot(p + l3, 1500);
+	if (k == F_UDP_LEN_BEYOND_IP)
+		set_ulen(p + o, 17);
+	if (k == F_IP_VERSION_5)
+		p[l3] = 0x55;
+	if (k == F_UDP_IN_PADDING)
+		set_tot(p + l3, 20 + 4);
+	return o + 16 > len ? o + 16 : len;
+}
+
+/* The class the XDP program gave a frame: the counter that moved. */
+static int prog_class(struct xdp_sink_bpf *skel, unsigned char *pkt, unsigned int len)
+{
+	struct sink_stats a, b;
+
+	read_stats(skel, &a);
+	if (run(skel->progs.xdp_sink_drop, pkt, len, 1, NULL, NULL, NULL))
+		return -1;
+	read_stats(skel, &b);
+	if (b.udp4 != a.udp4)
+		return PARSE_UDP4;
+	if (b.udp6 != a.udp6)
+		return PARSE_UDP6;
+	if (b.other != a.other)
+		return PARSE_OTHER;
+	if (b.err_eth != a.err_eth)
+		return PARSE_ERR_ETH;
+	if (b.err_ip != a.err_ip)
+		return PARSE_ERR_IP;
+	if (b.err_ip6_ext != a.err_ip6_ext)
+		return PARSE_ERR_IP6_EXT;
+	if (b.err_udp != a.err_udp)
+		return PARSE_ERR_UDP;
+	return -1;
+}
+
+/*
+ * The user-space reader's answer in the program's terms: accepted as UDP is
+ * udp4/udp6; -ENOENT (well formed, not ours) covers other and IPv6 extension
+ * headers; -EINVAL covers every error. Returns whether the two agree.
+ */
+static bool reader_agrees(int prog, int ret, const struct pkt_info *pi)
+{
+	switch (prog) {
+	case PARSE_UDP4:
+		return ret == 0 && pi->family == PKT_IPV4;
+	case PARSE_UDP6:
+		return ret == 0 && pi->family == PKT_IPV6;
+	case PARSE_OTHER:
+	case PARSE_ERR_IP6_EXT:
+		return ret == -ENOENT;
+	default:
+		return ret == -EINVAL;
+	}
+}
+
+/* One rule: the XDP program and pkt_parse_udp()/stamp_read() agree on every frame. */
+static void test_parsers_agree(void)
+{
+	unsigned char pkt[128];
+	struct xdp_sink_bpf *skel;
+	struct pkt_info pi;
+	unsigned int k, len;
+	int cls, ret;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	skel = load(true, 0);
+	if (!ASSERT_TRUE(skel != NULL, "load with --parse"))
+		return;
+	for (k = 0; k < F_NKINDS; k++) {
+		len = build_frame(k, pkt);
+		cls = prog_class(skel, pkt, len);
+		memset(&pi, 0, sizeof(pi));
+		ret = pkt_parse_udp(pkt, len, &pi);
+		if (!ASSERT_EQ(cls, frame_kinds[k].want, frame_kinds[k].name))
+			continue;
+		if (!ASSERT_TRUE(reader_agrees(cls, ret, &pi), frame_kinds[k].name))
+			fprintf(stderr, "  %s: the program says %d, the reader %d\n",
+				frame_kinds[k].name, cls, ret);
+		if (ret == 0)
+			ASSERT_EQ(pi.payload_off + pi.udp_len - 8 <= len, 1,
+				  "payload in the frame");
+	}
+	xdp_sink_bpf__destroy(skel);
+}
+
 static const struct test_case cases[] = {
-	TEST_CASE(parse_errors),     TEST_CASE(no_parse_counts_only),
-	TEST_CASE(tx_swaps_macs),    TEST_CASE(redirect_without_target),
-	TEST_CASE(cost_calibration),
+	TEST_CASE(parse_errors),    TEST_CASE(no_parse_counts_only),
+	TEST_CASE(tx_swaps_macs),   TEST_CASE(redirect_without_target),
+	TEST_CASE(cost_is_a_floor), TEST_CASE(parsers_agree),
 };
 
 TEST_MAIN("sink_prog", cases)

@@ -73,10 +73,11 @@ static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 e
 
 	if (end && est_pps) {
 		__u64 left = end > now ? end - now : 0;
-		__u64 fit = (__u64)((unsigned __int128)left * est_pps / 1000000000ULL) + 1;
+		/* 128 bits: a saturated --duration leaves centuries. */
+		unsigned __int128 fit = (unsigned __int128)left * est_pps / 1000000000ULL + 1;
 
 		if (fit < cap)
-			cap = fit;
+			cap = (__u64)fit;
 	}
 	return pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
 }
@@ -159,7 +160,8 @@ static void kernel_loop(struct gen_thread *t)
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frame, .data_size_in = k->frame_len,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
 	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
-	__u64 due, est_pps = 0, end = g->cfg->duration ? t->pace.t0 + g->cfg->duration : 0;
+	__u64 due, est_pps = 0;
+	__u64 end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
 
 	while (!gen_should_stop(g) && !pace_done(&t->pace, t->c.submitted)) {

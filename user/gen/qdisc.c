@@ -211,20 +211,34 @@ static const char *qdisc_describe(const struct gen *g)
 	return "copy mode";
 }
 
+#ifdef XDPSG_TEST_HOOKS
+/* Test build only: XDPSG_TEST_STALL=1 feeds the detector a frozen counter. */
+static bool stall_hook(void)
+{
+	static int hook = -1;
+
+	if (hook < 0)
+		hook = getenv("XDPSG_TEST_STALL") != NULL;
+	return hook;
+}
+#else
+static bool stall_hook(void)
+{
+	return false;
+}
+#endif
+
 /*
  * The qdisc holds packets but has sent none for a second: its device's TX
  * queue is stopped and nobody wakes it. Say so and stop instead of hanging.
- * Test hook: XDPSG_TEST_STALL=1 feeds the detector a frozen counter.
  */
 static const char *qdisc_check(struct gen *g, struct gen_snapshot *cur)
 {
-	static int hook = -1;
+	bool hook = stall_hook();
 	struct qdisc_gen *q = g->m;
 	const struct kstats_qdisc *root;
 	__u64 now = now_ns(), sent, backlog;
 
-	if (hook < 0)
-		hook = getenv("XDPSG_TEST_STALL") != NULL;
 	if (kstats_read(g->kr, cur->ks))
 		return NULL;
 	root = kstats_root(cur->ks);

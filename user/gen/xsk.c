@@ -130,10 +130,13 @@ static void xsk_kick(struct gen_thread *t, struct xsk_tx *x)
 		CNT_ADD(t->c.stall_kick, 1);
 }
 
+#ifdef XDPSG_TEST_HOOKS
 /*
- * Test hook: XDPSG_TEST_SEQ_JUMP="AT:DELTA" moves flow 0's sequence number by
- * DELTA (negative: back) once thread 0 has submitted AT frames, so tests can
- * put an exact gap or exact duplicates on the wire.
+ * Test hook, only in the test build (build/test-hooks/xdp-gen): with
+ * XDPSG_TEST_SEQ_JUMP="AT:DELTA" flow 0's sequence number moves by DELTA
+ * (negative: back) once thread 0 has submitted AT frames, so tests can put an
+ * exact gap or exact duplicates on the wire. A production binary has no such
+ * code and reads no such variable.
  */
 static bool seq_jump_hook(__s64 *at, __s64 *delta)
 {
@@ -141,6 +144,14 @@ static bool seq_jump_hook(__s64 *at, __s64 *delta)
 
 	return v && sscanf(v, "%lld:%lld", (long long *)at, (long long *)delta) == 2 && *at > 0;
 }
+#else
+static bool seq_jump_hook(__s64 *at, __s64 *delta)
+{
+	(void)at;
+	(void)delta;
+	return false;
+}
+#endif
 
 /* Fill and submit up to 'want' frames; returns how many went into the ring. */
 static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u32 want, __u64 now)

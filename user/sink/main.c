@@ -64,7 +64,7 @@ static const struct param_def common_opts[] = {
 };
 
 static const struct param_def redirect_opts[] = {
-	{ "to", 0, PARAM_STRING, OPT(to), "IFNAME", "interface to redirect to (required)" },
+	{ "to", 0, PARAM_IFNAME, OPT(to), "IFNAME", "interface to redirect to (required)" },
 	{ NULL },
 };
 

@@ -8,10 +8,12 @@
 #include <unistd.h>
 #include <linux/magic.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "log.h"
 #include "sink.h"
+#include "xdp_attach.h"
 #include "xdp_sink.skel.h"
 
 static const struct {
@@ -64,6 +66,32 @@ static bool pin_dir_busy(const char *dir)
 	return false;
 }
 
+/*
+ * The pid of a process that uses the pinned maps (holds an fd to one), or 0
+ * when none does: pins left by --keep-pins or by a sink that was killed.
+ */
+static int pins_holder(const char *dir)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	char path[192];
+	unsigned int i;
+	int fd, pid = 0;
+
+	for (i = 0; i < NPINS && !pid; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, pins[i].name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+			pid = xdp_attach_find_holder("map_id", info.id);
+		close(fd);
+	}
+	return pid;
+}
+
 /* 0, -EEXIST (stale pins, usage error) or another -errno. */
 int sink_pin_maps(struct sink *sk)
 {
@@ -76,9 +104,15 @@ int sink_pin_maps(struct sink *sk)
 		return -EEXIST;
 	snprintf(sk->pin_dir, sizeof(sk->pin_dir), "%s/%s", SINK_PIN_ROOT, sk->ifc.name);
 	if (pin_dir_busy(sk->pin_dir)) {
+		int pid = pins_holder(sk->pin_dir);
+
 		if (!sk->cfg->force) {
-			pr_warn("maps from an earlier run are still pinned in %s; remove them with 'rm -r %s' or use --force\n",
-				sk->pin_dir, sk->pin_dir);
+			if (pid)
+				pr_warn("maps pinned in %s are in use by a running xdp-sink (pid %d); stop it first, or use --force to replace its pins\n",
+					sk->pin_dir, pid);
+			else
+				pr_warn("maps from an earlier run are still pinned in %s (--keep-pins, or a sink that was killed); remove them with 'rm -r %s' or use --force\n",
+					sk->pin_dir, sk->pin_dir);
 			return -EEXIST;
 		}
 		sink_unpin_maps(sk, false);

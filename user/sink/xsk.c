@@ -20,6 +20,7 @@
 #include "cpu.h"
 #include "fmt.h"
 #include "log.h"
+#include "outfile.h"
 #include "runtime.h"
 #include "xsk.h"
 #include "stamp.h"
@@ -345,15 +346,9 @@ static int xsk_plan(struct sink *sk)
 		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
 		return -EINVAL;
 	}
-	if (cfg->hist) {
-		FILE *f = fopen(cfg->hist, "w");
-
-		if (!f) {
-			pr_warn("cannot write --hist %s: %s\n", cfg->hist, strerror(errno));
-			return -EINVAL;
-		}
-		fclose(f);
-	}
+	/* Only checked here: the file is written when the run has ended. */
+	if (cfg->hist && outfile_check("--hist", cfg->hist))
+		return -EINVAL;
 	n = cfg->queues.all ? nrx : cfg->queues.n;
 	if (n > XDPSG_MAX_QUEUES)
 		n = XDPSG_MAX_QUEUES;

@@ -13,6 +13,7 @@
 
 #include "fmt.h"
 #include "log.h"
+#include "outfile.h"
 #include "xsk.h"
 
 /* Where every packet the program saw went. Returns the unexplained rest. */
@@ -337,27 +338,26 @@ void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sin
 		text_interval(sk, d, &c, &x);
 }
 
+/* A new file renamed over the old one at the end: a failure keeps the old. */
 static int write_hist(const struct sink *sk, const char *path)
 {
 	size_t len = strlen(path);
+	struct outfile o;
 	struct runs r;
-	FILE *f;
 	int err;
 
 	if (runs_collect(sk, &r))
 		return -ENOMEM;
-	f = fopen(path, "w");
-	if (!f) {
-		pr_warn("cannot write %s: %s\n", path, strerror(errno));
-		runs_free(&r);
-		return -EIO;
-	}
-	err = len > 5 && !strcmp(path + len - 5, ".json") ? hist_write_json(&r.all, f) :
-							    hist_write_csv(&r.all, f);
-	if (fclose(f))
-		err = -EIO;
+	err = outfile_open(&o, "--hist", path);
+	if (!err)
+		err = len > 5 && !strcmp(path + len - 5, ".json") ? hist_write_json(&r.all, o.f) :
+								    hist_write_csv(&r.all, o.f);
+	if (!err)
+		err = outfile_commit(&o);
+	else
+		outfile_abort(&o);
 	runs_free(&r);
-	return err;
+	return err ? -EIO : 0;
 }
 
 /* After the summary: the histogram file, and the frame accounting verdict. */
