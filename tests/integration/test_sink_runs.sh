@@ -7,6 +7,7 @@
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
+GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_SEQ_JUMP
 
 runs_sink() { # [options]: start xdp-sink xsk, wait until it is attached
 	ROUT=$(mktemp)
@@ -99,7 +100,8 @@ test_sink_runs_gap_in_one_run() {
 	ga=$(mktemp) gb=$(mktemp)
 	t_on_cleanup rm -f "$ga" "$gb"
 	# Run A skips 57 sequence numbers after 50,000 frames; run B is clean.
-	XDPSG_TEST_SEQ_JUMP=50000:57 gen_json "$ga" xsk -n 100000 -r 60k
+	lab_bg "$ga" gen env XDPSG_TEST_SEQ_JUMP=50000:57 "$GEN_HOOKS" xsk -n 100000 -r 60k -j -q \
+		"$GEN_IF"
 	local pa=$LAST_PID
 	gen_json "$gb" kernel -n 80000 -r 40k
 	local pb=$LAST_PID
