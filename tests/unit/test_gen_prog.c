@@ -59,6 +59,11 @@ static struct xdp_gen_bpf *load_gen(const struct pkt_gen *g, __u32 ifindex_out, 
 	if (!ASSERT_TRUE(skel != NULL, "open xdp_gen"))
 		return NULL;
 	gen_prog_set_rodata(skel, g, ifindex_out);
+	/*
+	 * As xdp-gen does: the raw tracepoints see every process, and another
+	 * run's frames to the same ifindex in its own namespace would count.
+	 */
+	skel->rodata->owner_tgid = (__u32)getpid();
 	/* As when a kernel lacks the tracepoints: the object must load without them. */
 	bpf_program__set_autoload(skel->progs.gen_devmap_xmit, tracing);
 	bpf_program__set_autoload(skel->progs.gen_redirect_err, tracing);
