@@ -110,7 +110,7 @@ static void kernel_paced_loop(struct gen_thread *t)
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frame, .data_size_in = k->frame_len,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
 	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
-	__u64 est = 0, end = g->cfg->duration ? t->pace.t0 + g->cfg->duration : 0;
+	__u64 est = 0, end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
 	struct gen_cpu c;
 
