@@ -12,6 +12,7 @@
  * owns its struct gen_thread's counters (single writer, one cache line) and
  * its mode state; the main thread only reads them.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <linux/types.h>
 
@@ -152,6 +153,9 @@ struct gen {
 	struct kstats_reader *kr; /* with --kernel-stats, or when the mode needs it */
 	void *m; /* the mode's own state */
 };
+
+/* Set in a worker by the stop's wake-up signal (SIGUSR1) once it arrived there. */
+extern __thread volatile sig_atomic_t gen_woken;
 
 static inline bool gen_should_stop(const struct gen *g)
 {

@@ -284,9 +284,12 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 }
 
 /* SIGUSR1 only interrupts a worker's blocking call (no SA_RESTART). */
+__thread volatile sig_atomic_t gen_woken;
+
 static void on_wake(int sig)
 {
 	(void)sig;
+	gen_woken = 1;
 }
 
 static void wake(void *ctx, unsigned int i)

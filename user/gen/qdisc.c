@@ -130,11 +130,12 @@ static int qdisc_send(struct gen_thread *t, struct qdisc_tx *x, __u32 want)
 		/*
 		 * A short count: sendmmsg dropped the error of the next frame.
 		 * On a blocking packet socket without a send timeout that is
-		 * the qdisc refusing it (ENOBUFS), unless a stop interrupted
-		 * the call; the qdisc's drop counter shows the same refusals.
+		 * the qdisc refusing it (ENOBUFS), unless the wake-up signal
+		 * interrupted the call (then the frame was not taken). The stop
+		 * flag alone says nothing: it can be set while the qdisc refuses.
 		 */
 		if (start < want) {
-			if (gen_should_stop(g))
+			if (gen_woken)
 				break;
 			CNT_ADD(t->c.m[QDISC_REFUSED], 1);
 			start++;
