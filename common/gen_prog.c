@@ -81,55 +81,62 @@ out:
 	return err;
 }
 
-/* The per-CPU state of the thread pinned to 'cpu', from its shard's pkt_gen. */
-int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
-		     __u64 limit)
+/* Every CPU's state, in a buffer the caller frees; NULL and *err on failure. */
+static struct gen_cpu *cpu_states(struct xdp_gen_bpf *skel, int *err)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	struct gen_cpu *vals = calloc(ncpu, sizeof(*vals));
 	__u32 key = 0;
-	int err = -ENOMEM;
+
+	*err = vals ? bpf_map__lookup_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
+					   ncpu * sizeof(*vals), 0) :
+		      -ENOMEM;
+	if (*err) {
+		free(vals);
+		return NULL;
+	}
+	return vals;
+}
+
+/* The per-CPU state of the thread pinned to 'cpu', from its shard's pkt_gen. */
+int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
+		     __u64 limit)
+{
+	int ncpu = libbpf_num_possible_cpus(), err;
+	struct gen_cpu *vals = cpu_states(skel, &err);
+	__u32 key = 0;
 
 	if (!vals)
 		return err;
-	err = bpf_map__lookup_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
+	memset(&vals[cpu], 0, sizeof(vals[cpu]));
+	vals[cpu].shard = g->shard;
+	vals[cpu].shards = g->shards;
+	vals[cpu].nlocal = g->nlocal;
+	vals[cpu].flow_pos = g->flow_pos;
+	vals[cpu].size_pos = g->size_pos;
+	vals[cpu].rng = g->rng;
+	vals[cpu].rate = rate;
+	vals[cpu].limit = rate ? limit : 0;
+	/*
+	 * Behind schedule (the thread was not running: a call's setup,
+	 * softirq work, another task), catch up at most at twice the
+	 * rate: frames never closer than half the interval.
+	 */
+	vals[cpu].min_gap_ns = rate ? 500000000ULL / rate : 0;
+	err = bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
 				   ncpu * sizeof(*vals), 0);
-	if (!err) {
-		memset(&vals[cpu], 0, sizeof(vals[cpu]));
-		vals[cpu].shard = g->shard;
-		vals[cpu].shards = g->shards;
-		vals[cpu].nlocal = g->nlocal;
-		vals[cpu].flow_pos = g->flow_pos;
-		vals[cpu].size_pos = g->size_pos;
-		vals[cpu].rng = g->rng;
-		vals[cpu].rate = rate;
-		vals[cpu].limit = rate ? limit : 0;
-		/*
-		 * Behind schedule (the thread was not running: a call's setup,
-		 * softirq work, another task), catch up at most at twice the
-		 * rate: frames never closer than half the interval.
-		 */
-		vals[cpu].min_gap_ns = rate ? 500000000ULL / rate : 0;
-		err = bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
-					   ncpu * sizeof(*vals), 0);
-	}
 	free(vals);
 	return err;
 }
 
 int gen_prog_cpu_state(struct xdp_gen_bpf *skel, int cpu, struct gen_cpu *out)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct gen_cpu *vals = calloc(ncpu, sizeof(*vals));
-	__u32 key = 0;
-	int err = -ENOMEM;
+	int err;
+	struct gen_cpu *vals = cpu_states(skel, &err);
 
 	if (!vals)
 		return err;
-	err = bpf_map__lookup_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
-				   ncpu * sizeof(*vals), 0);
-	if (!err)
-		*out = vals[cpu];
+	*out = vals[cpu];
 	free(vals);
-	return err;
+	return 0;
 }
