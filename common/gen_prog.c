@@ -81,6 +81,19 @@ out:
 	return err;
 }
 
+bool gen_prog_fixed(const struct pkt_gen *g)
+{
+	return g->nlocal == 1 && g->ntmpl == 1;
+}
+
+void gen_prog_input_frame(const struct pkt_gen *g, void *frame)
+{
+	pkt_gen_prefill(g, frame);
+	if (gen_prog_fixed(g))
+		pkt_gen_write_tmpl((struct pkt_gen *)g, frame, 0, g->flow_pos, g->seq[g->flow_pos],
+				   0);
+}
+
 /* Every CPU's state, in a buffer the caller frees; NULL and *err on failure. */
 static struct gen_cpu *cpu_states(struct xdp_gen_bpf *skel, int *err)
 {
@@ -115,6 +128,16 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu,
 	vals[cpu].flow_pos = g->flow_pos;
 	vals[cpu].size_pos = g->size_pos;
 	vals[cpu].rng = g->rng;
+	if (gen_prog_fixed(g)) {
+		__u32 flow = g->flow_pos;
+		struct gen_size sz;
+
+		gen_size_from_tmpl(g, 0, &sz);
+		vals[cpu].fixed = 1;
+		vals[cpu].fixed_seq = g->seq[flow];
+		vals[cpu].fixed_udp_sum =
+			(__u16)~sz.udp_csum + (__u64)g->flows[flow].udp_delta + (__u16)flow;
+	}
 	vals[cpu].rate = rate;
 	vals[cpu].limit = rate ? limit : 0;
 	/*

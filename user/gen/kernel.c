@@ -45,7 +45,7 @@ enum { KERN_REDIRECT_ERR };
 
 struct kernel_gen {
 	struct xdp_gen_bpf *skel;
-	void *frame; /* BPF_PROG_RUN's input: the largest template */
+	__u8 *frames; /* BPF_PROG_RUN's input per thread (gen_prog_input_frame()) */
 	unsigned int frame_len;
 	struct gen_cpu *cpu_vals; /* lookup buffer, one per possible CPU */
 	struct iface_estats *estats; /* the device's own ndo_xdp_xmit counters (veth) */
@@ -69,6 +69,7 @@ static struct kernel_gen *kg(const struct gen *g)
 static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 end, __u64 now,
 		       __u64 *due)
 {
+	__u32 want, batch = t->g->cfg->batch;
 	__u64 cap = chunk;
 
 	if (end && est_pps) {
@@ -79,7 +80,15 @@ static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 e
 		if (fit < cap)
 			cap = (__u64)fit;
 	}
-	return pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
+	want = pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
+	/*
+	 * Whole batches, so the program's one clock reading per batch (clock_every)
+	 * stays at the start of each batch the kernel builds; a remainder below a
+	 * batch goes in a call of its own at the end.
+	 */
+	if (want > batch)
+		want -= want % batch;
+	return want;
 }
 
 /* The next chunk: about target_ns at the rate this call achieved, at most max. */
@@ -107,8 +116,9 @@ static void kernel_paced_loop(struct gen_thread *t)
 {
 	struct gen *g = t->g;
 	struct kernel_gen *k = kg(g);
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frame, .data_size_in = k->frame_len,
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
+		    .data_size_in = k->frame_len, .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		    .batch_size = (__u32)g->cfg->batch);
 	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
 	__u64 est = 0, end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
@@ -157,8 +167,9 @@ static void kernel_loop(struct gen_thread *t)
 {
 	struct gen *g = t->g;
 	struct kernel_gen *k = kg(g);
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frame, .data_size_in = k->frame_len,
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
+		    .data_size_in = k->frame_len, .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		    .batch_size = (__u32)g->cfg->batch);
 	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
 	__u64 due, est_pps = 0;
 	__u64 end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
@@ -286,6 +297,7 @@ static int kernel_load(struct gen *g, bool tracing)
 	if (!k->skel)
 		return -errno;
 	gen_prog_set_rodata(k->skel, g->th[0].pg, (__u32)g->ifc.ifindex);
+	k->skel->rodata->clock_every = g->cfg->batch; /* one clock read per batch */
 	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
 	k->skel->rodata->owner_tgid = (__u32)getpid();
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_bare, false);
@@ -350,12 +362,13 @@ static int kernel_setup(struct gen *g)
 		return err;
 	}
 	k->frame_len = pkt_gen_max_len(g->th[0].pg);
-	k->frame = calloc(1, k->frame_len);
+	k->frames = calloc(g->nthreads, k->frame_len);
 	k->cpu_vals = calloc((size_t)ncpus, sizeof(*k->cpu_vals));
 	k->tp_vals = calloc((size_t)ncpus, sizeof(*k->tp_vals));
-	if (!k->frame || !k->cpu_vals || !k->tp_vals)
+	if (!k->frames || !k->cpu_vals || !k->tp_vals)
 		return -ENOMEM;
-	pkt_gen_prefill(g->th[0].pg, k->frame);
+	for (i = 0; i < g->nthreads; i++)
+		gen_prog_input_frame(g->th[i].pg, k->frames + (size_t)i * k->frame_len);
 	iface_estats__open(g->ifc.name, &k->estats);
 	kernel_attach_tracepoints(g);
 	return 0;
@@ -535,7 +548,7 @@ static void kernel_cleanup(struct gen *g)
 	bpf_link__destroy(k->tp_links[1]);
 	free(k->tp_vals);
 	xdp_gen_bpf__destroy(k->skel);
-	free(k->frame);
+	free(k->frames);
 	free(k->cpu_vals);
 	iface_estats__close(k->estats);
 	free(k);
