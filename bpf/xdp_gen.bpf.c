@@ -3,7 +3,7 @@
  * xdp-gen's kernel mode: run through BPF_PROG_RUN with
  * BPF_F_TEST_XDP_LIVE_FRAMES, each run turns the input frame (the largest
  * template, built by user space with pkt.h) into the next packet and
- * redirects it out of ifindex_out. The bytes are those pkt_gen_write_tmpl()
+ * redirects it out of ifindex_out (through tx_port). The bytes are those pkt_gen_write_tmpl()
  * writes: same flow order, size sequence, stamps and checksums.
  *
  * Live-frame pages keep what the previous packet left in them, so every
@@ -66,6 +66,21 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32); /* next sequence number of each flow */
 } seqs SEC(".maps");
+
+/*
+ * The target device, entry 0 (ifindex_out, set by gen_prog_fill_maps()):
+ * bpf_redirect_map() finds it by pointer, where bpf_redirect() looks the
+ * ifindex up in the namespace's device table for every frame.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tx_port SEC(".maps");
+
+/* tx_port's map id, for the xdp_redirect_err filter (set by user space after load). */
+__u32 tx_port_id = 0;
 
 /* What the kernel reports after the program returned (optional tracepoints). */
 
@@ -282,7 +297,7 @@ static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 			return XDP_ABORTED;
 		put_udp_csum(udp, c->fixed_udp_sum + write_seq_ts(c, udp, c->fixed_seq++));
 	}
-	ret = bpf_redirect(ifindex_out, 0);
+	ret = bpf_redirect_map(&tx_port, 0, 0);
 	if (ret == XDP_REDIRECT) {
 		c->packets++;
 		c->bytes += data_end - data;
@@ -337,7 +352,7 @@ int xdp_gen(struct xdp_md *ctx)
 	if (!ok)
 		return XDP_ABORTED;
 
-	ret = bpf_redirect(ifindex_out, 0);
+	ret = bpf_redirect_map(&tx_port, 0, 0);
 	if (ret == XDP_REDIRECT) {
 		c->packets++;
 		c->bytes += len;
@@ -407,9 +422,15 @@ int gen_redirect_err(struct bpf_raw_tracepoint_args *ctx)
 
 	if (not_ours())
 		return 0;
-	/* bpf_redirect() by ifindex: map type 0, map id INT_MAX, index = ifindex */
-	if (ifindex_out && (ctx->args[4] != 0 || (__u32)ctx->args[5] != MAP_ID_IFINDEX ||
-			    (__u32)ctx->args[6] != ifindex_out))
+	/*
+	 * xdp_gen: bpf_redirect_map() into tx_port, key 0; xdp_gen_bare:
+	 * bpf_redirect() by ifindex (map type 0, map id INT_MAX, index = ifindex).
+	 */
+	if (ifindex_out &&
+	    !(ctx->args[4] == BPF_MAP_TYPE_DEVMAP && (__u32)ctx->args[5] == tx_port_id &&
+	      (__u32)ctx->args[6] == 0) &&
+	    !(ctx->args[4] == 0 && (__u32)ctx->args[5] == MAP_ID_IFINDEX &&
+	      (__u32)ctx->args[6] == ifindex_out))
 		return 0;
 	s = bpf_map_lookup_elem(&xmit_stats, &key);
 	if (s)

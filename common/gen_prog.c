@@ -20,6 +20,23 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 	skel->rodata->ifindex_out = ifindex_out;
 }
 
+int gen_prog_set_target(struct xdp_gen_bpf *skel)
+{
+	__u32 key = 0, ifindex = skel->rodata->ifindex_out;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err;
+
+	err = bpf_map__update_elem(skel->maps.tx_port, &key, sizeof(key), &ifindex, sizeof(ifindex),
+				   0);
+	if (!err)
+		err = bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.tx_port), &info, &len);
+	if (err)
+		return err < 0 ? err : -errno;
+	skel->bss->tx_port_id = info.id;
+	return 0;
+}
+
 /* One size: lengths and base checksums as they are in its template. */
 void gen_size_from_tmpl(const struct pkt_gen *g, unsigned int t, struct gen_size *out)
 {
@@ -75,6 +92,8 @@ int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g)
 		goto out;
 	n = g->nflows;
 	err = bpf_map_update_batch(bpf_map__fd(skel->maps.seqs), keys, g->seq, &n, NULL);
+	if (!err)
+		err = gen_prog_set_target(skel);
 out:
 	free(keys);
 	free(fl);

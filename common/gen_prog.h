@@ -18,7 +18,10 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 /* One size: lengths and base checksums as they are in its template. */
 void gen_size_from_tmpl(const struct pkt_gen *g, unsigned int t, struct gen_size *out);
 
-/* After load: sizes, the size sequence, flows and their next sequence numbers. */
+/* After load: the target device (ifindex_out) in tx_port, and its map id for the tracepoints. */
+int gen_prog_set_target(struct xdp_gen_bpf *skel);
+
+/* After load: sizes, the size sequence, flows, their next sequence numbers, the target. */
 int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g);
 
 /*

@@ -421,10 +421,15 @@ static void kernel_sample(struct gen *g, struct gen_snapshot *s)
 	}
 }
 
-/* sent = transmitted + failed: from the device's counters, or the tracepoints. */
+/*
+ * sent = transmitted + failed: from the device's counters, or the
+ * tracepoints. failed = the device's xmit errors + frames the kernel could
+ * not queue to it at all (device down, frame too big: xdp_redirect_err),
+ * which the device never counts.
+ */
 struct books {
 	bool have;
-	__u64 sent, xmit, xmit_err;
+	__u64 sent, xmit, xmit_err, not_queued, failed;
 	struct gen_xmit_stats tp;
 };
 
@@ -441,10 +446,14 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 	bk->tp.drops = ma->tp.drops - mb->tp.drops;
 	bk->tp.err = ma->tp.err - mb->tp.err;
 	/* Without the device's own counters (veth has them), the tracepoints speak. */
+	bk->not_queued = 0;
 	if (!kg(g)->estats && kg(g)->tp_links[0]) {
 		bk->xmit = bk->tp.sent;
 		bk->xmit_err = bk->tp.drops + bk->tp.err;
+	} else if (kg(g)->tp_links[0]) {
+		bk->not_queued = bk->tp.err;
 	}
+	bk->failed = bk->xmit_err + bk->not_queued;
 }
 
 static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -456,8 +465,8 @@ static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *
 	books_between(g, a, b, &bk);
 	if (bk.have) {
 		jw_u64(w, "transmitted", bk.xmit);
-		jw_u64(w, "failed", bk.xmit_err);
-		jw_i64(w, "unexplained", (__s64)bk.sent - (__s64)(bk.xmit + bk.xmit_err));
+		jw_u64(w, "failed", bk.failed);
+		jw_i64(w, "unexplained", (__s64)bk.sent - (__s64)(bk.xmit + bk.failed));
 	}
 	if (kg(g)->tp_links[0]) {
 		jw_obj(w, "tracepoints");
@@ -476,6 +485,7 @@ static void kernel_json_drops(struct gen *g, struct jw *w, const struct gen_snap
 	books_between(g, a, b, &bk);
 	jw_u64(w, "redirect_refused", gen_mode_delta(a, b, KERN_REDIRECT_ERR));
 	jw_u64(w, "xdp_xmit_errors", bk.xmit_err);
+	jw_u64(w, "not_queued", bk.not_queued);
 }
 
 static void kernel_json_kernel(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -503,10 +513,13 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 	}
 	if (bk.have)
 		printf("  sent %" PRIu64 " = transmitted %" PRIu64 " + failed %" PRIu64
-		       " (xdp_xmit_errors: %s)%s\n",
-		       (uint64_t)bk.sent, (uint64_t)bk.xmit, (uint64_t)bk.xmit_err,
+		       " (xdp_xmit_errors %" PRIu64
+		       ": %s; not queued, device down or frame too big: %" PRIu64 ")%s\n",
+		       (uint64_t)bk.sent, (uint64_t)bk.xmit, (uint64_t)bk.failed,
+		       (uint64_t)bk.xmit_err,
 		       bk.xmit_err ? "the peer's ring was full or it runs no NAPI" : "none",
-		       bk.sent == bk.xmit + bk.xmit_err ? "" : "  UNEXPLAINED difference");
+		       (uint64_t)bk.not_queued,
+		       bk.sent == bk.xmit + bk.failed ? "" : "  UNEXPLAINED difference");
 	printf("  redirect refused by the kernel: %" PRIu64 "\n",
 	       (uint64_t)gen_mode_delta(a, b, KERN_REDIRECT_ERR));
 	if (kg(g)->tp_links[0])
@@ -517,19 +530,15 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 
 static int kernel_verdict(struct gen *g, const char *stop_reason)
 {
-	const struct kernel_snap *mc = g->cur.m, *mb = g->base.m;
-	__u64 sent = g->cur.total.sent - g->base.total.sent, done;
+	struct books bk;
 
 	(void)stop_reason;
-	if (!kg(g)->estats && !kg(g)->tp_links[0])
+	books_between(g, &g->cur, &g->base, &bk);
+	if (!bk.have)
 		return 0;
-	done = kg(g)->estats ?
-		       (mc->xdp_xmit - mb->xdp_xmit) + (mc->xdp_xmit_errors - mb->xdp_xmit_errors) :
-		       (mc->tp.sent - mb->tp.sent) + (mc->tp.drops - mb->tp.drops) +
-			       (mc->tp.err - mb->tp.err);
-	if (sent != done) {
-		pr_warn("the books do not balance: the program sent %llu, the device counted %llu transmitted or failed\n",
-			(unsigned long long)sent, (unsigned long long)done);
+	if (bk.sent != bk.xmit + bk.failed) {
+		pr_warn("the books do not balance: the program sent %llu, the kernel counted %llu transmitted or failed\n",
+			(unsigned long long)bk.sent, (unsigned long long)(bk.xmit + bk.failed));
 		return -EIO;
 	}
 	return 0;
