@@ -257,15 +257,15 @@ static int preflight(struct gen *g)
 	err = g->mode->plan(g, maxq ? maxq : 1);
 	if (!err)
 		err = gen_build_packets(g);
-	if (!err && g->mode->preflight)
-		err = g->mode->preflight(g);
-	/* Last: the metrics port is taken only once nothing else can refuse the run. */
+	/* Before the mode's checks: --fix-peer may change the peer, a bad option must not. */
 	if (!err)
 		err = metrics__create(&(struct metrics_opts){ .tool = "xdp-gen",
 							      .mode = g->mode_name,
 							      .ifname = g->ifc.name,
 							      .cli = &g->cfg->metrics },
 				      &g->metrics);
+	if (!err && g->mode->preflight)
+		err = g->mode->preflight(g);
 	return err;
 }
 
