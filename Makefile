@@ -40,7 +40,11 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Icommon -I$(OUT) \
 CFLAGS ?= -O2 -g
 XCFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU_SOURCE -DXDPSG_VERSION='"$(VERSION)"' \
 	-Icommon -I$(OUT)
-LDLIBS := -lxdp -lbpf -lelf -lz -lpthread -lm
+# libmicrohttpd serves --metrics-listen (common/metrics_http.c).
+MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
+MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd)
+XCFLAGS += $(MHD_CFLAGS)
+LDLIBS := -lxdp -lbpf -lelf -lz $(MHD_LIBS) -lpthread -lm
 ifeq ($(SANITIZE),1)
 XCFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined

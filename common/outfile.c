@@ -75,7 +75,8 @@ int outfile_open(struct outfile *o, const char *what, const char *path)
 	fd = mkostemp(o->tmp, O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0) {
 		err = -errno;
-		pr_warn("cannot create %s: %s\n", o->tmp, strerror(-err));
+		pr_warn("%s %s: cannot create %s: %s; give a path in a writable directory\n", what,
+			path, o->tmp, strerror(-err));
 		free(o->tmp);
 		o->tmp = NULL;
 		outfile_abort(o);

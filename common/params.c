@@ -348,6 +348,14 @@ void params_format(const struct param_def *def, const void *cfg, char *buf, size
 			if (e->value == *(const int *)f)
 				snprintf(buf, len, "%s", e->name);
 		break;
+	case PARAM_STRINGS: {
+		const struct param_strings *ss = f;
+
+		for (i = 0, off = 0; i < ss->n && off < len; i++)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", i ? "," : "",
+						ss->v[i]);
+		break;
+	}
 	case PARAM_LIST:
 		l = f;
 		if (l->all) {
@@ -369,6 +377,7 @@ static bool shows_default(const struct param_def *d, const void *cfg, char *v, s
 	switch (d->type) {
 	case PARAM_FLAG:
 	case PARAM_COUNTER:
+	case PARAM_STRINGS:
 		return false;
 	case PARAM_STRING:
 	case PARAM_IFNAME:
@@ -417,6 +426,18 @@ static int store_value(const char *prog, const struct param_def *def, const char
 		}
 		*(const char **)field(cfg, def) = arg;
 		return 0;
+	case PARAM_STRINGS: {
+		struct param_strings *ss = field(cfg, def);
+
+		if (!*arg || ss->n >= PARAM_STRINGS_MAX) {
+			fprintf(stderr, "%s: --%s: %s; give %s, at most %d times\n", prog,
+				def->name, *arg ? "given too often" : "empty value",
+				def->metavar ? def->metavar : "a value", PARAM_STRINGS_MAX);
+			return -EINVAL;
+		}
+		ss->v[ss->n++] = arg;
+		return 0;
+	}
 	case PARAM_IFNAME: {
 		char what[64];
 

@@ -23,6 +23,7 @@ enum param_type {
 	PARAM_IFNAME, /* const char *, an interface name: at most PARAMS_IFNAME_MAX bytes */
 	PARAM_ENUM, /* int, one of the names in .enums */
 	PARAM_LIST, /* struct param_list: "all" or "0,2-5" */
+	PARAM_STRINGS, /* struct param_strings: a string option given any number of times */
 };
 
 /* The longest interface name the kernel takes (IFNAMSIZ - 1). */
@@ -39,6 +40,13 @@ struct param_list {
 	bool all;
 	unsigned int n;
 	unsigned int ids[PARAM_LIST_MAX];
+};
+
+#define PARAM_STRINGS_MAX 16
+
+struct param_strings {
+	unsigned int n;
+	const char *v[PARAM_STRINGS_MAX];
 };
 
 struct param_def {

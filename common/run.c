@@ -143,6 +143,20 @@ static void report(struct run *r, const struct run_snap *a, const struct run_sna
 	fflush(stdout);
 }
 
+/*
+ * The exposition of a reading, from the same snapshot as the report beside
+ * it: published every interval (quiet or not), at the start and at the end.
+ */
+static void export_metrics(struct run *r, const struct run_snap *a, enum run_report kind)
+{
+	struct metrics_w w;
+
+	if (!r->o.metrics || !r->ops->metrics || metrics_begin(r->o.metrics, &w))
+		return;
+	r->ops->metrics(r->ctx, &w, a, r->base, kind);
+	metrics_publish(r->o.metrics, &w);
+}
+
 static void announce(struct run *r)
 {
 	struct jw w;
@@ -190,6 +204,7 @@ static const char *tick(struct run *r, __u64 *next_report, __u64 end)
 		r->ops->observe(r->ctx, r->cur, r->prev);
 	if (!r->o.quiet)
 		report(r, r->cur, r->prev, RUN_INTERVAL);
+	export_metrics(r, r->cur, RUN_INTERVAL);
 	r->ops->copy(r->ctx, r->prev, r->cur);
 	*next_report = deadline_after(*next_report, r->o.interval_ns);
 	if (*next_report < r->cur->t_ns)
@@ -252,6 +267,7 @@ int run_loop(struct run *r)
 	next_report = deadline_after(r->base->t_ns, r->o.interval_ns);
 	if (r->o.duration_ns)
 		end = deadline_after(r->base->t_ns, r->o.duration_ns);
+	export_metrics(r, r->base, RUN_INTERVAL);
 	announce(r);
 	__atomic_store_n(&r->go, 1, __ATOMIC_RELEASE);
 
@@ -270,6 +286,7 @@ int run_loop(struct run *r)
 	if (err)
 		r->stop_reason = "error";
 	report(r, r->cur, r->base, RUN_SUMMARY);
+	export_metrics(r, r->cur, RUN_SUMMARY);
 	if (err)
 		return err;
 	return r->ops->verdict ? r->ops->verdict(r->ctx, r->stop_reason) : 0;

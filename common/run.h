@@ -21,6 +21,7 @@
 #include <linux/types.h>
 
 #include "json_writer.h"
+#include "metrics.h"
 
 struct run_snap {
 	__u64 t_ns; /* CLOCK_MONOTONIC when the reading was taken */
@@ -66,6 +67,13 @@ struct run_ops {
 	void (*quiesce)(void *ctx);
 	/* Optional: a worker that has not finished yet; make a blocking call return. */
 	void (*wake)(void *ctx, unsigned int worker);
+	/*
+	 * Optional: the tool's rows of the OpenMetrics exposition, as counters
+	 * since the base (a = the reading, b = the base): the same values the
+	 * report of that reading shows. Only called with --metrics-*.
+	 */
+	void (*metrics)(void *ctx, struct metrics_w *w, const struct run_snap *a,
+			const struct run_snap *b, enum run_report kind);
 	/* Optional: the verdict after the summary, 0 or -errno. */
 	int (*verdict)(void *ctx, const char *stop_reason);
 };
@@ -79,6 +87,7 @@ struct run_opts {
 	__u64 tick_ns; /* how often check() runs */
 	bool json, quiet;
 	bool json_ready; /* print {"type":"ready",...} once the run starts */
+	struct metrics *metrics; /* --metrics-file/--metrics-listen, or NULL */
 };
 
 struct run {

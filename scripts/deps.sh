@@ -10,6 +10,7 @@ PKGS=(
 	make gcc pkg-config clang llvm clang-format
 	libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev libmnl-dev
 	iproute2 iputils-ping ethtool procps util-linux tcpdump gnuplot-nox python3
+	libmicrohttpd-dev prometheus
 )
 
 # Test hook: XDPSG_DEPS_EXTRA adds package names (to exercise the missing path).

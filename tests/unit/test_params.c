@@ -373,6 +373,47 @@ static void test_ifname_length(void)
 	ASSERT_ERR(params_check_ifname("prog", "name", "0123456789abcdef"), -EINVAL, "16");
 }
 
+/* A repeatable string option keeps every value, in order, up to its limit. */
+struct scfg {
+	struct param_strings labels;
+};
+
+static const struct param_def sdefs[] = {
+	{ "label", 'l', PARAM_STRINGS, offsetof(struct scfg, labels), "KEY=VALUE", "label" },
+	{ NULL },
+};
+
+static const struct param_cmd scmd = { .name = "x", .positional = NULL, .tables = { sdefs } };
+
+static void test_strings(void)
+{
+	char *argv[PARAM_STRINGS_MAX + 3] = { "x", "-l", "a=1", "--label", "b=2" };
+	static const struct scfg defaults;
+	FILE *devnull = fopen("/dev/null", "w"), *saved = stderr;
+	struct scfg c = defaults;
+	const char *pos;
+	char buf[64];
+	int i;
+
+	ASSERT_OK(params_parse("prog", &scmd, 5, argv, &c, &defaults, &pos), "two values");
+	ASSERT_EQ(c.labels.n, 2, "both kept");
+	ASSERT_STREQ(c.labels.v[0], "a=1", "first");
+	ASSERT_STREQ(c.labels.v[1], "b=2", "second");
+	params_format(&sdefs[0], &c, buf, sizeof(buf));
+	ASSERT_STREQ(buf, "a=1,b=2", "formatted");
+	for (i = 1; i <= PARAM_STRINGS_MAX + 1; i++)
+		argv[i] = "--label=k=v";
+	c = defaults;
+	stderr = devnull;
+	ASSERT_ERR(params_parse("prog", &scmd, PARAM_STRINGS_MAX + 2, argv, &c, &defaults, &pos),
+		   -EINVAL, "one too many");
+	c = defaults;
+	argv[1] = "--label=";
+	ASSERT_ERR(params_parse("prog", &scmd, 2, argv, &c, &defaults, &pos), -EINVAL, "empty");
+	stderr = saved;
+	fclose(devnull);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(count_suffixes), TEST_CASE(count_errors),
 	TEST_CASE(uint),	   TEST_CASE(rate),
@@ -380,6 +421,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(list),	   TEST_CASE(parse_table),
 	TEST_CASE(parse_errors),   TEST_CASE(help_and_format),
 	TEST_CASE(log_levels),	   TEST_CASE(ifname_length),
+	TEST_CASE(strings),
 };
 
 TEST_MAIN("params", cases)

@@ -20,6 +20,7 @@
 #include "iface.h"
 #include "json_writer.h"
 #include "kstats.h"
+#include "metrics.h"
 #include "pace.h"
 #include "params.h"
 #include "pkt.h"
@@ -53,6 +54,8 @@ struct gen_cfg {
 	/* qdisc (AF_PACKET) */
 	__u64 sndbuf;
 	bool kernel_stats;
+	/* OpenMetrics export */
+	struct metrics_cli metrics;
 };
 
 /* A mode's own counters (failures by reason), named by the mode. */
@@ -133,6 +136,12 @@ struct gen_mode {
 	/* Appended to a thread's -v line. */
 	void (*text_queue)(struct gen *g, unsigned int i, const struct gen_snapshot *a,
 			   const struct gen_snapshot *b, enum run_report kind);
+	/*
+	 * Reasons added to xdp_gen_failures_total beyond link_tx_dropped and the
+	 * named m[] counters, as counters since b (the base).
+	 */
+	void (*metrics_failures)(struct gen *g, struct metrics_w *w, const struct gen_snapshot *a,
+				 const struct gen_snapshot *b);
 	int (*verdict)(struct gen *g, const char *stop_reason);
 	void (*cleanup)(struct gen *g);
 };
@@ -151,6 +160,7 @@ struct gen {
 	struct run run;
 	struct gen_snapshot base, prev, cur;
 	struct kstats_reader *kr; /* with --kernel-stats, or when the mode needs it */
+	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	void *m; /* the mode's own state */
 };
 
@@ -184,6 +194,8 @@ void gen_started(void *ctx);
 void gen_json(void *ctx, struct jw *w, const struct run_snap *a, const struct run_snap *b,
 	      enum run_report kind);
 void gen_text(void *ctx, const struct run_snap *a, const struct run_snap *b, enum run_report kind);
+void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *a, const struct run_snap *b,
+		 enum run_report kind);
 /* Delta of a mode counter between two readings, over all threads. */
 static inline __u64 gen_mode_delta(const struct gen_snapshot *a, const struct gen_snapshot *b,
 				   unsigned int k)

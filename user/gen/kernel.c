@@ -488,6 +488,15 @@ static void kernel_json_drops(struct gen *g, struct jw *w, const struct gen_snap
 	jw_u64(w, "not_queued", bk.not_queued);
 }
 
+static void kernel_metrics_failures(struct gen *g, struct metrics_w *w,
+				    const struct gen_snapshot *a, const struct gen_snapshot *b)
+{
+	struct books bk;
+
+	books_between(g, a, b, &bk);
+	metrics_u64(w, "xdp_gen_failures_total", "reason", "xdp_xmit_errors", bk.xmit_err);
+}
+
 static void kernel_json_kernel(struct gen *g, struct jw *w, const struct gen_snapshot *a,
 			       const struct gen_snapshot *b)
 {
@@ -577,6 +586,7 @@ const struct gen_mode gen_mode_kernel = {
 	.sample = kernel_sample,
 	.json = kernel_json,
 	.json_drops = kernel_json_drops,
+	.metrics_failures = kernel_metrics_failures,
 	.json_kernel = kernel_json_kernel,
 	.text = kernel_text,
 	.verdict = kernel_verdict,

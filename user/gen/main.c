@@ -43,6 +43,7 @@ static const struct param_def run_opts[] = {
 	  "per-queue detail and frame accounting; twice for libbpf's messages" },
 	{ "kernel-stats", 0, PARAM_FLAG, OPT(kernel_stats), NULL,
 	  "also show the interface's qdisc, link and veth counters" },
+	METRICS_CLI_PARAMS(struct gen_cfg, metrics),
 	{ NULL },
 };
 
@@ -256,6 +257,13 @@ static int preflight(struct gen *g)
 	err = g->mode->plan(g, maxq ? maxq : 1);
 	if (!err)
 		err = gen_build_packets(g);
+	/* Before the mode's checks: --fix-peer may change the peer, a bad option must not. */
+	if (!err)
+		err = metrics__create(&(struct metrics_opts){ .tool = "xdp-gen",
+							      .mode = g->mode_name,
+							      .ifname = g->ifc.name,
+							      .cli = &g->cfg->metrics },
+				      &g->metrics);
 	if (!err && g->mode->preflight)
 		err = g->mode->preflight(g);
 	return err;
@@ -316,6 +324,7 @@ static int run(struct gen *g)
 		.json = gen_json,
 		.text = gen_text,
 		.wake = g->mode->wake_by_signal ? wake : NULL,
+		.metrics = gen_metrics,
 		.verdict = verdict,
 	};
 	struct run_opts o = {
@@ -327,6 +336,7 @@ static int run(struct gen *g)
 		.tick_ns = 20000000ULL,
 		.json = g->cfg->json,
 		.quiet = g->cfg->quiet,
+		.metrics = g->metrics,
 	};
 	int err;
 
@@ -354,6 +364,7 @@ static void cleanup(struct gen *g)
 		pkt_gen__destroy(g->th[i].pg);
 	free(g->th);
 	kstats_reader__close(g->kr);
+	metrics__destroy(g->metrics);
 	gen_snapshots_free(g);
 }
 

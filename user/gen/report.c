@@ -274,3 +274,70 @@ void gen_text(void *ctx, const struct run_snap *ra, const struct run_snap *rb, e
 	if (g->cfg->verbose)
 		text_queues(g, a, b, kind);
 }
+
+/* Frames sent or bytes sent, by queue (kernel and qdisc: by thread, numbered as queues). */
+static void metrics_tx(struct gen *g, struct metrics_w *w, const char *name, const char *help,
+		       const struct gen_snapshot *a, const struct gen_snapshot *b, bool bytes)
+{
+	unsigned int i;
+
+	metrics_family(w, name, "counter", NULL, help);
+	for (i = 0; i < g->nthreads; i++)
+		metrics_u64_at(w, name, "queue", g->th[i].queue,
+			       bytes ? a->per[i].bytes - b->per[i].bytes :
+				       a->per[i].sent - b->per[i].sent);
+}
+
+static void metrics_failures(struct gen *g, struct metrics_w *w, const struct gen_snapshot *a,
+			     const struct gen_snapshot *b)
+{
+	static const char *const name = "xdp_gen_failures_total";
+	unsigned int k;
+
+	metrics_family(
+		w, name, "counter", NULL,
+		"Frames that were not sent or that the kernel dropped after taking them, by reason.");
+	metrics_u64(w, name, "reason", "link_tx_dropped", a->link.tx_dropped - b->link.tx_dropped);
+	for (k = 0; k < GEN_MODE_COUNTERS; k++)
+		if (g->mode->counter_names[k])
+			metrics_u64(w, name, "reason", g->mode->counter_names[k],
+				    gen_mode_delta(a, b, k));
+	if (g->mode->metrics_failures)
+		g->mode->metrics_failures(g, w, a, b);
+}
+
+static void metrics_stalls(struct metrics_w *w, const struct gen_snapshot *a,
+			   const struct gen_snapshot *b)
+{
+	static const char *const name = "xdp_gen_stalls_total";
+
+	metrics_family(
+		w, name, "counter", NULL,
+		"Times a sending loop waited instead of sending, by reason (nothing is dropped).");
+	metrics_u64(w, name, "reason", "ring_full", a->total.stall_ring - b->total.stall_ring);
+	metrics_u64(w, name, "reason", "no_free_frame",
+		    a->total.stall_frames - b->total.stall_frames);
+	metrics_u64(w, name, "reason", "kick_busy", a->total.stall_kick - b->total.stall_kick);
+}
+
+/* The OpenMetrics rows of a reading: the same counts as the report of a against b. */
+void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *ra,
+		 const struct run_snap *rb, enum run_report kind)
+{
+	struct gen *g = ctx;
+	const struct gen_snapshot *a = snap_of(ra), *b = snap_of(rb);
+
+	(void)kind;
+	metrics_tx(g, w, "xdp_gen_tx_packets_total",
+		   "Frames sent (confirmed by the kernel), by queue.", a, b, false);
+	metrics_tx(g, w, "xdp_gen_tx_bytes_total", "Bytes of the frames sent, by queue.", a, b,
+		   true);
+	metrics_failures(g, w, a, b);
+	metrics_stalls(w, a, b);
+	metrics_family(w, "xdp_gen_rate_pps", "gauge", NULL,
+		       "The configured rate in packets per second over all threads; 0: no limit.");
+	metrics_u64(w, "xdp_gen_rate_pps", NULL, NULL, g->cfg->rate);
+	metrics_family(w, "xdp_gen_requested_packets", "gauge", NULL,
+		       "The configured --count; 0: no limit.");
+	metrics_u64(w, "xdp_gen_requested_packets", NULL, NULL, g->cfg->count);
+}

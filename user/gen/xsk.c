@@ -324,6 +324,16 @@ static void xsk_json_drops(struct gen *g, struct jw *w, const struct gen_snapsho
 	jw_u64(w, "xsk_tx_invalid", ma->tx_invalid - mb->tx_invalid);
 }
 
+static void xsk_metrics_failures(struct gen *g, struct metrics_w *w, const struct gen_snapshot *a,
+				 const struct gen_snapshot *b)
+{
+	const struct xsk_snap *ma = a->m, *mb = b->m;
+
+	(void)g;
+	metrics_u64(w, "xdp_gen_failures_total", "reason", "xsk_tx_invalid",
+		    ma->tx_invalid - mb->tx_invalid);
+}
+
 static void xsk_json_queue(struct gen *g, struct jw *w, unsigned int i,
 			   const struct gen_snapshot *a, enum run_report kind)
 {
@@ -419,6 +429,7 @@ const struct gen_mode gen_mode_xsk = {
 	.describe = xsk_describe,
 	.sample = xsk_sample,
 	.json_drops = xsk_json_drops,
+	.metrics_failures = xsk_metrics_failures,
 	.json_queue = xsk_json_queue,
 	.text = xsk_text,
 	.text_kernel = xsk_text_kernel,

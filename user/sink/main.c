@@ -60,6 +60,7 @@ static const struct param_def common_opts[] = {
 	  0, 1000000 },
 	{ "kernel-stats", 0, PARAM_FLAG, OPT(kernel_stats), NULL,
 	  "also show the interface's link, qdisc and veth counters" },
+	METRICS_CLI_PARAMS(struct sink_cfg, metrics),
 	{ NULL },
 };
 

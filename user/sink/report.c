@@ -386,3 +386,75 @@ void sink_report_text(struct sink *sk, const struct sink_snap *a, const struct s
 	if (a->ks && b->ks && (summary || !cfg->quiet))
 		kstats_print_delta(stdout, sk->ifc.name, a->ks, b->ks, cfg->verbose);
 }
+
+/* The program's per-queue counts of packets or bytes. */
+static void metrics_rx_queues(const struct sink *sk, struct metrics_w *w, const char *name,
+			      const char *help, const struct sink_snap *a,
+			      const struct sink_snap *b, bool bytes)
+{
+	unsigned int i, key;
+	__u64 v;
+
+	metrics_family(w, name, "counter", NULL, help);
+	for (i = 0; i < sk->nslots; i++) {
+		key = slot_key(sk, i);
+		v = bytes ? a->q[key].bytes - b->q[key].bytes :
+			    a->q[key].packets - b->q[key].packets;
+		if (key == XDPSG_MAX_QUEUES)
+			metrics_u64(w, name, "queue", "overflow", v);
+		else
+			metrics_u64_at(w, name, "queue", key, v);
+	}
+}
+
+static void metrics_verdicts(struct metrics_w *w, const struct sink_stats *d)
+{
+	static const char *const name = "xdp_sink_verdicts_total";
+
+	metrics_family(w, name, "counter", NULL,
+		       "XDP verdicts of the sink's program, by verdict (aborted is also a drop).");
+	metrics_u64(w, name, "verdict", "drop", d->drop);
+	metrics_u64(w, name, "verdict", "pass", d->pass);
+	metrics_u64(w, name, "verdict", "tx", d->tx);
+	metrics_u64(w, name, "verdict", "redirect", d->redirect);
+	metrics_u64(w, name, "verdict", "aborted", d->aborted);
+}
+
+static void metrics_drops(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+			  const struct sink_snap *b, const struct sink_drops *dr)
+{
+	static const char *const name = "xdp_sink_drops_total";
+
+	metrics_family(w, name, "counter", NULL,
+		       "Packets lost on the receive path, by the layer that dropped them.");
+	metrics_u64(w, name, "reason", "xdp_aborted", dr->xdp_aborted);
+	metrics_u64(w, name, "reason", "redirect_no_target", dr->redirect_no_target);
+	metrics_u64(w, name, "reason", "xdp_tx_errors", dr->xdp_tx_errors);
+	metrics_u64(w, name, "reason", "xdp_xmit_errors", dr->xdp_xmit_errors);
+	if (sk->estats)
+		metrics_u64(w, name, "reason", "veth_rx_drops", dr->veth_rx_drops);
+	if (sk->ops->metrics_drops)
+		sk->ops->metrics_drops(sk, w, a, b);
+}
+
+/* The OpenMetrics rows of a reading: the same counts as the report of a against b. */
+void sink_report_metrics(struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+			 const struct sink_snap *b, enum run_report kind)
+{
+	struct sink_stats d;
+	struct sink_drops dr;
+
+	stats_sub(&d, &a->total, &b->total);
+	drops_between(sk, a, b, &dr);
+	/* What arrived, unless the mode counts that itself (xsk: what the sockets got). */
+	if (!sk->ops->metrics_rx) {
+		metrics_rx_queues(sk, w, "xdp_sink_rx_packets_total",
+				  "Packets received, by receive queue.", a, b, false);
+		metrics_rx_queues(sk, w, "xdp_sink_rx_bytes_total",
+				  "Bytes received, by receive queue.", a, b, true);
+	}
+	metrics_verdicts(w, &d);
+	metrics_drops(sk, w, a, b, &dr);
+	if (sk->ops->metrics)
+		sk->ops->metrics(sk, w, a, b, kind);
+}

@@ -93,6 +93,12 @@ static void quiesce(void *ctx)
 	sk->att = NULL;
 }
 
+static void metrics(void *ctx, struct metrics_w *w, const struct run_snap *a,
+		    const struct run_snap *b, enum run_report kind)
+{
+	sink_report_metrics(ctx, w, (const struct sink_snap *)a, (const struct sink_snap *)b, kind);
+}
+
 static int verdict(void *ctx, const char *stop_reason)
 {
 	struct sink *sk = ctx;
@@ -110,6 +116,7 @@ static const struct run_ops sink_run_ops = {
 	.json = json,
 	.text = text,
 	.quiesce = quiesce,
+	.metrics = metrics,
 	.verdict = verdict,
 };
 
@@ -140,7 +147,17 @@ int sink_preflight(struct sink *sk)
 		pr_warn("--keep-pins needs --pin\n");
 		return -EINVAL;
 	}
-	return sk->ops->plan ? sk->ops->plan(sk) : 0;
+	err = sk->ops->plan ? sk->ops->plan(sk) : 0;
+	if (err)
+		return err;
+	/* Last: the metrics port is taken only once nothing else can refuse the run. */
+	err = metrics__create(&(struct metrics_opts){ .tool = "xdp-sink",
+						      .mode = sk->mode_name,
+						      .ifname = sk->ifc.name,
+						      .cli = &cfg->metrics },
+			      &sk->metrics);
+	sk->run.o.metrics = sk->metrics;
+	return err;
 }
 
 /* Buffers for the readings, sized by the device's queues and the possible CPUs. */
@@ -250,6 +267,8 @@ void sink_teardown(struct sink *sk)
 	xdp_sink_bpf__destroy(sk->skel);
 	iface_estats__close(sk->estats);
 	kstats_reader__close(sk->kr);
+	metrics__destroy(sk->metrics);
+	sk->metrics = NULL;
 	free(sk->buf);
 	sink_snap_free(&sk->base);
 	sink_snap_free(&sk->prev);

@@ -16,6 +16,7 @@
 
 #include "iface.h"
 #include "json_writer.h"
+#include "metrics.h"
 #include "params.h"
 #include "run.h"
 #include "shared.h"
@@ -52,6 +53,7 @@ struct sink_cfg {
 	struct xsk_cli xsk;
 	bool poll, no_verify;
 	const char *hist;
+	struct metrics_cli metrics;
 };
 
 /* Counters at one moment: the program's maps plus the kernel's own. */
@@ -121,6 +123,16 @@ struct sink_mode_ops {
 	void (*text)(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 		     const struct sink_stats *d, enum run_report kind);
 	void (*text_drops)(const struct sink *sk, const struct sink_drops *dr);
+	/*
+	 * OpenMetrics rows (counters since b, the base). metrics_rx: the mode
+	 * writes the rx rows itself, from what it received rather than what the
+	 * program saw. metrics_drops: reasons added to xdp_sink_drops_total.
+	 */
+	bool metrics_rx;
+	void (*metrics)(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+			const struct sink_snap *b, enum run_report kind);
+	void (*metrics_drops)(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+			      const struct sink_snap *b);
 	/* After the summary: the mode's verdict, 0 or -errno. */
 	int (*finish)(struct sink *sk);
 	/* Undo plan, loaded and start (also after a failure half-way). */
@@ -149,6 +161,7 @@ struct sink {
 	/* when traffic was first and last seen, at tick resolution (see span()) */
 	__u64 first_rx_ns, last_rx_ns, seen;
 	void *ms; /* the mode's state */
+	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	struct run run;
 };
 
@@ -167,6 +180,8 @@ void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
 		      const struct sink_snap *b, enum run_report kind);
 void sink_report_text(struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 		      enum run_report kind);
+void sink_report_metrics(struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+			 const struct sink_snap *b, enum run_report kind);
 
 /* pins.c */
 int sink_pin_maps(struct sink *sk);

@@ -457,6 +457,9 @@ const struct sink_mode_ops sink_xsk_ops = {
 	.drops = xsk_drops,
 	.json = xsk_json,
 	.text = xsk_text,
+	.metrics_rx = true,
+	.metrics = xsk_metrics,
+	.metrics_drops = xsk_metrics_drops,
 	.finish = xsk_finish,
 	.cleanup = xsk_cleanup,
 };

@@ -377,3 +377,98 @@ int xsk_finish(struct sink *sk)
 		}
 	return err;
 }
+
+/* OpenMetrics: the drops only AF_XDP has, as reasons of xdp_sink_drops_total. */
+void xsk_metrics_drops(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+		       const struct sink_snap *b)
+{
+	static const char *const name = "xdp_sink_drops_total";
+	struct xq_counts c;
+	struct xdp_statistics x;
+
+	xsk_deltas(sk, a, b, &c, &x);
+	metrics_u64(w, name, "reason", "xsk_fill_ring_empty", x.rx_dropped);
+	metrics_u64(w, name, "reason", "xsk_rx_ring_full", x.rx_ring_full);
+	metrics_u64(w, name, "reason", "xsk_rx_invalid", x.rx_invalid_descs);
+}
+
+static const char *const verdict_names[] = { "xdp_sink_lost_total", "xdp_sink_duplicates_total",
+					     "xdp_sink_reordered_total" };
+static const char *const verdict_help[] = {
+	"Stamped frames missing from their flow's sequence (falls back when one arrives late).",
+	"Stamped frames received more than once.",
+	"Stamped frames that arrived after a later one of their flow.",
+};
+
+static __u64 verdict_of(const struct seqtrack_counts *c, unsigned int k)
+{
+	return k == 0 ? c->lost : k == 1 ? c->duplicates : c->reordered;
+}
+
+/* While the run goes on: the queues' published books. */
+static void metrics_queue_verdicts(const struct sink *sk, struct metrics_w *w,
+				   const struct sink_snap *a, const struct sink_snap *b)
+{
+	const struct xsk_state *xs = sk->ms;
+	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
+	unsigned int i, k;
+
+	for (k = 0; k < 3; k++) {
+		metrics_family(w, verdict_names[k], "counter", NULL, verdict_help[k]);
+		for (i = 0; i < xs->nxq; i++)
+			metrics_u64_at(w, verdict_names[k], "queue", xs->xq[i].queue,
+				       verdict_of(&ca[i].st, k) - verdict_of(&cb[i].st, k));
+	}
+}
+
+/* At the end: every generator run's books and latency, labelled by its run id. */
+static void metrics_runs(const struct sink *sk, struct metrics_w *w)
+{
+	static const char *const lat = "xdp_sink_latency_seconds";
+	char id[16];
+	struct runs r;
+	unsigned int i, k;
+
+	if (runs_collect(sk, &r))
+		return;
+	for (k = 0; k < 3; k++) {
+		metrics_family(w, verdict_names[k], "counter", NULL, verdict_help[k]);
+		for (i = 0; i < r.n; i++) {
+			snprintf(id, sizeof(id), "%08x", r.s[i].id);
+			metrics_u64(w, verdict_names[k], "run", id, verdict_of(&r.s[i].c, k));
+		}
+	}
+	metrics_family(w, lat, "histogram", "seconds",
+		       "Send-to-receive latency of stamped frames, by generator run.");
+	for (i = 0; i < r.n; i++) {
+		snprintf(id, sizeof(id), "%08x", r.s[i].id);
+		metrics_hist_seconds(w, lat, "run", id, &r.lat[i]);
+	}
+	runs_free(&r);
+}
+
+void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+		 const struct sink_snap *b, enum run_report kind)
+{
+	const struct xsk_state *xs = sk->ms;
+	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
+	unsigned int i;
+
+	metrics_family(w, "xdp_sink_rx_packets_total", "counter", NULL,
+		       "Packets received, by receive queue (AF_XDP: delivered to the socket).");
+	for (i = 0; i < xs->nxq; i++)
+		metrics_u64_at(w, "xdp_sink_rx_packets_total", "queue", xs->xq[i].queue,
+			       ca[i].rx_packets - cb[i].rx_packets);
+	metrics_family(w, "xdp_sink_rx_bytes_total", "counter", NULL,
+		       "Bytes received, by receive queue (AF_XDP: delivered to the socket).");
+	for (i = 0; i < xs->nxq; i++)
+		metrics_u64_at(w, "xdp_sink_rx_bytes_total", "queue", xs->xq[i].queue,
+			       ca[i].rx_bytes - cb[i].rx_bytes);
+	if (sk->cfg->no_verify)
+		return;
+	/* Per-run books are read only once the queues' threads have stopped. */
+	if (kind == RUN_SUMMARY)
+		metrics_runs(sk, w);
+	else
+		metrics_queue_verdicts(sk, w, a, b);
+}

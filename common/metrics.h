@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_METRICS_H
+#define XDPSG_METRICS_H
+
+/*
+ * OpenMetrics export: the counters of a run as OpenMetrics text, written to a
+ * file (--metrics-file, rewritten atomically, for node_exporter's textfile
+ * collector) and served over HTTP (--metrics-listen, GET /metrics).
+ *
+ * Who does what. The run skeleton (run.c) renders one exposition from the
+ * snapshot it already took, every interval and once more from the final
+ * reading, and publishes it; a tool and its mode only write rows. The HTTP
+ * server (metrics_http.c, libmicrohttpd's own thread) copies the last
+ * published text under a mutex and never sees a worker's counters: the hot
+ * path takes no lock and does not know the export exists.
+ *
+ * Names: every sample carries the common labels interface, mode and each
+ * --metrics-label KEY=VALUE, then at most one label of its own (queue,
+ * reason, run). Counters are written as Prometheus' text parser and promtool
+ * want them: the TYPE and HELP lines name the sample, "_total" included.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "hist.h"
+#include "params.h"
+
+/* In each tool's configuration; its option table gets METRICS_CLI_PARAMS() rows. */
+struct metrics_cli {
+	const char *file;
+	const char *listen;
+	struct param_strings labels;
+};
+
+#define METRICS_CLI_PARAMS(type, m)                                                              \
+	{ "metrics-file",                                                                        \
+	  0,                                                                                     \
+	  PARAM_STRING,                                                                          \
+	  offsetof(type, m.file),                                                                \
+	  "FILE",                                                                                \
+	  "write OpenMetrics text to FILE every interval and at exit (atomic rename)" },         \
+		{ "metrics-listen",                                                              \
+		  0,                                                                             \
+		  PARAM_STRING,                                                                  \
+		  offsetof(type, m.listen),                                                      \
+		  "[ADDR:]PORT",                                                                 \
+		  "serve OpenMetrics text at http://ADDR:PORT/metrics (default ADDR 0.0.0.0)" }, \
+	{                                                                                        \
+		"metrics-label", 0, PARAM_STRINGS, offsetof(type, m.labels), "KEY=VALUE",        \
+			"add a label to every exported sample (repeatable)"                      \
+	}
+
+/* The longest exposition line's label part. */
+#define METRICS_LABELS_LEN 2048
+
+/* One exposition being written. */
+struct metrics_w {
+	FILE *f;
+	const char *labels; /* the common labels, escaped: interface="eth0",mode="drop" */
+};
+
+/*
+ * Write a label value with OpenMetrics escaping (backslash, double quote and
+ * newline) into buf; false if it does not fit.
+ */
+bool metrics_escape(const char *v, char *buf, size_t len);
+
+/*
+ * Check one --metrics-label: a KEY=VALUE whose key follows the label name
+ * rules ([a-zA-Z_][a-zA-Z0-9_]*, not starting with "__") and is none of the
+ * built-in labels. 0, or -EINVAL with *why set to the reason.
+ */
+int metrics_label_check(const char *kv, const char **why);
+
+/* A family: "# TYPE", "# UNIT" (unit may be NULL) and "# HELP" lines. */
+void metrics_family(struct metrics_w *w, const char *name, const char *type, const char *unit,
+		    const char *help);
+
+/* One sample: name{common[,key="value"]} v. key NULL: only the common labels. */
+void metrics_u64(struct metrics_w *w, const char *name, const char *key, const char *value,
+		 __u64 v);
+void metrics_double(struct metrics_w *w, const char *name, const char *key, const char *value,
+		    double v);
+/* A sample with a numeric label value (queue="3"). */
+void metrics_u64_at(struct metrics_w *w, const char *name, const char *key, __u64 at, __u64 v);
+
+/*
+ * A histogram of nanosecond values in seconds: cumulative _bucket rows at
+ * fixed bounds from 1 us to 10 s and +Inf, _sum and _count. A row's count is
+ * the values certainly at or below its bound: a bucket of h that straddles a
+ * bound (h's buckets are 1.6% wide) is counted at the next bound. The family
+ * lines are the caller's (metrics_family with type "histogram").
+ */
+void metrics_hist_seconds(struct metrics_w *w, const char *name, const char *key, const char *value,
+			  const struct hist *h);
+
+/* The bounds metrics_hist_seconds uses, in nanoseconds (for tests and docs). */
+extern const __u64 metrics_hist_bounds_ns[];
+extern const unsigned int metrics_hist_nbounds;
+
+struct metrics;
+
+struct metrics_opts {
+	const char *tool; /* "xdp-sink", for messages */
+	const char *mode;
+	const char *ifname;
+	const struct metrics_cli *cli;
+};
+
+/*
+ * Check everything --metrics-* asked for and take what can be taken before
+ * anything is attached: the labels, a temporary file beside --metrics-file,
+ * the listening socket of --metrics-listen (its server starts here too, and
+ * serves an empty exposition until the first publish). *out is NULL when
+ * nothing was asked. 0, or -EINVAL after one line on stderr.
+ */
+int metrics__create(const struct metrics_opts *o, struct metrics **out);
+void metrics__destroy(struct metrics *m);
+
+/* Start an exposition: w->f is a memory stream, w->labels the common labels. */
+int metrics_begin(struct metrics *m, struct metrics_w *w);
+
+/*
+ * End it ("# EOF"), hand it to the HTTP server and rewrite the file. A file
+ * that cannot be written is reported once per run of failures; never fatal.
+ */
+void metrics_publish(struct metrics *m, struct metrics_w *w);
+
+/* The last published exposition, copied (free() it); NULL before any. */
+char *metrics_published_copy(struct metrics *m, size_t *len);
+
+/* metrics_http.c */
+struct metrics_http;
+
+/*
+ * Bind [ADDR:]PORT and serve GET /metrics from m's published text on a
+ * thread of libmicrohttpd's. 0, or -EINVAL after one line on stderr.
+ */
+int metrics_http__start(const char *prog, const char *spec, struct metrics *m,
+			struct metrics_http **out);
+void metrics_http__stop(struct metrics_http *h);
+
+#define METRICS_CONTENT_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+#endif

@@ -1,0 +1,311 @@
+# SPDX-License-Identifier: GPL-2.0
+# OpenMetrics export (--metrics-file, --metrics-listen, --metrics-label): what
+# both tools write passes promtool in several modes and equals their own
+# summaries; an independent sender's exact count comes out of the export; a
+# real Prometheus scrapes both tools and its API gives back their totals; bad
+# input is refused with one line and exit 2 before anything is attached.
+
+SINK="$BUILD/xdp-sink"
+GEN="$BUILD/xdp-gen"
+SEND="$BUILD/tests/pktsend"
+
+# Wait until an XDP program is attached to NS/IF (or is gone, with "none").
+m_wait_xdp() { # ns ifname [none]
+	local out
+	for _ in $(seq 100); do
+		out=$(ip -n "$1" -d link show dev "$2")
+		if [[ "$out" == *prog/xdp* ]]; then
+			[ "${3:-}" != none ] && return 0
+		else
+			[ "${3:-}" = none ] && return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+m_need() {
+	command -v promtool >/dev/null || t_skip "promtool is missing (make deps installs prometheus)"
+}
+
+# promtool lints the file; any complaint fails the test.
+m_promtool() { # file
+	local out
+	[ -s "$1" ] || t_fail "$1 is missing or empty"
+	out=$(promtool check metrics <"$1" 2>&1) || t_fail "promtool check metrics $1: $out"
+	[ -z "$out" ] || t_fail "promtool check metrics $1 complains: $out"
+	[ "$(tail -n 1 "$1")" = "# EOF" ] || t_fail "$1 does not end with '# EOF'"
+}
+
+# The sum of one metric's samples in an exposition file (all label sets).
+m_sum() { # file metric
+	awk -v m="$2" '$1 ~ "^" m "[{ ]" || $1 == m { s += $NF } END { printf "%d\n", s }' "$1"
+}
+
+# For each "JSON-OUTPUT PROM-FILE" pair: the final exposition equals the summary
+# (packets, bytes, verdicts, and for the xsk sink its stamp checks and latency
+# count). One python call for all pairs: python starts slowly here.
+m_check_summaries() { # out prom [out prom ...]
+	python3 - "$@" <<-'PY'
+		import json, re, sys
+		row = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$')
+		lab = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+		bad = 0
+		def total(rows, name, **want):
+		    return sum(v for n, l, v in rows if n == name and all(l.get(k) == x for k, x in want.items()))
+		for out, prom in zip(sys.argv[1::2], sys.argv[2::2]):
+		    s = [json.loads(l) for l in open(out) if l.startswith('{"type":"summary"')][-1]
+		    rows = []
+		    for line in open(prom):
+		        m = row.match(line.rstrip("\n"))
+		        if m:
+		            rows.append((m.group(1), dict(lab.findall(m.group(2))), float(m.group(3))))
+		    if s["tool"] == "xdp-gen":
+		        pairs = [("tx_packets", s["tx_packets"], total(rows, "xdp_gen_tx_packets_total")),
+		                 ("tx_bytes", s["tx_bytes"], total(rows, "xdp_gen_tx_bytes_total"))]
+		    else:
+		        pairs = [("rx_packets", s["rx_packets"], total(rows, "xdp_sink_rx_packets_total")),
+		                 ("rx_bytes", s["rx_bytes"], total(rows, "xdp_sink_rx_bytes_total"))]
+		        pairs += [("verdict " + k, v, total(rows, "xdp_sink_verdicts_total", verdict=k))
+		                  for k, v in s["actions"].items()]
+		        if "latency_ns" in s:
+		            pairs += [(k, s[k], total(rows, "xdp_sink_%s_total" % k))
+		                      for k in ("lost", "duplicates", "reordered")]
+		            pairs.append(("latency count", s["latency_ns"]["count"],
+		                          total(rows, "xdp_sink_latency_seconds_count")))
+		    for what, want, got in pairs:
+		        ok = want == got
+		        bad += not ok
+		        print("%s %s: %s: summary %s, exported %s" % ("ok" if ok else "MISMATCH", prom, what, want, got))
+		sys.exit(1 if bad else 0)
+	PY
+}
+
+test_metrics_files_pass_promtool() {
+	local d s_out g_out
+	m_need
+	lab_setup --no-ipv6
+	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
+	t_on_cleanup rm -rf "$d"
+	# xdp-sink drop, fed by the three generator modes in turn.
+	lab_bg "$d/drop.out" sink "$SINK" drop -j -q -d 120 --metrics-file "$d/drop.prom" \
+		--metrics-label host=h1 --metrics-label 'note=a "b" \c' "$SINK_IF"
+	local spid=$LAST_PID
+	m_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/drop.out")"
+	for m in xsk kernel qdisc; do
+		lab_exec gen "$GEN" "$m" -j -q -n 20000 --metrics-file "$d/gen-$m.prom" \
+			--metrics-label host=h2 "$GEN_IF" >"$d/gen-$m.out" 2>&1 ||
+			t_fail "xdp-gen $m failed: $(cat "$d/gen-$m.out")"
+		m_promtool "$d/gen-$m.prom"
+		grep -q "^xdp_gen_tx_packets_total{interface=\"$GEN_IF\",mode=\"$m\",host=\"h2\",queue=\"0\"} " \
+			"$d/gen-$m.prom" || t_fail "xdp-gen $m: labels: $(grep tx_packets "$d/gen-$m.prom")"
+	done
+	kill -INT "$spid"
+	wait "$spid" || t_fail "sink exited with $?: $(cat "$d/drop.out")"
+	m_promtool "$d/drop.prom"
+	grep -qF 'note="a \"b\" \\c"' "$d/drop.prom" || t_fail "label value not escaped: $(head -n 3 "$d/drop.prom")"
+
+	# xdp-sink xsk: the per-run books and the latency histogram at the end.
+	lab_bg "$d/xsk.out" sink "$SINK" xsk -j -q -d 120 --metrics-file "$d/xsk.prom" "$SINK_IF"
+	spid=$LAST_PID
+	m_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$d/xsk.out")"
+	t_wait_for "$d/xsk.out" '"type":"ready"' 10 || t_fail "xsk sink not ready: $(cat "$d/xsk.out")"
+	lab_exec gen "$GEN" xsk -q -n 5000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen xsk into xsk failed"
+	kill -INT "$spid"
+	wait "$spid" || t_fail "xsk sink exited with $?: $(cat "$d/xsk.out")"
+	m_promtool "$d/xsk.prom"
+	m_check_summaries "$d/gen-xsk.out" "$d/gen-xsk.prom" "$d/gen-kernel.out" "$d/gen-kernel.prom" \
+		"$d/gen-qdisc.out" "$d/gen-qdisc.prom" "$d/drop.out" "$d/drop.prom" \
+		"$d/xsk.out" "$d/xsk.prom" >&2 || t_fail "exported counts differ from the summaries (above)"
+	grep -q '^xdp_sink_lost_total{.*run="[0-9a-f]\{8\}"} ' "$d/xsk.prom" ||
+		t_fail "no per-run lost row: $(grep lost "$d/xsk.prom")"
+	return 0
+}
+
+test_metrics_exact_count() {
+	local n=100000 d
+	lab_setup --no-ipv6
+	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
+	t_on_cleanup rm -rf "$d"
+	lab_bg "$d/out" sink "$SINK" drop -j -q -n $n -d 120 --metrics-file "$d/m.prom" "$SINK_IF"
+	local pid=$LAST_PID
+	m_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/out")"
+	lab_exec gen "$SEND" -q -n $n --dst-mac "$SINK_MAC" --src-ip "$GEN_IP4" --dst-ip "$SINK_IP4" \
+		"$GEN_IF" || t_fail "pktsend failed"
+	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"
+	t_expect_eq "xdp_sink_rx_packets_total summed over queues" $n \
+		"$(m_sum "$d/m.prom" xdp_sink_rx_packets_total)"
+	t_expect_eq "xdp_sink_rx_bytes_total summed over queues" $((n * 60)) \
+		"$(m_sum "$d/m.prom" xdp_sink_rx_bytes_total)"
+	grep -q '"rx_packets":'"$n," "$d/out" || t_fail "the summary does not say $n: $(tail -n 1 "$d/out")"
+}
+
+# A number at the top level of the summary, before any array (python starts slowly here).
+m_top() { # out key
+	sed -n 's/^{"type":"summary"[^[]*"'"$2"'":\([0-9]*\)[,}].*/\1/p' "$1"
+}
+
+# Prometheus' HTTP API: one instant query, the value of its only (or summed) result.
+m_query() { # port promql
+	m_ns curl -sf --get --data-urlencode "query=$2" "http://127.0.0.1:$1/api/v1/query" |
+		sed -n 's/.*"value":\[[^,]*,"\([0-9.e+]*\)"\].*/\1/p' | grep . || echo none
+}
+
+# Commands that need no bpffs run with plain ip netns exec: testenv's exec costs more.
+m_ns() {
+	ip netns exec "$SINK_NS" "$@"
+}
+
+# N different ports nothing in the sink namespace listens on.
+m_free_ports() { # n
+	local used p n=0
+	used=" $(m_ns ss -Htln | awk '{ sub(/.*:/, "", $4); print $4 }' | paste -sd' ') "
+	for p in $(shuf -i 20000-60000 -n 50); do
+		[[ "$used" == *" $p "* ]] && continue
+		used+="$p "
+		echo "$p"
+		n=$((n + 1))
+		[ $n -eq "$1" ] && return 0
+	done
+	return 1
+}
+
+# Prometheus and both tools in the sink namespace: the generator on an extra veth pair
+# there, so the scrapes go over that namespace's loopback and never through the sink's
+# XDP program.
+test_metrics_prometheus_scrape() {
+	local d pp ps pg g0 g1 v got want ports
+	command -v prometheus >/dev/null || t_skip "prometheus is missing (make deps installs it)"
+	lab_setup --no-ipv6
+	d=$(mktemp -d /tmp/xdpsg-prom.XXXXXX)
+	t_on_cleanup rm -rf "$d"
+	ports=$(m_free_ports 3) || t_fail "no free ports"
+	read -r pp ps pg <<<"$(paste -sd' ' <<<"$ports")"
+	cat >"$d/prometheus.yml" <<-EOF
+		global:
+		  scrape_interval: 1s
+		  scrape_timeout: 900ms
+		scrape_configs:
+		  - job_name: xdpsg
+		    static_configs:
+		      - targets: ['127.0.0.1:$ps', '127.0.0.1:$pg']
+	EOF
+	# First: Prometheus takes up its targets only about 5 s after it starts.
+	lab_bg "$d/prom.log" sink prometheus --config.file="$d/prometheus.yml" \
+		--storage.tsdb.path="$d/data" --web.listen-address="127.0.0.1:$pp"
+	g0="${LAB_NAME}p0"
+	g1="${LAB_NAME}p1"
+	ip -n "$SINK_NS" link add "$g0" type veth peer name "$g1" || t_fail "cannot add a veth pair"
+	m_ns sysctl -qw "net.ipv6.conf.$g0.disable_ipv6=1" "net.ipv6.conf.$g1.disable_ipv6=1"
+	ip -n "$SINK_NS" link set "$g0" up && ip -n "$SINK_NS" link set "$g1" up
+	lab_bg "$d/sink.out" sink "$SINK" drop -j -q -d 120 --metrics-listen "127.0.0.1:$ps" \
+		--metrics-file "$d/sink.prom" --metrics-label host=sinkhost "$g1"
+	local spid=$LAST_PID
+	m_wait_xdp "$SINK_NS" "$g1" || t_fail "sink did not attach: $(cat "$d/sink.out")"
+	for _ in $(seq 150); do
+		m_ns curl -sf "http://127.0.0.1:$pp/api/v1/targets?state=active" 2>/dev/null |
+			grep -q "\"scrapeUrl\":\"http://127.0.0.1:$ps/metrics\",[^}]*\"health\":\"up\"" && break
+		sleep 0.1
+	done
+	m_ns curl -sf "http://127.0.0.1:$pp/api/v1/targets?state=active" |
+		grep -q "\"health\":\"up\"" || t_fail "prometheus does not scrape the sink: $(tail -n 5 "$d/prom.log")"
+	# A paced generator, so that Prometheus scrapes it while it sends.
+	lab_exec sink "$GEN" xsk -j -i 250ms -n 20000 --rate 10000 --metrics-listen "127.0.0.1:$pg" \
+		--metrics-label host=genhost --src-ip 10.99.0.1 --dst-ip 10.99.0.2 \
+		--dst-mac "$(ip -n "$SINK_NS" -br link show dev "$g1" | awk '{ print $3 }')" \
+		"$g0" >"$d/gen.out" 2>&1 || t_fail "xdp-gen failed: $(cat "$d/gen.out")"
+	# Every scrape of the generator equals its own count at one of its reports.
+	v=$(m_ns curl -sf --get \
+		--data-urlencode "query=xdp_gen_tx_packets_total{host=\"genhost\",queue=\"0\"}[2m]" \
+		"http://127.0.0.1:$pp/api/v1/query") || t_fail "query failed"
+	python3 - "$d/gen.out" "$v" <<-'PY' || t_fail "generator scrapes do not match its reports"
+		import json, sys
+		lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+		totals, t = {0}, 0
+		for o in lines:
+		    if o["type"] == "interval":
+		        t += o["tx_packets"]
+		        totals.add(t)
+		    if o["type"] == "summary":
+		        summary = o["tx_packets"]
+		totals.add(summary)
+		res = json.loads(sys.argv[2])["data"]["result"]
+		vals = [int(float(v)) for _, v in res[0]["values"]] if res else []
+		bad = [v for v in vals if v not in totals]
+		print("scraped", vals, "summary", summary, file=sys.stderr)
+		sys.exit(1 if not vals or bad or max(vals) == 0 or max(vals) > summary else 0)
+	PY
+	# The sink's total as Prometheus has it, once it stops moving, equals its summary.
+	want=$(m_top "$d/gen.out" tx_packets)
+	for _ in $(seq 60); do
+		got=$(m_query "$pp" 'sum(xdp_sink_rx_packets_total{host="sinkhost"})')
+		[ "$got" = "$(m_sum "$d/sink.prom" xdp_sink_rx_packets_total)" ] && [ "$got" != 0 ] &&
+			[ "$got" = "$want" ] && break
+		sleep 0.2
+	done
+	# The labels (common and --metrics-label) as Prometheus stored them, while the sink runs.
+	v=$(m_ns curl -sf --get --data-urlencode 'query=xdp_sink_rx_packets_total{queue="0"}' \
+		"http://127.0.0.1:$pp/api/v1/query")
+	for l in '"host":"sinkhost"' '"mode":"drop"' "\"interface\":\"$g1\"" '"queue":"0"'; do
+		[[ "$v" == *"$l"* ]] || t_fail "the sink's series in Prometheus lacks $l: $v"
+	done
+	kill -INT "$spid"
+	wait "$spid" || t_fail "sink exited with $?: $(cat "$d/sink.out")"
+	t_expect_eq "Prometheus' xdp_sink_rx_packets_total = the sink's summary" \
+		"$(m_top "$d/sink.out" rx_packets)" "$got"
+	t_expect_eq "the generator's confirmed frames arrived" "$want" "$got"
+}
+
+# One line on stderr, exit 2, nothing attached (pins: checked once at the end).
+m_refused() { # what expected-pattern side ifname cmd...
+	local what=$1 pat=$2 side=$3 ifn=$4 err rc ns
+	shift 4
+	err=$(lab_exec "$side" "$@" 2>&1 >/dev/null)
+	rc=$?
+	t_expect_eq "$what: exit code" 2 "$rc"
+	t_expect_eq "$what: lines on stderr ($err)" 1 "$(wc -l <<<"$err")"
+	[[ "$err" == *"$pat"* ]] || t_fail "$what: message '$err' does not say '$pat'"
+	ns=$SINK_NS
+	[ "$side" = gen ] && ns=$GEN_NS
+	ip -n "$ns" -d link show dev "$ifn" | grep -q 'prog/xdp' && t_fail "$what: an XDP program is attached"
+	return 0
+}
+
+test_metrics_bad_input() {
+	local port
+	lab_setup --no-ipv6
+	port=$(m_free_ports 1) || t_fail "no free port"
+	# Something else holds the port.
+	lab_bg /dev/null sink perl -MIO::Socket::INET -e \
+		'my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1:" . shift, Listen => 1, ReuseAddr => 1) or die; sleep 60' \
+		"$port"
+	for _ in $(seq 50); do
+		m_ns ss -Htln "sport = :$port" | grep -q . && break
+		sleep 0.1
+	done
+	m_ns ss -Htln "sport = :$port" | grep -q . || t_fail "the port holder did not start"
+	m_refused "busy port" "127.0.0.1:$port: address in use; pick another port" sink "$SINK_IF" \
+		"$SINK" drop --pin -d 1 --metrics-listen "127.0.0.1:$port" "$SINK_IF"
+	m_refused "busy port (xsk)" "address in use" sink "$SINK_IF" \
+		"$SINK" xsk --pin -d 1 --metrics-listen "127.0.0.1:$port" "$SINK_IF"
+	m_refused "missing directory" "--metrics-file" sink "$SINK_IF" \
+		"$SINK" drop --pin -d 1 --metrics-file /nonexistent-xdpsg/m.prom "$SINK_IF"
+	m_refused "a directory where no file can be made" "--metrics-file" sink "$SINK_IF" \
+		"$SINK" drop --pin -d 1 --metrics-file /proc/xdpsg-m.prom "$SINK_IF"
+	m_refused "label name" "--metrics-label '9a=b'" sink "$SINK_IF" \
+		"$SINK" drop --pin -d 1 --metrics-file /tmp/xdpsg-never.prom --metrics-label 9a=b "$SINK_IF"
+	m_refused "reserved label" "reserved" sink "$SINK_IF" \
+		"$SINK" drop -d 1 --metrics-file /tmp/xdpsg-never.prom --metrics-label __x=b "$SINK_IF"
+	m_refused "built-in label" "set this label themselves" sink "$SINK_IF" \
+		"$SINK" drop -d 1 --metrics-file /tmp/xdpsg-never.prom --metrics-label interface=b "$SINK_IF"
+	m_refused "label without '='" "no '='" gen "$GEN_IF" \
+		"$GEN" xsk -d 1 --metrics-file /tmp/xdpsg-never.prom --metrics-label host "$GEN_IF"
+	m_refused "generator, busy port" "address in use" sink "$SINK_IF" \
+		"$GEN" qdisc -d 1 --metrics-listen "127.0.0.1:$port" "$SINK_IF"
+	m_refused "not a port" "not [ADDR:]PORT" gen "$GEN_IF" \
+		"$GEN" kernel -d 1 --metrics-listen 127.0.0.1:http "$GEN_IF"
+	[ -e /tmp/xdpsg-never.prom ] && t_fail "a refused run wrote its metrics file"
+	# The bpffs the --pin runs would have used (testenv's, for the sink side).
+	lab_exec sink test -e "/sys/fs/bpf/xdp-sink/$SINK_IF" && t_fail "pins left behind"
+	return 0
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The OpenMetrics writer: label values escaped, --metrics-label checked,
+ * histogram buckets cumulative and never claiming a value faster than it was,
+ * and a published exposition that ends with "# EOF" in the file and for the
+ * HTTP server alike.
+ */
+#include <unistd.h>
+
+#include "metrics.h"
+#include "test.h"
+
+static void test_escape(void)
+{
+	char buf[64];
+
+	ASSERT_TRUE(metrics_escape("plain", buf, sizeof(buf)), "plain fits");
+	ASSERT_STREQ(buf, "plain", "plain unchanged");
+	ASSERT_TRUE(metrics_escape("a\"b\\c\nd", buf, sizeof(buf)), "specials fit");
+	ASSERT_STREQ(buf, "a\\\"b\\\\c\\nd", "quote, backslash and newline escaped");
+	ASSERT_FALSE(metrics_escape("abcd", buf, 4), "no room for the terminator");
+	ASSERT_FALSE(metrics_escape("ab\"", buf, 4), "no room for an escape");
+	ASSERT_TRUE(metrics_escape("ab", buf, 3), "exactly fits");
+}
+
+static void test_label_check(void)
+{
+	const char *why = NULL;
+
+	ASSERT_OK(metrics_label_check("host=a", &why), "simple");
+	ASSERT_OK(metrics_label_check("_x9=", &why), "underscore first, empty value");
+	ASSERT_OK(metrics_label_check("dc=a=b", &why), "'=' in the value");
+	ASSERT_ERR(metrics_label_check("host", &why), -EINVAL, "no '='");
+	ASSERT_ERR(metrics_label_check("=a", &why), -EINVAL, "empty name");
+	ASSERT_ERR(metrics_label_check("9host=a", &why), -EINVAL, "digit first");
+	ASSERT_ERR(metrics_label_check("ho-st=a", &why), -EINVAL, "dash");
+	ASSERT_ERR(metrics_label_check("__name__=a", &why), -EINVAL, "reserved prefix");
+	ASSERT_ERR(metrics_label_check("queue=1", &why), -EINVAL, "built-in label");
+	ASSERT_ERR(metrics_label_check("interface=x", &why), -EINVAL, "built-in label");
+	ASSERT_OK(metrics_label_check("queues=1", &why), "a built-in's prefix is fine");
+}
+
+/* The value of the row whose text starts with 'head', or -1. */
+static long long row(const char *text, const char *head)
+{
+	const char *p = strstr(text, head);
+
+	return p ? strtoll(p + strlen(head), NULL, 10) : -1;
+}
+
+static char *render_hist(const struct hist *h)
+{
+	struct metrics_w w = { .labels = "mode=\"xsk\"" };
+	char *buf = NULL;
+	size_t len = 0;
+
+	w.f = open_memstream(&buf, &len);
+	if (!w.f)
+		return NULL;
+	metrics_family(&w, "lat_seconds", "histogram", "seconds", "test");
+	metrics_hist_seconds(&w, "lat_seconds", "run", "r1", h);
+	fclose(w.f);
+	return buf;
+}
+
+static void test_histogram(void)
+{
+	struct hist h;
+	char *t;
+	int i;
+
+	hist_init(&h);
+	for (i = 0; i < 3; i++)
+		hist_record(&h, 500); /* 0.5 us */
+	/* On the first bound, but in a bucket (1000-1007 ns) that reaches past it. */
+	hist_record(&h, 1000);
+	hist_record(&h, 1500);
+	hist_record(&h, 3000000000ULL); /* 3 s */
+	hist_record(&h, 1ULL << 43); /* beyond the histogram's range */
+	t = render_hist(&h);
+	if (!ASSERT_TRUE(t, "rendered"))
+		return;
+	ASSERT_TRUE(strstr(t, "# TYPE lat_seconds histogram\n# UNIT lat_seconds seconds\n"),
+		    "family lines");
+	ASSERT_EQ(row(t, "lat_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"1e-06\"} "), 3,
+		  "le 1us holds the values certainly at or below it");
+	ASSERT_EQ(row(t, "lat_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"2.5e-06\"} "), 5,
+		  "le 2.5us, cumulative");
+	ASSERT_EQ(row(t, "lat_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"2.5\"} "), 5,
+		  "3 s is above 2.5 s");
+	ASSERT_EQ(row(t, "lat_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"5\"} "), 6,
+		  "3 s is below 5 s");
+	ASSERT_EQ(row(t, "lat_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"10\"} "), 6,
+		  "the overflow is not below the last bound");
+	ASSERT_EQ(row(t, "lat_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"+Inf\"} "), 7,
+		  "+Inf is the count");
+	ASSERT_EQ(row(t, "lat_seconds_count{mode=\"xsk\",run=\"r1\"} "), 7, "count");
+	ASSERT_TRUE(strstr(t, "lat_seconds_sum{mode=\"xsk\",run=\"r1\"} 8799.093026208\n"),
+		    "exact sum in seconds");
+	free(t);
+}
+
+static void test_histogram_monotonic(void)
+{
+	long long prev = 0, v;
+	struct hist h;
+	char head[160], *t;
+	unsigned int b;
+	__u64 x;
+
+	hist_init(&h);
+	for (x = 1; x < 20000000000ULL; x = x * 3 + 7)
+		hist_record(&h, x);
+	t = render_hist(&h);
+	if (!ASSERT_TRUE(t, "rendered"))
+		return;
+	for (b = 0; b < metrics_hist_nbounds; b++) {
+		snprintf(head, sizeof(head),
+			 "lat_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"%g\"} ",
+			 (double)metrics_hist_bounds_ns[b] / 1e9);
+		v = row(t, head);
+		ASSERT_GE(v, prev, head);
+		prev = v;
+	}
+	ASSERT_LE(prev, (long long)h.count, "no bound above the count");
+	free(t);
+}
+
+static void test_publish_file(void)
+{
+	char dir[] = "/tmp/xdpsg-metrics.XXXXXX", path[96], text[4096];
+	struct metrics_cli cli = { 0 };
+	struct metrics_opts o = {
+		.tool = "xdp-test", .mode = "drop", .ifname = "v\"0", .cli = &cli
+	};
+	struct metrics *m = NULL;
+	struct metrics_w w;
+	size_t n = 0, len = 0;
+	char *pub;
+	FILE *f;
+
+	if (!ASSERT_TRUE(mkdtemp(dir), "temp dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/x.prom", dir);
+	cli.file = path;
+	cli.labels.v[cli.labels.n++] = "host=h\\1";
+	if (!ASSERT_OK(metrics__create(&o, &m), "create") || !ASSERT_TRUE(m, "made"))
+		goto out;
+	ASSERT_TRUE(access(path, F_OK) != 0, "nothing written before a publish");
+	ASSERT_OK(metrics_begin(m, &w), "begin");
+	metrics_family(&w, "x_total", "counter", NULL, "a test");
+	metrics_u64_at(&w, "x_total", "queue", 3, 42);
+	metrics_publish(m, &w);
+	f = fopen(path, "r");
+	if (ASSERT_TRUE(f, "file written")) {
+		n = fread(text, 1, sizeof(text) - 1, f);
+		text[n] = '\0';
+		fclose(f);
+	}
+	ASSERT_STREQ(text,
+		     "# TYPE x_total counter\n# HELP x_total a test\n"
+		     "x_total{interface=\"v\\\"0\",mode=\"drop\",host=\"h\\\\1\",queue=\"3\"} 42\n"
+		     "# EOF\n",
+		     "the whole exposition");
+	pub = metrics_published_copy(m, &len);
+	ASSERT_STREQ(pub, text, "HTTP serves the same text");
+	ASSERT_EQ(len, n, "its length");
+	free(pub);
+out:
+	metrics__destroy(m);
+	unlink(path);
+	rmdir(dir);
+}
+
+static void test_bad_options(void)
+{
+	struct metrics_cli cli = { 0 };
+	struct metrics_opts o = { .tool = "xdp-test", .mode = "drop", .ifname = "v0", .cli = &cli };
+	struct metrics *m = NULL;
+
+	ASSERT_OK(metrics__create(&o, &m), "nothing asked");
+	ASSERT_TRUE(!m, "nothing made");
+	cli.labels.v[cli.labels.n++] = "a=1";
+	ASSERT_ERR(metrics__create(&o, &m), -EINVAL, "a label without an output");
+	cli.file = "/nonexistent-dir/x.prom";
+	ASSERT_ERR(metrics__create(&o, &m), -EINVAL, "unwritable directory");
+	cli.file = "/tmp/xdpsg-metrics-test.prom";
+	cli.labels.v[cli.labels.n++] = "a=2";
+	ASSERT_ERR(metrics__create(&o, &m), -EINVAL, "a label given twice");
+	cli.labels.n = 1;
+	cli.listen = "127.0.0.1:0x50";
+	ASSERT_ERR(metrics__create(&o, &m), -EINVAL, "a port that is not a number");
+	ASSERT_TRUE(!m, "nothing made on failure");
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(escape),	 TEST_CASE(label_check),
+	TEST_CASE(histogram),	 TEST_CASE(histogram_monotonic),
+	TEST_CASE(publish_file), TEST_CASE(bad_options),
+};
+
+TEST_MAIN("metrics", cases)
