@@ -495,6 +495,7 @@ static void kernel_metrics_failures(struct gen *g, struct metrics_w *w,
 
 	books_between(g, a, b, &bk);
 	metrics_u64(w, "xdp_gen_failures_total", "reason", "xdp_xmit_errors", bk.xmit_err);
+	metrics_u64(w, "xdp_gen_failures_total", "reason", "not_queued", bk.not_queued);
 }
 
 static void kernel_json_kernel(struct gen *g, struct jw *w, const struct gen_snapshot *a,
