@@ -40,7 +40,7 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Icommon -I$(OUT) \
 CFLAGS ?= -O2 -g
 XCFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU_SOURCE -DXDPSG_VERSION='"$(VERSION)"' \
 	-Icommon -I$(OUT)
-LDLIBS := -lxdp -lbpf -lelf -lz -lpthread -lm
+LDLIBS := -lxdp -lbpf -lpcap -lelf -lz -lpthread -lm
 ifeq ($(SANITIZE),1)
 XCFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined

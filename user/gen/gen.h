@@ -40,6 +40,8 @@ struct gen_cfg {
 	__u64 flows;
 	bool random;
 	bool no_stamp;
+	/* replay (xsk --pcap) */
+	const char *pcap, *pcap_timing;
 	/* threads */
 	struct param_list queues;
 	struct param_list cpus;
@@ -72,6 +74,7 @@ struct gen_counters {
 } __attribute__((aligned(64)));
 
 struct gen;
+struct gen_replay;
 
 struct gen_thread {
 	struct gen *g;
@@ -151,6 +154,7 @@ struct gen {
 	struct run run;
 	struct gen_snapshot base, prev, cur;
 	struct kstats_reader *kr; /* with --kernel-stats, or when the mode needs it */
+	struct gen_replay *replay; /* --pcap: the file's frames (replay.h) */
 	void *m; /* the mode's own state */
 };
 
