@@ -36,6 +36,12 @@ static const struct param_enum xdp_modes[] = {
 	{ NULL, 0 },
 };
 
+static const struct param_enum capture_whats[] = {
+	{ "all", 0 },
+	{ "anomalies", 1 },
+	{ NULL, 0 },
+};
+
 #define OPT(f) offsetof(struct sink_cfg, f)
 
 static const struct param_def common_opts[] = {
@@ -82,6 +88,16 @@ static const struct param_def xsk_opts[] = {
 	  "count only: do not read stamps (no loss, order or latency checks)" },
 	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",
 	  "write the latency histogram to FILE (.csv or .json)" },
+	{ "capture", 0, PARAM_STRING, OPT(capture), "FILE",
+	  "write received frames to FILE (pcap, nanosecond stamps), off the receive threads" },
+	{ "capture-what", 0, PARAM_ENUM, OPT(capture_what), "all|anomalies",
+	  "every frame, or only foreign, duplicate, reordered, late frames and both sides of each gap",
+	  0, 0, capture_whats },
+	{ "snaplen", 0, PARAM_UINT, OPT(snaplen), "BYTES",
+	  "with --capture: keep at most this many bytes of a frame (default: all of it)", 14,
+	  65535 },
+	{ "capture-max", 0, PARAM_COUNT, OPT(capture_max), "FRAMES",
+	  "with --capture: stop capturing after this many frames (the run goes on)", 1, 0 },
 	{ NULL },
 };
 

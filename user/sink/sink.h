@@ -52,6 +52,10 @@ struct sink_cfg {
 	struct xsk_cli xsk;
 	bool poll, no_verify;
 	const char *hist;
+	/* --capture (xsk; drop with --sample) */
+	const char *capture;
+	int capture_what; /* 0 all, 1 anomalies */
+	__u64 snaplen, capture_max, sample;
 };
 
 /* Counters at one moment: the program's maps plus the kernel's own. */
