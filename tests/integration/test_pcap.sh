@@ -122,3 +122,29 @@ test_pcap_bad_input() {
 	[ -e "$PDIR/x.pcap" ] && t_fail "a refused run left a capture file"
 	return 0
 }
+
+test_pcap_drop_sample() {
+	local out taken
+	lab_setup --no-ipv6
+	pcap_dir
+	XOUT="$PDIR/drop.out"
+	lab_bg "$XOUT" sink "$SINK" drop -j -q -d 300 --capture "$PDIR/s.pcap" --sample 100 \
+		--snaplen 100 "$SINK_IF"
+	XPID=$LAST_PID
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "drop sink did not attach: $(cat "$XOUT")"
+	# One sending thread: the program runs on one CPU, so its 1-in-100 is exact.
+	lab_exec gen "$GEN" kernel -q -n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	stop_capture_sink
+	t_expect_eq "dropped in the kernel" 100000 "$(xs 'o["rx_packets"]')"
+	t_expect_eq "one in 100 sampled (taken + lost)" 1000 \
+		"$(xs 'o["samples_taken"] + o["samples_lost"]')"
+	taken=$(xs 'o["samples_taken"]')
+	t_expect_eq "every sample taken is written" "$taken" "$(xs 'o["captured"]')"
+	expect_tcpdump_reads "$PDIR/s.pcap" "$taken"
+	out=$(tcpdump -nr "$PDIR/s.pcap" 2>&1 | head -1)
+	[[ "$out" == *"snapshot length 100"* ]] || t_fail "snap length not 100: $out"
+	expect_refused "--sample without --capture" "$TESTENV" exec --name "$LAB_NAME" sink -- \
+		"$SINK" drop --sample 10 "$SINK_IF"
+	return 0
+}

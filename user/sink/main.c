@@ -114,11 +114,27 @@ static const struct param_cmd cmd_xsk = {
 	.tables = { common_opts, xsk_opts, NULL },
 };
 
+static const struct param_def drop_opts[] = {
+	{ "sample", 0, PARAM_COUNT, OPT(sample), "N",
+	  "with --capture: copy one frame in N to user space through a BPF ring buffer", 1,
+	  1000000000ULL },
+	{ "capture", 0, PARAM_STRING, OPT(capture), "FILE",
+	  "with --sample: write the sampled frames to FILE (pcap, nanosecond stamps)" },
+	{ "snaplen", 0, PARAM_UINT, OPT(snaplen), "BYTES",
+	  "with --sample: bytes of a sampled frame to keep (at most 2048, the default)", 14,
+	  65535 },
+	{ NULL },
+};
+
 static const struct param_cmd cmd_drop = {
 	.name = "drop",
 	.summary = "drop every packet in XDP (XDP_DROP) and count it",
+	.description =
+		"With --capture FILE --sample N, one frame in N is copied to user space\n"
+		"through a BPF ring buffer and written to FILE; every frame is still dropped\n"
+		"in the kernel. A full ring loses samples (samples_lost), never frames.",
 	.positional = "IFNAME",
-	.tables = { common_opts, NULL },
+	.tables = { common_opts, drop_opts, NULL },
 };
 
 static const struct param_cmd cmd_pass = {
