@@ -10,6 +10,9 @@
       DIR/cut.pcap (a frame the capture cut: caplen < len), DIR/empty.pcap.
   pcaptool.py same SENT GOT REPEAT
       GOT holds exactly SENT's frames REPEAT times over, byte for byte, in order.
+  pcaptool.py stamped SENT GOT REPEAT
+      like same, but frames with room for a stamp carry one (xdp-gen --stamp): one
+      run, sequence numbers counting up, a correct UDP checksum; nothing else differs.
   pcaptool.py gap FILE DELTA
       FILE holds exactly two stamped frames of one flow, DELTA + 1 apart.
 Prints one line; exits 1 with the reason on a mismatch."""
@@ -116,6 +119,61 @@ def read(path):
             out.append(f.read(incl))
 
 
+def stamp_place(fr):
+    """(stamp offset, UDP offset, IPv6?) where xdp-gen --stamp puts a stamp, or None."""
+    l3, proto = 14, struct.unpack("!H", fr[12:14])[0]
+    if proto == 0x8100:
+        l3, proto = 18, struct.unpack("!H", fr[16:18])[0]
+    if proto == 0x0800 and fr[l3 + 9] == 17 and not struct.unpack("!H", fr[l3 + 6:l3 + 8])[0] & 0x3FFF:
+        l4, v6 = l3 + (fr[l3] & 0xF) * 4, False
+    elif proto == 0x86DD and fr[l3 + 6] == 17:
+        l4, v6 = l3 + 40, True
+    else:
+        return None
+    ulen = struct.unpack("!H", fr[l4 + 4:l4 + 6])[0]
+    if ulen < 8 + 18 or l4 + ulen > len(fr):
+        return None
+    return l4 + 8, l4, v6
+
+
+def udp_csum_ok(fr, l4, v6):
+    ulen = struct.unpack("!H", fr[l4 + 4:l4 + 6])[0]
+    ip = l4 - (40 if v6 else 20)
+    if v6:
+        pseudo = fr[ip + 8:ip + 40] + struct.pack("!IxxxB", ulen, 17)
+    else:
+        pseudo = fr[ip + 12:ip + 20] + struct.pack("!BBH", 0, 17, ulen)
+    return csum(pseudo + fr[l4:l4 + ulen]) == 0
+
+
+def stamped(sent, got, repeat):
+    """GOT is SENT REPEAT times over, except that each frame with room carries a
+    stamp (magic, one run, sequence numbers counting up) and a correct UDP checksum."""
+    a, b = read(sent) * int(repeat), read(got)
+    if len(a) != len(b):
+        sys.exit("%d frames captured, %d sent" % (len(b), len(a)))
+    seqs, runs = [], set()
+    for i, (x, y) in enumerate(zip(a, b)):
+        pl = stamp_place(x)
+        if pl is None:
+            if x != y:
+                sys.exit("frame %d (no room for a stamp) differs" % i)
+            continue
+        so, l4, v6 = pl
+        if x[:l4 + 6] != y[:l4 + 6] or x[so + 18:] != y[so + 18:]:
+            sys.exit("frame %d differs outside its stamp and checksum" % i)
+        magic, run, flow, seq = struct.unpack("<HIHI", y[so:so + 12])
+        if magic != 0x3253:
+            sys.exit("frame %d: no stamp" % i)
+        if not udp_csum_ok(y, l4, v6):
+            sys.exit("frame %d: bad UDP checksum after stamping" % i)
+        runs.add(run)
+        seqs.append(seq)
+    if len(runs) != 1 or seqs != list(range(seqs[0], seqs[0] + len(seqs))):
+        sys.exit("stamps: runs %s, sequence not counting up" % runs)
+    print("%d frames, %d stamped with checksums right, the rest identical" % (len(b), len(seqs)))
+
+
 def make(d, smac, dmac):
     frames = mixed(mac(smac), mac(dmac))
     write(d + "/mixed.pcap", frames)
@@ -127,8 +185,9 @@ def make(d, smac, dmac):
     write(d + "/cut.pcap", frames[:3], lens=[len(frames[0]), len(frames[1]) + 100,
                                              len(frames[2])])
     write(d + "/empty.pcap", [])
-    print("%d frames, %d to %d bytes" % (len(frames), min(map(len, frames)),
-                                          max(map(len, frames))))
+    print("%d frames, %d to %d bytes, %d with room for a stamp" % (
+        len(frames), min(map(len, frames)), max(map(len, frames)),
+        sum(1 for f in frames if stamp_place(f))))
 
 
 def same(sent, got, repeat):
@@ -160,5 +219,5 @@ def gap(path, delta):
     print("the two frames around the gap (seq %d, %d), nothing else" % (seqs[0][2], seqs[1][2]))
 
 
-cmds = {"make": make, "same": same, "gap": gap}
+cmds = {"make": make, "same": same, "stamped": stamped, "gap": gap}
 cmds[sys.argv[1]](*sys.argv[2:])

@@ -51,10 +51,11 @@ expect_tcpdump_reads() { # file frames
 }
 
 test_pcap_replay_capture_exact() {
-	local res
+	local res total stampable
 	lab_setup --no-ipv6
 	pcap_dir
 	res=$(python3 "$PCAPTOOL" make "$PDIR" "$GEN_MAC" "$SINK_MAC") || t_fail "pcaptool make: $res"
+	read -r total stampable < <(awk '{ print $1, $(NF-5) }' <<<"$res")
 	start_capture_sink --capture "$PDIR/got.pcap" --capture-what all
 	# 400 frames: the 40-frame file ten times over, back to back; then once
 	# more in the file's own timing.
@@ -68,6 +69,16 @@ test_pcap_replay_capture_exact() {
 	t_expect_eq "capture_dropped" 0 "$(xs 'o["capture_dropped"]')"
 	res=$(python3 "$PCAPTOOL" same "$PDIR/mixed.pcap" "$PDIR/got.pcap" 11) || t_fail "$res"
 	expect_tcpdump_reads "$PDIR/got.pcap" 440
+	# --stamp: the UDP frames with room carry a stamp the sink checks, the rest
+	# go byte for byte ("N frames, ..., K with room for a stamp" from make).
+	start_capture_sink --capture "$PDIR/stamped.pcap"
+	lab_exec gen "$GEN" xsk -q --pcap "$PDIR/mixed.pcap" --stamp -n 400 "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen xsk --pcap --stamp failed"
+	stop_capture_sink
+	t_expect_eq "stamped" $((stampable * 10)) "$(xs 'o["stamped"]')"
+	t_expect_eq "foreign" $(((total - stampable) * 10)) "$(xs 'o["foreign"]')"
+	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
+	res=$(python3 "$PCAPTOOL" stamped "$PDIR/mixed.pcap" "$PDIR/stamped.pcap" 10) || t_fail "$res"
 }
 
 test_pcap_anomalies_around_a_gap() {
@@ -108,6 +119,7 @@ test_pcap_bad_input() {
 		--pcap-timing slow "$GEN_IF"
 	expect_refused "--rate with original timing" $g "$GEN" xsk -n 10 -r 1000 \
 		--pcap "$PDIR/mixed.pcap" --pcap-timing original "$GEN_IF"
+	expect_refused "--stamp without --pcap" $g "$GEN" xsk -n 10 --stamp "$GEN_IF"
 	expect_refused "kernel --pcap" $g "$GEN" kernel -n 10 --pcap "$PDIR/mixed.pcap" "$GEN_IF"
 	expect_refused "--capture into a missing directory" $s "$SINK" xsk \
 		--capture /nonexistent/dir/x.pcap "$SINK_IF"

@@ -42,6 +42,7 @@ struct gen_cfg {
 	bool no_stamp;
 	/* replay (xsk --pcap) */
 	const char *pcap, *pcap_timing;
+	bool stamp;
 	/* threads */
 	struct param_list queues;
 	struct param_list cpus;

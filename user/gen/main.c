@@ -90,6 +90,8 @@ static const struct param_def xsk_opts[] = {
 	  "replay the frames of this Ethernet capture (pcap or pcapng), in file order, looping" },
 	{ "pcap-timing", 0, PARAM_STRING, OPT(pcap_timing), "fast|original[:X]",
 	  "with --pcap: frames back to back (fast), or the file's gaps, X times as fast" },
+	{ "stamp", 0, PARAM_FLAG, OPT(stamp), NULL,
+	  "with --pcap: stamp the IPv4/IPv6 UDP frames with room (others go byte for byte)" },
 	{ NULL },
 };
 

@@ -18,9 +18,12 @@
  * read-only afterwards; a struct replay_q belongs to its queue's thread.
  */
 #include <stdbool.h>
+#include <string.h>
 #include <linux/types.h>
 
 #include "pcapio.h"
+#include "pkt.h"
+#include "stamp.h"
 
 struct gen;
 struct gen_thread;
@@ -34,6 +37,14 @@ struct gen_replay {
 	bool original; /* --pcap-timing original: keep the file's gaps */
 	double speed; /* original:X plays X times as fast */
 	__u64 period_ns; /* one pass through the file in original timing, before speed */
+	/*
+	 * --stamp: per file frame, where its stamp goes (0: no room, sent as it
+	 * is), where its UDP checksum is (0: none to keep, IPv4 checksum 0), and
+	 * the checksum's sum over the frame with a zero stamp (folded).
+	 */
+	bool stamp;
+	__u32 nstamped; /* frames of the file that carry a stamp */
+	__u16 *stamp_off, *csum_off, *base;
 };
 
 struct replay_q {
@@ -44,6 +55,8 @@ struct replay_q {
 	__u64 t0; /* when sending started: original timing's origin */
 	__u64 *held; /* the allocator's frames, held for the whole run */
 	__u32 nheld;
+	__u16 flow; /* --stamp: this queue's flow (its thread index) ... */
+	__u32 seq; /* ... and the next sequence number in it */
 };
 
 /* Preflight: load and check the file, the timing and the options around it. */
@@ -54,7 +67,7 @@ int gen_replay_refuse_kernel(void);
 /* UMEM frames a queue needs for the file. */
 __u32 gen_replay_slots(const struct gen *g);
 /* Thread: lay the file into the queue's UMEM; rq is the thread's own. */
-int replay_q_setup(struct replay_q *rq, const struct gen *g, struct xsk_queue *q);
+int replay_q_setup(struct replay_q *rq, const struct gen *g, struct xsk_queue *q, __u16 flow);
 /* Thread, after the drain: give the allocator its frames back. */
 void replay_q_release(struct replay_q *rq, struct xsk_queue *q);
 void replay_q_free(struct replay_q *rq);
@@ -83,9 +96,29 @@ static inline void replay_done(struct replay_q *rq, __u32 n)
 	rq->done += n;
 }
 
-static inline __u32 replay_len(const struct replay_q *rq, __u64 addr)
+/*
+ * The frame in slot addr (at 'frame' in the UMEM) goes now: its length. With
+ * --stamp, a frame with room gets flow, sequence and send time and its UDP
+ * checksum follows incrementally; nothing else is written.
+ */
+static inline __u32 replay_frame(struct replay_q *rq, void *frame, __u64 addr, __u64 now)
 {
-	return rq->r->f.len[(addr / rq->frame_size) % rq->r->f.n];
+	const struct gen_replay *r = rq->r;
+	__u32 i = (__u32)((addr / rq->frame_size) % r->f.n);
+	__u8 *p = frame;
+	__u64 sum;
+	__u16 csum;
+
+	if (!r->stamp || !r->stamp_off[i])
+		return r->f.len[i];
+	sum = r->base[i] + stamp_patch(p + r->stamp_off[i], rq->flow, rq->seq++, now);
+	if (r->csum_off[i]) {
+		csum = (__u16)~pkt_csum_fold(sum);
+		if (!csum)
+			csum = 0xffff;
+		memcpy(p + r->csum_off[i], &csum, 2);
+	}
+	return r->f.len[i];
 }
 
 /*

@@ -85,7 +85,7 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 		return -ENOMEM;
 	if (t->g->replay) {
 		x->rp = calloc(1, sizeof(*x->rp));
-		return x->rp ? replay_q_setup(x->rp, t->g, x->q) : -ENOMEM;
+		return x->rp ? replay_q_setup(x->rp, t->g, x->q, (__u16)t->idx) : -ENOMEM;
 	}
 	/*
 	 * Write every frame's payload once: afterwards only headers and stamp
@@ -185,8 +185,9 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u3
 	}
 	for (i = 0; i < got; i++) {
 		struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
-		__u32 len = x->rp ? replay_len(x->rp, addrs[i]) :
-				    pkt_gen_next(t->pg, xsk_queue_frame_data(q, addrs[i]), now);
+		void *data = xsk_queue_frame_data(q, addrs[i]);
+		__u32 len = x->rp ? replay_frame(x->rp, data, addrs[i], now) :
+				    pkt_gen_next(t->pg, data, now);
 
 		d->addr = addrs[i];
 		d->len = len;
@@ -304,7 +305,7 @@ static int xsk_preflight(struct gen *g)
 			(uint64_t)cfg->batch, (uint64_t)cfg->ring_size);
 		return -EINVAL;
 	}
-	if (cfg->pcap)
+	if (cfg->pcap || cfg->stamp || cfg->pcap_timing)
 		return gen_replay_preflight(g);
 	if (pkt_gen_max_len(g->th[0].pg) > cfg->xsk.frame_size) {
 		fprintf(stderr,
