@@ -204,8 +204,9 @@ int gen_replay_preflight(struct gen *g)
 	}
 	if (!r->period_ns)
 		r->period_ns = 1000000;
-	pr_info("replaying %s: %u frames of %u to %u bytes, %s timing, %u stamped\n", cfg->pcap,
-		r->f.n, r->f.min_len, r->f.max_len, r->original ? "original" : "fast", r->nstamped);
+	pr_debug("replaying %s: %u frames of %u to %u bytes, %s timing, %u stamped\n", cfg->pcap,
+		 r->f.n, r->f.min_len, r->f.max_len, r->original ? "original" : "fast",
+		 r->nstamped);
 	return 0;
 }
 
