@@ -227,6 +227,52 @@ SAMPLE_SINK = 'drop-sample100'  # xdp-sink drop --sample 100 --capture FILE
 RATES = [100000, 1000000]  # the pacing and CPU rows (issue 13: 100 kpps and 1 Mpps)
 
 
+# Where the project means to stand against the peer tools: (cell, target, what).
+# The ratio is the cell's paired ratio against its peer tool (see peer_of()).
+TARGETS = [
+    ('bare/kernel/60/q1', 1.0, 'xdp-gen kernel (stamped) vs xdp-trafficgen udp, 1 thread'),
+    ('bare/kernel/60/q2', 1.0, 'xdp-gen kernel (stamped) vs xdp-trafficgen udp, 2 threads'),
+    ('bare/kernel-nostamp/60/q1', 1.05, 'xdp-gen kernel --no-stamp vs xdp-trafficgen udp, '
+                                        '1 thread'),
+    ('bare/kernel-nostamp/60/q2', 1.05, 'xdp-gen kernel --no-stamp vs xdp-trafficgen udp, '
+                                        '2 threads'),
+    ('bare/xsk/60/q1', 1.2, 'xdp-gen xsk vs xdpsock -t, 1 queue'),
+    ('bare/xsk/60/q2', 1.2, 'xdp-gen xsk vs xdpsock -t, 2 queues'),
+    ('xsk-noverify/kernel-nostamp/60/q1', 1.0, 'xdp-sink xsk --no-verify vs xdpsock -r, '
+                                                'same unstamped feed'),
+    ('xsk/kernel/60/q1', 0.8, 'xdp-sink xsk (verifying) vs xdpsock -r, same feed'),
+    ('drop/kernel/60/q1', 0.97, 'xdp-sink drop vs xdp-bench drop, same feed (level)'),
+]
+
+
+def targets(cells):
+    """Each target with the paired ratio measured for it; 'met' is None when the cell or
+    its peer did not run (no peer tool on PATH, or filtered out)."""
+    by_id = {c['id']: c for c in cells}
+    out = []
+    for cid, goal, what in TARGETS:
+        c = by_id.get(cid)
+        p = (c.get('pairs') or {}).get(c.get('peer')) if c else None
+        r = p.get('median') if p else None
+        out.append({'cell': cid, 'target': goal, 'what': what, 'ratio': r,
+                    'min': p.get('min') if p else None, 'max': p.get('max') if p else None,
+                    'split': bool(p and p.get('disagree')),
+                    'met': None if r is None else r >= goal})
+    return out
+
+
+def md_targets(res):
+    rows = [[t['what'], t['cell'], '%.2f' % t['target'],
+             lb.fmt_pair({'median': t['ratio'], 'min': t['min'], 'max': t['max'],
+                          'disagree': t['split']}),
+             'not measured' if t['met'] is None else ('met' if t['met'] else 'NOT met')]
+            for t in res.get('targets', [])]
+    if not rows:
+        return []
+    return ['## Targets against the peer tools (paired ratios)', '',
+            lb.md_table(rows, ['what', 'cell', 'target', 'ratio (min-max of pairs)', '']), '']
+
+
 def cell_id(sink, gen, size, queues):
     return '%s/%s/%d/q%d' % (sink, gen, size, queues)
 
@@ -1049,6 +1095,8 @@ def md_report(res):
                          ('external', 'Peer tools (each paired with the cells above)'),
                          ('ref', 'References')):
         rows = [c for c in res['cells'] if c['group'] == group]
+        if group == 'sink':
+            lines += md_targets(res)
         if not rows:
             continue
         lines += ['## ' + title, '']
@@ -1266,6 +1314,7 @@ def main():
                               'disagree when max/min > %.2f' % (1 + lb.DISAGREE),
                    'lab': 'testenv --no-ipv6, qdisc none (noqueue), GRO off'},
         'cells': out_cells, 'alloc_raw': alloc_raw, 'backpressure': bp, 'notes': notes,
+        'targets': targets(out_cells),
     }
     os.makedirs(OUTDIR, exist_ok=True)
     base = os.path.join(OUTDIR, '%s-%s%s' % (date, machine['host'], '-quick' if QUICK else ''))
@@ -1277,6 +1326,11 @@ def main():
     log('')
     log(stdout_table(out_cells))
     log('')
+    for t in res['targets']:
+        if t['met'] is not None:
+            log('bench: target %-34s %.2f, measured %.3f%s: %s' % (
+                t['cell'], t['target'], t['ratio'], ' (pairs disagree)' if t['split'] else '',
+                'met' if t['met'] else 'NOT met'))
     mism = [c['id'] for c in out_cells if c.get('tool_mismatch')]
     if mism:
         log('bench: tool reports disagree with the kernel by more than %.0f%% in: %s' %

@@ -3,7 +3,7 @@
  * xdp-gen's kernel mode: run through BPF_PROG_RUN with
  * BPF_F_TEST_XDP_LIVE_FRAMES, each run turns the input frame (the largest
  * template, built by user space with pkt.h) into the next packet and
- * redirects it out of ifindex_out. The bytes are those pkt_gen_write_tmpl()
+ * redirects it out of ifindex_out (through tx_port). The bytes are those pkt_gen_write_tmpl()
  * writes: same flow order, size sequence, stamps and checksums.
  *
  * Live-frame pages keep what the previous packet left in them, so every
@@ -25,6 +25,12 @@ const volatile __u32 nflows = 1;
 const volatile __u32 nsizes = 1; /* templates in 'sizes' */
 const volatile __u32 size_seq_len = 1; /* entries used in 'size_seq' */
 const volatile __u32 ifindex_out = 0;
+/*
+ * Frames of a batch leave together when the kernel flushes it, so the clock
+ * (slow in a VM: a third of the per-frame cost) is read once per batch and
+ * every frame of the batch carries that reading; paced frames read it each.
+ */
+const volatile __u32 clock_every = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -60,6 +66,21 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32); /* next sequence number of each flow */
 } seqs SEC(".maps");
+
+/*
+ * The target device, entry 0 (ifindex_out, set by gen_prog_fill_maps()):
+ * bpf_redirect_map() finds it by pointer, where bpf_redirect() looks the
+ * ifindex up in the namespace's device table for every frame.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tx_port SEC(".maps");
+
+/* tx_port's map id, for the xdp_redirect_err filter (set by user space after load). */
+__u32 tx_port_id = 0;
 
 /* What the kernel reports after the program returned (optional tracepoints). */
 
@@ -151,46 +172,70 @@ static __always_inline int next_size(struct gen_cpu *c)
 	return *t;
 }
 
+/* The stamp's send time: the clock read at most clock_every frames ago. */
+static __always_inline __u64 send_time(struct gen_cpu *c)
+{
+	if (!c->clock_left) {
+		c->clock_ns = bpf_ktime_get_ns();
+		c->clock_left = clock_every;
+	}
+	c->clock_left--;
+	return c->clock_ns;
+}
+
+/* The stamp's seq and ts, plus their words for the UDP checksum. */
+static __always_inline __u64 write_seq_ts(struct gen_cpu *c, __u8 *udp, __u32 seq)
+{
+	__u64 ts = send_time(c);
+
+	GEN_PUT(__u32, udp, GEN_ST_OFF_SEQ, seq);
+	GEN_PUT(__u32, udp, GEN_ST_OFF_TS, (__u32)ts);
+	GEN_PUT(__u16, udp, GEN_ST_OFF_TS + 4, (__u16)(ts >> 32));
+	return (__u64)seq + (ts & 0xffffffffULL) + ((ts >> 32) & 0xffff);
+}
+
 /*
  * The stamp's flow, seq and ts (magic and run are in the template, and the
  * template's flow/seq/ts are 0), plus their words for the UDP checksum.
  */
-static __always_inline __u64 write_stamp(__u8 *udp, __u32 flow)
+static __always_inline __u64 write_stamp(struct gen_cpu *c, __u8 *udp, __u32 flow)
 {
 	__u32 *seqp, seq;
-	__u64 ts;
 
 	seqp = bpf_map_lookup_elem(&seqs, &flow);
 	seq = seqp ? (*seqp)++ : 0;
-	ts = bpf_ktime_get_ns();
 	GEN_PUT(__u16, udp, GEN_ST_OFF_FLOW, (__u16)flow);
-	GEN_PUT(__u32, udp, GEN_ST_OFF_SEQ, seq);
-	GEN_PUT(__u32, udp, GEN_ST_OFF_TS, (__u32)ts);
-	GEN_PUT(__u16, udp, GEN_ST_OFF_TS + 4, (__u16)(ts >> 32));
-	return (__u16)flow + (__u64)seq + (ts & 0xffffffffULL) + ((ts >> 32) & 0xffff);
+	return (__u16)flow + write_seq_ts(c, udp, seq);
 }
 
-/* Ports, UDP length and checksum: the part IPv4 and IPv6 share. */
-static __always_inline void write_udp(__u8 *udp, const struct gen_size *sz,
-				      const struct gen_flow *fl, __u32 flow)
+/* The UDP checksum from its ones'-complement sum. */
+static __always_inline void put_udp_csum(__u8 *udp, __u64 sum)
 {
-	__u64 sum = (__u16)~sz->udp_csum + (__u64)fl->udp_delta;
-	__u16 csum;
+	__u16 csum = (__u16)~csum_fold(sum);
 
-	GEN_PUT(__u16, udp, 0, fl->sport);
-	GEN_PUT(__u16, udp, 2, fl->dport);
-	GEN_PUT(__u16, udp, GEN_UDP_OFF_LEN, sz->udp_len);
-	if (stamp)
-		sum += write_stamp(udp, flow);
-	csum = (__u16)~csum_fold(sum);
 	if (csum == 0)
 		csum = 0xffff; /* 0 would mean "no checksum" (IPv4), or be invalid (IPv6) */
 	GEN_PUT(__u16, udp, GEN_UDP_OFF_CSUM, csum);
 }
 
+/* Ports, UDP length and checksum: the part IPv4 and IPv6 share. */
+static __always_inline void write_udp(struct gen_cpu *c, __u8 *udp, const struct gen_size *sz,
+				      const struct gen_flow *fl, __u32 flow)
+{
+	__u64 sum = (__u16)~sz->udp_csum + (__u64)fl->udp_delta;
+
+	GEN_PUT(__u16, udp, 0, fl->sport);
+	GEN_PUT(__u16, udp, 2, fl->dport);
+	GEN_PUT(__u16, udp, GEN_UDP_OFF_LEN, sz->udp_len);
+	if (stamp)
+		sum += write_stamp(c, udp, flow);
+	put_udp_csum(udp, sum);
+}
+
 /* Returns false if the frame is too short for the headers (and stamp). */
-static __always_inline bool write_v4(void *data, void *data_end, const struct gen_size *sz,
-				     const struct gen_flow *fl, __u32 flow)
+static __always_inline bool write_v4(struct gen_cpu *c, void *data, void *data_end,
+				     const struct gen_size *sz, const struct gen_flow *fl,
+				     __u32 flow)
 {
 	__u16 csum;
 
@@ -201,19 +246,20 @@ static __always_inline bool write_v4(void *data, void *data_end, const struct ge
 	GEN_PUT(__u32, data, GEN_V4_OFF_DADDR, (__u32)fl->daddr);
 	csum = (__u16)~csum_fold((__u16)~sz->ip_csum + (__u64)fl->ip_delta);
 	GEN_PUT(__u16, data, GEN_V4_OFF_CSUM, csum);
-	write_udp(data + GEN_V4_OFF_UDP, sz, fl, flow);
+	write_udp(c, data + GEN_V4_OFF_UDP, sz, fl, flow);
 	return true;
 }
 
-static __always_inline bool write_v6(void *data, void *data_end, const struct gen_size *sz,
-				     const struct gen_flow *fl, __u32 flow)
+static __always_inline bool write_v6(struct gen_cpu *c, void *data, void *data_end,
+				     const struct gen_size *sz, const struct gen_flow *fl,
+				     __u32 flow)
 {
 	if (data + GEN_V6_OFF_UDP + 8 + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
 		return false;
 	GEN_PUT(__u16, data, GEN_V6_OFF_LEN, sz->l3_len);
 	GEN_PUT(__u64, data, GEN_V6_OFF_SADDR_LO, fl->saddr);
 	GEN_PUT(__u64, data, GEN_V6_OFF_DADDR_LO, fl->daddr);
-	write_udp(data + GEN_V6_OFF_UDP, sz, fl, flow);
+	write_udp(c, data + GEN_V6_OFF_UDP, sz, fl, flow);
 	return true;
 }
 
@@ -230,7 +276,35 @@ static __always_inline bool due_now(struct gen_cpu *c)
 	if (now < due || now - c->last_ns < c->min_gap_ns)
 		return false;
 	c->last_ns = now;
+	c->clock_ns = now; /* this frame's send time */
+	c->clock_left = 1;
 	return true;
+}
+
+/*
+ * A fixed frame (struct gen_cpu): the input frame already is this thread's
+ * one flow in its one size; only the stamp's seq and time and the UDP
+ * checksum change from frame to frame.
+ */
+static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
+{
+	void *data = (void *)(long)ctx->data, *data_end = (void *)(long)ctx->data_end;
+	__u8 *udp = data + (ipv6 ? GEN_V6_OFF_UDP : GEN_V4_OFF_UDP);
+	int ret;
+
+	if (stamp) {
+		if ((void *)(udp + 8 + XDPSG_STAMP_SIZE) > data_end)
+			return XDP_ABORTED;
+		put_udp_csum(udp, c->fixed_udp_sum + write_seq_ts(c, udp, c->fixed_seq++));
+	}
+	ret = bpf_redirect_map(&tx_port, 0, 0);
+	if (ret == XDP_REDIRECT) {
+		c->packets++;
+		c->bytes += data_end - data;
+	} else {
+		c->redirect_err++;
+	}
+	return ret;
 }
 
 SEC("xdp")
@@ -250,6 +324,8 @@ int xdp_gen(struct xdp_md *ctx)
 		return XDP_ABORTED;
 	if (c->rate && !due_now(c))
 		return XDP_DROP; /* not due: this run sends nothing */
+	if (c->fixed)
+		return send_fixed(ctx, c);
 	flow = next_flow(c);
 	t = next_size(c);
 	if (t < 0)
@@ -270,13 +346,13 @@ int xdp_gen(struct xdp_md *ctx)
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	if (ipv6)
-		ok = write_v6(data, data_end, sz, fl, flow);
+		ok = write_v6(c, data, data_end, sz, fl, flow);
 	else
-		ok = write_v4(data, data_end, sz, fl, flow);
+		ok = write_v4(c, data, data_end, sz, fl, flow);
 	if (!ok)
 		return XDP_ABORTED;
 
-	ret = bpf_redirect(ifindex_out, 0);
+	ret = bpf_redirect_map(&tx_port, 0, 0);
 	if (ret == XDP_REDIRECT) {
 		c->packets++;
 		c->bytes += len;
@@ -346,9 +422,15 @@ int gen_redirect_err(struct bpf_raw_tracepoint_args *ctx)
 
 	if (not_ours())
 		return 0;
-	/* bpf_redirect() by ifindex: map type 0, map id INT_MAX, index = ifindex */
-	if (ifindex_out && (ctx->args[4] != 0 || (__u32)ctx->args[5] != MAP_ID_IFINDEX ||
-			    (__u32)ctx->args[6] != ifindex_out))
+	/*
+	 * xdp_gen: bpf_redirect_map() into tx_port, key 0; xdp_gen_bare:
+	 * bpf_redirect() by ifindex (map type 0, map id INT_MAX, index = ifindex).
+	 */
+	if (ifindex_out &&
+	    !(ctx->args[4] == BPF_MAP_TYPE_DEVMAP && (__u32)ctx->args[5] == tx_port_id &&
+	      (__u32)ctx->args[6] == 0) &&
+	    !(ctx->args[4] == 0 && (__u32)ctx->args[5] == MAP_ID_IFINDEX &&
+	      (__u32)ctx->args[6] == ifindex_out))
 		return 0;
 	s = bpf_map_lookup_elem(&xmit_stats, &key);
 	if (s)

@@ -20,6 +20,23 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 	skel->rodata->ifindex_out = ifindex_out;
 }
 
+int gen_prog_set_target(struct xdp_gen_bpf *skel)
+{
+	__u32 key = 0, ifindex = skel->rodata->ifindex_out;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+	int err;
+
+	err = bpf_map__update_elem(skel->maps.tx_port, &key, sizeof(key), &ifindex, sizeof(ifindex),
+				   0);
+	if (!err)
+		err = bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.tx_port), &info, &len);
+	if (err)
+		return err < 0 ? err : -errno;
+	skel->bss->tx_port_id = info.id;
+	return 0;
+}
+
 /* One size: lengths and base checksums as they are in its template. */
 void gen_size_from_tmpl(const struct pkt_gen *g, unsigned int t, struct gen_size *out)
 {
@@ -75,10 +92,25 @@ int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g)
 		goto out;
 	n = g->nflows;
 	err = bpf_map_update_batch(bpf_map__fd(skel->maps.seqs), keys, g->seq, &n, NULL);
+	if (!err)
+		err = gen_prog_set_target(skel);
 out:
 	free(keys);
 	free(fl);
 	return err;
+}
+
+bool gen_prog_fixed(const struct pkt_gen *g)
+{
+	return g->nlocal == 1 && g->ntmpl == 1;
+}
+
+void gen_prog_input_frame(const struct pkt_gen *g, void *frame)
+{
+	pkt_gen_prefill(g, frame);
+	if (gen_prog_fixed(g))
+		pkt_gen_write_tmpl((struct pkt_gen *)g, frame, 0, g->flow_pos, g->seq[g->flow_pos],
+				   0);
 }
 
 /* Every CPU's state, in a buffer the caller frees; NULL and *err on failure. */
@@ -115,6 +147,16 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu,
 	vals[cpu].flow_pos = g->flow_pos;
 	vals[cpu].size_pos = g->size_pos;
 	vals[cpu].rng = g->rng;
+	if (gen_prog_fixed(g)) {
+		__u32 flow = g->flow_pos;
+		struct gen_size sz;
+
+		gen_size_from_tmpl(g, 0, &sz);
+		vals[cpu].fixed = 1;
+		vals[cpu].fixed_seq = g->seq[flow];
+		vals[cpu].fixed_udp_sum =
+			(__u16)~sz.udp_csum + (__u64)g->flows[flow].udp_delta + (__u16)flow;
+	}
 	vals[cpu].rate = rate;
 	vals[cpu].limit = rate ? limit : 0;
 	/*

@@ -7,6 +7,8 @@
  * the kernel, so it gets pkt.h's own templates, flows and per-shard state.
  * Used by xdp-gen's kernel mode and by its tests.
  */
+#include <stdbool.h>
+
 #include "pkt.h"
 #include "xdp_gen.skel.h"
 
@@ -16,7 +18,10 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 /* One size: lengths and base checksums as they are in its template. */
 void gen_size_from_tmpl(const struct pkt_gen *g, unsigned int t, struct gen_size *out);
 
-/* After load: sizes, the size sequence, flows and their next sequence numbers. */
+/* After load: the target device (ifindex_out) in tx_port, and its map id for the tracepoints. */
+int gen_prog_set_target(struct xdp_gen_bpf *skel);
+
+/* After load: sizes, the size sequence, flows, their next sequence numbers, the target. */
 int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g);
 
 /*
@@ -27,6 +32,20 @@ int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g);
  */
 int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
 		     __u64 limit);
+
+/*
+ * A thread with one flow in one size sends a fixed frame: its input frame
+ * already holds that flow, and the program rewrites only the stamp's seq
+ * and time and the UDP checksum.
+ */
+bool gen_prog_fixed(const struct pkt_gen *g);
+
+/*
+ * The thread's BPF_PROG_RUN input frame, pkt_gen_max_len(g) bytes: its
+ * flow's frame when fixed, else the largest template. The program relies on
+ * it: pass this frame, not another.
+ */
+void gen_prog_input_frame(const struct pkt_gen *g, void *frame);
 
 /* What the program counted for one CPU; -errno if the map cannot be read. */
 int gen_prog_cpu_state(struct xdp_gen_bpf *skel, int cpu, struct gen_cpu *out);

@@ -112,7 +112,12 @@ struct gen_cpu {
 	__u32 nlocal; /* number of flows in this shard */
 	__u32 flow_pos; /* next flow (sequential order) */
 	__u32 size_pos; /* next index into the size sequence */
-	__u32 pad;
+	/*
+	 * 1: this thread sends one flow in one size, and its input frame is
+	 * that flow's frame: the program writes only the stamp's seq and time
+	 * and the UDP checksum (or nothing, without a stamp).
+	 */
+	__u32 fixed;
 	__u64 rng; /* xorshift64* state for random flow order; nonzero */
 	/*
 	 * --rate: the program sends a frame only when it is due, t0 + packets /
@@ -129,6 +134,12 @@ struct gen_cpu {
 	__u64 packets; /* frames the program redirected */
 	__u64 bytes;
 	__u64 redirect_err; /* bpf_redirect refused the frame */
+	/* fixed frames: the one flow's next seq and its UDP checksum sum without seq and time */
+	__u64 fixed_udp_sum;
+	__u32 fixed_seq;
+	/* the stamp's time, read once every clock_every frames (see xdp_gen.bpf.c) */
+	__u32 clock_left;
+	__u64 clock_ns;
 };
 
 /* Transmit results seen by the raw tracepoints, per CPU, for one target device. */

@@ -170,6 +170,32 @@ class Matrix(unittest.TestCase):
                       pairs)
         self.assertTrue(all(g.repeat == bench.REPEAT for g in groups))
 
+    def test_targets_are_paired_cells(self):
+        # Every target names a cell the quick matrix pairs with a peer tool, and its
+        # verdict comes from that pair: met, not met, or not measured.
+        cells, groups, _ = quick_matrix(PEERS)
+        pairs = {a: b for g in groups for a, b, kind, _ in g.pairs if kind == 'peer'}
+        for cid, goal, _ in bench.TARGETS:
+            self.assertIn(cid, pairs, cid)
+            self.assertGreater(goal, 0)
+
+        def cell(cid, peer, ratios):
+            return {'id': cid, 'peer': peer,
+                    'pairs': {peer: dict(lb.pair_summary(ratios), kind='peer', why='')}}
+        out = {t['cell']: t for t in bench.targets([
+            cell('bare/kernel/60/q1', 'bare/ext:xdp-trafficgen/62/q1', [1.01, 0.99, 1.02]),
+            cell('bare/xsk/60/q1', 'bare/ext:xdpsock/60/q1', [1.10, 1.19, 1.5]),
+            cell('xsk/kernel/60/q1', 'ext:xdpsock/kernel/60/q1', [])])}
+        self.assertTrue(out['bare/kernel/60/q1']['met'])
+        self.assertAlmostEqual(out['bare/kernel/60/q1']['ratio'], 1.01)
+        self.assertFalse(out['bare/xsk/60/q1']['met'])
+        self.assertTrue(out['bare/xsk/60/q1']['split'])
+        self.assertIsNone(out['xsk/kernel/60/q1']['met'])
+        self.assertIsNone(out['bare/kernel/60/q2']['met'])  # not in the results at all
+        md = '\n'.join(bench.md_targets({'targets': list(out.values())}))
+        self.assertIn('NOT met', md)
+        self.assertIn('not measured', md)
+
     def test_rotations(self):
         # Every pair is inside one group, which alternates its members; kernel and
         # --no-stamp share the trafficgen rotation; every group holds one queue count.

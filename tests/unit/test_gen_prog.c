@@ -49,6 +49,9 @@ static struct pkt_gen *make_gen(const struct pkt_opts *o)
 }
 
 /* Load xdp_gen for g, maps filled, state set for 'cpu'. */
+/* The program reads the clock once every this many frames (xdp-gen: the batch size). */
+static __u32 clock_every = 1;
+
 static struct xdp_gen_bpf *load_gen(const struct pkt_gen *g, __u32 ifindex_out, int cpu,
 				    bool tracing)
 {
@@ -59,6 +62,7 @@ static struct xdp_gen_bpf *load_gen(const struct pkt_gen *g, __u32 ifindex_out, 
 	if (!ASSERT_TRUE(skel != NULL, "open xdp_gen"))
 		return NULL;
 	gen_prog_set_rodata(skel, g, ifindex_out);
+	skel->rodata->clock_every = clock_every;
 	/*
 	 * As xdp-gen does: the raw tracepoints see every process, and another
 	 * run's frames to the same ifindex in its own namespace would count.
@@ -155,7 +159,7 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 	want = malloc(maxlen);
 	if (!ASSERT_TRUE(in && want, "allocate frames"))
 		goto out;
-	pkt_gen_prefill(g, in);
+	gen_prog_input_frame(g, in);
 	pkt_gen_prefill(g, want);
 	t_start = now_ns();
 
@@ -261,7 +265,7 @@ static void test_paced(void)
 	skel = load_gen(g, 1, cpu, false);
 	if (!ASSERT_TRUE(skel, "load"))
 		goto out;
-	pkt_gen_prefill(g, in);
+	gen_prog_input_frame(g, in);
 	fd = bpf_program__fd(skel->progs.xdp_gen);
 	{
 		LIBBPF_OPTS(bpf_test_run_opts, r, .data_in = in, .data_size_in = 60,
@@ -545,7 +549,7 @@ static void test_live_frames(void)
 	g = make_gen(&o);
 	if (!ASSERT_TRUE(g != NULL, "pkt_gen"))
 		goto out;
-	pkt_gen_prefill(g, frame);
+	gen_prog_input_frame(g, frame);
 	gen = load_gen(g, l.dev, cpu, true);
 	if (!gen)
 		goto out;
@@ -588,7 +592,8 @@ static void live_content(const char *what, const struct pkt_opts *o, __u32 repea
 	int cpu, fd = -1, rcvbuf = 64 << 20;
 	__u8 *frame = NULL, *want = NULL, got[2048];
 	struct pkt_gen *g = NULL;
-	unsigned int n = 0, len;
+	unsigned int n = 0, len, same = 0, most_same = 0;
+	__u64 last_ts = 0;
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	struct lab l = { .self_ns = -1, .ns_fd = -1 };
 	ssize_t r;
@@ -603,7 +608,7 @@ static void live_content(const char *what, const struct pkt_opts *o, __u32 repea
 	want = malloc(pkt_gen_max_len(g));
 	if (!ASSERT_TRUE(frame && want, "allocate frames"))
 		goto out;
-	pkt_gen_prefill(g, frame);
+	gen_prog_input_frame(g, frame);
 	pkt_gen_prefill(g, want);
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
 	sll.sll_ifindex = (int)l.peer;
@@ -630,6 +635,18 @@ static void live_content(const char *what, const struct pkt_opts *o, __u32 repea
 		if (!ASSERT_EQ(r, len, "captured frame length") ||
 		    !ASSERT_OK(stamp_read(got, len, &st), "stamp found"))
 			break;
+		/* One clock reading serves at most clock_every frames, in order. */
+		if (n && st.ts_ns == last_ts) {
+			same++;
+		} else {
+			if (n && !ASSERT_TRUE(st.ts_ns > last_ts, "send times in order"))
+				break;
+			same = 1;
+		}
+		last_ts = st.ts_ns;
+		if (!ASSERT_TRUE(same <= clock_every, "a clock reading per clock_every frames"))
+			break;
+		most_same = same > most_same ? same : most_same;
 		pkt_gen_write_tmpl(g, want, t, flow, seq, st.ts_ns);
 		if (!frames_equal(got, want, len, n) ||
 		    !ASSERT_EQ(pkt_verify_checksums(got, len), PKT_CSUM_OK, "checksums"))
@@ -637,6 +654,8 @@ static void live_content(const char *what, const struct pkt_opts *o, __u32 repea
 		n++;
 	}
 	ASSERT_EQ(n, repeat, "frames captured and right");
+	if (clock_every > 1)
+		ASSERT_EQ(most_same, clock_every, "frames share a clock reading");
 out:
 	if (fd >= 0)
 		close(fd);
@@ -669,6 +688,16 @@ static void test_live_content(void)
 	o.random = true;
 	o.seed = 11;
 	live_content("v6 90 flows imix random", &o, 3000);
+
+	/* One flow, one size: the fixed frame, stamped with a clock read per 64 frames. */
+	pkt_opts_init(&o);
+	o.run = 6;
+	clock_every = 64;
+	live_content("v4 fixed frame, clock per 64", &o, 3000);
+	opts_ranges(&o, "fd00::1", "fd00::2", "1000", "9");
+	o.size = 200;
+	live_content("v6 fixed frame 200 B, clock per 64", &o, 3000);
+	clock_every = 1;
 }
 
 static const struct test_case cases[] = {

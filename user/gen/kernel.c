@@ -46,7 +46,7 @@ enum { KERN_REDIRECT_ERR };
 
 struct kernel_gen {
 	struct xdp_gen_bpf *skel;
-	void *frame; /* BPF_PROG_RUN's input: the largest template */
+	__u8 *frames; /* BPF_PROG_RUN's input per thread (gen_prog_input_frame()) */
 	unsigned int frame_len;
 	struct gen_cpu *cpu_vals; /* lookup buffer, one per possible CPU */
 	struct iface_estats *estats; /* the device's own ndo_xdp_xmit counters (veth) */
@@ -70,6 +70,7 @@ static struct kernel_gen *kg(const struct gen *g)
 static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 end, __u64 now,
 		       __u64 *due)
 {
+	__u32 want, batch = t->g->cfg->batch;
 	__u64 cap = chunk;
 
 	if (end && est_pps) {
@@ -80,7 +81,15 @@ static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 e
 		if (fit < cap)
 			cap = (__u64)fit;
 	}
-	return pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
+	want = pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
+	/*
+	 * Whole batches, so the program's one clock reading per batch (clock_every)
+	 * stays at the start of each batch the kernel builds; a remainder below a
+	 * batch goes in a call of its own at the end.
+	 */
+	if (want > batch)
+		want -= want % batch;
+	return want;
 }
 
 /* The next chunk: about target_ns at the rate this call achieved, at most max. */
@@ -108,8 +117,9 @@ static void kernel_paced_loop(struct gen_thread *t)
 {
 	struct gen *g = t->g;
 	struct kernel_gen *k = kg(g);
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frame, .data_size_in = k->frame_len,
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
+		    .data_size_in = k->frame_len, .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		    .batch_size = (__u32)g->cfg->batch);
 	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
 	__u64 est = 0, end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
@@ -158,8 +168,9 @@ static void kernel_loop(struct gen_thread *t)
 {
 	struct gen *g = t->g;
 	struct kernel_gen *k = kg(g);
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frame, .data_size_in = k->frame_len,
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)g->cfg->batch);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
+		    .data_size_in = k->frame_len, .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		    .batch_size = (__u32)g->cfg->batch);
 	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
 	__u64 due, est_pps = 0;
 	__u64 end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
@@ -289,6 +300,7 @@ static int kernel_load(struct gen *g, bool tracing)
 	if (!k->skel)
 		return -errno;
 	gen_prog_set_rodata(k->skel, g->th[0].pg, (__u32)g->ifc.ifindex);
+	k->skel->rodata->clock_every = g->cfg->batch; /* one clock read per batch */
 	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
 	k->skel->rodata->owner_tgid = (__u32)getpid();
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_bare, false);
@@ -353,12 +365,13 @@ static int kernel_setup(struct gen *g)
 		return err;
 	}
 	k->frame_len = pkt_gen_max_len(g->th[0].pg);
-	k->frame = calloc(1, k->frame_len);
+	k->frames = calloc(g->nthreads, k->frame_len);
 	k->cpu_vals = calloc((size_t)ncpus, sizeof(*k->cpu_vals));
 	k->tp_vals = calloc((size_t)ncpus, sizeof(*k->tp_vals));
-	if (!k->frame || !k->cpu_vals || !k->tp_vals)
+	if (!k->frames || !k->cpu_vals || !k->tp_vals)
 		return -ENOMEM;
-	pkt_gen_prefill(g->th[0].pg, k->frame);
+	for (i = 0; i < g->nthreads; i++)
+		gen_prog_input_frame(g->th[i].pg, k->frames + (size_t)i * k->frame_len);
 	iface_estats__open(g->ifc.name, &k->estats);
 	kernel_attach_tracepoints(g);
 	return 0;
@@ -411,10 +424,15 @@ static void kernel_sample(struct gen *g, struct gen_snapshot *s)
 	}
 }
 
-/* sent = transmitted + failed: from the device's counters, or the tracepoints. */
+/*
+ * sent = transmitted + failed: from the device's counters, or the
+ * tracepoints. failed = the device's xmit errors + frames the kernel could
+ * not queue to it at all (device down, frame too big: xdp_redirect_err),
+ * which the device never counts.
+ */
 struct books {
 	bool have;
-	__u64 sent, xmit, xmit_err;
+	__u64 sent, xmit, xmit_err, not_queued, failed;
 	struct gen_xmit_stats tp;
 };
 
@@ -431,10 +449,14 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 	bk->tp.drops = ma->tp.drops - mb->tp.drops;
 	bk->tp.err = ma->tp.err - mb->tp.err;
 	/* Without the device's own counters (veth has them), the tracepoints speak. */
+	bk->not_queued = 0;
 	if (!kg(g)->estats && kg(g)->tp_links[0]) {
 		bk->xmit = bk->tp.sent;
 		bk->xmit_err = bk->tp.drops + bk->tp.err;
+	} else if (kg(g)->tp_links[0]) {
+		bk->not_queued = bk->tp.err;
 	}
+	bk->failed = bk->xmit_err + bk->not_queued;
 }
 
 static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -446,8 +468,8 @@ static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *
 	books_between(g, a, b, &bk);
 	if (bk.have) {
 		jw_u64(w, "transmitted", bk.xmit);
-		jw_u64(w, "failed", bk.xmit_err);
-		jw_i64(w, "unexplained", (__s64)bk.sent - (__s64)(bk.xmit + bk.xmit_err));
+		jw_u64(w, "failed", bk.failed);
+		jw_i64(w, "unexplained", (__s64)bk.sent - (__s64)(bk.xmit + bk.failed));
 	}
 	if (kg(g)->tp_links[0]) {
 		jw_obj(w, "tracepoints");
@@ -466,6 +488,7 @@ static void kernel_json_drops(struct gen *g, struct jw *w, const struct gen_snap
 	books_between(g, a, b, &bk);
 	jw_u64(w, "redirect_refused", gen_mode_delta(a, b, KERN_REDIRECT_ERR));
 	jw_u64(w, "xdp_xmit_errors", bk.xmit_err);
+	jw_u64(w, "not_queued", bk.not_queued);
 }
 
 static void kernel_json_kernel(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -493,10 +516,13 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 	}
 	if (bk.have)
 		printf("  sent %" PRIu64 " = transmitted %" PRIu64 " + failed %" PRIu64
-		       " (xdp_xmit_errors: %s)%s\n",
-		       (uint64_t)bk.sent, (uint64_t)bk.xmit, (uint64_t)bk.xmit_err,
+		       " (xdp_xmit_errors %" PRIu64
+		       ": %s; not queued, device down or frame too big: %" PRIu64 ")%s\n",
+		       (uint64_t)bk.sent, (uint64_t)bk.xmit, (uint64_t)bk.failed,
+		       (uint64_t)bk.xmit_err,
 		       bk.xmit_err ? "the peer's ring was full or it runs no NAPI" : "none",
-		       bk.sent == bk.xmit + bk.xmit_err ? "" : "  UNEXPLAINED difference");
+		       (uint64_t)bk.not_queued,
+		       bk.sent == bk.xmit + bk.failed ? "" : "  UNEXPLAINED difference");
 	printf("  redirect refused by the kernel: %" PRIu64 "\n",
 	       (uint64_t)gen_mode_delta(a, b, KERN_REDIRECT_ERR));
 	if (kg(g)->tp_links[0])
@@ -507,19 +533,15 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 
 static int kernel_verdict(struct gen *g, const char *stop_reason)
 {
-	const struct kernel_snap *mc = g->cur.m, *mb = g->base.m;
-	__u64 sent = g->cur.total.sent - g->base.total.sent, done;
+	struct books bk;
 
 	(void)stop_reason;
-	if (!kg(g)->estats && !kg(g)->tp_links[0])
+	books_between(g, &g->cur, &g->base, &bk);
+	if (!bk.have)
 		return 0;
-	done = kg(g)->estats ?
-		       (mc->xdp_xmit - mb->xdp_xmit) + (mc->xdp_xmit_errors - mb->xdp_xmit_errors) :
-		       (mc->tp.sent - mb->tp.sent) + (mc->tp.drops - mb->tp.drops) +
-			       (mc->tp.err - mb->tp.err);
-	if (sent != done) {
-		pr_warn("the books do not balance: the program sent %llu, the device counted %llu transmitted or failed\n",
-			(unsigned long long)sent, (unsigned long long)done);
+	if (bk.sent != bk.xmit + bk.failed) {
+		pr_warn("the books do not balance: the program sent %llu, the kernel counted %llu transmitted or failed\n",
+			(unsigned long long)bk.sent, (unsigned long long)(bk.xmit + bk.failed));
 		return -EIO;
 	}
 	return 0;
@@ -538,7 +560,7 @@ static void kernel_cleanup(struct gen *g)
 	bpf_link__destroy(k->tp_links[1]);
 	free(k->tp_vals);
 	xdp_gen_bpf__destroy(k->skel);
-	free(k->frame);
+	free(k->frames);
 	free(k->cpu_vals);
 	iface_estats__close(k->estats);
 	free(k);
