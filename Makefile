@@ -44,7 +44,7 @@ XCFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -D_G
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd)
 XCFLAGS += $(MHD_CFLAGS)
-LDLIBS := -lxdp -lbpf -lelf -lz $(MHD_LIBS) -lpthread -lm
+LDLIBS := -lxdp -lbpf -lpcap -lelf -lz $(MHD_LIBS) -lpthread -lm
 ifeq ($(SANITIZE),1)
 XCFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined

@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -222,6 +223,7 @@ PEER_TOOLS = ('xdp-bench', 'xdp-trafficgen', 'xdpsock')
 FCS = 4  # xdpsock's -s counts the FCS: -s 64 sends 60-byte frames, and -s 60 is refused
 TRAFFICGEN_SIZE = 62  # xdp-trafficgen sends IPv6/UDP only: 14 + 40 + 8 bytes at the least
 XDPSOCK_STAGGER = 0.5  # s between xdpsock processes, or libxdp's dispatcher load races
+SAMPLE_SINK = 'drop-sample100'  # xdp-sink drop --sample 100 --capture FILE
 RATES = [100000, 1000000]  # the pacing and CPU rows (issue 13: 100 kpps and 1 Mpps)
 
 
@@ -305,8 +307,13 @@ class Group:
 
 def references(c):
     """The bare programs a measured cell is paired with: the receive limit for a sink,
-    the transmit limit for a generator, and (full run) the in-tree AF_PACKET sender."""
+    the transmit limit for a generator, and (full run) the in-tree AF_PACKET sender;
+    pcap replay also with the built-in UDP path, drop --sample also with plain drop."""
     out = []
+    if c.gen.endswith('-pcap'):
+        out.append(('bare', c.gen[:-len('-pcap')], 'built-in UDP path'))
+    if c.sink == SAMPLE_SINK:
+        out.append(('drop', c.gen, 'plain drop (goal: 0.95 of it)'))
     if c.sink != 'bare':
         out.append(('bare', c.gen, 'receive limit'))
     elif c.gen != 'gen-bare':
@@ -334,9 +341,17 @@ def peer_of(c):
     return None
 
 
+def feature_spec(gens):
+    """pcap replay (xsk; kernel mode refuses --pcap) and drop --sample, 60 B, 1 queue."""
+    if 'pcap' in gens.get('xsk', ()):
+        yield 'bare', 'xsk-pcap', 60, 1, 'gen'
+    yield SAMPLE_SINK, 'kernel', 60, 1, 'sink'
+
+
 def matrix_spec(gens):
     """(sink, gen, size, queues, group) of every measured traffic cell."""
     nostamp = 'no-stamp' in gens.get('kernel', ())
+    yield from feature_spec(gens)
     if QUICK:
         # The cells the peer tools are measured against, on 1 and 2 queues.
         yield 'drop', 'kernel', 60, 1, 'sink'
@@ -466,6 +481,9 @@ def sink_argv(lab, cell, secs):
         extra = ['--queues', 'all']
     elif sink == 'xsk-noverify':
         mode, extra = 'xsk', ['--queues', 'all', '--no-verify']
+    elif sink == SAMPLE_SINK:
+        mode, extra = 'drop', ['--sample', '100', '--capture',
+                               os.path.join(TMP or tempfile.gettempdir(), 'samples.pcap')]
     if cell.sink_opts is not None:
         # The paced rows measure what a user gets: the defaults, no interval lines.
         return [XDP_SINK, mode, '-j', '-d', '%.1f' % secs] + cell.sink_opts + [lab.sink_if]
@@ -477,7 +495,24 @@ def gen_mode(g):
     'xdp-gen kernel --no-stamp'."""
     if g.endswith('-nostamp'):
         return g[:-len('-nostamp')], ['--no-stamp']
+    if g.endswith('-pcap'):
+        return g[:-len('-pcap')], ['--pcap', replay_file()]
     return g, []
+
+
+def replay_file():
+    """64 different 60-byte IPv4/UDP frames for the pcap replay rows, written once."""
+    path = os.path.join(TMP or tempfile.gettempdir(), 'replay-60.pcap')
+    if not os.path.exists(path):
+        with open(path, 'wb') as f:
+            f.write(struct.pack('<IHHiIII', 0xA1B23C4D, 2, 4, 0, 0, 65535, 1))
+            for i in range(64):
+                ip = struct.pack('!BBHHHBBH4s4s', 0x45, 0, 46, i, 0, 64, 17, 0,
+                                 bytes([10, 0, 0, 1]), bytes([10, 0, 0, 2]))
+                udp = struct.pack('!HHHH', 1024 + i, 9, 26, 0) + bytes(18)
+                fr = b'\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00' + ip + udp
+                f.write(struct.pack('<IIII', 0, i * 1000, len(fr), len(fr)) + fr)
+    return path
 
 
 def peer_gen_argvs(lab, cell):
@@ -497,8 +532,8 @@ def peer_gen_argvs(lab, cell):
 def ours_gen_argv(lab, cell, secs, gens):
     g, extra = gen_mode(cell.gen)
     opts = gens[g]
-    a = [XDP_GEN, g, '-j', '-q', '-d', '%.2f' % secs, '-s', str(cell.size)] + extra + \
-        cell.gen_opts
+    size = [] if '--pcap' in extra else ['-s', str(cell.size)]  # a replay's sizes are the file's
+    a = [XDP_GEN, g, '-j', '-q', '-d', '%.2f' % secs] + size + extra + cell.gen_opts
     if cell.queues > 1:
         if 'threads' in opts:
             a += ['--threads', str(cell.queues)]

@@ -11,10 +11,14 @@
 
 #include "shared.h"
 #include "parsing.h"
+#include "xdp_sample.h"
 
 /* Set by user space before load. */
 const volatile bool do_parse = false;
 const volatile __u64 cost_ns = 0;
+/* drop --sample N: one frame in N (0: none) into the samples ring, snap bytes of it. */
+const volatile __u32 sample_every = 0;
+const volatile __u32 sample_snap = XDPSG_SAMPLE_MAX;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -36,6 +40,19 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } xsks SEC(".maps");
+
+/* Sized before load: XDPSG_SAMPLE_RING with --sample, one page otherwise. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, XDPSG_SAMPLE_RING);
+} samples SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdpsg_sample_state);
+} sample_state SEC(".maps");
 
 static long spin_cb(__u64 index, void *ctx)
 {
@@ -101,10 +118,48 @@ static __always_inline struct sink_stats *count(struct xdp_md *ctx)
 	return s;
 }
 
+/*
+ * One frame in sample_every goes to user space, counted per CPU without
+ * atomics; a full ring loses the sample, never the frame's verdict.
+ */
+static __always_inline void sample(struct xdp_md *ctx)
+{
+	__u32 key = 0, len = ctx->data_end - ctx->data;
+	__u64 cap;
+	struct xdpsg_sample_state *st = bpf_map_lookup_elem(&sample_state, &key);
+	struct xdpsg_sample *rec;
+
+	if (!st || ++st->countdown < sample_every)
+		return;
+	st->countdown = 0;
+	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
+	if (!rec) {
+		st->lost++;
+		return;
+	}
+	cap = len < sample_snap ? len : sample_snap;
+	/* 1 to XDPSG_SAMPLE_MAX (a power of two) in a form the verifier follows. */
+	cap = ((cap - 1) & (XDPSG_SAMPLE_MAX - 1)) + 1;
+	if (!len || bpf_xdp_load_bytes(ctx, 0, rec->data, cap)) {
+		bpf_ringbuf_discard(rec, 0);
+		return;
+	}
+	rec->ts_ns = bpf_ktime_get_ns();
+	rec->len = len;
+	rec->caplen = cap;
+	/* No wake-up from the receive path: the reader polls the ring on its own clock. */
+	bpf_ringbuf_submit(rec, BPF_RB_NO_WAKEUP);
+	st->taken++;
+}
+
 SEC("xdp")
 int xdp_sink_drop(struct xdp_md *ctx)
 {
 	struct sink_stats *s = count(ctx);
+
+	/* Known at load: without --sample the verifier removes this. */
+	if (sample_every)
+		sample(ctx);
 
 	if (s)
 		s->drop++;

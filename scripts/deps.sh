@@ -8,7 +8,7 @@ set -u
 
 PKGS=(
 	make gcc pkg-config clang llvm clang-format
-	libbpf-dev libxdp-dev bpftool libelf-dev zlib1g-dev libmnl-dev
+	libbpf-dev libxdp-dev libpcap0.8-dev bpftool libelf-dev zlib1g-dev libmnl-dev
 	iproute2 iputils-ping ethtool procps util-linux tcpdump gnuplot-nox python3
 	libmicrohttpd-dev prometheus
 )

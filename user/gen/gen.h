@@ -41,6 +41,9 @@ struct gen_cfg {
 	__u64 flows;
 	bool random;
 	bool no_stamp;
+	/* replay (xsk --pcap) */
+	const char *pcap, *pcap_timing;
+	bool stamp;
 	/* threads */
 	struct param_list queues;
 	struct param_list cpus;
@@ -75,6 +78,7 @@ struct gen_counters {
 } __attribute__((aligned(64)));
 
 struct gen;
+struct gen_replay;
 
 struct gen_thread {
 	struct gen *g;
@@ -161,6 +165,7 @@ struct gen {
 	struct gen_snapshot base, prev, cur;
 	struct kstats_reader *kr; /* with --kernel-stats, or when the mode needs it */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
+	struct gen_replay *replay; /* --pcap: the file's frames (replay.h) */
 	void *m; /* the mode's own state */
 };
 

@@ -19,6 +19,7 @@
 
 #include "cpu.h"
 #include "gen.h"
+#include "replay.h"
 #include "gen_prog.h"
 #include "log.h"
 #include "runtime.h"
@@ -274,6 +275,8 @@ static int kernel_plan(struct gen *g, unsigned int maxq)
 
 static int kernel_preflight(struct gen *g)
 {
+	if (g->cfg->pcap)
+		return gen_replay_refuse_kernel();
 	if (!kernel_has_live_frames()) {
 		fprintf(stderr,
 			"xdp-gen: kernel mode needs BPF_PROG_RUN live frames (Linux 5.18 or newer); use 'xdp-gen xsk'\n");

@@ -17,6 +17,7 @@
 #include "gen.h"
 #include "log.h"
 #include "params.h"
+#include "replay.h"
 #include "runtime.h"
 
 static const struct gen_cfg defaults = {
@@ -86,6 +87,12 @@ static const struct param_def xsk_opts[] = {
 	{ "tx-budget", 0, PARAM_UINT, OPT(tx_budget), "N",
 	  "copy-mode frames per kick, Linux 6.17+ (default: the batch size; the kernel's own is 32)",
 	  1, 65536 },
+	{ "pcap", 0, PARAM_STRING, OPT(pcap), "FILE",
+	  "replay the frames of this Ethernet capture (pcap or pcapng), in file order, looping" },
+	{ "pcap-timing", 0, PARAM_STRING, OPT(pcap_timing), "fast|original[:X]",
+	  "with --pcap: frames back to back (fast), or the file's gaps, X times as fast" },
+	{ "stamp", 0, PARAM_FLAG, OPT(stamp), NULL,
+	  "with --pcap: stamp the IPv4/IPv6 UDP frames with room (others go byte for byte)" },
 	{ NULL },
 };
 
@@ -98,6 +105,8 @@ static const struct param_def kernel_opts[] = {
 	  "frames the kernel builds and flushes at a time (BPF_PROG_RUN batch_size)", 1, 256 },
 	{ "fix-peer", 0, PARAM_FLAG, OPT(fix_peer), NULL,
 	  "turn GRO on at a veth peer that runs no NAPI (restored at exit)" },
+	{ "pcap", 0, PARAM_STRING, OPT(pcap), "FILE",
+	  "refused: live frames cannot replay a capture well (see the man page); use xsk --pcap" },
 	{ NULL },
 };
 
@@ -363,6 +372,7 @@ static void cleanup(struct gen *g)
 	for (i = 0; g->th && i < g->nthreads; i++)
 		pkt_gen__destroy(g->th[i].pg);
 	free(g->th);
+	gen_replay_free(g);
 	kstats_reader__close(g->kr);
 	metrics__destroy(g->metrics);
 	gen_snapshots_free(g);

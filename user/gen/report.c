@@ -11,6 +11,7 @@
 
 #include "fmt.h"
 #include "gen.h"
+#include "replay.h"
 #include "runtime.h"
 
 static struct gen_snapshot *snap_of(const struct run_snap *rs)
@@ -114,9 +115,14 @@ void gen_started(void *ctx)
 	       g->nthreads > 1 ? "s" : "");
 	for (i = 0; i < g->nthreads; i++)
 		printf("%s%u on cpu %d", i ? ", " : "", g->th[i].queue, g->th[i].cpu);
-	printf("), %s, %u-byte frames%s, run %08x; Ctrl-C to stop\n", g->mode->describe(g),
-	       pkt_gen_max_len(g->th[0].pg), g->popts.imix ? " max (imix)" : "",
-	       (unsigned int)g->popts.run);
+	if (g->replay)
+		printf("), %s, %u frames of %s (%u-%u bytes), run %08x; Ctrl-C to stop\n",
+		       g->mode->describe(g), g->replay->f.n, g->cfg->pcap, g->replay->f.min_len,
+		       g->replay->f.max_len, (unsigned int)g->popts.run);
+	else
+		printf("), %s, %u-byte frames%s, run %08x; Ctrl-C to stop\n", g->mode->describe(g),
+		       pkt_gen_max_len(g->th[0].pg), g->popts.imix ? " max (imix)" : "",
+		       (unsigned int)g->popts.run);
 }
 
 static __u64 outstanding(const struct gen *g, const struct gen_counters *c)

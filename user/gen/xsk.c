@@ -14,6 +14,7 @@
 #include "fmt.h"
 #include "gen.h"
 #include "log.h"
+#include "replay.h"
 #include "runtime.h"
 
 /* One queue's socket and what its thread keeps about its frames. */
@@ -22,6 +23,7 @@ struct xsk_tx {
 	bool zerocopy;
 	__u64 *addrs; /* a batch of frame addresses */
 	__u32 *lens; /* per UMEM frame: length written, for bytes at completion */
+	struct replay_q *rp; /* --pcap: the file's frames, handed out in turn */
 	char accounting[160]; /* frame accounting check at exit */
 	bool accounting_ok;
 };
@@ -68,6 +70,8 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 
 	xsk_queue_opts_cli(&o, t->g->ifc.name, t->queue, t->cpu, &cfg->xsk, (__u32)cfg->batch, 0,
 			   (__u32)cfg->ring_size);
+	if (t->g->replay)
+		o.nr_frames = gen_replay_slots(t->g);
 	err = xsk_queue__create(&x->q, &o);
 	if (err)
 		return err;
@@ -79,6 +83,10 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 	x->lens = calloc(nr, sizeof(*x->lens));
 	if (!x->addrs || !x->lens)
 		return -ENOMEM;
+	if (t->g->replay) {
+		x->rp = calloc(1, sizeof(*x->rp));
+		return x->rp ? replay_q_setup(x->rp, t->g, x->q, (__u16)t->idx) : -ENOMEM;
+	}
 	/*
 	 * Write every frame's payload once: afterwards only headers and stamp
 	 * are rewritten per packet (the pattern depends only on the offset).
@@ -109,7 +117,10 @@ static __u32 xsk_reap(struct gen_thread *t, struct xsk_tx *x)
 	}
 	xsk_ring_cons__release(cq, n);
 	frame_alloc_note_completed(q->fa, n);
-	frame_free_bulk(q->fa, n, x->addrs);
+	if (x->rp)
+		replay_done(x->rp, n);
+	else
+		frame_free_bulk(q->fa, n, x->addrs);
 	CNT_ADD(t->c.sent, n);
 	CNT_ADD(t->c.bytes, bytes);
 	return n;
@@ -159,7 +170,7 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u3
 	struct xsk_queue *q = x->q;
 	__u32 n, got, idx, i;
 
-	n = frame_alloc_bulk(q->fa, want, addrs);
+	n = x->rp ? replay_take(x->rp, want, addrs) : frame_alloc_bulk(q->fa, want, addrs);
 	if (n < want)
 		CNT_ADD(t->c.stall_frames, 1);
 	if (!n)
@@ -167,11 +178,16 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u3
 	got = xsk_queue_tx_reserve(q, n, &idx);
 	if (got < n) {
 		CNT_ADD(t->c.stall_ring, 1);
-		frame_free_bulk(q->fa, n - got, addrs + got);
+		if (x->rp)
+			replay_untake(x->rp, n - got);
+		else
+			frame_free_bulk(q->fa, n - got, addrs + got);
 	}
 	for (i = 0; i < got; i++) {
 		struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
-		__u32 len = pkt_gen_next(t->pg, xsk_queue_frame_data(q, addrs[i]), now);
+		void *data = xsk_queue_frame_data(q, addrs[i]);
+		__u32 len = x->rp ? replay_frame(x->rp, data, addrs[i], now) :
+				    pkt_gen_next(t->pg, data, now);
 
 		d->addr = addrs[i];
 		d->len = len;
@@ -195,6 +211,8 @@ static void xsk_drain(struct gen_thread *t, struct xsk_tx *x)
 			usleep(50);
 		}
 	}
+	if (x->rp)
+		replay_q_release(x->rp, x->q);
 	x->accounting_ok = !frame_alloc_check(x->q->fa, x->accounting, sizeof(x->accounting));
 }
 
@@ -208,6 +226,8 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 	bool jump = t->idx == 0 && seq_jump_hook(&jump_at, &jump_by);
 	__u64 due;
 
+	if (x->rp)
+		x->rp->t0 = t->pace.t0;
 	while (!gen_should_stop(g)) {
 		__u64 now = now_ns();
 		__u32 want;
@@ -216,6 +236,8 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 		if (pace_done(&t->pace, t->c.submitted))
 			break;
 		want = pace_budget(&t->pace, t->c.submitted, batch, now, &due);
+		if (want && x->rp)
+			want = replay_budget(x->rp, t->c.submitted, want, now, &due);
 		if (!want) {
 			xsk_kick(t, x);
 			pace_wait(due, spin);
@@ -283,6 +305,8 @@ static int xsk_preflight(struct gen *g)
 			(uint64_t)cfg->batch, (uint64_t)cfg->ring_size);
 		return -EINVAL;
 	}
+	if (cfg->pcap || cfg->stamp || cfg->pcap_timing)
+		return gen_replay_preflight(g);
 	if (pkt_gen_max_len(g->th[0].pg) > cfg->xsk.frame_size) {
 		fprintf(stderr,
 			"xdp-gen: frames of %u bytes do not fit --frame-size %" PRIu64
@@ -412,6 +436,7 @@ static void xsk_cleanup(struct gen *g)
 		if (!x)
 			continue;
 		xsk_queue__destroy(x->q);
+		replay_q_free(x->rp);
 		free(x->addrs);
 		free(x->lens);
 		free(x);

@@ -36,6 +36,12 @@ static const struct param_enum xdp_modes[] = {
 	{ NULL, 0 },
 };
 
+static const struct param_enum capture_whats[] = {
+	{ "all", 0 },
+	{ "anomalies", 1 },
+	{ NULL, 0 },
+};
+
 #define OPT(f) offsetof(struct sink_cfg, f)
 
 static const struct param_def common_opts[] = {
@@ -83,6 +89,16 @@ static const struct param_def xsk_opts[] = {
 	  "count only: do not read stamps (no loss, order or latency checks)" },
 	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",
 	  "write the latency histogram to FILE (.csv or .json)" },
+	{ "capture", 0, PARAM_STRING, OPT(capture), "FILE",
+	  "write received frames to FILE (pcap, nanosecond stamps), off the receive threads" },
+	{ "capture-what", 0, PARAM_ENUM, OPT(capture_what), "all|anomalies",
+	  "every frame, or only foreign, duplicate, reordered, late frames and both sides of each gap",
+	  0, 0, capture_whats },
+	{ "snaplen", 0, PARAM_UINT, OPT(snaplen), "BYTES",
+	  "with --capture: keep at most this many bytes of a frame (default: all of it)", 14,
+	  65535 },
+	{ "capture-max", 0, PARAM_COUNT, OPT(capture_max), "FRAMES",
+	  "with --capture: stop capturing after this many frames (the run goes on)", 1, 0 },
 	{ NULL },
 };
 
@@ -99,11 +115,27 @@ static const struct param_cmd cmd_xsk = {
 	.tables = { common_opts, xsk_opts, NULL },
 };
 
+static const struct param_def drop_opts[] = {
+	{ "sample", 0, PARAM_COUNT, OPT(sample), "N",
+	  "with --capture: copy one frame in N to user space through a BPF ring buffer", 1,
+	  1000000000ULL },
+	{ "capture", 0, PARAM_STRING, OPT(capture), "FILE",
+	  "with --sample: write the sampled frames to FILE (pcap, nanosecond stamps)" },
+	{ "snaplen", 0, PARAM_UINT, OPT(snaplen), "BYTES",
+	  "with --sample: bytes of a sampled frame to keep (at most 2048, the default)", 14,
+	  65535 },
+	{ NULL },
+};
+
 static const struct param_cmd cmd_drop = {
 	.name = "drop",
 	.summary = "drop every packet in XDP (XDP_DROP) and count it",
+	.description =
+		"With --capture FILE --sample N, one frame in N is copied to user space\n"
+		"through a BPF ring buffer and written to FILE; every frame is still dropped\n"
+		"in the kernel. A full ring loses samples (samples_lost), never frames.",
 	.positional = "IFNAME",
-	.tables = { common_opts, NULL },
+	.tables = { common_opts, drop_opts, NULL },
 };
 
 static const struct param_cmd cmd_pass = {

@@ -13,6 +13,7 @@
 #include "fmt.h"
 #include "kstats.h"
 #include "log.h"
+#include "sample.h"
 #include "sink.h"
 #include "xdp_attach.h"
 #include "xdp_sink.skel.h"
@@ -202,6 +203,7 @@ static int load(struct sink *sk)
 	}
 	sk->skel->rodata->do_parse = cfg->parse;
 	sk->skel->rodata->cost_ns = sk->ops->user_cost ? 0 : cfg->cost;
+	sample_configure(sk);
 	bpf_object__for_each_program(p, sk->skel->obj)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), sk->ops->prog));
 	err = xdp_sink_bpf__load(sk->skel);

@@ -54,6 +54,10 @@ struct sink_cfg {
 	bool poll, no_verify;
 	const char *hist;
 	struct metrics_cli metrics;
+	/* --capture (xsk; drop with --sample) */
+	const char *capture;
+	int capture_what; /* 0 all, 1 anomalies */
+	__u64 snaplen, capture_max, sample;
 };
 
 /* Counters at one moment: the program's maps plus the kernel's own. */

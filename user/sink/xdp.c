@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "log.h"
+#include "sample.h"
 #include "sink.h"
 #include "xdp_sink.skel.h"
 
@@ -63,6 +64,26 @@ static void xdp_json(const struct sink *sk, struct jw *w, const struct sink_snap
 	if (sk->estats)
 		jw_u64(w, "veth_rx_drops", dr->veth_rx_drops);
 	jw_end_obj(w);
+}
+
+/* drop: the verdicts' report, and --sample's when it samples. */
+static void drop_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
+		      const struct sink_snap *b, const struct sink_stats *d,
+		      const struct sink_drops *dr, enum run_report kind)
+{
+	xdp_json(sk, w, a, b, d, dr, kind);
+	if (kind == RUN_SUMMARY)
+		sample_json(sk, w);
+}
+
+static void drop_text(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		      const struct sink_stats *d, enum run_report kind)
+{
+	(void)a;
+	(void)b;
+	(void)d;
+	if (kind == RUN_SUMMARY)
+		sample_text(sk);
 }
 
 /* drop --cost: what it achieves, measured with BPF_PROG_RUN; then zero the counters. */
@@ -258,8 +279,13 @@ const struct sink_mode_ops sink_drop_ops = {
 	.prog = "xdp_sink_drop",
 	.pins = SINK_PIN_STATS,
 	.sends = true,
+	.plan = sample_plan,
 	.loaded = drop_loaded,
-	.json = xdp_json,
+	.start = sample_start,
+	.read = sample_read,
+	.json = drop_json,
+	.text = drop_text,
+	.cleanup = sample_cleanup,
 };
 
 const struct sink_mode_ops sink_pass_ops = {

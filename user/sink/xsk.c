@@ -54,6 +54,9 @@ static void xsk_read(struct sink *sk, struct sink_snap *s)
 	struct xdp_statistics *st = xsk_snap_xs(sk, s);
 	unsigned int i;
 
+	/* The receive threads are done: the capture can be closed before the summary. */
+	if (xs->cap && run_all_finished(&sk->run))
+		capture_finish(xs->cap);
 	for (i = 0; i < xs->nxq; i++) {
 		xq_counts_read(&xc[i], &xs->xq[i].pub);
 		if (!xs->xq[i].q || xsk_queue_stats(xs->xq[i].q, &st[i]))
@@ -225,7 +228,12 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 
 	if (!x->tr) {
 		for (i = 0; i < n; i++) {
-			t->rx_bytes += xsk_queue_rx_desc(x->q, idx + i)->len;
+			const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
+
+			t->rx_bytes += d->len;
+			if (x->cap)
+				capture_offer(x->cap, xsk_queue_frame_data(x->q, d->addr), d->len,
+					      now, CAPTURE_UNCHECKED, NULL);
 			if (cfg->cost)
 				spin_until(now_ns() + cfg->cost);
 		}
@@ -234,15 +242,21 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 			xq_prefetch(x, idx + i);
 		for (i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
+			const void *data = xsk_queue_frame_data(x->q, d->addr);
 			struct stamp st;
+			int v;
 
 			if (i + XQ_PREFETCH_AHEAD < n)
 				xq_prefetch(x, idx + i + XQ_PREFETCH_AHEAD);
 			t->rx_bytes += d->len;
-			if (!stamp_read(xsk_queue_frame_data(x->q, d->addr), d->len, &st))
-				seqtrack_update(x->tr, &st, now);
-			else
+			if (!stamp_read(data, d->len, &st)) {
+				v = seqtrack_update(x->tr, &st, now);
+			} else {
 				t->foreign++;
+				v = CAPTURE_FOREIGN;
+			}
+			if (x->cap)
+				capture_offer(x->cap, data, d->len, now, v, &st);
 			if (cfg->cost)
 				spin_until(now_ns() + cfg->cost);
 		}
@@ -370,6 +384,8 @@ static int xsk_plan(struct sink *sk)
 	/* Only checked here: the file is written when the run has ended. */
 	if (cfg->hist && outfile_check("--hist", cfg->hist))
 		return -EINVAL;
+	if (capture_check(cfg))
+		return -EINVAL;
 	n = cfg->queues.all ? nrx : cfg->queues.n;
 	if (n > XDPSG_MAX_QUEUES)
 		n = XDPSG_MAX_QUEUES;
@@ -393,7 +409,16 @@ static int xsk_plan(struct sink *sk)
 static int xsk_start(struct sink *sk)
 {
 	struct xsk_state *xs = sk->ms;
+	unsigned int i;
 
+	if (sk->cfg->capture) {
+		int err = capture__create(&xs->cap, sk->cfg, xs->nxq);
+
+		if (err)
+			return err;
+		for (i = 0; i < xs->nxq; i++)
+			xs->xq[i].cap = capture_queue(xs->cap, i);
+	}
 	return run_start_workers(&sk->run, xs->xq, xs->nxq, sizeof(*xs->xq), offsetof(struct xq, w),
 				 xq_thread);
 }
@@ -439,6 +464,7 @@ static void xsk_cleanup(struct sink *sk)
 		xsk_queue__destroy(xs->xq[i].q);
 		seqtrack__destroy(xs->xq[i].tr);
 	}
+	capture__destroy(xs->cap);
 	free(xs->xq);
 	free(xs);
 	sk->ms = NULL;

@@ -9,6 +9,7 @@
  * while the run goes on, and the trackers (per-run books) only after the
  * threads are joined.
  */
+#include "capture.h"
 #include "hist.h"
 #include "seqtrack.h"
 #include "sink.h"
@@ -37,6 +38,7 @@ struct xq {
 	int cpu;
 	struct xsk_queue *q;
 	struct seqtrack *tr;
+	struct capq *cap; /* --capture: this queue's ring to the writer */
 	struct xq_published pub;
 	char accounting[160];
 	bool accounting_ok;
@@ -45,6 +47,7 @@ struct xq {
 struct xsk_state {
 	unsigned int nxq;
 	struct xq *xq;
+	struct capture *cap; /* --capture */
 };
 
 /* The mode's part of a reading: each queue's counters, then each socket's XDP_STATISTICS. */

@@ -222,6 +222,8 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 		jw_i64(w, "unexplained", xsk_balance(d, &c, &x));
 	if (summary && !sk->cfg->no_verify)
 		json_runs(sk, w);
+	if (summary)
+		capture_json(((const struct xsk_state *)sk->ms)->cap, w);
 	json_sockets(sk, w, a, b, summary);
 }
 
@@ -332,9 +334,10 @@ void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sin
 	struct xdp_statistics x;
 
 	xsk_deltas(sk, a, b, &c, &x);
-	if (kind == RUN_SUMMARY)
+	if (kind == RUN_SUMMARY) {
 		text_summary(sk, a, b, d, &c, &x);
-	else
+		capture_text(((const struct xsk_state *)sk->ms)->cap);
+	} else
 		text_interval(sk, d, &c, &x);
 }
 

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""pcap files for test_pcap.sh, written and read with struct only.
+
+  pcaptool.py make DIR SRC_MAC DST_MAC
+      DIR/mixed.pcap: UDP, TCP, ICMP, IPv6 UDP, ARP and 802.1Q-tagged frames of
+      60 to 1514 bytes (nanosecond pcap); and the bad inputs: DIR/truncated.pcap
+      (the last record cut short), DIR/garbage.pcap (no pcap header),
+      DIR/linktype.pcap (raw IP link type), DIR/big.pcap (a 4000-byte frame),
+      DIR/cut.pcap (a frame the capture cut: caplen < len), DIR/empty.pcap.
+  pcaptool.py same SENT GOT REPEAT
+      GOT holds exactly SENT's frames REPEAT times over, byte for byte, in order.
+  pcaptool.py stamped SENT GOT REPEAT
+      like same, but frames with room for a stamp carry one (xdp-gen --stamp): one
+      run, sequence numbers counting up, a correct UDP checksum; nothing else differs.
+  pcaptool.py gap FILE DELTA
+      FILE holds exactly two stamped frames of one flow, DELTA + 1 apart.
+Prints one line; exits 1 with the reason on a mismatch."""
+import struct
+import sys
+
+NS_MAGIC = 0xA1B23C4D
+US_MAGIC = 0xA1B2C3D4
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def mac(s):
+    return bytes(int(x, 16) for x in s.split(":"))
+
+
+def ipv4(proto, payload, src=b"\x0a\x00\x00\x01", dst=b"\x0a\x00\x00\x02"):
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 1, 0, 64, proto, 0, src, dst)
+    h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+    return h + payload
+
+
+def udp4(sport, dport, body):
+    u = struct.pack("!HHHH", sport, dport, 8 + len(body), 0) + body
+    pseudo = b"\x0a\x00\x00\x01\x0a\x00\x00\x02" + struct.pack("!BBH", 0, 17, len(u))
+    return ipv4(17, u[:6] + struct.pack("!H", csum(pseudo + u) or 0xFFFF) + u[8:])
+
+
+def tcp4(body):
+    t = struct.pack("!HHIIBBHHH", 40000, 80, 1, 0, 5 << 4, 0x18, 512, 0, 0) + body
+    return ipv4(6, t)
+
+
+def icmp4(body):
+    m = struct.pack("!BBHHH", 8, 0, 0, 7, 1) + body
+    return ipv4(1, m[:2] + struct.pack("!H", csum(m)) + m[4:])
+
+
+def udp6(body):
+    u = struct.pack("!HHHH", 5000, 6000, 8 + len(body), 0) + body
+    src, dst = b"\xfd" + b"\0" * 14 + b"\x01", b"\xfd" + b"\0" * 14 + b"\x02"
+    pseudo = src + dst + struct.pack("!IxxxB", len(u), 17)
+    u = u[:6] + struct.pack("!H", csum(pseudo + u) or 0xFFFF) + u[8:]
+    return struct.pack("!IHBB", 6 << 28, len(u), 17, 64) + src + dst + u
+
+
+def fill(n):
+    return bytes((i * 7 + 3) & 0xFF for i in range(max(n, 0)))
+
+
+def mixed(smac, dmac):
+    """About 40 frames: every kind, each in sizes from 60 to 1514."""
+    eth = dmac + smac
+    out = []
+    sizes = [60, 64, 128, 333, 576, 1000, 1400, 1514]
+    for i, size in enumerate(sizes):
+        out.append(eth + b"\x08\x00" + udp4(1000 + i, 2000, fill(size - 42)))
+        out.append(eth + b"\x08\x00" + tcp4(fill(size - 54)))
+        out.append(eth + b"\x08\x00" + icmp4(fill(size - 42)))
+        # 802.1Q, VLAN 100: the tag counts in the 1514
+        out.append(eth + b"\x81\x00" + struct.pack("!H", 100) + b"\x08\x00" +
+                   udp4(3000, 4000, fill(size - 46)))
+        if size >= 62:
+            out.append(eth + b"\x86\xdd" + udp6(fill(size - 62)))
+    arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 1, smac, b"\x0a\x00\x00\x01",
+                      b"\0" * 6, b"\x0a\x00\x00\x02")
+    out.append(b"\xff" * 6 + smac + b"\x08\x06" + arp + b"\0" * 18)
+    for f in out:
+        assert 60 <= len(f) <= 1518, len(f)
+    return out
+
+
+def write(path, frames, magic=NS_MAGIC, linktype=1, lens=None, cut=None):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, 65535, linktype))
+        for i, fr in enumerate(frames):
+            wire = lens[i] if lens else len(fr)
+            f.write(struct.pack("<IIII", 1700000000 + i // 1000, (i % 1000) * 1000, len(fr),
+                                wire))
+            f.write(fr)
+        if cut:
+            f.truncate(f.tell() - cut)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        hdr = f.read(24)
+        magic = struct.unpack("<I", hdr[:4])[0]
+        if magic not in (NS_MAGIC, US_MAGIC):
+            sys.exit("%s: magic %#x" % (path, magic))
+        out = []
+        while True:
+            rec = f.read(16)
+            if len(rec) < 16:
+                return out
+            _, _, incl, orig = struct.unpack("<IIII", rec)
+            out.append(f.read(incl))
+
+
+def stamp_place(fr):
+    """(stamp offset, UDP offset, IPv6?) where xdp-gen --stamp puts a stamp, or None."""
+    l3, proto = 14, struct.unpack("!H", fr[12:14])[0]
+    if proto == 0x8100:
+        l3, proto = 18, struct.unpack("!H", fr[16:18])[0]
+    if proto == 0x0800 and fr[l3 + 9] == 17 and not struct.unpack("!H", fr[l3 + 6:l3 + 8])[0] & 0x3FFF:
+        l4, v6 = l3 + (fr[l3] & 0xF) * 4, False
+    elif proto == 0x86DD and fr[l3 + 6] == 17:
+        l4, v6 = l3 + 40, True
+    else:
+        return None
+    ulen = struct.unpack("!H", fr[l4 + 4:l4 + 6])[0]
+    if ulen < 8 + 18 or l4 + ulen > len(fr):
+        return None
+    return l4 + 8, l4, v6
+
+
+def udp_csum_ok(fr, l4, v6):
+    ulen = struct.unpack("!H", fr[l4 + 4:l4 + 6])[0]
+    ip = l4 - (40 if v6 else 20)
+    if v6:
+        pseudo = fr[ip + 8:ip + 40] + struct.pack("!IxxxB", ulen, 17)
+    else:
+        pseudo = fr[ip + 12:ip + 20] + struct.pack("!BBH", 0, 17, ulen)
+    return csum(pseudo + fr[l4:l4 + ulen]) == 0
+
+
+def stamped(sent, got, repeat):
+    """GOT is SENT REPEAT times over, except that each frame with room carries a
+    stamp (magic, one run, sequence numbers counting up) and a correct UDP checksum."""
+    a, b = read(sent) * int(repeat), read(got)
+    if len(a) != len(b):
+        sys.exit("%d frames captured, %d sent" % (len(b), len(a)))
+    seqs, runs = [], set()
+    for i, (x, y) in enumerate(zip(a, b)):
+        pl = stamp_place(x)
+        if pl is None:
+            if x != y:
+                sys.exit("frame %d (no room for a stamp) differs" % i)
+            continue
+        so, l4, v6 = pl
+        if x[:l4 + 6] != y[:l4 + 6] or x[so + 18:] != y[so + 18:]:
+            sys.exit("frame %d differs outside its stamp and checksum" % i)
+        magic, run, flow, seq = struct.unpack("<HIHI", y[so:so + 12])
+        if magic != 0x3253:
+            sys.exit("frame %d: no stamp" % i)
+        if not udp_csum_ok(y, l4, v6):
+            sys.exit("frame %d: bad UDP checksum after stamping" % i)
+        runs.add(run)
+        seqs.append(seq)
+    if len(runs) != 1 or seqs != list(range(seqs[0], seqs[0] + len(seqs))):
+        sys.exit("stamps: runs %s, sequence not counting up" % runs)
+    print("%d frames, %d stamped with checksums right, the rest identical" % (len(b), len(seqs)))
+
+
+def make(d, smac, dmac):
+    frames = mixed(mac(smac), mac(dmac))
+    write(d + "/mixed.pcap", frames)
+    write(d + "/truncated.pcap", frames[:5], cut=10)
+    with open(d + "/garbage.pcap", "wb") as f:
+        f.write(b"this is not a capture file at all\n" * 4)
+    write(d + "/linktype.pcap", frames[:3], linktype=101)
+    write(d + "/big.pcap", frames[:3] + [frames[0] + fill(4000 - len(frames[0]))])
+    write(d + "/cut.pcap", frames[:3], lens=[len(frames[0]), len(frames[1]) + 100,
+                                             len(frames[2])])
+    write(d + "/empty.pcap", [])
+    print("%d frames, %d to %d bytes, %d with room for a stamp" % (
+        len(frames), min(map(len, frames)), max(map(len, frames)),
+        sum(1 for f in frames if stamp_place(f))))
+
+
+def same(sent, got, repeat):
+    a, b = read(sent) * int(repeat), read(got)
+    if len(a) != len(b):
+        sys.exit("%d frames captured, %d sent" % (len(b), len(a)))
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            sys.exit("frame %d differs: sent %d bytes, captured %d" % (i, len(x), len(y)))
+    print("%d frames identical" % len(b))
+
+
+def gap(path, delta):
+    frames = read(path)
+    seqs = []
+    for i, fr in enumerate(frames):
+        if struct.unpack("!H", fr[12:14])[0] != 0x0800:
+            sys.exit("frame %d is not IPv4" % i)
+        off = 14 + (fr[14] & 0xF) * 4 + 8
+        magic, run, flow, seq = struct.unpack("<HIHI", fr[off:off + 12])
+        if magic != 0x3253:
+            sys.exit("frame %d carries no stamp" % i)
+        seqs.append((run, flow, seq))
+    # The generator applies the jump at a batch boundary: where is its business.
+    ok = (len(seqs) == 2 and seqs[0][:2] == seqs[1][:2] and
+          seqs[1][2] - seqs[0][2] == int(delta) + 1)
+    if not ok:
+        sys.exit("captured %s, expected the two frames %s apart" % (seqs, int(delta) + 1))
+    print("the two frames around the gap (seq %d, %d), nothing else" % (seqs[0][2], seqs[1][2]))
+
+
+cmds = {"make": make, "same": same, "stamped": stamped, "gap": gap}
+cmds[sys.argv[1]](*sys.argv[2:])

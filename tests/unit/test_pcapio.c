@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pcapio: what the writer writes the reader reads back, byte for byte and with
+ * nanosecond stamps; every kind of bad file is refused with one line naming
+ * the problem, and nothing is left allocated.
+ */
+#include <unistd.h>
+
+#include "pcapio.h"
+#include "test.h"
+
+static char path[64];
+
+static void tmp_path(void)
+{
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/xdpsg-pcapio.XXXXXX");
+	fd = mkstemp(path);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void frame(__u8 *buf, __u32 len, __u8 seed)
+{
+	__u32 i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = (__u8)(seed + i * 3);
+}
+
+/* n frames of 60, 61, ... bytes, stamps 1.000000001 s apart. */
+static int write_file(__u32 n, __u32 caplen_cut)
+{
+	struct pcapio_writer *w;
+	char why[256];
+	__u8 buf[2048];
+	__u32 i;
+	int err = pcapio_writer__open(&w, path, 65535, why, sizeof(why));
+
+	if (err)
+		return err;
+	for (i = 0; i < n; i++) {
+		frame(buf, 60 + i, (__u8)i);
+		pcapio_write(w, 1000000001ULL * (i + 1), buf, 60 + i - (i == 1 ? caplen_cut : 0),
+			     60 + i);
+	}
+	return pcapio_writer__close(w);
+}
+
+static void test_round_trip(void)
+{
+	struct pcap_frames f;
+	char why[256];
+	__u8 buf[2048];
+	__u32 i;
+
+	tmp_path();
+	if (!ASSERT_OK(write_file(50, 0), "write"))
+		goto out;
+	if (!ASSERT_OK(pcapio_load(path, 1514, "x", 100, &f, why, sizeof(why)), "load"))
+		goto out;
+	ASSERT_EQ(f.n, 50, "frames");
+	ASSERT_EQ(f.min_len, 60, "min");
+	ASSERT_EQ(f.max_len, 109, "max");
+	for (i = 0; i < f.n; i++) {
+		frame(buf, 60 + i, (__u8)i);
+		if (!ASSERT_EQ(f.len[i], 60 + i, "length") ||
+		    !ASSERT_EQ(memcmp(pcap_frame(&f, i), buf, f.len[i]), 0, "bytes") ||
+		    !ASSERT_EQ_U64(f.ts_ns[i], 1000000001ULL * (i + 1), "ns stamp"))
+			break;
+	}
+	pcapio_frames_free(&f);
+out:
+	unlink(path);
+}
+
+static void expect_refused(const char *name, __u32 max_len, __u32 max_frames, const char *word)
+{
+	struct pcap_frames f;
+	char why[256] = "";
+
+	ASSERT_ERR(pcapio_load(path, max_len, "a UMEM frame", max_frames, &f, why, sizeof(why)),
+		   -EINVAL, name);
+	ASSERT_TRUE(strstr(why, word) != NULL, why);
+	ASSERT_TRUE(strchr(why, '\n') == NULL, "one line");
+	ASSERT_TRUE(f.data == NULL && f.n == 0, "nothing kept");
+}
+
+static void test_refused(void)
+{
+	FILE *fp;
+
+	tmp_path();
+	ASSERT_OK(write_file(5, 0), "write");
+	expect_refused("frame too long", 62, 100, "more than a UMEM frame takes (62)");
+	expect_refused("too many frames", 1514, 4, "more than 4 frames");
+	ASSERT_OK(write_file(5, 10), "write cut");
+	expect_refused("cut by the capture", 1514, 100, "was cut by the capture");
+	ASSERT_OK(write_file(5, 0), "write");
+	ASSERT_OK(truncate(path, 24 + 4 * 16 + 60 + 61 + 62 + 63 + 16 + 20), "truncate");
+	expect_refused("truncated", 1514, 100, "damaged after frame 4");
+	ASSERT_OK(write_file(0, 0), "write empty");
+	expect_refused("empty", 1514, 100, "holds no frame");
+	fp = fopen(path, "w");
+	if (fp) {
+		fputs("not a capture at all, just some text to read\n", fp);
+		fclose(fp);
+	}
+	expect_refused("garbage", 1514, 100, "cannot read");
+	unlink(path);
+	expect_refused("missing", 1514, 100, "No such file");
+}
+
+static void test_writer_bad_path(void)
+{
+	struct pcapio_writer *w;
+	char why[256] = "";
+
+	ASSERT_ERR(pcapio_writer__open(&w, "/nonexistent/dir/x.pcap", 100, why, sizeof(why)),
+		   -EINVAL, "open");
+	ASSERT_TRUE(w == NULL, "no writer");
+	ASSERT_TRUE(strstr(why, "cannot write") != NULL, why);
+	ASSERT_OK(pcapio_writer__close(NULL), "close NULL");
+}
+
+static const struct test_case cases[] = {
+	TEST_CASE(round_trip),
+	TEST_CASE(refused),
+	TEST_CASE(writer_bad_path),
+};
+
+TEST_MAIN("pcapio", cases)

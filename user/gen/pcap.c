@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp-gen xsk --pcap: replay a capture's frames (see replay.h). Everything
+ * that can be wrong with the file is found here, in preflight, before a
+ * socket exists.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen.h"
+#include "log.h"
+#include "replay.h"
+#include "xsk_queue.h"
+
+/* --pcap-timing fast | original | original:X (X times as fast, 0.001 to 1000). */
+static int parse_timing(struct gen_replay *r, const char *s)
+{
+	char *end;
+
+	r->speed = 1.0;
+	if (!s || !strcmp(s, "fast"))
+		return 0;
+	if (strncmp(s, "original", 8))
+		goto bad;
+	r->original = true;
+	if (!s[8])
+		return 0;
+	if (s[8] != ':')
+		goto bad;
+	r->speed = strtod(s + 9, &end);
+	if (end == s + 9 || *end || !(r->speed >= 0.001 && r->speed <= 1000))
+		goto bad;
+	return 0;
+bad:
+	fprintf(stderr,
+		"xdp-gen: --pcap-timing '%s' is not fast, original or original:X (X from 0.001 to 1000, e.g. original:2 for twice as fast)\n",
+		s);
+	return -EINVAL;
+}
+
+/*
+ * The largest frame that can go: the UMEM frame's size, or the interface's
+ * MTU plus Ethernet header and one VLAN tag, whichever is less.
+ */
+static __u32 max_frame(const struct gen *g, char *what, size_t len)
+{
+	__u32 umem = (__u32)g->cfg->xsk.frame_size;
+	__u32 dev = g->ifc.mtu ? g->ifc.mtu + 14 + 4 : umem;
+
+	if (dev < umem) {
+		snprintf(what, len, "%s (MTU %u)", g->ifc.name, g->ifc.mtu);
+		return dev;
+	}
+	snprintf(what, len, "a UMEM frame");
+	return umem;
+}
+
+/*
+ * Where a frame's stamp and UDP checksum go, the way the sink reads them
+ * (stamp_read): Ethernet with at most one 802.1Q tag, IPv4 (options, no
+ * fragment) or IPv6 (UDP right after the fixed header), UDP whose payload has
+ * room for a stamp. 0 when the frame cannot carry one.
+ */
+static __u32 stamp_place(const __u8 *p, __u32 len, __u32 *udp_off, __u64 *pseudo, bool *v6)
+{
+	__u32 l3 = 14, l4, ulen;
+	__u16 proto = (__u16)(p[12] << 8 | p[13]);
+	__u8 ph[40];
+
+	if (proto == 0x8100 && len >= 18) {
+		proto = (__u16)(p[16] << 8 | p[17]);
+		l3 = 18;
+	}
+	if (proto == 0x0800 && len >= l3 + 20 && (p[l3] >> 4) == 4 && p[l3 + 9] == 17 &&
+	    !((p[l3 + 6] & 0x3f) | p[l3 + 7])) {
+		l4 = l3 + (p[l3] & 0xf) * 4u;
+		memcpy(ph, p + l3 + 12, 8);
+		ph[8] = 0;
+		ph[9] = 17;
+		*pseudo = pkt_csum_partial(ph, 10, 0);
+		*v6 = false;
+	} else if (proto == 0x86dd && len >= l3 + 40 && (p[l3] >> 4) == 6 && p[l3 + 6] == 17) {
+		l4 = l3 + 40;
+		*pseudo = pkt_csum_partial(p + l3 + 8, 32, 0) + pkt_csum_partial("\0\0\0\21", 4, 0);
+		*v6 = true;
+	} else {
+		return 0;
+	}
+	if (l4 + 8 > len)
+		return 0;
+	ulen = (__u32)(p[l4 + 4] << 8 | p[l4 + 5]);
+	if (ulen < 8 + XDPSG_STAMP_SIZE || l4 + ulen > len)
+		return 0;
+	/* The UDP length word, as in the pseudo header (memory order, like the rest). */
+	*pseudo += pkt_csum_partial(p + l4 + 4, 2, 0);
+	*udp_off = l4;
+	return l4 + 8;
+}
+
+/*
+ * --stamp: write a template stamp (run, zero flow, sequence and time) into
+ * each frame with room, and keep the checksum's sum without it so a send only
+ * adds the new words.
+ */
+static int stamp_prepare(struct gen *g, struct gen_replay *r)
+{
+	struct pcap_frames *f = &r->f;
+	__u32 i, uo, so;
+	__u64 ph;
+	bool v6;
+
+	r->stamp_off = calloc(f->n, sizeof(*r->stamp_off));
+	r->csum_off = calloc(f->n, sizeof(*r->csum_off));
+	r->base = calloc(f->n, sizeof(*r->base));
+	if (!r->stamp_off || !r->csum_off || !r->base)
+		return -ENOMEM;
+	for (i = 0; i < f->n; i++) {
+		__u8 *p = f->data + f->off[i];
+		__u32 ulen;
+		__u16 csum;
+
+		so = stamp_place(p, f->len[i], &uo, &ph, &v6);
+		if (!so)
+			continue;
+		stamp_write(p + so, g->popts.run, 0, 0, 0);
+		r->stamp_off[i] = (__u16)so;
+		r->nstamped++;
+		if (!p[uo + 6] && !p[uo + 7] && !v6)
+			continue; /* IPv4 without a UDP checksum: keep it so */
+		r->csum_off[i] = (__u16)(uo + 6);
+		ulen = (__u32)(p[uo + 4] << 8 | p[uo + 5]);
+		p[uo + 6] = p[uo + 7] = 0;
+		r->base[i] = pkt_csum_fold(pkt_csum_partial(p + uo, ulen, ph));
+		/* The file's frame as the first send will have it: a valid checksum. */
+		csum = (__u16)~r->base[i];
+		if (!csum)
+			csum = 0xffff;
+		memcpy(p + uo + 6, &csum, 2);
+	}
+	return 0;
+}
+
+static int check_options(const struct gen *g, const struct gen_replay *r)
+{
+	const struct gen_cfg *cfg = g->cfg;
+
+	if (!cfg->pcap) {
+		fprintf(stderr,
+			"xdp-gen: --stamp and --pcap-timing go with --pcap FILE (built frames carry a stamp unless --no-stamp)\n");
+		return -EINVAL;
+	}
+	if (cfg->stamp && cfg->no_stamp) {
+		fprintf(stderr,
+			"xdp-gen: --stamp and --no-stamp contradict each other; give one\n");
+		return -EINVAL;
+	}
+
+	if (r->original && cfg->rate) {
+		fprintf(stderr,
+			"xdp-gen: --rate and --pcap-timing original both set the pace; give one of them\n");
+		return -EINVAL;
+	}
+	if (cfg->imix || cfg->imix_sizes || cfg->size) {
+		fprintf(stderr,
+			"xdp-gen: --pcap sends the file's frames as they are; drop -s/--imix/--imix-sizes\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int gen_replay_preflight(struct gen *g)
+{
+	const struct gen_cfg *cfg = g->cfg;
+	struct gen_replay *r;
+	char why[512], what[64];
+	__u32 lim = max_frame(g, what, sizeof(what));
+	int err;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	g->replay = r;
+	err = parse_timing(r, cfg->pcap_timing);
+	if (!err)
+		err = check_options(g, r);
+	if (err)
+		return err;
+	err = pcapio_load(cfg->pcap, lim, what, REPLAY_FRAMES_MAX, &r->f, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "xdp-gen: %s\n", why);
+		return err == -ENOMEM ? err : -EINVAL;
+	}
+	r->stamp = cfg->stamp;
+	if (r->stamp && stamp_prepare(g, r))
+		return -ENOMEM;
+	/* One pass lasts the file's span plus one average gap, so a loop keeps the rhythm. */
+	if (r->f.n > 1) {
+		__u64 span = r->f.ts_ns[r->f.n - 1] - r->f.ts_ns[0];
+
+		r->period_ns = span + span / (r->f.n - 1);
+	}
+	if (!r->period_ns)
+		r->period_ns = 1000000;
+	pr_debug("replaying %s: %u frames of %u to %u bytes, %s timing, %u stamped\n", cfg->pcap,
+		 r->f.n, r->f.min_len, r->f.max_len, r->original ? "original" : "fast",
+		 r->nstamped);
+	return 0;
+}
+
+/*
+ * Live frames start every frame from one input packet and recycle pages that
+ * keep what the program last wrote: replaying a file would mean copying each
+ * frame's bytes from a map into the page per packet, the copy the replay is
+ * built to avoid, for at most 3408-byte frames. See the man page.
+ */
+int gen_replay_refuse_kernel(void)
+{
+	fprintf(stderr,
+		"xdp-gen: kernel mode cannot replay a capture without copying every frame in the kernel; use 'xdp-gen xsk --pcap'\n");
+	return -EINVAL;
+}
+
+void gen_replay_free(struct gen *g)
+{
+	if (!g->replay)
+		return;
+	pcapio_frames_free(&g->replay->f);
+	free(g->replay->stamp_off);
+	free(g->replay->csum_off);
+	free(g->replay->base);
+	free(g->replay);
+	g->replay = NULL;
+}
+
+__u32 gen_replay_slots(const struct gen *g)
+{
+	__u32 n = g->replay->f.n, need = 2 * (__u32)g->cfg->ring_size;
+	__u32 reps = (need + n - 1) / n;
+
+	return n * reps;
+}
+
+int replay_q_setup(struct replay_q *rq, const struct gen *g, struct xsk_queue *q, __u16 flow)
+{
+	const struct pcap_frames *f = &g->replay->f;
+	__u32 s;
+
+	rq->r = g->replay;
+	rq->flow = flow;
+	rq->frame_size = q->umem->frame_size;
+	rq->nslots = gen_replay_slots(g);
+	if (q->umem->nr_frames < rq->nslots)
+		return -EINVAL;
+	/*
+	 * The allocator keeps its frames out of the way: the replay hands the
+	 * slots out itself, in file order, and gives them all back at the end.
+	 */
+	rq->held = calloc(q->umem->nr_frames, sizeof(*rq->held));
+	if (!rq->held)
+		return -ENOMEM;
+	rq->nheld = frame_alloc_bulk(q->fa, q->umem->nr_frames, rq->held);
+	for (s = 0; s < rq->nslots; s++)
+		memcpy(xsk_queue_frame_data(q, (__u64)s * rq->frame_size), pcap_frame(f, s % f->n),
+		       f->len[s % f->n]);
+	return 0;
+}
+
+void replay_q_release(struct replay_q *rq, struct xsk_queue *q)
+{
+	if (rq->nheld)
+		frame_free_bulk(q->fa, rq->nheld, rq->held);
+	rq->nheld = 0;
+}
+
+void replay_q_free(struct replay_q *rq)
+{
+	if (!rq)
+		return;
+	free(rq->held);
+	free(rq);
+}
+
+/* When the k-th frame a queue sends is due, in original timing. */
+static __u64 due_of(const struct replay_q *rq, __u64 k)
+{
+	const struct gen_replay *r = rq->r;
+	__u64 loop = k / r->f.n, i = k % r->f.n;
+	double at = (double)(loop * r->period_ns + (r->f.ts_ns[i] - r->f.ts_ns[0]));
+
+	return rq->t0 + (__u64)(at / r->speed);
+}
+
+__u32 replay_budget(const struct replay_q *rq, __u64 sent, __u32 want, __u64 now, __u64 *due_ns)
+{
+	__u32 n = 0;
+
+	if (!rq->r->original)
+		return want;
+	while (n < want && due_of(rq, sent + n) <= now)
+		n++;
+	if (!n)
+		*due_ns = due_of(rq, sent);
+	return n;
+}

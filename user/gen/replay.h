@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_GEN_REPLAY_H
+#define XDPSG_GEN_REPLAY_H
+
+/*
+ * xdp-gen xsk --pcap: the frames of a capture instead of built ones (pcap.c).
+ *
+ * The file is read and checked whole in preflight. Each queue's UMEM holds the
+ * file laid out once at setup, repeated until there are frames for the tx
+ * ring and the completion ring both (2 x --ring-size): slot s holds the file's
+ * frame s mod n. A queue sends the slots strictly in turn and gets them back
+ * through the completion ring in the same order, so a slot is never rewritten
+ * or sent again while in flight, and nothing is copied per packet. Every
+ * queue replays the whole file, in file order, from its first frame, with its
+ * share of --count and --rate.
+ *
+ * Threading: struct gen_replay is written by the main thread in preflight and
+ * read-only afterwards; a struct replay_q belongs to its queue's thread.
+ */
+#include <stdbool.h>
+#include <string.h>
+#include <linux/types.h>
+
+#include "pcapio.h"
+#include "pkt.h"
+#include "stamp.h"
+
+struct gen;
+struct gen_thread;
+struct xsk_queue;
+
+/* A replay never holds more frames than this per queue (UMEM: this x frame size). */
+#define REPLAY_FRAMES_MAX 32768
+
+struct gen_replay {
+	struct pcap_frames f;
+	bool original; /* --pcap-timing original: keep the file's gaps */
+	double speed; /* original:X plays X times as fast */
+	__u64 period_ns; /* one pass through the file in original timing, before speed */
+	/*
+	 * --stamp: per file frame, where its stamp goes (0: no room, sent as it
+	 * is), where its UDP checksum is (0: none to keep, IPv4 checksum 0), and
+	 * the checksum's sum over the frame with a zero stamp (folded).
+	 */
+	bool stamp;
+	__u32 nstamped; /* frames of the file that carry a stamp */
+	__u16 *stamp_off, *csum_off, *base;
+};
+
+struct replay_q {
+	const struct gen_replay *r;
+	__u32 nslots, frame_size;
+	__u64 next; /* slots handed out, in order */
+	__u64 done; /* slots back from the completion ring */
+	__u64 t0; /* when sending started: original timing's origin */
+	__u64 *held; /* the allocator's frames, held for the whole run */
+	__u32 nheld;
+	__u16 flow; /* --stamp: this queue's flow (its thread index) ... */
+	__u32 seq; /* ... and the next sequence number in it */
+};
+
+/* Preflight: load and check the file, the timing and the options around it. */
+int gen_replay_preflight(struct gen *g);
+void gen_replay_free(struct gen *g);
+/* xdp-gen kernel --pcap: one line saying why not, -EINVAL. */
+int gen_replay_refuse_kernel(void);
+/* UMEM frames a queue needs for the file. */
+__u32 gen_replay_slots(const struct gen *g);
+/* Thread: lay the file into the queue's UMEM; rq is the thread's own. */
+int replay_q_setup(struct replay_q *rq, const struct gen *g, struct xsk_queue *q, __u16 flow);
+/* Thread, after the drain: give the allocator its frames back. */
+void replay_q_release(struct replay_q *rq, struct xsk_queue *q);
+void replay_q_free(struct replay_q *rq);
+
+/* Up to 'want' slots, in turn: their UMEM addresses into addrs. */
+static inline __u32 replay_take(struct replay_q *rq, __u32 want, __u64 *addrs)
+{
+	__u64 free_slots = rq->nslots - (rq->next - rq->done);
+	__u32 i, n = want < free_slots ? want : (__u32)free_slots;
+
+	for (i = 0; i < n; i++)
+		addrs[i] = ((rq->next + i) % rq->nslots) * (__u64)rq->frame_size;
+	rq->next += n;
+	return n;
+}
+
+/* The last n slots taken did not go out after all. */
+static inline void replay_untake(struct replay_q *rq, __u32 n)
+{
+	rq->next -= n;
+}
+
+/* n slots came back (the completion ring returns them in the order sent). */
+static inline void replay_done(struct replay_q *rq, __u32 n)
+{
+	rq->done += n;
+}
+
+/*
+ * The frame in slot addr (at 'frame' in the UMEM) goes now: its length. With
+ * --stamp, a frame with room gets flow, sequence and send time and its UDP
+ * checksum follows incrementally; nothing else is written.
+ */
+static inline __u32 replay_frame(struct replay_q *rq, void *frame, __u64 addr, __u64 now)
+{
+	const struct gen_replay *r = rq->r;
+	__u32 i = (__u32)((addr / rq->frame_size) % r->f.n);
+	__u8 *p = frame;
+	__u64 sum;
+	__u16 csum;
+
+	if (!r->stamp || !r->stamp_off[i])
+		return r->f.len[i];
+	sum = r->base[i] + stamp_patch(p + r->stamp_off[i], rq->flow, rq->seq++, now);
+	if (r->csum_off[i]) {
+		csum = (__u16)~pkt_csum_fold(sum);
+		if (!csum)
+			csum = 0xffff;
+		memcpy(p + r->csum_off[i], &csum, 2);
+	}
+	return r->f.len[i];
+}
+
+/*
+ * Original timing: of 'want' frames from the sent-th on, how many are due at
+ * now; when none, *due_ns is when the next one is. Fast timing: want.
+ */
+__u32 replay_budget(const struct replay_q *rq, __u64 sent, __u32 want, __u64 now, __u64 *due_ns);
+
+#endif

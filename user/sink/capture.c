@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The capture rings and their writer (see capture.h). The receive threads
+ * only ever copy into their own ring and move its head; the writer only reads
+ * slots below the head and moves the tail. Head and tail live on cache lines
+ * of their own, so the two sides share nothing else.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "log.h"
+#include "outfile.h"
+#include "pcapio.h"
+#include "seqtrack.h"
+#include "stamp.h"
+
+struct cap_hdr {
+	__u64 ts_ns; /* CLOCK_MONOTONIC */
+	__u32 len, caplen;
+};
+
+/* The last in-order frame of a flow, for the "before" side of a gap. */
+struct cap_prev {
+	__u32 run;
+	__u16 flow;
+	bool valid;
+	bool written; /* already captured (the "after" of an earlier gap) */
+	struct cap_hdr h;
+	__u8 *data;
+};
+
+struct capq {
+	/* producer: the receive thread */
+	__u64 head __attribute__((aligned(64)));
+	__u64 tail_seen; /* the tail as last read: reread only when the ring looks full */
+	__u64 dropped; /* ring full: not captured */
+	struct cap_prev *prev; /* anomalies only: CAPTURE_FLOWS entries */
+	/* consumer: the writer */
+	__u64 tail __attribute__((aligned(64)));
+	/* fixed */
+	struct capture *c __attribute__((aligned(64)));
+	__u8 *slots;
+	__u8 *prev_data;
+};
+
+struct capture {
+	unsigned int nq;
+	struct capq *q;
+	__u32 snap, stride;
+	bool anomalies;
+	__u64 max; /* 0: no limit */
+	__u64 wall; /* CLOCK_MONOTONIC to wall clock */
+	const char *path;
+	struct pcapio_writer *w;
+	pthread_t writer;
+	bool started, finished;
+	int stop;
+	int full; /* --capture-max reached: receive threads stop offering */
+	__u64 written; /* the writer's, read after the join */
+	int err;
+};
+
+int capture_check(const struct sink_cfg *cfg)
+{
+	if (!cfg->capture) {
+		if (cfg->capture_what || cfg->snaplen || cfg->capture_max) {
+			pr_warn("--capture-what, --snaplen and --capture-max go with --capture FILE; add it\n");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (cfg->capture_what && cfg->no_verify) {
+		pr_warn("--capture-what anomalies needs the stamps that --no-verify skips; drop one of them\n");
+		return -EINVAL;
+	}
+	return outfile_check("--capture", cfg->capture) ? -EINVAL : 0;
+}
+
+static struct cap_hdr *slot(const struct capture *c, const struct capq *q, __u64 i)
+{
+	return (struct cap_hdr *)(q->slots + (i % CAPTURE_RING_SLOTS) * c->stride);
+}
+
+static int queues_alloc(struct capture *c)
+{
+	unsigned int i, f;
+
+	c->q = aligned_alloc(64, sizeof(*c->q) * c->nq);
+	if (!c->q)
+		return -ENOMEM;
+	memset(c->q, 0, sizeof(*c->q) * c->nq);
+	for (i = 0; i < c->nq; i++) {
+		struct capq *q = &c->q[i];
+
+		q->c = c;
+		q->slots = malloc((size_t)CAPTURE_RING_SLOTS * c->stride);
+		if (!q->slots)
+			return -ENOMEM;
+		if (!c->anomalies)
+			continue;
+		q->prev = calloc(CAPTURE_FLOWS, sizeof(*q->prev));
+		q->prev_data = malloc((size_t)CAPTURE_FLOWS * c->snap);
+		if (!q->prev || !q->prev_data)
+			return -ENOMEM;
+		for (f = 0; f < CAPTURE_FLOWS; f++)
+			q->prev[f].data = q->prev_data + (size_t)f * c->snap;
+	}
+	return 0;
+}
+
+/* Everything below the heads goes into the file; returns the frames written. */
+static __u64 drain(struct capture *c)
+{
+	__u64 n = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->nq; i++) {
+		struct capq *q = &c->q[i];
+		__u64 head = __atomic_load_n(&q->head, __ATOMIC_ACQUIRE), t;
+
+		for (t = q->tail; t < head; t++) {
+			const struct cap_hdr *h = slot(c, q, t);
+
+			if (c->max && c->written >= c->max) {
+				__atomic_store_n(&c->full, 1, __ATOMIC_RELAXED);
+				continue;
+			}
+			pcapio_write(c->w, h->ts_ns + c->wall, h + 1, h->caplen, h->len);
+			c->written++;
+			n++;
+		}
+		__atomic_store_n(&q->tail, head, __ATOMIC_RELEASE);
+	}
+	return n;
+}
+
+static void *writer(void *arg)
+{
+	struct capture *c = arg;
+
+	while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE))
+		if (!drain(c))
+			usleep(1000);
+	/* The receive threads have stopped: what is in the rings is all there is. */
+	drain(c);
+	return NULL;
+}
+
+int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned int nq)
+{
+	struct capture *c = calloc(1, sizeof(*c));
+	char why[512];
+	int err;
+
+	*out = c;
+	if (!c)
+		return -ENOMEM;
+	c->nq = nq;
+	c->path = cfg->capture;
+	c->anomalies = cfg->capture_what;
+	c->max = cfg->capture_max;
+	/* No frame is longer than a UMEM frame: a larger snap length would waste slots. */
+	c->snap = (__u32)cfg->xsk.frame_size;
+	if (cfg->snaplen && cfg->snaplen < c->snap)
+		c->snap = (__u32)cfg->snaplen;
+	c->stride = (__u32)((sizeof(struct cap_hdr) + c->snap + 63) & ~63UL);
+	c->wall = pcapio_wall_offset();
+	err = queues_alloc(c);
+	if (err)
+		return err;
+	err = pcapio_writer__open(&c->w, c->path, c->snap, why, sizeof(why));
+	if (err) {
+		pr_warn("%s\n", why);
+		return err;
+	}
+	err = -pthread_create(&c->writer, NULL, writer, c);
+	c->started = !err;
+	return err;
+}
+
+struct capq *capture_queue(struct capture *c, unsigned int i)
+{
+	return c ? &c->q[i] : NULL;
+}
+
+/* Into the ring, or counted as dropped; never waits. */
+static void push(struct capq *q, const struct cap_hdr *src, const void *data)
+{
+	struct capture *c = q->c;
+	struct cap_hdr *h;
+
+	if (q->head - q->tail_seen >= CAPTURE_RING_SLOTS) {
+		q->tail_seen = __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+		if (q->head - q->tail_seen >= CAPTURE_RING_SLOTS) {
+			__atomic_store_n(&q->dropped, q->dropped + 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	h = slot(c, q, q->head);
+	*h = *src;
+	memcpy(h + 1, data, src->caplen);
+	__atomic_store_n(&q->head, q->head + 1, __ATOMIC_RELEASE);
+}
+
+static struct cap_prev *prev_of(struct capq *q, const struct stamp *st)
+{
+	__u32 k = (st->run * 2654435761U) ^ ((__u32)st->flow * 40503U);
+
+	return &q->prev[(k ^ (k >> 16)) % CAPTURE_FLOWS];
+}
+
+/* An in-order frame: keep it as its flow's "before". */
+static void remember(struct capq *q, const struct cap_hdr *h, const void *data,
+		     const struct stamp *st, bool written)
+{
+	struct cap_prev *p = prev_of(q, st);
+
+	p->run = st->run;
+	p->flow = st->flow;
+	p->valid = true;
+	p->written = written;
+	p->h = *h;
+	memcpy(p->data, data, h->caplen);
+}
+
+static void anomaly(struct capq *q, const struct cap_hdr *h, const void *data, int verdict,
+		    const struct stamp *st)
+{
+	struct cap_prev *p;
+
+	switch (verdict) {
+	case SEQ_FIRST:
+	case SEQ_IN_ORDER:
+		remember(q, h, data, st, false);
+		return;
+	case SEQ_GAP:
+		p = prev_of(q, st);
+		if (p->valid && p->run == st->run && p->flow == st->flow && !p->written)
+			push(q, &p->h, p->data);
+		push(q, h, data);
+		remember(q, h, data, st, true);
+		return;
+	default: /* foreign, and every verdict the books refused or doubted */
+		push(q, h, data);
+	}
+}
+
+void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, int verdict,
+		   const struct stamp *st)
+{
+	struct capture *c = q->c;
+	struct cap_hdr h = { .ts_ns = now_ns, .len = len };
+
+	if (__atomic_load_n(&c->full, __ATOMIC_RELAXED))
+		return;
+	h.caplen = len < c->snap ? len : c->snap;
+	if (c->anomalies)
+		anomaly(q, &h, data, verdict, st);
+	else
+		push(q, &h, data);
+}
+
+int capture_finish(struct capture *c)
+{
+	if (!c || c->finished)
+		return c ? c->err : 0;
+	c->finished = true;
+	if (c->started) {
+		__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(c->writer, NULL);
+	}
+	c->err = pcapio_writer__close(c->w);
+	c->w = NULL;
+	if (c->err)
+		pr_warn("writing %s failed: %s\n", c->path, strerror(-c->err));
+	return c->err;
+}
+
+void capture__destroy(struct capture *c)
+{
+	unsigned int i;
+
+	if (!c)
+		return;
+	capture_finish(c);
+	for (i = 0; c->q && i < c->nq; i++) {
+		free(c->q[i].slots);
+		free(c->q[i].prev);
+		free(c->q[i].prev_data);
+	}
+	free(c->q);
+	free(c);
+}
+
+static __u64 dropped(const struct capture *c)
+{
+	__u64 n = 0;
+	unsigned int i;
+
+	for (i = 0; i < c->nq; i++)
+		n += __atomic_load_n(&c->q[i].dropped, __ATOMIC_RELAXED);
+	return n;
+}
+
+void capture_json(const struct capture *c, struct jw *w)
+{
+	if (!c)
+		return;
+	jw_u64(w, "captured", c->written);
+	jw_u64(w, "capture_dropped", dropped(c));
+	jw_bool(w, "capture_max_reached", __atomic_load_n(&c->full, __ATOMIC_RELAXED));
+}
+
+void capture_text(const struct capture *c)
+{
+	if (!c)
+		return;
+	printf("  capture:  %" PRIu64 " frames written to %s, %" PRIu64
+	       " not captured (writer behind)%s\n",
+	       (uint64_t)c->written, c->path, (uint64_t)dropped(c),
+	       __atomic_load_n(&c->full, __ATOMIC_RELAXED) ? "; --capture-max reached" : "");
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef XDPSG_SINK_CAPTURE_H
+#define XDPSG_SINK_CAPTURE_H
+
+/*
+ * xdp-sink xsk --capture: received frames into a pcap file, written off the
+ * receive threads.
+ *
+ * Each receive queue has a single-producer/single-consumer ring of slots;
+ * the queue's thread copies at most --snaplen bytes of a frame it keeps into
+ * the next slot (the one copy capturing costs it) and never waits: when the
+ * ring is full the frame is not captured and 'dropped' counts it, the packet
+ * itself is unaffected. One writer thread empties the rings into the file.
+ *
+ * --capture-what anomalies keeps what a loss hunt needs: frames without a
+ * stamp (foreign), every frame the sequence books did not take in order
+ * (duplicate, reordered, late, implausible, a send time in the future or from
+ * before the start, a run beyond the table), and for every gap the frame on
+ * either side of it: the last in-order frame of the flow, kept in a one-slot
+ * copy per flow (a table of CAPTURE_FLOWS entries by run and flow; a flow whose
+ * entry another flow took has no "before" frame), and the frame after the gap.
+ *
+ *   capture_check(cfg)          preflight: the options and the file's path
+ *   capture__create(&c, cfg, n) open the file, start the writer; n queues
+ *   capture_queue(c, i)         queue i's ring, for its thread only
+ *   capture_offer(cq, ...)      receive thread, per frame
+ *   capture_finish(c)           after the receive threads stopped: drain,
+ *                               close, join (idempotent)
+ *   capture__destroy(c)         NULL-safe
+ */
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "json_writer.h"
+#include "sink.h"
+
+#define CAPTURE_FLOWS 1024
+#define CAPTURE_RING_SLOTS 4096
+
+/* Verdicts beyond seqtrack's (enum seqtrack_verdict) for capture_offer(). */
+#define CAPTURE_FOREIGN -1 /* no stamp */
+#define CAPTURE_UNCHECKED -2 /* --no-verify: nothing is known */
+
+struct capture;
+struct capq;
+struct stamp;
+
+int capture_check(const struct sink_cfg *cfg);
+int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned int nq);
+struct capq *capture_queue(struct capture *c, unsigned int i);
+/* A frame of len bytes received at now_ns, with seqtrack's verdict (or CAPTURE_*). */
+void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, int verdict,
+		   const struct stamp *st);
+int capture_finish(struct capture *c);
+void capture__destroy(struct capture *c);
+
+/* Summary members: captured, capture_dropped, capture_max_reached. */
+void capture_json(const struct capture *c, struct jw *w);
+void capture_text(const struct capture *c);
+
+#endif
