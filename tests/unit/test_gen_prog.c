@@ -203,7 +203,9 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		goto out;
 	}
 
-	if (ASSERT_TRUE(read_cpu(skel, cpu, &c), "read cpu state")) {
+	if (!ASSERT_TRUE(read_cpu(skel, cpu, &c), "read cpu state"))
+		goto out;
+	{
 		ASSERT_EQ(c.packets, npkts, "packets counted");
 		ASSERT_EQ_U64(c.bytes, bytes, "bytes counted");
 		ASSERT_EQ(c.redirect_err, 0, "no redirect errors");
@@ -211,7 +213,11 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		ASSERT_EQ(c.size_pos, g->size_pos, "size position as pkt_gen's");
 		ASSERT_EQ_U64(c.rng, g->rng, "rng state as pkt_gen's");
 	}
-	if (g->stamp) {
+	ASSERT_EQ(c.fixed, gen_prog_fixed(g), "a fixed frame exactly when one flow in one size");
+	if (g->stamp && c.fixed) {
+		/* The fixed frame's flow keeps its sequence in the CPU's state, not in 'seqs'. */
+		ASSERT_EQ(c.fixed_seq, g->seq[g->flow_pos], "next sequence number of the one flow");
+	} else if (g->stamp) {
 		__u32 f, s;
 
 		for (f = 0; f < g->nflows; f++) {
