@@ -52,9 +52,17 @@ struct kernel_gen {
 	struct iface_estats *estats; /* the device's own ndo_xdp_xmit counters (veth) */
 	bool peer_fixed;
 	char peer_desc[96];
-	struct bpf_link *tp_links[2]; /* raw tracepoints, where the kernel has them */
+	/*
+	 * Raw tracepoints, where the kernel has them: [TP_ERR] xdp_redirect_err
+	 * (fires only on a failure) always, [TP_XMIT] xdp_devmap_xmit (fires for
+	 * every bulk of frames, about 5% of the rate) only where the device has
+	 * no xdp_xmit counters of its own, or with --kernel-stats.
+	 */
+	struct bpf_link *tp_links[2];
 	struct gen_xmit_stats *tp_vals;
 };
+
+enum { TP_XMIT, TP_ERR };
 
 struct kernel_snap {
 	__u64 xdp_xmit, xdp_xmit_errors; /* the device's own ndo_xdp_xmit counters */
@@ -312,12 +320,14 @@ static int kernel_load(struct gen *g, bool tracing)
 static void kernel_attach_tracepoints(struct gen *g)
 {
 	struct kernel_gen *k = kg(g);
+	bool xmit = !k->estats || g->cfg->kernel_stats;
 
 	if (bpf_program__fd(k->skel->progs.gen_devmap_xmit) < 0)
 		return;
-	k->tp_links[0] = bpf_program__attach(k->skel->progs.gen_devmap_xmit);
-	k->tp_links[1] = bpf_program__attach(k->skel->progs.gen_redirect_err);
-	if (!k->tp_links[0] || !k->tp_links[1]) {
+	if (xmit)
+		k->tp_links[TP_XMIT] = bpf_program__attach(k->skel->progs.gen_devmap_xmit);
+	k->tp_links[TP_ERR] = bpf_program__attach(k->skel->progs.gen_redirect_err);
+	if ((xmit && !k->tp_links[TP_XMIT]) || !k->tp_links[TP_ERR]) {
 		pr_debug("xdp tracepoints not attachable; counting without them\n");
 		bpf_link__destroy(k->tp_links[0]);
 		bpf_link__destroy(k->tp_links[1]);
@@ -410,8 +420,9 @@ static void kernel_sample(struct gen *g, struct gen_snapshot *s)
 
 	sample_program(g, s);
 	memset(&m->tp, 0, sizeof(m->tp));
-	if (k->tp_links[0] && !bpf_map__lookup_elem(k->skel->maps.xmit_stats, &key, sizeof(key),
-						    k->tp_vals, (size_t)n * sizeof(*k->tp_vals), 0))
+	if (k->tp_links[TP_ERR] &&
+	    !bpf_map__lookup_elem(k->skel->maps.xmit_stats, &key, sizeof(key), k->tp_vals,
+				  (size_t)n * sizeof(*k->tp_vals), 0))
 		for (c = 0; c < n; c++) {
 			m->tp.sent += k->tp_vals[c].sent;
 			m->tp.drops += k->tp_vals[c].drops;
@@ -441,7 +452,7 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 {
 	const struct kernel_snap *ma = a->m, *mb = b->m;
 
-	bk->have = kg(g)->estats || kg(g)->tp_links[0];
+	bk->have = kg(g)->estats || kg(g)->tp_links[TP_XMIT];
 	bk->sent = a->total.sent - b->total.sent;
 	bk->xmit = ma->xdp_xmit - mb->xdp_xmit;
 	bk->xmit_err = ma->xdp_xmit_errors - mb->xdp_xmit_errors;
@@ -450,10 +461,10 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 	bk->tp.err = ma->tp.err - mb->tp.err;
 	/* Without the device's own counters (veth has them), the tracepoints speak. */
 	bk->not_queued = 0;
-	if (!kg(g)->estats && kg(g)->tp_links[0]) {
+	if (!kg(g)->estats && kg(g)->tp_links[TP_XMIT]) {
 		bk->xmit = bk->tp.sent;
 		bk->xmit_err = bk->tp.drops + bk->tp.err;
-	} else if (kg(g)->tp_links[0]) {
+	} else if (kg(g)->tp_links[TP_ERR]) {
 		bk->not_queued = bk->tp.err;
 	}
 	bk->failed = bk->xmit_err + bk->not_queued;
@@ -471,10 +482,12 @@ static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *
 		jw_u64(w, "failed", bk.failed);
 		jw_i64(w, "unexplained", (__s64)bk.sent - (__s64)(bk.xmit + bk.failed));
 	}
-	if (kg(g)->tp_links[0]) {
+	if (kg(g)->tp_links[TP_ERR]) {
 		jw_obj(w, "tracepoints");
-		jw_u64(w, "devmap_xmit_sent", bk.tp.sent);
-		jw_u64(w, "devmap_xmit_drops", bk.tp.drops);
+		if (kg(g)->tp_links[TP_XMIT]) {
+			jw_u64(w, "devmap_xmit_sent", bk.tp.sent);
+			jw_u64(w, "devmap_xmit_drops", bk.tp.drops);
+		}
 		jw_u64(w, "redirect_err", bk.tp.err);
 		jw_end_obj(w);
 	}
@@ -535,10 +548,12 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 		       bk.sent == bk.xmit + bk.failed ? "" : "  UNEXPLAINED difference");
 	printf("  redirect refused by the kernel: %" PRIu64 "\n",
 	       (uint64_t)gen_mode_delta(a, b, KERN_REDIRECT_ERR));
-	if (kg(g)->tp_links[0])
+	if (kg(g)->tp_links[TP_XMIT])
 		printf("  tracepoints: xdp_devmap_xmit sent %" PRIu64 ", dropped %" PRIu64
 		       "; xdp_redirect_err %" PRIu64 "\n",
 		       (uint64_t)bk.tp.sent, (uint64_t)bk.tp.drops, (uint64_t)bk.tp.err);
+	else if (kg(g)->tp_links[TP_ERR])
+		printf("  tracepoint: xdp_redirect_err %" PRIu64 "\n", (uint64_t)bk.tp.err);
 }
 
 static int kernel_verdict(struct gen *g, const char *stop_reason)
