@@ -172,6 +172,8 @@ static __always_inline int next_size(struct gen_cpu *c)
 	return *t;
 }
 
+_Static_assert(XDPSG_STAMP_OFF_TS == XDPSG_STAMP_OFF_SEQ + 4, "one store for seq and ts_lo");
+
 /* The stamp's send time: the clock read at most clock_every frames ago. */
 static __always_inline __u64 send_time(struct gen_cpu *c)
 {
@@ -188,8 +190,8 @@ static __always_inline __u64 write_seq_ts(struct gen_cpu *c, __u8 *udp, __u32 se
 {
 	__u64 ts = send_time(c);
 
-	GEN_PUT(__u32, udp, GEN_ST_OFF_SEQ, seq);
-	GEN_PUT(__u32, udp, GEN_ST_OFF_TS, (__u32)ts);
+	/* seq and the time's low half are adjacent: one 8-byte store (little-endian, as the stamp) */
+	GEN_PUT(__u64, udp, GEN_ST_OFF_SEQ, (__u64)seq | (ts << 32));
 	GEN_PUT(__u16, udp, GEN_ST_OFF_TS + 4, (__u16)(ts >> 32));
 	return (__u64)seq + (ts & 0xffffffffULL) + ((ts >> 32) & 0xffff);
 }
