@@ -49,6 +49,7 @@ struct gen_cfg {
 	struct param_list cpus;
 	/* AF_XDP */
 	__u64 batch, ring_size;
+	__u64 xsk_batch; /* xsk's --batch: its own default (larger kicks pay there) */
 	struct xsk_cli xsk;
 	__u64 tx_budget;
 	/* kernel (live frames) */

@@ -23,6 +23,11 @@
 static const struct gen_cfg defaults = {
 	.interval = 1000000000ULL,
 	.batch = 64,
+	/*
+	 * A copy-mode kick sends one batch: 256 frames per sendto() beat 64 by
+	 * 10% here (xdp-gen xsk vs xdpsock -t went 1.07 -> 1.18-1.25).
+	 */
+	.xsk_batch = 256,
 	.ring_size = 2048,
 	.xsk = XSK_CLI_DEFAULTS,
 	.queues = { .n = 1, .ids = { 0 } },
@@ -80,7 +85,8 @@ static const struct param_def xsk_opts[] = {
 	  1023 },
 	{ "cpus", 0, PARAM_LIST, OPT(cpus), "LIST",
 	  "CPU of each queue's thread (default: queue i on CPU i mod CPUs)", 0, 4095 },
-	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "frames per ring operation", 1, 2048 },
+	{ "batch", 'b', PARAM_UINT, OPT(xsk_batch), "N", "frames per ring operation and kick", 1,
+	  2048 },
 	{ "ring-size", 0, PARAM_UINT, OPT(ring_size), "N", "tx and completion ring entries", 64,
 	  32768 },
 	XSK_CLI_PARAMS(struct gen_cfg, xsk),

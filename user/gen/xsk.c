@@ -43,7 +43,7 @@ static struct xsk_tx *tx_of(const struct gen *g, unsigned int i)
 static void set_tx_budget(struct gen_thread *t, struct xsk_tx *x)
 {
 	const struct gen_cfg *cfg = t->g->cfg;
-	__u32 budget = (__u32)(cfg->tx_budget ? cfg->tx_budget : cfg->batch);
+	__u32 budget = (__u32)(cfg->tx_budget ? cfg->tx_budget : cfg->xsk_batch);
 	int err;
 
 	/*
@@ -68,8 +68,8 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 	__u32 i, n, nr;
 	int err;
 
-	xsk_queue_opts_cli(&o, t->g->ifc.name, t->queue, t->cpu, &cfg->xsk, (__u32)cfg->batch, 0,
-			   (__u32)cfg->ring_size);
+	xsk_queue_opts_cli(&o, t->g->ifc.name, t->queue, t->cpu, &cfg->xsk, (__u32)cfg->xsk_batch,
+			   0, (__u32)cfg->ring_size);
 	if (t->g->replay)
 		o.nr_frames = gen_replay_slots(t->g);
 	err = xsk_queue__create(&x->q, &o);
@@ -219,7 +219,7 @@ static void xsk_drain(struct gen_thread *t, struct xsk_tx *x)
 static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 {
 	struct gen *g = t->g;
-	__u32 batch = (__u32)g->cfg->batch;
+	__u32 batch = (__u32)g->cfg->xsk_batch;
 	/* Spin where sleeping cannot keep the pace, or when asked to (--busy-poll). */
 	bool spin = g->cfg->xsk.busy_poll || t->pace.rate >= XSK_SPIN_RATE;
 	__s64 jump_at = 0, jump_by = 0;
@@ -266,7 +266,7 @@ static void *xsk_worker(void *arg)
 	int err;
 
 	runtime_block_signals();
-	addrs = calloc(t->g->cfg->batch, sizeof(*addrs));
+	addrs = calloc(t->g->cfg->xsk_batch, sizeof(*addrs));
 	err = cpu_pin_self(t->cpu);
 	if (!err)
 		err = xsk_setup(t, x);
@@ -298,11 +298,11 @@ static int xsk_preflight(struct gen *g)
 
 	if (xsk_queue_check_cli(g->ifc.driver, &cfg->xsk, cfg->ring_size))
 		return -EINVAL;
-	if (cfg->batch > cfg->ring_size) {
+	if (cfg->xsk_batch > cfg->ring_size) {
 		fprintf(stderr,
 			"xdp-gen: --batch %" PRIu64 " is larger than the ring (%" PRIu64
 			"); lower it or raise --ring-size\n",
-			(uint64_t)cfg->batch, (uint64_t)cfg->ring_size);
+			(uint64_t)cfg->xsk_batch, (uint64_t)cfg->ring_size);
 		return -EINVAL;
 	}
 	if (cfg->pcap || cfg->stamp || cfg->pcap_timing)
