@@ -31,7 +31,8 @@ enum { KERN_REDIRECT_ERR };
 
 /*
  * Frames per BPF_PROG_RUN call. Each call sets up and tears down a page pool
- * (measured: about 24 ms here), so calls must be long: the chunk is sized to
+ * (measured 24 ms once, 0.5-1 ms later into xdp-sink drop), so calls must be
+ * long: the chunk is sized to
  * about 250 ms of work at the rate the thread achieves. A stop interrupts a
  * running call with SIGUSR1 (BPF_PROG_RUN returns EINTR between batches), and
  * the last chunk of a --duration run is trimmed to the time left.
@@ -118,7 +119,7 @@ static __u32 resize_chunk(__u32 chunk, __u32 sent, __u64 took, __u64 *est_pps, _
  * either sends the frame that is due or nothing, so frames leave evenly
  * spaced however long the call; the repeat count is runs, not frames, and
  * the program's own count says how many went. Calls are sized to about
- * KERNEL_PACED_CHUNK_NS, so the ~24 ms each call spends setting up is a pause
+ * KERNEL_PACED_CHUNK_NS, so the time each call spends setting up is a pause
  * once a second, which the program catches up on.
  */
 static void kernel_paced_loop(struct gen_thread *t)
