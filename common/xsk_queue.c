@@ -465,7 +465,7 @@ void xsk_queue_opts_cli(struct xsk_queue_opts *o, const char *ifname, __u32 queu
 	/* The rings a socket does not use keep their defaults: the UMEM needs both. */
 	if (rx_ring) {
 		o->rx_size = rx_ring;
-		o->fill_size = 2 * rx_ring;
+		o->fill_size = rx_ring / 2 >= batch ? rx_ring / 2 : rx_ring;
 	}
 	if (tx_ring) {
 		o->tx_size = tx_ring;

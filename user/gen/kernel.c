@@ -115,6 +115,27 @@ static __u32 resize_chunk(__u32 chunk, __u32 sent, __u64 took, __u64 *est_pps, _
 }
 
 /*
+ * One BPF_PROG_RUN call of 'repeat' runs on the thread's own input frame.
+ * Returns 0, or nonzero when the thread must end: stopped (a stop interrupts
+ * a call between batches with EINTR), or failed (t->w.err set).
+ */
+static int run_call(struct gen_thread *t, __u32 repeat)
+{
+	struct kernel_gen *k = kg(t->g);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
+		    .data_size_in = k->frame_len, .repeat = repeat,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)t->g->cfg->batch);
+
+	if (!bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xdp_gen), &o))
+		return 0;
+	if (errno == EINTR && gen_should_stop(t->g))
+		return 1;
+	t->w.err = -errno;
+	pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
+	return 1;
+}
+
+/*
  * With --rate the program paces itself (struct gen_cpu): every run of a call
  * either sends the frame that is due or nothing, so frames leave evenly
  * spaced however long the call; the repeat count is runs, not frames, and
@@ -126,10 +147,6 @@ static void kernel_paced_loop(struct gen_thread *t)
 {
 	struct gen *g = t->g;
 	struct kernel_gen *k = kg(g);
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
-		    .data_size_in = k->frame_len, .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
-		    .batch_size = (__u32)g->cfg->batch);
-	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
 	__u64 est = 0, end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
 	struct gen_cpu c;
@@ -158,14 +175,8 @@ static void kernel_paced_loop(struct gen_thread *t)
 			if (fit < cap)
 				cap = fit;
 		}
-		o.repeat = (__u32)cap;
-		if (bpf_prog_test_run_opts(fd, &o)) {
-			if (errno == EINTR && gen_should_stop(g))
-				break;
-			t->w.err = -errno;
-			pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
+		if (run_call(t, (__u32)cap))
 			break;
-		}
 		chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, KERNEL_PACED_CHUNK_NS,
 				     KERNEL_PACED_CHUNK_MAX);
 	}
@@ -176,11 +187,6 @@ static void kernel_paced_loop(struct gen_thread *t)
 static void kernel_loop(struct gen_thread *t)
 {
 	struct gen *g = t->g;
-	struct kernel_gen *k = kg(g);
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
-		    .data_size_in = k->frame_len, .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
-		    .batch_size = (__u32)g->cfg->batch);
-	int fd = bpf_program__fd(k->skel->progs.xdp_gen);
 	__u64 due, est_pps = 0;
 	__u64 end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
@@ -193,14 +199,8 @@ static void kernel_loop(struct gen_thread *t)
 			pace_wait(due, false);
 			continue;
 		}
-		o.repeat = want;
-		if (bpf_prog_test_run_opts(fd, &o)) {
-			if (errno == EINTR && gen_should_stop(g))
-				break;
-			t->w.err = -errno;
-			pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
+		if (run_call(t, want))
 			break;
-		}
 		CNT_ADD(t->c.submitted, want);
 		chunk = resize_chunk(chunk, want, now_ns() - now, &est_pps, KERNEL_CHUNK_NS,
 				     KERNEL_CHUNK_MAX);
