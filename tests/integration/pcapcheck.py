@@ -88,4 +88,5 @@ def main():
     print("%d frames ok, flows %d, sizes %s" % (n, len(last_seq), dict(sorted(sizes.items()))))
 
 
-main()
+if __name__ == "__main__":
+    main()
