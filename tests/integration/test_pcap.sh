@@ -86,7 +86,7 @@ test_pcap_anomalies_around_a_gap() {
 	lab_setup --no-ipv6
 	pcap_dir
 	# A receive ring with room for 80 ms at this rate: a busy machine must not add gaps.
-	start_capture_sink --capture "$PDIR/gap.pcap" --capture-what anomalies --ring-size 16384
+	start_capture_sink --capture "$PDIR/gap.pcap" --capture-what anomalies --ring-size 32768
 	lab_exec gen env XDPSG_TEST_SEQ_JUMP=10000:57 "$GEN_HOOKS" xsk -q -n 20000 -r 200k \
 		"$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_capture_sink

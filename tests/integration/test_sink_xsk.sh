@@ -46,7 +46,7 @@ test_sink_xsk_exact() {
 	lab_setup --no-ipv6
 	# An AF_XDP receive ring has no backpressure: give the sink thread room
 	# (16k descriptors, 80 ms at this rate) in case a busy machine delays it.
-	start_xsk_sink --ring-size 16384
+	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" kernel -q -n $n -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_xsk_sink
 	t_expect_eq "delivered" $n "$(xs 'o["rx_packets"]')"
@@ -65,7 +65,7 @@ test_sink_xsk_exact() {
 test_sink_xsk_forced_gap_and_duplicates() {
 	lab_setup --no-ipv6
 	# A jump of +57 in flow 0's sequence: exactly 57 lost.
-	start_xsk_sink --ring-size 16384
+	start_xsk_sink --ring-size 32768
 	XDPSG_TEST_SEQ_JUMP=50000:57 lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:57 "$GEN_HOOKS" xsk -q \
 		-n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_xsk_sink
@@ -78,7 +78,7 @@ test_sink_xsk_forced_gap_and_duplicates() {
 	# send time (seqtrack's unit tests count those); a step back sent after
 	# the flow's newest frame is a claim no sender makes: implausible, and in
 	# no books.
-	start_xsk_sink --ring-size 16384
+	start_xsk_sink --ring-size 32768
 	lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:-23 "$GEN_HOOKS" xsk -q -n 100000 -r 200k "$GEN_IF" \
 		>/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_xsk_sink
@@ -91,7 +91,7 @@ test_sink_xsk_forced_gap_and_duplicates() {
 
 test_sink_xsk_restart_is_not_loss() {
 	lab_setup --no-ipv6
-	start_xsk_sink --ring-size 16384
+	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 1"
 	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 2"
 	stop_xsk_sink
@@ -106,7 +106,7 @@ test_sink_xsk_two_queues() {
 	lab_setup --no-ipv6 --queues 2
 	# Two generator threads and two sink threads share the two CPUs here: a
 	# modest rate keeps this a test of spreading and accounting, not capacity.
-	start_xsk_sink --queues all --ring-size 16384
+	start_xsk_sink --queues all --ring-size 32768
 	lab_exec gen "$GEN" kernel -q -n $n -t 2 -r 50k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
 	stop_xsk_sink
 	t_expect_eq "sockets" 2 "$(xs 'len(o["sockets"])')"
@@ -172,7 +172,7 @@ test_sink_xsk_starts_under_traffic() {
 	# Traffic first, then the sink: its books must still balance.
 	lab_bg /dev/null gen "$GEN" kernel -q -d 8 "$GEN_IF" --fix-peer
 	sleep 1
-	start_xsk_sink --ring-size 16384
+	start_xsk_sink --ring-size 32768
 	sleep 2
 	stop_xsk_sink
 	t_expect_ge "delivered" 1 "$(xs 'o["rx_packets"]')"
