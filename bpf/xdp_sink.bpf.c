@@ -119,19 +119,24 @@ static __always_inline struct sink_stats *count(struct xdp_md *ctx)
 }
 
 /*
- * One frame in sample_every goes to user space, counted per CPU without
- * atomics; a full ring loses the sample, never the frame's verdict.
+ * One frame in sample_every goes to user space. The 1-in-N countdown is in
+ * the frame's own stats entry (per queue slot and CPU, no atomics); the
+ * sample counters are looked up only for the frame that is sampled. A full
+ * ring loses the sample, never the frame's verdict.
  */
-static __always_inline void sample(struct xdp_md *ctx)
+static __always_inline void sample(struct xdp_md *ctx, struct sink_stats *s)
 {
 	__u32 key = 0, len = ctx->data_end - ctx->data;
-	__u64 cap;
-	struct xdpsg_sample_state *st = bpf_map_lookup_elem(&sample_state, &key);
+	struct xdpsg_sample_state *st;
 	struct xdpsg_sample *rec;
+	__u64 cap;
 
-	if (!st || ++st->countdown < sample_every)
+	if (++s->sample_countdown < sample_every)
 		return;
-	st->countdown = 0;
+	s->sample_countdown = 0;
+	st = bpf_map_lookup_elem(&sample_state, &key);
+	if (!st)
+		return;
 	rec = bpf_ringbuf_reserve(&samples, sizeof(*rec), 0);
 	if (!rec) {
 		st->lost++;
@@ -157,12 +162,12 @@ int xdp_sink_drop(struct xdp_md *ctx)
 {
 	struct sink_stats *s = count(ctx);
 
-	/* Known at load: without --sample the verifier removes this. */
-	if (sample_every)
-		sample(ctx);
-
-	if (s)
+	if (s) {
+		/* Known at load: without --sample the verifier removes this. */
+		if (sample_every)
+			sample(ctx, s);
 		s->drop++;
+	}
 	return XDP_DROP;
 }
 

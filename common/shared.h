@@ -72,6 +72,12 @@ struct sink_stats {
 	__u64 err_ip; /* truncated IP header, bad version or IHL < 5 */
 	__u64 err_ip6_ext; /* IPv6 extension headers (not followed) */
 	__u64 err_udp; /* truncated UDP header */
+	/*
+	 * drop --sample N: frames since this slot's last sample on this CPU.
+	 * Not a count (summing it means nothing); it lives here because the
+	 * program already holds this entry, so sampling costs no extra lookup.
+	 */
+	__u64 sample_countdown;
 };
 
 /*

@@ -82,7 +82,7 @@ static const struct param_def xsk_opts[] = {
 	  "CPU of each queue's thread (default: the highest CPUs, queue 0 on the last)", 0, 4095 },
 	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "descriptors per ring operation", 1, 2048 },
 	{ "ring-size", 0, PARAM_UINT, OPT(ring_size), "N",
-	  "rx ring entries; the UMEM has half as many frames, all in the fill ring", 64, 16384 },
+	  "rx ring entries; the UMEM has half as many frames, all in the fill ring", 64, 65536 },
 	XSK_CLI_PARAMS(struct sink_cfg, xsk),
 	{ "poll", 0, PARAM_FLAG, OPT(poll), NULL, "sleep in poll() when the ring is empty" },
 	{ "no-verify", 0, PARAM_FLAG, OPT(no_verify), NULL,
