@@ -240,7 +240,9 @@ TARGETS = [
     ('bare/xsk/60/q2', 1.2, 'xdp-gen xsk vs xdpsock -t, 2 queues'),
     ('xsk-noverify/kernel-nostamp/60/q1', 1.0, 'xdp-sink xsk --no-verify vs xdpsock -r, '
                                                 'same unstamped feed'),
-    ('xsk/kernel/60/q1', 0.8, 'xdp-sink xsk (verifying) vs xdpsock -r, same feed'),
+    ('xsk/kernel/60/q1', 0.8, 'xdp-sink xsk (verifying, default CPU) vs xdpsock -r, same feed'),
+    ('xsk-follow/kernel/60/q1', 0.8, 'xdp-sink xsk --follow-rx (verifying, on the receive CPU) '
+                                      'vs xdpsock -r, same feed'),
     ('drop/kernel/60/q1', 0.97, 'xdp-sink drop vs xdp-bench drop, same feed (level)'),
 ]
 
@@ -331,7 +333,7 @@ def peer_of(c):
     if c.sink == 'drop' and c.gen == 'kernel':
         return 'xdp-bench', 'ext:xdp-bench', 'kernel', 60, 'xdp-bench drop, same feed'
     if c.queues == 1 and (c.sink, c.gen) in (('xsk-noverify', 'kernel-nostamp'),
-                                             ('xsk', 'kernel')):
+                                             ('xsk', 'kernel'), ('xsk-follow', 'kernel')):
         return 'xdpsock', 'ext:xdpsock', c.gen, 60, 'xdpsock -r, same feed'
     if c.sink == 'bare' and c.gen == 'xsk':
         return 'xdpsock', 'bare', 'ext:xdpsock', 60, 'xdpsock -t, one process per queue'
@@ -359,6 +361,7 @@ def matrix_spec(gens):
             for g in ['kernel', 'xsk'] + (['kernel-nostamp'] if nostamp else []):
                 yield 'bare', g, 60, q, 'gen'
         yield 'xsk', 'kernel', 60, 1, 'sink'
+        yield 'xsk-follow', 'kernel', 60, 1, 'sink'
         if nostamp:
             yield 'xsk-noverify', 'kernel-nostamp', 60, 1, 'sink'
         return
@@ -374,6 +377,7 @@ def matrix_spec(gens):
             yield 'xsk', g, 60, q, 'cross'
         if nostamp:
             yield 'bare', 'kernel-nostamp', 60, q, 'gen'
+    yield 'xsk-follow', 'kernel', 60, 1, 'sink'
     if nostamp:
         yield 'xsk-noverify', 'kernel-nostamp', 60, 1, 'sink'
 
@@ -481,6 +485,8 @@ def sink_argv(lab, cell, secs):
         extra = ['--queues', 'all']
     elif sink == 'xsk-noverify':
         mode, extra = 'xsk', ['--queues', 'all', '--no-verify']
+    elif sink == 'xsk-follow':
+        mode, extra = 'xsk', ['--queues', 'all', '--follow-rx']
     elif sink == SAMPLE_SINK:
         mode, extra = 'drop', ['--sample', '100', '--capture',
                                os.path.join(TMP or tempfile.gettempdir(), 'samples.pcap')]

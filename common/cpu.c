@@ -19,6 +19,15 @@ int cpu_pin_self(int cpu)
 	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+int cpu_pin_thread(pthread_t t, int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return -pthread_setaffinity_np(t, sizeof(set), &set);
+}
+
 int cpu_online_count(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -178,3 +178,28 @@ test_sink_xsk_starts_under_traffic() {
 	t_expect_ge "delivered" 1 "$(xs 'o["rx_packets"]')"
 	expect_balanced
 }
+
+# --follow-rx: the generator's thread on CPU 0 runs the sink veth's receive
+# path too (veth receives in the sender's softirq); the sink's thread starts
+# on CPU 1 and must move there once, and the books must balance across the
+# move: every frame sent is delivered or counted where it was dropped.
+test_sink_xsk_follow_rx() {
+	local n=600000 sent
+	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
+	lab_setup --no-ipv6
+	start_xsk_sink --follow-rx --cpus 1 --ring-size 32768
+	lab_exec gen "$GEN" kernel -j -q --cpus 0 -n $n -r 600k "$GEN_IF" >"$XOUT.gen" 2>&1 ||
+		t_fail "xdp-gen failed: $(tail -n 3 "$XOUT.gen")"
+	t_on_cleanup rm -f "$XOUT.gen"
+	stop_xsk_sink
+	sent=$(json_get "$XOUT.gen" summary 'o["tx_packets"]')
+	t_expect_eq "sent" $n "$sent"
+	t_expect_eq "the thread followed the receive path to CPU 0" 0 "$(xs 'o["sockets"][0]["cpu"]')"
+	t_expect_eq "moved once" 1 "$(xs 'o["sockets"][0]["cpu_moves"]')"
+	t_expect_eq "delivered + dropped at the socket = sent" $n \
+		"$(xs 'o["rx_packets"] + o["drops"]["xsk_fill_ring_empty"] + o["drops"]["xsk_rx_ring_full"]')"
+	t_expect_eq "lost = dropped at the socket" "$(xs 'o["lost"]')" \
+		"$(xs 'o["drops"]["xsk_fill_ring_empty"] + o["drops"]["xsk_rx_ring_full"]')"
+	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
+	expect_balanced
+}

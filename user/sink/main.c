@@ -85,6 +85,8 @@ static const struct param_def xsk_opts[] = {
 	  "rx ring entries; the UMEM has half as many frames, all in the fill ring", 64, 65536 },
 	XSK_CLI_PARAMS(struct sink_cfg, xsk),
 	{ "poll", 0, PARAM_FLAG, OPT(poll), NULL, "sleep in poll() when the ring is empty" },
+	{ "follow-rx", 0, PARAM_FLAG, OPT(follow_rx), NULL,
+	  "move each queue's thread to the CPU where the kernel receives its packets" },
 	{ "no-verify", 0, PARAM_FLAG, OPT(no_verify), NULL,
 	  "count only: do not read stamps (no loss, order or latency checks)" },
 	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",

@@ -51,6 +51,8 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 	}
 	if (sk->ops->explain)
 		sk->ops->explain(sk, s);
+	if (sk->ops->tick)
+		sk->ops->tick(sk, s);
 	n = sink_received(sk, s, NULL) - sink_received(sk, (const struct sink_snap *)base, NULL);
 	/* Traffic moved the count since the last tick: it flowed at least until now. */
 	if (n != sk->seen) {

@@ -51,7 +51,7 @@ struct sink_cfg {
 	struct param_list queues, cpus;
 	__u64 batch, ring_size;
 	struct xsk_cli xsk;
-	bool poll, no_verify;
+	bool poll, no_verify, follow_rx;
 	const char *hist;
 	struct metrics_cli metrics;
 	/* --capture (xsk; drop with --sample) */
@@ -119,6 +119,8 @@ struct sink_mode_ops {
 		      struct sink_drops *d);
 	/* Every tick: say once what kernel-side losses mean. */
 	void (*explain)(struct sink *sk, const struct sink_snap *s);
+	/* Every tick, after explain: the mode's own upkeep (xsk: --follow-rx). */
+	void (*tick)(struct sink *sk, const struct sink_snap *s);
 	/* Report parts: JSON members after the verdicts, text lines, the summary's drops. */
 	void (*json)(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 		     const struct sink_snap *b, const struct sink_stats *d,

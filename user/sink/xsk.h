@@ -5,8 +5,9 @@
 /*
  * The xsk mode's own parts: xsk.c plans the queues and runs their threads,
  * xsk_report.c turns what they counted into reports. A queue's thread is the
- * only writer of its struct xq; the main thread reads the published counters
- * while the run goes on, and the trackers (per-run books) only after the
+ * only writer of its struct xq but for cpu, which the main thread changes
+ * with --follow-rx once the thread is set up; the main thread reads the
+ * published counters while the run goes on, and the trackers (per-run books) only after the
  * threads are joined.
  */
 #include "capture.h"
@@ -35,7 +36,9 @@ struct xq {
 	struct run_worker w;
 	struct sink *sk;
 	unsigned int queue;
-	int cpu;
+	int cpu; /* where the thread runs (--follow-rx moves it) */
+	int umem_node; /* the NUMA node of the queue's UMEM: --follow-rx stays on it */
+	unsigned int cpu_moves;
 	struct xsk_queue *q;
 	struct seqtrack *tr;
 	struct capq *cap; /* --capture: this queue's ring to the writer */
@@ -48,6 +51,9 @@ struct xsk_state {
 	unsigned int nxq;
 	struct xq *xq;
 	struct capture *cap; /* --capture */
+	/* --follow-rx: when to look next, and each queue's per-CPU packets at the last look */
+	__u64 follow_next_ns;
+	__u64 *follow_seen; /* nxq x ncpus */
 };
 
 /* The mode's part of a reading: each queue's counters, then each socket's XDP_STATISTICS. */
