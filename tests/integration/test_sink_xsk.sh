@@ -203,3 +203,26 @@ test_sink_xsk_follow_rx() {
 	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
 	expect_balanced
 }
+
+# Without --frame-size the sink takes 2048-byte UMEM frames when the MTU's
+# frames fit (and a full-size frame is delivered whole), 4096 when they do
+# not; --frame-size wins over both.
+test_sink_xsk_frame_size_from_mtu() {
+	lab_setup --no-ipv6
+	start_xsk_sink --ring-size 32768
+	lab_exec gen "$GEN" kernel -q -s 1514 -n 1000 -r 100k "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	stop_xsk_sink
+	t_expect_eq "MTU 1500: 2048-byte frames" 2048 "$(xs 'o["sockets"][0]["frame_size"]')"
+	t_expect_eq "1514-byte frames delivered" 1000 "$(xs 'o["rx_packets"]')"
+	t_expect_eq "bytes" 1514000 "$(xs 'o["rx_bytes"]')"
+	expect_balanced
+	ip -n "$SINK_NS" link set dev "$SINK_IF" mtu 3000 || t_fail "cannot set the MTU"
+	start_xsk_sink
+	stop_xsk_sink
+	t_expect_eq "MTU 3000: 4096-byte frames" 4096 "$(xs 'o["sockets"][0]["frame_size"]')"
+	ip -n "$SINK_NS" link set dev "$SINK_IF" mtu 1500 || t_fail "cannot set the MTU"
+	start_xsk_sink --frame-size 4096
+	stop_xsk_sink
+	t_expect_eq "--frame-size 4096 given" 4096 "$(xs 'o["sockets"][0]["frame_size"]')"
+}

@@ -152,7 +152,8 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned int nq)
+int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned int nq,
+		    __u32 frame_size)
 {
 	struct capture *c = calloc(1, sizeof(*c));
 	char why[512];
@@ -166,7 +167,7 @@ int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned i
 	c->anomalies = cfg->capture_what;
 	c->max = cfg->capture_max;
 	/* No frame is longer than a UMEM frame: a larger snap length would waste slots. */
-	c->snap = (__u32)cfg->xsk.frame_size;
+	c->snap = frame_size;
 	if (cfg->snaplen && cfg->snaplen < c->snap)
 		c->snap = (__u32)cfg->snaplen;
 	c->stride = (__u32)((sizeof(struct cap_hdr) + c->snap + 63) & ~63UL);

@@ -21,7 +21,8 @@
  * entry another flow took has no "before" frame), and the frame after the gap.
  *
  *   capture_check(cfg)          preflight: the options and the file's path
- *   capture__create(&c, cfg, n) open the file, start the writer; n queues
+ *   capture__create(&c, cfg, n, fs) open the file, start the writer; n queues
+ *                               whose UMEM frames are fs bytes
  *   capture_queue(c, i)         queue i's ring, for its thread only
  *   capture_offer(cq, ...)      receive thread, per frame
  *   capture_finish(c)           after the receive threads stopped: drain,
@@ -46,7 +47,8 @@ struct capq;
 struct stamp;
 
 int capture_check(const struct sink_cfg *cfg);
-int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned int nq);
+int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned int nq,
+		    __u32 frame_size);
 struct capq *capture_queue(struct capture *c, unsigned int i);
 /* A frame of len bytes received at now_ns, with seqtrack's verdict (or CAPTURE_*). */
 void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, int verdict,

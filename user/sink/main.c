@@ -27,7 +27,8 @@ static const struct sink_cfg defaults = {
 	 * quarter of a queue's capacity here), for a 64 MiB UMEM per queue.
 	 */
 	.ring_size = 8192,
-	.xsk = XSK_CLI_DEFAULTS,
+	/* frame_size 0: xsk_plan() picks 2048 bytes when the interface's MTU fits, else 4096 */
+	.xsk = { .frame_size = 0 },
 };
 
 static const struct param_enum xdp_modes[] = {

@@ -51,6 +51,7 @@ struct xsk_state {
 	unsigned int nxq;
 	struct xq *xq;
 	struct capture *cap; /* --capture */
+	__u32 frame_size; /* UMEM frame size in use: --frame-size, or chosen from the MTU */
 	/* --follow-rx: when to look next, and each queue's per-CPU packets at the last look */
 	__u64 follow_next_ns;
 	__u64 *follow_seen; /* nxq x ncpus */

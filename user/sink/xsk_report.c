@@ -184,6 +184,7 @@ static void json_sockets(const struct sink *sk, struct jw *w, const struct sink_
 		jw_u64(w, "queue", x->queue);
 		jw_u64(w, "cpu", (__u64)x->cpu);
 		jw_u64(w, "cpu_moves", x->cpu_moves);
+		jw_u64(w, "frame_size", xs->frame_size);
 		jw_str(w, "mode", xq_bind_mode(x));
 		jw_u64(w, "rx_packets", ca[i].rx_packets - cb[i].rx_packets);
 		jw_double(w, "pps",
