@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # xdp-sink xsk in the lab: exact delivery with stamps checked, forced gaps and
 # duplicates reported exactly, two queues, a slow sink whose drops land at the
-# right counter while the books still balance, the histogram file, bad input.
+# right counter while the books still balance, the histogram file, bad input,
+# --follow-rx and the receive-CPU hint, the frame size chosen from the MTU.
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
@@ -196,6 +197,7 @@ test_sink_xsk_follow_rx() {
 	t_expect_eq "sent" $n "$sent"
 	t_expect_eq "the thread followed the receive path to CPU 0" 0 "$(xs 'o["sockets"][0]["cpu"]')"
 	t_expect_eq "moved once" 1 "$(xs 'o["sockets"][0]["cpu_moves"]')"
+	t_expect_eq "receive CPU" 0 "$(xs 'o["sockets"][0]["rx_cpu"]')"
 	t_expect_eq "delivered + dropped at the socket = sent" $n \
 		"$(xs 'o["rx_packets"] + o["drops"]["xsk_fill_ring_empty"] + o["drops"]["xsk_rx_ring_full"]')"
 	t_expect_eq "lost = dropped at the socket" "$(xs 'o["lost"]')" \
@@ -225,4 +227,28 @@ test_sink_xsk_frame_size_from_mtu() {
 	start_xsk_sink --frame-size 4096
 	stop_xsk_sink
 	t_expect_eq "--frame-size 4096 given" 4096 "$(xs 'o["sockets"][0]["frame_size"]')"
+}
+
+# Without --follow-rx the sink stays where it was put, names the CPU its
+# queue's packets arrive on, and (text summary) hints at the option.
+test_sink_xsk_rx_cpu_hint() {
+	local out
+	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
+	lab_setup --no-ipv6
+	start_xsk_sink --cpus 1 --ring-size 32768
+	lab_exec gen "$GEN" kernel -q --cpus 0 -n 200000 -r 400k "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	stop_xsk_sink
+	t_expect_eq "stayed on CPU 1" 1 "$(xs 'o["sockets"][0]["cpu"]')"
+	t_expect_eq "no moves" 0 "$(xs 'o["sockets"][0]["cpu_moves"]')"
+	t_expect_eq "receive CPU" 0 "$(xs 'o["sockets"][0]["rx_cpu"]')"
+	out=$(mktemp) && t_on_cleanup rm -f "$out"
+	lab_bg "$out" sink "$SINK" xsk -q -d 300 --cpus 1 "$SINK_IF"
+	XPID=$LAST_PID
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$out")"
+	lab_exec gen "$GEN" kernel -q --cpus 0 -n 200000 -r 400k "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	stop_xsk_sink
+	grep -q "hint: queue 0's packets arrive on CPU 0; --follow-rx" "$out" ||
+		t_fail "no --follow-rx hint: $(tail -n 4 "$out")"
 }

@@ -370,11 +370,7 @@ static int plan_queues(struct sink *sk, struct xsk_state *xs)
 			return -EINVAL;
 		}
 		x->umem_node = numa_node_of_cpu(x->cpu);
-	}
-	if (cfg->follow_rx) {
-		xs->follow_seen = calloc((size_t)xs->nxq * (size_t)sk->ncpus, sizeof(__u64));
-		if (!xs->follow_seen)
-			return -ENOMEM;
+		x->rx_cpu = -1;
 	}
 	return 0;
 }
@@ -442,6 +438,10 @@ static int xsk_start(struct sink *sk)
 	struct xsk_state *xs = sk->ms;
 	unsigned int i;
 
+	/* Where each queue's packets arrive is watched always; --follow-rx acts on it. */
+	xs->follow_seen = calloc((size_t)xs->nxq * (size_t)sk->ncpus, sizeof(__u64));
+	if (!xs->follow_seen)
+		return -ENOMEM;
 	if (sk->cfg->capture) {
 		int err = capture__create(&xs->cap, sk->cfg, xs->nxq, xs->frame_size);
 
@@ -465,7 +465,9 @@ static int xsk_start(struct sink *sk)
  * program keeps anyway) and moves the queue's thread to the CPU that ran more
  * than half of its packets, if that CPU is on the node of the queue's UMEM.
  * The thread then shares that CPU with the receive path: it naps when its
- * ring is empty, which is what leaves the CPU to the kernel.
+ * ring is empty, which is what leaves the CPU to the kernel. Without the
+ * option the looks still happen: the summary names the receive CPU (rx_cpu)
+ * and the text hints at --follow-rx when a verifying thread ran elsewhere.
  */
 #define FOLLOW_NS 100000000ULL
 #define FOLLOW_MIN_PACKETS 1000 /* fewer in a look: too little to judge */
@@ -487,8 +489,10 @@ static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen)
 			best = c;
 		}
 	}
-	if (best < 0 || best == x->cpu || total < FOLLOW_MIN_PACKETS || most * 2 <= total ||
-	    numa_node_of_cpu(best) != x->umem_node)
+	if (best < 0 || total < FOLLOW_MIN_PACKETS || most * 2 <= total)
+		return;
+	x->rx_cpu = best;
+	if (!sk->cfg->follow_rx || best == x->cpu || numa_node_of_cpu(best) != x->umem_node)
 		return;
 	err = cpu_pin_thread(x->w.tid, best);
 	if (err) {

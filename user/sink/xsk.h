@@ -38,6 +38,7 @@ struct xq {
 	unsigned int queue;
 	int cpu; /* where the thread runs (--follow-rx moves it) */
 	int umem_node; /* the NUMA node of the queue's UMEM: --follow-rx stays on it */
+	int rx_cpu; /* the CPU that ran most of the program's work for the queue at the last look, or -1 */
 	unsigned int cpu_moves;
 	struct xsk_queue *q;
 	struct seqtrack *tr;

@@ -184,6 +184,7 @@ static void json_sockets(const struct sink *sk, struct jw *w, const struct sink_
 		jw_u64(w, "queue", x->queue);
 		jw_u64(w, "cpu", (__u64)x->cpu);
 		jw_u64(w, "cpu_moves", x->cpu_moves);
+		jw_i64(w, "rx_cpu", x->rx_cpu);
 		jw_u64(w, "frame_size", xs->frame_size);
 		jw_str(w, "mode", xq_bind_mode(x));
 		jw_u64(w, "rx_packets", ca[i].rx_packets - cb[i].rx_packets);
@@ -326,6 +327,11 @@ static void text_summary(const struct sink *sk, const struct sink_snap *a,
 		       q->cpu, xq_bind_mode(q),
 		       fmt_count(l[0], sizeof(l[0]), ca[i].rx_packets - cb[i].rx_packets),
 		       q->accounting[0] ? "  frames: " : "", q->accounting);
+		if (!sk->cfg->follow_rx && !sk->cfg->no_verify && q->rx_cpu >= 0 &&
+		    q->rx_cpu != q->cpu)
+			printf("    hint: queue %u's packets arrive on CPU %d; --follow-rx verifies them "
+			       "there, without moving every frame between CPUs (man xdp-sink)\n",
+			       q->queue, q->rx_cpu);
 	}
 }
 
