@@ -93,6 +93,22 @@ lab_exec() {
 	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@"
 }
 
+# wait_xdp NS IF [none]: wait up to 10 s until an XDP program is attached to
+# IF in namespace NS (with "none": until none is); 1 if it never happens.
+wait_xdp() {
+	local i out
+	for i in $(seq 100); do
+		out=$(ip -n "$1" -d link show dev "$2")
+		if [[ "$out" == *prog/xdp* ]]; then
+			[ "${3:-}" != none ] && return 0
+		else
+			[ "${3:-}" = none ] && return 0
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
 # lab_bg OUTFILE gen|sink CMD...: like lab_exec, in the background; the pid is
 # in LAST_PID and is stopped at cleanup.
 lab_bg() {

@@ -7,16 +7,6 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_STALL
 
-wait_xdp() { # ns ifname
-	local i out
-	for i in $(seq 100); do
-		out=$(ip -n "$1" -d link show dev "$2")
-		[[ "$out" == *prog/xdp* ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # Start xdp-sink drop on the sink side; SINK_PID and SINK_OUT are set.
 start_sink() { # [sink options]
 	SINK_OUT=$(mktemp)

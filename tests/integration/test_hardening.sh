@@ -12,20 +12,6 @@ GEN_HOOKS="$BUILD/test-hooks/xdp-gen"
 ASAN_SINK="$BUILD/sanitize/xdp-sink"
 ASAN_GEN="$BUILD/sanitize/xdp-gen"
 
-hd_wait_xdp() { # ns ifname [none]
-	local i out
-	for i in $(seq 100); do
-		out=$(ip -n "$1" -d link show dev "$2")
-		if [[ "$out" == *prog/xdp* ]]; then
-			[ "${3:-}" != none ] && return 0
-		else
-			[ "${3:-}" = none ] && return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
-
 # hd_alive PID SECONDS: still running after that long?
 hd_alive() {
 	sleep "$2"
@@ -85,7 +71,7 @@ test_hardening_long_ifname_refused() {
 	msg=$(lab_exec gen "$BUILD/tests/xsk-probe" "$long" 2>&1)
 	t_expect_eq "xsk-probe exit code" 2 $?
 	[[ "$msg" == *"too long"* ]] || t_fail "xsk-probe message: $msg"
-	hd_wait_xdp "$SINK_NS" "$short" none || t_fail "a program was attached to $short"
+	wait_xdp "$SINK_NS" "$short" none || t_fail "a program was attached to $short"
 	t_expect_eq "packets sent on $short" 0 "$(iface_stat "$GEN_NS" "$short" tx packets)"
 }
 
@@ -106,7 +92,7 @@ test_hardening_hist_file() {
 	t_expect_eq "exit code for a symlinked --hist" 2 $?
 	[[ "$msg" == *symlink* ]] || t_fail "symlink message: $msg"
 	t_expect_eq "symlink target" target "$(cat "$dir/target")"
-	hd_wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "a refused run left a program attached"
+	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "a refused run left a program attached"
 	lab_exec sink "$SINK" xsk --hist "$dir/h.csv" -q -d 500ms "$SINK_IF" >/dev/null 2>&1 ||
 		t_fail "a short xsk run with --hist failed"
 	grep -q precious "$dir/h.csv" && t_fail "--hist was not rewritten by a good run"
@@ -159,7 +145,7 @@ test_hardening_ethtool_count_changes() {
 	lab_bg "$sout" sink env ASAN_OPTIONS=detect_leaks=0 "$ASAN_SINK" drop -j -i 100ms \
 		--kernel-stats -d 120 "$SINK_IF"
 	spid=$LAST_PID
-	hd_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$sout")"
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$sout")"
 	lab_bg "$gout" gen env ASAN_OPTIONS=detect_leaks=0 "$ASAN_GEN" qdisc -j -i 100ms \
 		--kernel-stats -r 1000 -d 120 "$GEN_IF"
 	gpid=$LAST_PID
@@ -204,7 +190,7 @@ test_hardening_huge_duration() {
 	t_on_cleanup rm -f "$sout" "$gout"
 	lab_bg "$sout" sink "$SINK" drop -j -q -d 5124095h "$SINK_IF"
 	spid=$LAST_PID
-	hd_wait_xdp "$SINK_NS" "$SINK_IF" ||
+	wait_xdp "$SINK_NS" "$SINK_IF" ||
 		t_fail "xdp-sink -d 5124095h is not attached (ended at once?): $(cat "$sout")"
 	lab_bg "$gout" gen "$GEN" kernel -j -q -r 1000 -d 5124095h "$GEN_IF"
 	gpid=$LAST_PID
@@ -264,20 +250,20 @@ test_hardening_sigkill_leaves_nothing() {
 		[ "$mode" = drop-pin ] && again=(drop)
 		lab_bg "$out" sink "$SINK" "${args[@]}" -q -d 120 "$SINK_IF"
 		pid=$LAST_PID
-		hd_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "$mode did not attach: $(cat "$out")"
+		wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "$mode did not attach: $(cat "$out")"
 		sleep 0.3
 		kill -KILL "$pid"
 		wait "$pid" 2>/dev/null
-		hd_wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: a program is still attached after SIGKILL"
+		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: a program is still attached after SIGKILL"
 		lab_exec sink "$SINK" "${again[@]}" -q -d 300ms "$SINK_IF" >"$out" 2>&1 ||
 			t_fail "$mode: the run after SIGKILL failed without --force: $(cat "$out")"
-		hd_wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: attached after a clean run"
+		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: attached after a clean run"
 	done
 	lab_exec sink rm -rf "/sys/fs/bpf/xdp-sink/$SINK_IF"
 	# xdp-gen attaches nothing: killed in any mode, its interface holds no program.
 	lab_bg /dev/null sink "$SINK" drop -q -d 120 "$SINK_IF"
 	spid=$LAST_PID
-	hd_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink for the generator runs did not attach"
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink for the generator runs did not attach"
 	for mode in xsk kernel qdisc; do
 		lab_bg "$out" gen "$GEN" "$mode" -q -r 1000 -d 120 "$GEN_IF"
 		pid=$LAST_PID
@@ -285,7 +271,7 @@ test_hardening_sigkill_leaves_nothing() {
 		kill -0 "$pid" 2>/dev/null || t_fail "xdp-gen $mode ended early: $(cat "$out")"
 		kill -KILL "$pid"
 		wait "$pid" 2>/dev/null
-		hd_wait_xdp "$GEN_NS" "$GEN_IF" none || t_fail "xdp-gen $mode left a program on $GEN_IF"
+		wait_xdp "$GEN_NS" "$GEN_IF" none || t_fail "xdp-gen $mode left a program on $GEN_IF"
 		lab_exec gen "$GEN" "$mode" -q -n 1000 "$GEN_IF" >"$out" 2>&1 ||
 			t_fail "xdp-gen $mode after SIGKILL: $(cat "$out")"
 	done

@@ -9,21 +9,6 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 SEND="$BUILD/tests/pktsend"
 
-# Wait until an XDP program is attached to NS/IF (or is gone, with "none").
-m_wait_xdp() { # ns ifname [none]
-	local out
-	for _ in $(seq 100); do
-		out=$(ip -n "$1" -d link show dev "$2")
-		if [[ "$out" == *prog/xdp* ]]; then
-			[ "${3:-}" != none ] && return 0
-		else
-			[ "${3:-}" = none ] && return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
-
 m_need() {
 	command -v promtool >/dev/null || t_skip "promtool is missing (make deps installs prometheus)"
 }
@@ -91,7 +76,7 @@ test_metrics_files_pass_promtool() {
 	lab_bg "$d/drop.out" sink "$SINK" drop -j -q -d 120 --metrics-file "$d/drop.prom" \
 		--metrics-label host=h1 --metrics-label 'note=a "b" \c' "$SINK_IF"
 	local spid=$LAST_PID
-	m_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/drop.out")"
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/drop.out")"
 	for m in xsk kernel qdisc; do
 		lab_exec gen "$GEN" "$m" -j -q -n 20000 --metrics-file "$d/gen-$m.prom" \
 			--metrics-label host=h2 "$GEN_IF" >"$d/gen-$m.out" 2>&1 ||
@@ -108,7 +93,7 @@ test_metrics_files_pass_promtool() {
 	# xdp-sink xsk: the per-run books and the latency histogram at the end.
 	lab_bg "$d/xsk.out" sink "$SINK" xsk -j -q -d 120 --metrics-file "$d/xsk.prom" "$SINK_IF"
 	spid=$LAST_PID
-	m_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$d/xsk.out")"
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$d/xsk.out")"
 	t_wait_for "$d/xsk.out" '"type":"ready"' 10 || t_fail "xsk sink not ready: $(cat "$d/xsk.out")"
 	lab_exec gen "$GEN" xsk -q -n 5000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen xsk into xsk failed"
 	kill -INT "$spid"
@@ -129,7 +114,7 @@ test_metrics_exact_count() {
 	t_on_cleanup rm -rf "$d"
 	lab_bg "$d/out" sink "$SINK" drop -j -q -n $n -d 120 --metrics-file "$d/m.prom" "$SINK_IF"
 	local pid=$LAST_PID
-	m_wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/out")"
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/out")"
 	lab_exec gen "$SEND" -q -n $n --dst-mac "$SINK_MAC" --src-ip "$GEN_IP4" --dst-ip "$SINK_IP4" \
 		"$GEN_IF" || t_fail "pktsend failed"
 	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"
@@ -201,7 +186,7 @@ test_metrics_prometheus_scrape() {
 	lab_bg "$d/sink.out" sink "$SINK" drop -j -q -d 120 --metrics-listen "127.0.0.1:$ps" \
 		--metrics-file "$d/sink.prom" --metrics-label host=sinkhost "$g1"
 	local spid=$LAST_PID
-	m_wait_xdp "$SINK_NS" "$g1" || t_fail "sink did not attach: $(cat "$d/sink.out")"
+	wait_xdp "$SINK_NS" "$g1" || t_fail "sink did not attach: $(cat "$d/sink.out")"
 	for _ in $(seq 150); do
 		m_ns curl -sf "http://127.0.0.1:$pp/api/v1/targets?state=active" 2>/dev/null |
 			grep -q "\"scrapeUrl\":\"http://127.0.0.1:$ps/metrics\",[^}]*\"health\":\"up\"" && break

@@ -9,16 +9,6 @@ GEN="$BUILD/xdp-gen"
 GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_SEQ_JUMP
 PCAPTOOL="$ROOT/tests/integration/pcaptool.py"
 
-wait_xdp() { # ns ifname
-	local i out
-	for i in $(seq 100); do
-		out=$(ip -n "$1" -d link show dev "$2")
-		[[ "$out" == *prog/xdp* ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # A directory for this test's files, removed at cleanup.
 pcap_dir() {
 	PDIR=$(mktemp -d /tmp/xdpsg-pcap.XXXXXX)

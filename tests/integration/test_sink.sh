@@ -5,21 +5,6 @@
 SINK="$BUILD/xdp-sink"
 SEND="$BUILD/tests/pktsend"
 
-# Wait until an XDP program is attached to NS/IF (or is gone, with "none").
-wait_xdp() { # ns ifname [none]
-	local i out
-	for i in $(seq 100); do
-		out=$(ip -n "$1" -d link show dev "$2")
-		if [[ "$out" == *prog/xdp* ]]; then
-			[ "${3:-}" != none ] && return 0
-		else
-			[ "${3:-}" = none ] && return 0
-		fi
-		sleep 0.1
-	done
-	return 1
-}
-
 send() { # count [extra pktsend options]
 	local n=$1
 	shift

@@ -8,16 +8,6 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_SEQ_JUMP
 
-wait_xdp() { # ns ifname
-	local i out
-	for i in $(seq 100); do
-		out=$(ip -n "$1" -d link show dev "$2")
-		[[ "$out" == *prog/xdp* ]] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 start_xsk_sink() { # [options]
 	XOUT=$(mktemp)
 	t_on_cleanup rm -f "$XOUT"
