@@ -240,7 +240,8 @@ TARGETS = [
     ('bare/xsk/60/q2', 1.2, 'xdp-gen xsk vs xdpsock -t, 2 queues'),
     ('xsk-noverify/kernel-nostamp/60/q1', 1.0, 'xdp-sink xsk --no-verify vs xdpsock -r, '
                                                 'same unstamped feed'),
-    ('xsk/kernel/60/q1', 0.8, 'xdp-sink xsk (verifying, default CPU) vs xdpsock -r, same feed'),
+    ('xsk/kernel/60/q1', 0.8, 'xdp-sink xsk (verifying, default: follows the receive CPU when '
+                              'behind) vs xdpsock -r, same feed'),
     ('xsk-follow/kernel/60/q1', 0.8, 'xdp-sink xsk --follow-rx (verifying, on the receive CPU) '
                                       'vs xdpsock -r, same feed'),
     ('drop/kernel/60/q1', 0.97, 'xdp-sink drop vs xdp-bench drop, same feed (level)'),

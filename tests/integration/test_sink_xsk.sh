@@ -2,7 +2,8 @@
 # xdp-sink xsk in the lab: exact delivery with stamps checked, forced gaps and
 # duplicates reported exactly, two queues, a slow sink whose drops land at the
 # right counter while the books still balance, the histogram file, bad input,
-# --follow-rx and the receive-CPU hint, the frame size chosen from the MTU.
+# following the receive CPU (by default, and always with --follow-rx) and the
+# receive-CPU hint, the frame size chosen from the MTU.
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
@@ -187,6 +188,7 @@ test_sink_xsk_follow_rx() {
 	t_expect_eq "sent" $n "$sent"
 	t_expect_eq "the thread followed the receive path to CPU 0" 0 "$(xs 'o["sockets"][0]["cpu"]')"
 	t_expect_eq "moved once" 1 "$(xs 'o["sockets"][0]["cpu_moves"]')"
+	t_expect_eq "follow" always "$(xs 'o["sockets"][0]["follow"]')"
 	t_expect_eq "receive CPU" 0 "$(xs 'o["sockets"][0]["rx_cpu"]')"
 	t_expect_eq "delivered + dropped at the socket = sent" $n \
 		"$(xs 'o["rx_packets"] + o["drops"]["xsk_fill_ring_empty"] + o["drops"]["xsk_rx_ring_full"]')"
@@ -219,8 +221,8 @@ test_sink_xsk_frame_size_from_mtu() {
 	t_expect_eq "--frame-size 4096 given" 4096 "$(xs 'o["sockets"][0]["frame_size"]')"
 }
 
-# Without --follow-rx the sink stays where it was put, names the CPU its
-# queue's packets arrive on, and (text summary) hints at the option.
+# With --cpus (and without --follow-rx) the sink stays where it was put, names
+# the CPU its queue's packets arrive on, and (text summary) hints at the option.
 test_sink_xsk_rx_cpu_hint() {
 	local out
 	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
@@ -231,6 +233,7 @@ test_sink_xsk_rx_cpu_hint() {
 	stop_xsk_sink
 	t_expect_eq "stayed on CPU 1" 1 "$(xs 'o["sockets"][0]["cpu"]')"
 	t_expect_eq "no moves" 0 "$(xs 'o["sockets"][0]["cpu_moves"]')"
+	t_expect_eq "follow" off "$(xs 'o["sockets"][0]["follow"]')"
 	t_expect_eq "receive CPU" 0 "$(xs 'o["sockets"][0]["rx_cpu"]')"
 	out=$(mktemp) && t_on_cleanup rm -f "$out"
 	lab_bg "$out" sink "$SINK" xsk -q -d 300 --cpus 1 "$SINK_IF"
@@ -241,4 +244,80 @@ test_sink_xsk_rx_cpu_hint() {
 	stop_xsk_sink
 	grep -q "hint: queue 0's packets arrive on CPU 0; --follow-rx" "$out" ||
 		t_fail "no --follow-rx hint: $(tail -n 4 "$out")"
+}
+
+# By default a verifying queue follows its receive CPU only when it falls
+# behind there. Keeping up (200 kpps, room for 80 ms): it stays on its CPU.
+test_sink_xsk_follow_auto_stays() {
+	local last=$(($(nproc) - 1))
+	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
+	lab_setup --no-ipv6
+	start_xsk_sink --ring-size 32768
+	lab_exec gen "$GEN" kernel -q --cpus 0 -n 200000 -r 200k "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	stop_xsk_sink
+	t_expect_eq "delivered" 200000 "$(xs 'o["rx_packets"]')"
+	t_expect_eq "follow" auto "$(xs 'o["sockets"][0]["follow"]')"
+	t_expect_eq "no moves" 0 "$(xs 'o["sockets"][0]["cpu_moves"]')"
+	t_expect_eq "stayed on the last CPU" $last "$(xs 'o["sockets"][0]["cpu"]')"
+	t_expect_eq "receive CPU" 0 "$(xs 'o["sockets"][0]["rx_cpu"]')"
+	expect_balanced
+}
+
+# Behind on its own CPU (a busy loop at nice -20 shares it), the queue drops
+# frames, moves to the receive CPU (where the sleeping xsk generator leaves
+# room), delivers more there and keeps the move.
+test_sink_xsk_follow_auto_moves() {
+	local last=$(($(nproc) - 1)) hog seen delivered socket
+	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
+	lab_setup --no-ipv6
+	start_xsk_sink --cost 2000
+	nice -n -20 taskset -c $last sh -c 'while :; do :; done' &
+	hog=$!
+	t_on_cleanup kill $hog
+	lab_exec gen "$GEN" xsk -q --cpus 0 -r 200k -d 1.5 "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	kill $hog
+	stop_xsk_sink
+	t_expect_eq "follow" moved "$(xs 'o["sockets"][0]["follow"]')"
+	t_expect_eq "moved once" 1 "$(xs 'o["sockets"][0]["cpu_moves"]')"
+	t_expect_eq "now on the receive CPU" 0 "$(xs 'o["sockets"][0]["cpu"]')"
+	seen=$(xs 'o["xdp_packets"]')
+	delivered=$(xs 'o["rx_packets"]')
+	socket=$(xs 'o["drops"]["xsk_rx_ring_full"]+o["drops"]["xsk_fill_ring_empty"]')
+	t_expect_ge "dropped at the socket before the move" 1 "$socket"
+	t_expect_eq "seen = delivered + socket drops" "$seen" $((delivered + socket))
+	expect_balanced
+}
+
+# Behind on its own CPU (2 us of work a frame against an unpaced generator),
+# the queue moves to the receive CPU, where a real-time generator outranks it:
+# it delivers less there, goes back, and stays back.
+test_sink_xsk_follow_auto_returns() {
+	local last=$(($(nproc) - 1)) seen delivered socket out
+	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
+	lab_setup --no-ipv6
+	out=$(mktemp) && t_on_cleanup rm -f "$out"
+	lab_bg "$out" sink "$SINK" xsk -q -d 300 --cost 2000 "$SINK_IF"
+	XPID=$LAST_PID
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$out")"
+	lab_exec gen chrt -f 10 "$GEN" kernel -q --cpus 0 -d 1 "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	stop_xsk_sink
+	grep -q "socket queue 0 .*cpu $last .*(follow returned)" "$out" ||
+		t_fail "not back on CPU $last: $(grep 'socket queue' "$out")"
+	grep -q "note: queue 0 delivered less on its receive CPU 0 .* went back to CPU $last" "$out" ||
+		t_fail "no note on the move back: $(tail -n 4 "$out")"
+	start_xsk_sink --cost 2000
+	lab_exec gen chrt -f 10 "$GEN" kernel -q --cpus 0 -d 1 "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	stop_xsk_sink
+	t_expect_eq "follow" returned "$(xs 'o["sockets"][0]["follow"]')"
+	t_expect_eq "there and back" 2 "$(xs 'o["sockets"][0]["cpu_moves"]')"
+	t_expect_eq "back on the last CPU" $last "$(xs 'o["sockets"][0]["cpu"]')"
+	seen=$(xs 'o["xdp_packets"]')
+	delivered=$(xs 'o["rx_packets"]')
+	socket=$(xs 'o["drops"]["xsk_rx_ring_full"]+o["drops"]["xsk_fill_ring_empty"]')
+	t_expect_eq "seen = delivered + socket drops" "$seen" $((delivered + socket))
+	expect_balanced
 }

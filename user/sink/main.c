@@ -87,7 +87,10 @@ static const struct param_def xsk_opts[] = {
 	XSK_CLI_PARAMS(struct sink_cfg, xsk),
 	{ "poll", 0, PARAM_FLAG, OPT(poll), NULL, "sleep in poll() when the ring is empty" },
 	{ "follow-rx", 0, PARAM_FLAG, OPT(follow_rx), NULL,
-	  "move each queue's thread to the CPU where the kernel receives its packets" },
+	  "move each queue's thread to the CPU where the kernel receives its packets, always "
+	  "(default: when the queue drops frames, kept only if it delivers more there)" },
+	{ "no-follow-rx", 0, PARAM_FLAG, OPT(no_follow_rx), NULL,
+	  "keep each queue's thread on its CPU (as --cpus does)" },
 	{ "no-verify", 0, PARAM_FLAG, OPT(no_verify), NULL,
 	  "count only: do not read stamps (no loss, order or latency checks)" },
 	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",

@@ -51,7 +51,7 @@ struct sink_cfg {
 	struct param_list queues, cpus;
 	__u64 batch, ring_size;
 	struct xsk_cli xsk;
-	bool poll, no_verify, follow_rx;
+	bool poll, no_verify, follow_rx, no_follow_rx;
 	const char *hist;
 	struct metrics_cli metrics;
 	/* --capture (xsk; drop with --sample) */

@@ -371,6 +371,12 @@ static int plan_queues(struct sink *sk, struct xsk_state *xs)
 		}
 		x->umem_node = numa_node_of_cpu(x->cpu);
 		x->rx_cpu = -1;
+		if (cfg->follow_rx)
+			x->follow = XQ_FOLLOW_ALWAYS;
+		else if (cfg->no_follow_rx || cfg->no_verify || (cfg->cpus.n && !cfg->cpus.all))
+			x->follow = XQ_FOLLOW_OFF;
+		else
+			x->follow = XQ_FOLLOW_AUTO;
 	}
 	return 0;
 }
@@ -403,6 +409,10 @@ static int xsk_plan(struct sink *sk)
 	cli.frame_size = xsk_frame_size(sk);
 	if (xsk_queue_check_cli(sk->ifc.driver, &cli, cfg->ring_size))
 		return -EINVAL;
+	if (cfg->follow_rx && cfg->no_follow_rx) {
+		pr_warn("--follow-rx and --no-follow-rx contradict each other; drop one of them\n");
+		return -EINVAL;
+	}
 	if (cfg->no_verify && cfg->hist) {
 		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
 		return -EINVAL;
@@ -455,28 +465,51 @@ static int xsk_start(struct sink *sk)
 }
 
 /*
- * --follow-rx. The kernel copies each frame into the UMEM on the CPU that
- * runs the queue's receive path: the NIC queue's interrupt CPU, or on veth the
- * sender's CPU. A thread that verifies on another CPU pulls every frame's
- * cache line over, and the kernel's next copy into that frame has to take the
- * line back; in the lab here that round trip cost the verifying sink about
- * half its rate. So every FOLLOW_NS the main thread looks at which CPUs ran
- * the program for each queue since its last look (the per-CPU counters the
- * program keeps anyway) and moves the queue's thread to the CPU that ran more
- * than half of its packets, if that CPU is on the node of the queue's UMEM.
- * The thread then shares that CPU with the receive path: it naps when its
- * ring is empty, which is what leaves the CPU to the kernel. Without the
- * option the looks still happen: the summary names the receive CPU (rx_cpu)
- * and the text hints at --follow-rx when a verifying thread ran elsewhere.
+ * Following the receive CPU. The kernel copies each frame into the UMEM on
+ * the CPU that runs the queue's receive path: the NIC queue's interrupt CPU,
+ * or on veth the sender's CPU. A thread that verifies on another CPU pulls
+ * every frame's cache line over, and the kernel's next copy into that frame
+ * has to take the line back; in the lab here that round trip cost the
+ * verifying sink about half its rate. So every FOLLOW_NS the main thread looks
+ * at which CPUs ran the program for each queue since its last look (the
+ * per-CPU counters the program keeps anyway); the CPU that ran more than half
+ * of the queue's packets is its rx_cpu. A thread moves only within the node
+ * of its queue's UMEM, and then shares that CPU with the receive path: it
+ * naps when its ring is empty, which is what leaves the CPU to the kernel.
+ *
+ * --follow-rx moves the thread there at every look. By default (verifying,
+ * no --cpus) the move is a trial: made only when the socket dropped at least
+ * one frame in a thousand since the last look (the thread is behind, so where
+ * it runs matters), and kept only if the queue then delivers at least as many
+ * frames a second, or stops dropping. A sender that outranks the thread on
+ * that CPU (a real-time generator, say) would starve it there: the trial
+ * sees the rate fall and moves the thread back, for good. A queue that keeps
+ * up never moves.
  */
 #define FOLLOW_NS 100000000ULL
 #define FOLLOW_MIN_PACKETS 1000 /* fewer in a look: too little to judge */
 
-static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen)
+static bool follow_move(struct xq *x, int cpu)
+{
+	int err = cpu_pin_thread(x->w.tid, cpu);
+
+	if (err) {
+		pr_warn("cannot move queue %u's thread to CPU %d: %s\n", x->queue, cpu,
+			strerror(-err));
+		return false;
+	}
+	x->cpu = cpu;
+	x->cpu_moves++;
+	return true;
+}
+
+static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen, const struct xq_counts *xc,
+			 const struct xdp_statistics *st, __u64 now)
 {
 	__u32 key = x->queue < XDPSG_MAX_QUEUES ? x->queue : XDPSG_MAX_QUEUES;
-	__u64 n, total = 0, most = 0;
-	int c, best = -1, err;
+	__u64 n, total = 0, most = 0, rx, drops, dt;
+	int c, best = -1;
+	double pps;
 
 	if (bpf_map_lookup_elem(bpf_map__fd(sk->skel->maps.stats), &key, sk->buf))
 		return;
@@ -489,19 +522,42 @@ static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen)
 			best = c;
 		}
 	}
-	if (best < 0 || total < FOLLOW_MIN_PACKETS || most * 2 <= total)
+	/* What the queue delivered and what its socket dropped since the last look. */
+	rx = xc->rx_packets - x->look_rx;
+	drops = st->rx_dropped + st->rx_ring_full - x->look_drops;
+	dt = x->look_ns ? now - x->look_ns : 0; /* the first look only sets the marks */
+	x->look_rx = xc->rx_packets;
+	x->look_drops = st->rx_dropped + st->rx_ring_full;
+	x->look_ns = now;
+	if (best < 0 || total < FOLLOW_MIN_PACKETS || most * 2 <= total || !dt)
 		return;
 	x->rx_cpu = best;
-	if (!sk->cfg->follow_rx || best == x->cpu || numa_node_of_cpu(best) != x->umem_node)
+	pps = (double)rx * 1e9 / (double)dt;
+	switch (x->follow) {
+	case XQ_FOLLOW_OFF:
+	case XQ_FOLLOW_RETURNED:
 		return;
-	err = cpu_pin_thread(x->w.tid, best);
-	if (err) {
-		pr_warn("--follow-rx: cannot move queue %u's thread to CPU %d: %s\n", x->queue,
-			best, strerror(-err));
+	case XQ_FOLLOW_AUTO:
+		if (drops * 1000 < rx + drops || best == x->cpu ||
+		    numa_node_of_cpu(best) != x->umem_node)
+			return;
+		x->home_cpu = x->cpu;
+		x->home_pps = pps;
+		if (follow_move(x, best))
+			x->follow = XQ_FOLLOW_TRIAL;
+		return;
+	case XQ_FOLLOW_TRIAL:
+		if (pps >= x->home_pps || drops * 100 < rx + drops)
+			x->follow = XQ_FOLLOW_MOVED;
+		else if (follow_move(x, x->home_cpu))
+			x->follow = XQ_FOLLOW_RETURNED;
+		return;
+	case XQ_FOLLOW_ALWAYS:
+	case XQ_FOLLOW_MOVED:
+		if (best != x->cpu && numa_node_of_cpu(best) == x->umem_node)
+			follow_move(x, best);
 		return;
 	}
-	x->cpu = best;
-	x->cpu_moves++;
 }
 
 static void xsk_tick(struct sink *sk, const struct sink_snap *s)
@@ -515,7 +571,8 @@ static void xsk_tick(struct sink *sk, const struct sink_snap *s)
 	for (i = 0; i < xs->nxq; i++)
 		if (xs->xq[i].w.created)
 			follow_queue(sk, &xs->xq[i],
-				     xs->follow_seen + (size_t)i * (size_t)sk->ncpus);
+				     xs->follow_seen + (size_t)i * (size_t)sk->ncpus,
+				     &xsk_snap_xc(s)[i], &xsk_snap_xs(sk, s)[i], s->rs.t_ns);
 }
 
 /* The first and last batch user space read: exact, unlike the ticks. */

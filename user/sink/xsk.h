@@ -15,6 +15,21 @@
 #include "seqtrack.h"
 #include "sink.h"
 
+/*
+ * Where a queue's thread stands on following its receive CPU: never (--cpus,
+ * --no-follow-rx, --no-verify), always (--follow-rx), or automatically: it
+ * stays while the queue keeps up, moves when the socket drops frames, and
+ * keeps the move only if the queue then delivers at least as much.
+ */
+enum xq_follow {
+	XQ_FOLLOW_OFF,
+	XQ_FOLLOW_ALWAYS,
+	XQ_FOLLOW_AUTO, /* not moved yet */
+	XQ_FOLLOW_TRIAL, /* moved; judged at the next look */
+	XQ_FOLLOW_MOVED, /* kept the move; follows the receive CPU from now on */
+	XQ_FOLLOW_RETURNED, /* the move delivered less: back home for good */
+};
+
 /* What one queue's thread has counted. */
 struct xq_counts {
 	__u64 rx_packets; /* delivered to user space */
@@ -40,6 +55,11 @@ struct xq {
 	int umem_node; /* the NUMA node of the queue's UMEM: --follow-rx stays on it */
 	int rx_cpu; /* the CPU that ran most of the program's work for the queue at the last look, or -1 */
 	unsigned int cpu_moves;
+	/* Following the receive CPU (main thread only; see follow_queue in xsk.c). */
+	enum xq_follow follow;
+	int home_cpu; /* where an automatic move came from */
+	double home_pps; /* delivered per second in the look that moved it */
+	__u64 look_ns, look_rx, look_drops; /* the queue at the last look */
 	struct xsk_queue *q;
 	struct seqtrack *tr;
 	struct capq *cap; /* --capture: this queue's ring to the writer */

@@ -24,6 +24,26 @@ static __s64 xsk_balance(const struct sink_stats *d, const struct xq_counts *c,
 					   x->rx_ring_full + x->rx_invalid_descs);
 }
 
+/* The summary's name for where a queue's thread stands on following its receive CPU. */
+static const char *xq_follow_name(const struct xq *x)
+{
+	switch (x->follow) {
+	case XQ_FOLLOW_OFF:
+		return "off";
+	case XQ_FOLLOW_ALWAYS:
+		return "always";
+	case XQ_FOLLOW_AUTO:
+		return "auto";
+	case XQ_FOLLOW_TRIAL:
+		return "trial";
+	case XQ_FOLLOW_MOVED:
+		return "moved";
+	case XQ_FOLLOW_RETURNED:
+		return "returned";
+	}
+	return "?";
+}
+
 static const char *xq_bind_mode(const struct xq *x)
 {
 	return x->q && x->q->zerocopy ? "zero-copy" : "copy";
@@ -184,6 +204,7 @@ static void json_sockets(const struct sink *sk, struct jw *w, const struct sink_
 		jw_u64(w, "queue", x->queue);
 		jw_u64(w, "cpu", (__u64)x->cpu);
 		jw_u64(w, "cpu_moves", x->cpu_moves);
+		jw_str(w, "follow", xq_follow_name(x));
 		jw_i64(w, "rx_cpu", x->rx_cpu);
 		jw_u64(w, "frame_size", xs->frame_size);
 		jw_str(w, "mode", xq_bind_mode(x));
@@ -323,15 +344,20 @@ static void text_summary(const struct sink *sk, const struct sink_snap *a,
 	for (i = 0; i < xs->nxq; i++) {
 		const struct xq *q = &xs->xq[i];
 
-		printf("    socket queue %-3u cpu %-3d %s mode %14s packets%s%s\n", q->queue,
-		       q->cpu, xq_bind_mode(q),
+		printf("    socket queue %-3u cpu %-3d (follow %s) %s mode %14s packets%s%s\n",
+		       q->queue, q->cpu, xq_follow_name(q), xq_bind_mode(q),
 		       fmt_count(l[0], sizeof(l[0]), ca[i].rx_packets - cb[i].rx_packets),
 		       q->accounting[0] ? "  frames: " : "", q->accounting);
-		if (!sk->cfg->follow_rx && !sk->cfg->no_verify && q->rx_cpu >= 0 &&
-		    q->rx_cpu != q->cpu)
+		/* --cpus kept the thread away from where its frames arrive: say so. */
+		if (q->follow == XQ_FOLLOW_OFF && !sk->cfg->no_follow_rx && !sk->cfg->no_verify &&
+		    q->rx_cpu >= 0 && q->rx_cpu != q->cpu)
 			printf("    hint: queue %u's packets arrive on CPU %d; --follow-rx verifies them "
 			       "there, without moving every frame between CPUs (man xdp-sink)\n",
 			       q->queue, q->rx_cpu);
+		else if (q->follow == XQ_FOLLOW_RETURNED)
+			printf("    note: queue %u delivered less on its receive CPU %d (busy with "
+			       "something that outranks it?) and went back to CPU %d\n",
+			       q->queue, q->rx_cpu, q->cpu);
 	}
 }
 
