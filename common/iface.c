@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -187,16 +188,25 @@ int iface_link_stats(const char *name, struct link_stats *s)
 		{ "statistics/tx_dropped", offsetof(struct link_stats, tx_dropped) },
 		{ "statistics/tx_errors", offsetof(struct link_stats, tx_errors) },
 	};
+	struct link_stats v = { 0 };
 	unsigned int i;
 	int err;
 
-	memset(s, 0, sizeof(*s));
+	/* All or nothing: a device that vanished leaves the last reading. */
 	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
-		err = read_sysfs_u64(name, f[i].attr, (__u64 *)((char *)s + f[i].off));
+		err = read_sysfs_u64(name, f[i].attr, (__u64 *)((char *)&v + f[i].off));
 		if (err)
 			return err;
 	}
+	*s = v;
 	return 0;
+}
+
+bool iface_still_there(const struct iface *ifc)
+{
+	char name[IF_NAMESIZE];
+
+	return if_indextoname((unsigned int)ifc->ifindex, name) && !strcmp(name, ifc->name);
 }
 
 /*

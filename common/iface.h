@@ -27,6 +27,13 @@ struct iface {
 int iface_get(const char *name, struct iface *out);
 
 /*
+ * Whether the interface iface_get() found is still here under its name: false
+ * once it was deleted, renamed or moved to another namespace (its index then
+ * names nothing, or another device). One ioctl: for the main thread's ticks.
+ */
+bool iface_still_there(const struct iface *ifc);
+
+/*
  * For a veth: the peer's name if it lives in this namespace (*peer_here is
  * then true), and whether its receive side runs NAPI (an XDP program attached,
  * or GRO on), without which frames redirected into the veth are dropped.

@@ -36,6 +36,7 @@ struct kstats_reader {
 	struct vq_slot *slots; /* one per ethtool counter */
 	unsigned int slots_gen; /* est->names_gen they were made from */
 	char *buf;
+	struct kstats *tmp; /* a reading in progress: out changes only when it succeeds */
 };
 
 static const struct {
@@ -126,7 +127,8 @@ int kstats_reader__open(const char *ifname, struct kstats_reader **out)
 	snprintf(r->ifname, sizeof(r->ifname), "%s", ifname);
 	r->ifindex = ifc.ifindex;
 	r->buf = malloc(KSTATS_NLBUF);
-	if (!r->buf) {
+	r->tmp = malloc(sizeof(*r->tmp));
+	if (!r->buf || !r->tmp) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -156,6 +158,7 @@ void kstats_reader__close(struct kstats_reader *r)
 	iface_estats__close(r->est);
 	free(r->slots);
 	free(r->buf);
+	free(r->tmp);
 	free(r);
 }
 
@@ -440,7 +443,7 @@ static int read_veth(struct kstats_reader *r, struct kstats *s)
 	return 0;
 }
 
-int kstats_read(struct kstats_reader *r, struct kstats *out)
+static int kstats_read_into(struct kstats_reader *r, struct kstats *out)
 {
 	struct {
 		struct nlmsghdr nh;
@@ -478,6 +481,15 @@ int kstats_read(struct kstats_reader *r, struct kstats *out)
 	if (r->est)
 		err = read_veth(r, out);
 out:
+	return err;
+}
+
+int kstats_read(struct kstats_reader *r, struct kstats *out)
+{
+	int err = kstats_read_into(r, r->tmp);
+
+	if (!err)
+		memcpy(out, r->tmp, sizeof(*out));
 	return err;
 }
 

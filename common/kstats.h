@@ -84,7 +84,10 @@ int kstats_reader__open(const char *ifname, struct kstats_reader **out);
 void kstats_reader__close(struct kstats_reader *r);
 const char *kstats_reader_ifname(const struct kstats_reader *r);
 
-/* One snapshot of every layer. 0, or -errno (-ENODEV once the interface is gone). */
+/*
+ * One snapshot of every layer. 0, or -errno (-ENODEV once the interface is
+ * gone), and then out keeps the last reading that succeeded.
+ */
 int kstats_read(struct kstats_reader *r, struct kstats *out);
 
 /*

@@ -3,7 +3,8 @@
 # duplicates reported exactly, two queues, a slow sink whose drops land at the
 # right counter while the books still balance, the histogram file, bad input,
 # following the receive CPU (by default, and always with --follow-rx) and the
-# receive-CPU hint, the frame size chosen from the MTU.
+# receive-CPU hint, the frame size chosen from the MTU, and the lab's veth pair
+# deleted under both tools.
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
@@ -319,5 +320,39 @@ test_sink_xsk_follow_auto_returns() {
 	delivered=$(xs 'o["rx_packets"]')
 	socket=$(xs 'o["drops"]["xsk_rx_ring_full"]+o["drops"]["xsk_fill_ring_empty"]')
 	t_expect_eq "seen = delivered + socket drops" "$seen" $((delivered + socket))
+	expect_balanced
+}
+
+# The veth pair is deleted under a running generator and sink: each notices
+# within a tick, stops, says so on stderr and exits 1. What they counted up
+# to then still balances: the generator names what it sent after the last
+# reading of the device's counters as unconfirmed, and no counter wraps.
+test_sink_xsk_iface_goes_away() {
+	local gout sent xmit failed unconf
+	lab_setup --no-ipv6
+	start_xsk_sink
+	gout=$(mktemp) && t_on_cleanup rm -f "$gout"
+	lab_bg "$gout" gen "$GEN" kernel -j -q -d 30 "$GEN_IF"
+	local gpid=$LAST_PID
+	sleep 1.5 # traffic flows (the books are checked, not the timing)
+	ip -n "$SINK_NS" link del "$SINK_IF" || t_fail "cannot delete $SINK_IF"
+	wait "$gpid"
+	t_expect_eq "xdp-gen exit code" 1 $?
+	wait "$XPID"
+	t_expect_eq "xdp-sink exit code" 1 $?
+	t_expect_eq "xdp-gen stopped by" "interface gone" "$(json_get "$gout" summary 'o["stop_reason"]')"
+	t_expect_eq "xdp-sink stopped by" "interface gone" "$(xs 'o["stop_reason"]')"
+	grep -q "xdp-gen: $GEN_IF went away" "$gout" || t_fail "xdp-gen did not say so: $(tail -n 2 "$gout")"
+	grep -q "xdp-sink: $SINK_IF went away" "$XOUT" || t_fail "xdp-sink did not say so: $(tail -n 2 "$XOUT")"
+	sent=$(json_get "$gout" summary 'o["tx_packets"]')
+	xmit=$(json_get "$gout" summary 'o["transmitted"]')
+	failed=$(json_get "$gout" summary 'o["failed"]')
+	unconf=$(json_get "$gout" summary 'o["unconfirmed"]')
+	t_expect_ge "sent before it went away" 1 "$sent"
+	t_expect_ge "transmitted <= sent" "$xmit" "$sent"
+	t_expect_eq "sent = transmitted + failed + unconfirmed" "$sent" $((xmit + failed + unconf))
+	t_expect_eq "unexplained" 0 "$(json_get "$gout" summary 'o["unexplained"]')"
+	t_expect_ge "the sink saw traffic" 1 "$(xs 'o["xdp_packets"]')"
+	t_expect_le "the sink saw no more than was sent" "$sent" "$(xs 'o["xdp_packets"]')"
 	expect_balanced
 }

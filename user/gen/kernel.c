@@ -444,7 +444,7 @@ static void kernel_sample(struct gen *g, struct gen_snapshot *s)
  */
 struct books {
 	bool have;
-	__u64 sent, xmit, xmit_err, not_queued, failed;
+	__u64 sent, xmit, xmit_err, not_queued, failed, unconfirmed;
 	struct gen_xmit_stats tp;
 };
 
@@ -469,6 +469,14 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 		bk->not_queued = bk->tp.err;
 	}
 	bk->failed = bk->xmit_err + bk->not_queued;
+	/*
+	 * The interface went away: its counters stopped at their last reading
+	 * (up to an interval before), so what the program sent after that
+	 * reading is unconfirmed rather than unexplained.
+	 */
+	bk->unconfirmed = 0;
+	if (g->gone_ns && bk->have && bk->sent > bk->xmit + bk->failed)
+		bk->unconfirmed = bk->sent - bk->xmit - bk->failed;
 }
 
 static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -481,7 +489,9 @@ static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *
 	if (bk.have) {
 		jw_u64(w, "transmitted", bk.xmit);
 		jw_u64(w, "failed", bk.failed);
-		jw_i64(w, "unexplained", (__s64)bk.sent - (__s64)(bk.xmit + bk.failed));
+		jw_u64(w, "unconfirmed", bk.unconfirmed);
+		jw_i64(w, "unexplained",
+		       (__s64)bk.sent - (__s64)(bk.xmit + bk.failed + bk.unconfirmed));
 	}
 	if (kg(g)->tp_links[TP_ERR]) {
 		jw_obj(w, "tracepoints");
@@ -546,7 +556,13 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 		       (uint64_t)bk.xmit_err,
 		       bk.xmit_err ? "the peer's ring was full or it runs no NAPI" : "none",
 		       (uint64_t)bk.not_queued,
-		       bk.sent == bk.xmit + bk.failed ? "" : "  UNEXPLAINED difference");
+		       bk.sent == bk.xmit + bk.failed + bk.unconfirmed ?
+			       (bk.unconfirmed ? " + unconfirmed (below)" : "") :
+			       "  UNEXPLAINED difference");
+	if (bk.unconfirmed)
+		printf("  unconfirmed %" PRIu64 ": sent after the last reading of %s's counters, "
+		       "before it went away\n",
+		       (uint64_t)bk.unconfirmed, g->ifc.name);
 	printf("  redirect refused by the kernel: %" PRIu64 "\n",
 	       (uint64_t)gen_mode_delta(a, b, KERN_REDIRECT_ERR));
 	if (kg(g)->tp_links[TP_XMIT])

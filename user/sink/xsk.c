@@ -568,8 +568,13 @@ static void xsk_tick(struct sink *sk, const struct sink_snap *s)
 	if (!xs->follow_seen || s->rs.t_ns < xs->follow_next_ns)
 		return;
 	xs->follow_next_ns = s->rs.t_ns + FOLLOW_NS;
+	/*
+	 * Not a thread that left its loop: once it exits, its pthread_t may
+	 * name no thread, and a move must never land on another one.
+	 */
 	for (i = 0; i < xs->nxq; i++)
-		if (xs->xq[i].w.created)
+		if (xs->xq[i].w.created &&
+		    !__atomic_load_n(&xs->xq[i].w.finished, __ATOMIC_ACQUIRE))
 			follow_queue(sk, &xs->xq[i],
 				     xs->follow_seen + (size_t)i * (size_t)sk->ncpus,
 				     &xsk_snap_xc(s)[i], &xsk_snap_xs(sk, s)[i], s->rs.t_ns);
