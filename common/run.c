@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "iface.h"
 #include "run.h"
 #include "runtime.h"
 
@@ -187,6 +188,11 @@ static const char *tick(struct run *r, __u64 *next_report, __u64 end)
 	runtime_sleep_until(wake);
 	if (runtime_stop)
 		return run_signal_name(runtime_signal);
+	/* Gone: nothing more can be sent or arrive, and its counters stay put. */
+	if (r->o.ifc && !iface_still_there(r->o.ifc)) {
+		r->gone_ns = now_ns();
+		return "interface gone";
+	}
 	why = r->ops->check ? r->ops->check(r->ctx, r->cur, r->base) : NULL;
 	if (why)
 		return why;
@@ -287,9 +293,17 @@ int run_loop(struct run *r)
 		r->stop_reason = "error";
 	report(r, r->cur, r->base, RUN_SUMMARY);
 	export_metrics(r, r->cur, RUN_SUMMARY);
-	if (err)
-		return err;
-	return r->ops->verdict ? r->ops->verdict(r->ctx, r->stop_reason) : 0;
+	if (!err && r->ops->verdict)
+		err = r->ops->verdict(r->ctx, r->stop_reason);
+	/* A worker may have failed on it (ENETDOWN) before a tick noticed. */
+	if (!r->gone_ns && r->o.ifc && !iface_still_there(r->o.ifc))
+		r->gone_ns = now_ns();
+	if (r->gone_ns) {
+		pr_warn("%s went away %.2f s into the run (deleted, renamed or moved to another namespace); the counts above end there, and the kernel's own counters at their last reading before it\n",
+			r->o.ifname, (double)(r->gone_ns - r->base->t_ns) / 1e9);
+		return err ? err : -ENXIO;
+	}
+	return err;
 }
 
 int run_exit_code(int err, bool huge_pages_asked)

@@ -42,6 +42,7 @@ enum run_report {
 };
 
 struct run;
+struct iface;
 
 struct run_ops {
 	/* Read every counter into s (t_ns included). */
@@ -88,6 +89,12 @@ struct run_opts {
 	bool json, quiet;
 	bool json_ready; /* print {"type":"ready",...} once the run starts */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen, or NULL */
+	/*
+	 * The interface the run is about, or NULL. Watched every tick: if it goes
+	 * away (deleted, renamed, moved to another namespace) the run stops with
+	 * "interface gone", says so after the summary and returns -ENXIO.
+	 */
+	const struct iface *ifc;
 };
 
 struct run {
@@ -103,6 +110,7 @@ struct run {
 	int go, stop;
 	const char *stop_reason;
 	int err; /* a failure during the run (run_fail), returned after the summary */
+	__u64 gone_ns; /* when o.ifc was found gone; 0 while it is here */
 };
 
 void run_init(struct run *r, const struct run_ops *ops, void *ctx, const struct run_opts *o,

@@ -167,7 +167,6 @@ struct gen {
 	struct kstats_reader *kr; /* with --kernel-stats, or when the mode needs it */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	struct gen_replay *replay; /* --pcap: the file's frames (replay.h) */
-	__u64 gone_ns; /* when the interface was found deleted, renamed or moved; 0 while it is here */
 	void *m; /* the mode's own state */
 };
 

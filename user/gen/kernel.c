@@ -492,7 +492,7 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 	 * reading is unconfirmed rather than unexplained.
 	 */
 	bk->unconfirmed = 0;
-	if (g->gone_ns && bk->have && bk->sent > bk->xmit + bk->failed)
+	if (g->run.gone_ns && bk->have && bk->sent > bk->xmit + bk->failed)
 		bk->unconfirmed = bk->sent - bk->xmit - bk->failed;
 }
 
@@ -598,7 +598,7 @@ static int kernel_verdict(struct gen *g, const char *stop_reason)
 	books_between(g, &g->cur, &g->base, &bk);
 	if (!bk.have)
 		return 0;
-	if (bk.sent != bk.xmit + bk.failed) {
+	if (bk.sent != bk.xmit + bk.failed + bk.unconfirmed) {
 		pr_warn("the books do not balance: the program sent %llu, the kernel counted %llu transmitted or failed\n",
 			(unsigned long long)bk.sent, (unsigned long long)(bk.xmit + bk.failed));
 		return -EIO;

@@ -301,15 +301,6 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 	struct gen *g = ctx;
 
 	(void)base;
-	/*
-	 * The interface went away (deleted, renamed, moved): stop at once rather
-	 * than have the program's redirects fail until the duration ends. Its
-	 * counters keep their last reading (see the verdict).
-	 */
-	if (!g->gone_ns && !iface_still_there(&g->ifc)) {
-		g->gone_ns = now_ns();
-		return "interface gone";
-	}
 	if (run_all_finished(&g->run))
 		return g->cfg->count ? "count" : "error";
 	return g->mode->check ? g->mode->check(g, (struct gen_snapshot *)cur) : NULL;
@@ -331,25 +322,10 @@ static void wake(void *ctx, unsigned int i)
 	pthread_kill(g->th[i].w.tid, SIGUSR1);
 }
 
-/*
- * After the summary: the interface went away during the run (a tick saw it,
- * or a worker failed on it first, ENETDOWN, before a tick could): say when.
- */
-static void gone_note(struct gen *g)
-{
-	if (!g->gone_ns && g->run.stop_reason && !iface_still_there(&g->ifc))
-		g->gone_ns = now_ns();
-	if (g->gone_ns)
-		pr_warn("%s went away %.2f s into the run (deleted, renamed or moved to another namespace); the counts above end there, and the kernel's own counters at their last reading before it\n",
-			g->ifc.name, (double)(g->gone_ns - g->base.rs.t_ns) / 1e9);
-}
-
 static int verdict(void *ctx, const char *stop_reason)
 {
 	struct gen *g = ctx;
 
-	if (g->gone_ns)
-		return -ENXIO; /* said after the run (gone_note) */
 	return g->mode->verdict ? g->mode->verdict(g, stop_reason) : 0;
 }
 
@@ -370,6 +346,7 @@ static int run(struct gen *g)
 		.tool = "xdp-gen",
 		.mode = g->mode_name,
 		.ifname = g->ifc.name,
+		.ifc = &g->ifc,
 		.duration_ns = g->cfg->duration,
 		.interval_ns = g->cfg->interval,
 		.tick_ns = 20000000ULL,
@@ -389,11 +366,7 @@ static int run(struct gen *g)
 	if (!err)
 		err = run_start_workers(&g->run, g->th, g->nthreads, sizeof(*g->th),
 					offsetof(struct gen_thread, w), g->mode->worker);
-	if (err)
-		return err;
-	err = run_loop(&g->run);
-	gone_note(g);
-	return err;
+	return err ? err : run_loop(&g->run);
 }
 
 static void cleanup(struct gen *g)

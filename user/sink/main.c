@@ -223,10 +223,8 @@ int main(int argc, char **argv)
 
 	/* Load, pin, attach, run; teardown undoes whatever was done. */
 	err = sink_setup(&sk);
-	if (!err) {
+	if (!err)
 		err = run_loop(&sk.run);
-		sink_gone_note(&sk);
-	}
 	ret = run_exit_code(err, cfg.xsk.huge_pages);
 out:
 	sink_teardown(&sk);

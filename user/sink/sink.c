@@ -49,14 +49,6 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 		run_fail(&sk->run, err);
 		return "error";
 	}
-	/*
-	 * The interface went away (deleted, renamed, moved): nothing more can
-	 * arrive, and its counters keep their last reading. Stop and say so.
-	 */
-	if (!sk->gone_ns && !iface_still_there(&sk->ifc)) {
-		sk->gone_ns = s->rs.t_ns;
-		return "interface gone";
-	}
 	if (sk->ops->explain)
 		sk->ops->explain(sk, s);
 	if (sk->ops->tick)
@@ -110,23 +102,12 @@ static void metrics(void *ctx, struct metrics_w *w, const struct run_snap *a,
 	sink_report_metrics(ctx, w, (const struct sink_snap *)a, (const struct sink_snap *)b, kind);
 }
 
-void sink_gone_note(struct sink *sk)
-{
-	if (!sk->gone_ns && sk->run.stop_reason && !iface_still_there(&sk->ifc))
-		sk->gone_ns = sk->cur.rs.t_ns;
-	if (sk->gone_ns)
-		pr_warn("%s went away %.2f s into the run (deleted, renamed or moved to another namespace); the counts above end there, and the kernel's own counters at their last reading before it\n",
-			sk->ifc.name, (double)(sk->gone_ns - sk->base.rs.t_ns) / 1e9);
-}
-
 static int verdict(void *ctx, const char *stop_reason)
 {
 	struct sink *sk = ctx;
-	int err;
 
 	(void)stop_reason;
-	err = sk->ops->finish ? sk->ops->finish(sk) : 0;
-	return err ? err : sk->gone_ns ? -ENXIO : 0; /* gone: said after the run */
+	return sk->ops->finish ? sk->ops->finish(sk) : 0;
 }
 
 static const struct run_ops sink_run_ops = {
@@ -150,6 +131,7 @@ int sink_preflight(struct sink *sk)
 		.tool = "xdp-sink",
 		.mode = sk->mode_name,
 		.ifname = sk->ifc.name,
+		.ifc = &sk->ifc,
 		.duration_ns = cfg->duration,
 		.interval_ns = cfg->interval,
 		/* Wake often enough to stop close to --count; rates use measured times. */

@@ -166,7 +166,6 @@ struct sink {
 	double peak_pps; /* highest interval rate */
 	/* when traffic was first and last seen, at tick resolution (see span()) */
 	__u64 first_rx_ns, last_rx_ns, seen;
-	__u64 gone_ns; /* when the interface was found deleted, renamed or moved; 0 while it is here */
 	void *ms; /* the mode's state */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	struct run run;
@@ -174,8 +173,6 @@ struct sink {
 
 /* sink.c */
 int sink_preflight(struct sink *sk);
-/* After the run: say so if the interface went away during it. */
-void sink_gone_note(struct sink *sk);
 int sink_setup(struct sink *sk);
 void sink_teardown(struct sink *sk);
 

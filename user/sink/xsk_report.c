@@ -27,21 +27,13 @@ static __s64 xsk_balance(const struct sink_stats *d, const struct xq_counts *c,
 /* The summary's name for where a queue's thread stands on following its receive CPU. */
 static const char *xq_follow_name(const struct xq *x)
 {
-	switch (x->follow) {
-	case XQ_FOLLOW_OFF:
-		return "off";
-	case XQ_FOLLOW_ALWAYS:
-		return "always";
-	case XQ_FOLLOW_AUTO:
-		return "auto";
-	case XQ_FOLLOW_TRIAL:
-		return "trial";
-	case XQ_FOLLOW_MOVED:
-		return "moved";
-	case XQ_FOLLOW_RETURNED:
-		return "returned";
-	}
-	return "?";
+	static const char *const names[] = {
+		[XQ_FOLLOW_OFF] = "off",     [XQ_FOLLOW_ALWAYS] = "always",
+		[XQ_FOLLOW_AUTO] = "auto",   [XQ_FOLLOW_TRIAL] = "trial",
+		[XQ_FOLLOW_MOVED] = "moved", [XQ_FOLLOW_RETURNED] = "returned",
+	};
+
+	return names[x->follow];
 }
 
 static const char *xq_bind_mode(const struct xq *x)
