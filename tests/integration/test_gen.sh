@@ -164,8 +164,14 @@ test_gen_bad_input() {
 
 # --- kernel mode (BPF_PROG_RUN live frames) ---
 
+# Exactly n frames leave, and each is transmitted or failed by name: the
+# device's counters and the xdp_devmap_xmit tracepoint agree frame for frame,
+# and the sink receives exactly what was transmitted. Flat out, the peer's
+# 256-frame ring can overflow when its NAPI poll is deferred to ksoftirqd on
+# a busy machine (68,401 of 1,000,000 once on CI): those are xmit errors,
+# counted as failed, so the test holds the books, not a rate.
 test_gen_kernel_count_exact() {
-	local out n=1000000 fam
+	local out n=1000000 fam xmit failed total=0
 	lab_setup
 	start_sink
 	out=$(mktemp)
@@ -175,18 +181,26 @@ test_gen_kernel_count_exact() {
 		lab_exec gen "$GEN" kernel -j -q -n $n $fam --kernel-stats --dst-port 9999 \
 			"$GEN_IF" >"$out" 2>&1 ||
 			t_fail "xdp-gen kernel $fam failed: $(cat "$out")"
+		xmit=$(json_get "$out" summary 'o["transmitted"]')
+		failed=$(json_get "$out" summary 'o["failed"]')
 		t_expect_eq "sent $fam" $n "$(json_get "$out" summary 'o["tx_packets"]')"
-		t_expect_eq "transmitted $fam" $n "$(json_get "$out" summary 'o["transmitted"]')"
-		t_expect_eq "failed $fam" 0 "$(json_get "$out" summary 'o["failed"]')"
+		t_expect_eq "transmitted + failed $fam" $n $((xmit + failed))
+		t_expect_ge "transmitted $fam" 1 "$xmit"
 		t_expect_eq "unexplained $fam" 0 "$(json_get "$out" summary 'o["unexplained"]')"
-		t_expect_eq "tracepoint xdp_devmap_xmit sent $fam" $n \
+		t_expect_eq "unconfirmed $fam" 0 "$(json_get "$out" summary 'o["unconfirmed"]')"
+		t_expect_eq "refused (the device was up) $fam" 0 \
+			"$(json_get "$out" summary 'o["tracepoints"]["redirect_err"]')"
+		t_expect_eq "tracepoint xdp_devmap_xmit sent $fam" "$xmit" \
 			"$(json_get "$out" summary 'o["tracepoints"]["devmap_xmit_sent"]')"
+		t_expect_eq "tracepoint xdp_devmap_xmit drops $fam" "$failed" \
+			"$(json_get "$out" summary 'o["tracepoints"]["devmap_xmit_drops"]')"
+		total=$((total + xmit))
 	done
 	sleep 0.3
 	stop_sink
 	# IPv6 is on in this lab, so count what the sink parsed as our UDP only.
-	t_expect_ge "received by xdp-sink" $((2 * n)) "$(sink_total)"
-	t_expect_le "received by xdp-sink (ND noise at most a few)" $((2 * n + 20)) "$(sink_total)"
+	t_expect_ge "received by xdp-sink" $total "$(sink_total)"
+	t_expect_le "received by xdp-sink (ND noise at most a few)" $((total + 20)) "$(sink_total)"
 }
 
 # The target goes down mid-run: the frames the kernel could not queue to it
@@ -218,7 +232,7 @@ test_gen_kernel_target_down_midrun() {
 }
 
 test_gen_kernel_two_threads() {
-	local out n=2000000 q0 q1
+	local out n=2000000 q0 q1 xmit
 	lab_setup --no-ipv6 --queues 2
 	start_sink
 	out=$(mktemp)
@@ -230,7 +244,10 @@ test_gen_kernel_two_threads() {
 	t_expect_eq "sent" $n "$(json_get "$out" summary 'o["tx_packets"]')"
 	t_expect_eq "thread 0 share" $((n / 2)) "$(json_get "$out" summary 'o["queues"][0]["tx_packets"]')"
 	t_expect_eq "thread 1 share" $((n / 2)) "$(json_get "$out" summary 'o["queues"][1]["tx_packets"]')"
-	t_expect_eq "received" $n "$(sink_total)"
+	# What the peer's ring could not take is failed by name (see count_exact).
+	xmit=$(json_get "$out" summary 'o["transmitted"]')
+	t_expect_eq "transmitted + failed" $n $((xmit + $(json_get "$out" summary 'o["failed"]')))
+	t_expect_eq "received = transmitted" "$xmit" "$(sink_total)"
 	q0=$(json_get "$SINK_OUT" summary 'o["queues"][0]["rx_packets"]')
 	q1=$(json_get "$SINK_OUT" summary 'o["queues"][1]["rx_packets"]')
 	t_expect_ge "sink queue 0 traffic" 1 "$q0"
@@ -260,7 +277,7 @@ test_gen_kernel_stamps_valid() {
 }
 
 test_gen_kernel_peer_without_napi() {
-	local msg rx0 rx1 gro out n=50000
+	local msg rx0 rx1 gro out xmit n=50000
 	lab_setup --no-ipv6 --gro off
 	msg=$(lab_exec gen "$GEN" kernel -n 10 "$GEN_IF" 2>&1)
 	t_expect_eq "exit code without NAPI at the peer" 2 $?
@@ -271,10 +288,13 @@ test_gen_kernel_peer_without_napi() {
 	t_on_cleanup rm -f "$out"
 	lab_exec gen "$GEN" kernel -j -q -n $n --fix-peer "$GEN_IF" >"$out" 2>&1 ||
 		t_fail "--fix-peer run failed: $(cat "$out")"
-	t_expect_eq "transmitted with --fix-peer" $n "$(json_get "$out" summary 'o["transmitted"]')"
+	xmit=$(json_get "$out" summary 'o["transmitted"]')
+	t_expect_ge "transmitted with --fix-peer" 1 "$xmit"
+	t_expect_eq "transmitted + failed with --fix-peer" $n \
+		$((xmit + $(json_get "$out" summary 'o["failed"]')))
 	sleep 0.3
 	rx1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
-	t_expect_eq "received by the peer's stack" $n $((rx1 - rx0))
+	t_expect_eq "received by the peer's stack" "$xmit" $((rx1 - rx0))
 	gro=$(lab_exec sink ethtool -k "$SINK_IF")
 	[[ "$gro" == *"generic-receive-offload: off"* ]] || t_fail "GRO not restored: $gro"
 }
@@ -450,8 +470,16 @@ test_gen_kernel_tracepoints_per_process() {
 	b=$!
 	wait $a || t_fail "generator in lab 1 failed: $(cat "$outa")"
 	wait $b || t_fail "generator in lab 2 failed: $(cat "$outb")"
-	t_expect_eq "lab 1 tracepoint count is its own" $n "$(json_get "$outa" summary 'o["tracepoints"]["devmap_xmit_sent"]')"
-	t_expect_eq "lab 2 tracepoint count is its own" $n "$(json_get "$outb" summary 'o["tracepoints"]["devmap_xmit_sent"]')"
+	# Sent or dropped at the peer's ring (two flat-out senders on two CPUs
+	# can overrun it): n each, and each agrees with its own device.
+	local o
+	for o in "$outa" "$outb"; do
+		t_expect_eq "$o: tracepoint count is its own" $n \
+			"$(json_get "$o" summary 'o["tracepoints"]["devmap_xmit_sent"] + o["tracepoints"]["devmap_xmit_drops"]')"
+		t_expect_eq "$o: tracepoint sent = the device's transmitted" \
+			"$(json_get "$o" summary 'o["transmitted"]')" \
+			"$(json_get "$o" summary 'o["tracepoints"]["devmap_xmit_sent"]')"
+	done
 }
 
 test_gen_xsk_busy_queue() {
