@@ -42,18 +42,36 @@ void seqtrack_reset(struct seqtrack *t)
 	t->start_ns = start;
 }
 
-/* Window bitmap helpers; the window is 128 bits in two words. */
-static void win_shift(__u64 *m, __u32 n)
+/*
+ * Window bitmap helpers; the window is 128 bits in two words. A shift by n
+ * drops the bits at 128 - n and up: it returns how many of them were set
+ * (numbers counted lost that no late frame can take back any more).
+ */
+static __u32 win_shift(__u64 *m, __u32 n)
 {
-	if (n >= 128) {
+	__u32 out;
+
+	if (n == 1) { /* in order: the common case, and popcount is a call without -mpopcnt */
+		out = (__u32)(m[1] >> 63);
+		m[1] = (m[1] << 1) | (m[0] >> 63);
+		m[0] <<= 1;
+	} else if (n >= 128) {
+		out = (__u32)(__builtin_popcountll(m[0]) + __builtin_popcountll(m[1]));
 		m[0] = m[1] = 0;
 	} else if (n >= 64) {
+		out = (__u32)__builtin_popcountll(m[1]);
+		if (n > 64)
+			out += (__u32)__builtin_popcountll(m[0] >> (128 - n));
 		m[1] = m[0] << (n - 64);
 		m[0] = 0;
 	} else if (n) {
+		out = (__u32)__builtin_popcountll(m[1] >> (64 - n));
 		m[1] = (m[1] << n) | (m[0] >> (64 - n));
 		m[0] <<= n;
+	} else {
+		out = 0;
 	}
+	return out;
 }
 
 /* Set bits 1..k (k <= 127). */
@@ -136,7 +154,10 @@ static enum seqtrack_verdict ahead(struct seqtrack_counts *c, struct seqtrack_fl
 				   __u32 d, __u64 ts)
 {
 	c->lost += d;
-	win_shift(fs->missing, d + 1); /* d < 2^31: no overflow */
+	/* d < 2^31: no overflow. Numbers of the gap beyond the window are final at once. */
+	c->lost_final += win_shift(fs->missing, d + 1);
+	if (d > SEQTRACK_WINDOW - 1)
+		c->lost_final += d - (SEQTRACK_WINDOW - 1);
 	win_mark(fs->missing, d < SEQTRACK_WINDOW - 1 ? d : SEQTRACK_WINDOW - 1);
 	fs->span = d >= (__u32)(SEQTRACK_WINDOW - fs->span) ? SEQTRACK_WINDOW : fs->span + d + 1;
 	fs->expected = seq + 1;
@@ -247,6 +268,7 @@ enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct stamp *st
 	/* The totals follow the run's books: add what this frame changed. */
 	t->total.received += r->c.received - before.received;
 	t->total.lost += r->c.lost - before.lost;
+	t->total.lost_final += r->c.lost_final - before.lost_final;
 	t->total.duplicates += r->c.duplicates - before.duplicates;
 	t->total.reordered += r->c.reordered - before.reordered;
 	t->total.late += r->c.late - before.late;
@@ -280,6 +302,7 @@ void seqtrack_counts_merge(struct seqtrack_counts *into, const struct seqtrack_c
 {
 	into->received += from->received;
 	into->lost += from->lost;
+	into->lost_final += from->lost_final;
 	into->duplicates += from->duplicates;
 	into->reordered += from->reordered;
 	into->late += from->late;

@@ -32,6 +32,10 @@
  *        behind expected whose send time is after the newest frame's cannot
  *        be an old frame of this flow: 'implausible'.
  *    An implausible frame is counted and changes nothing else.
+ *    A number counted lost that leaves the window (expected moved more than
+ *    SEQTRACK_WINDOW - 1 past it) is also 'lost_final': nothing can take it
+ *    back any more, so lost_final never falls, and lost - lost_final are the
+ *    gaps a late frame may still fill.
  *  - runs: a new run id gets a new run; SEQTRACK_RUNS_MAX runs are tracked
  *    at once per tracker, frames of runs beyond that are 'unplaced'.
  *
@@ -56,6 +60,7 @@
 struct seqtrack_counts {
 	__u64 received; /* frames in the books, whatever their verdict below */
 	__u64 lost; /* skipped and not (yet) seen; can drop when reordered ones arrive */
+	__u64 lost_final; /* of those, past the window: no late frame can take them back */
 	__u64 duplicates;
 	__u64 reordered;
 	__u64 late;

@@ -125,6 +125,52 @@ test_metrics_exact_count() {
 	grep -q '"rx_packets":'"$n," "$d/out" || t_fail "the summary does not say $n: $(tail -n 1 "$d/out")"
 }
 
+# xdp_sink_lost_total is a counter that never falls: while the sink runs it
+# holds the gaps no late frame can fill any more (past the reorder window),
+# and xdp_sink_lost_pending the rest; at exit every gap is final, per run.
+# Two generator runs with forced gaps: 57 mid-run (final long before the
+# end), and 20 at most 100 frames before the end (the jump lands after the
+# first batch of at most 16 that reaches frame 99,900), so all 20 are still
+# inside the 128-frame window when the run ends.
+test_metrics_lost_is_a_counter() {
+	local d hooks="$BUILD/test-hooks/xdp-gen" pid i lost pend
+	m_need
+	lab_setup --no-ipv6
+	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
+	t_on_cleanup rm -rf "$d"
+	lab_bg "$d/out" sink "$SINK" xsk -j -q -d 120 -i 200ms --ring-size 32768 \
+		--metrics-file "$d/m.prom" "$SINK_IF"
+	pid=$LAST_PID
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/out")"
+	t_wait_for "$d/out" '"type":"ready"' 10 || t_fail "xsk sink not ready: $(cat "$d/out")"
+	for jump in 50000:57 99900:20; do
+		lab_exec gen env XDPSG_TEST_SEQ_JUMP=$jump "$hooks" xsk -q -n 100000 -r 200k -b 16 \
+			"$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen (jump $jump) failed"
+	done
+	# The file is rewritten every 200 ms (renamed into place): wait for the last frames in it.
+	for i in $(seq 50); do
+		cp "$d/m.prom" "$d/mid.prom"
+		[ "$(m_sum "$d/mid.prom" xdp_sink_rx_packets_total)" = 200000 ] && break
+		sleep 0.1
+	done
+	m_promtool "$d/mid.prom"
+	t_expect_eq "delivered, mid-run" 200000 "$(m_sum "$d/mid.prom" xdp_sink_rx_packets_total)"
+	lost=$(sed -n 's/^xdp_sink_lost_total{.*queue="0"} //p' "$d/mid.prom")
+	pend=$(sed -n 's/^xdp_sink_lost_pending{.*queue="0"} //p' "$d/mid.prom")
+	t_expect_eq "lost for good while running (the first gap)" 57 "$lost"
+	t_expect_eq "pending while running (the gap inside the window)" 20 "$pend"
+	grep -q '^# TYPE xdp_sink_lost_total counter' "$d/mid.prom" || t_fail "lost_total is not a counter"
+	grep -q '^# TYPE xdp_sink_lost_pending gauge' "$d/mid.prom" || t_fail "lost_pending is not a gauge"
+	kill -INT "$pid"
+	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"
+	m_promtool "$d/m.prom"
+	grep -q '^xdp_sink_lost_total{.*run="[0-9a-f]\{8\}"} 57$' "$d/m.prom" || t_fail "no run with 57 lost"
+	grep -q '^xdp_sink_lost_total{.*run="[0-9a-f]\{8\}"} 20$' "$d/m.prom" || t_fail "no run with 20 lost"
+	t_expect_eq "nothing pending at exit" 0 "$(grep -c '^xdp_sink_lost_pending' "$d/m.prom")"
+	t_expect_eq "the summary's lost" 77 "$(m_top "$d/out" lost)"
+	m_check_summaries "$d/out" "$d/m.prom" >&2 || t_fail "exported counts differ from the summary (above)"
+}
+
 # A number at the top level of the summary, before any array (python starts slowly here).
 m_top() { # out key
 	sed -n 's/^{"type":"summary"[^[]*"'"$2"'":\([0-9]*\)[,}].*/\1/p' "$1"

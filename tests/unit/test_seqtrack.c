@@ -67,9 +67,12 @@ static void test_gap(void)
 	for (i = 16; i < 20; i++)
 		feed(t, 1, 0, i);
 	COUNTS_EQ(t, 15, 5, 0, 0, 0);
+	ASSERT_EQ(t->total.lost_final, 0, "10..14 still in the window");
 	/* A gap far beyond the window is still counted exactly. */
 	ASSERT_EQ(feed(t, 1, 0, 20 + 100000), SEQ_GAP, "long gap");
 	ASSERT_EQ(t->total.lost, 100005, "lost after a long gap");
+	/* 99,873 of the gap never fit in the window, and it pushed out 10..14. */
+	ASSERT_EQ(t->total.lost_final, 99873 + 5, "final after a long gap");
 	seqtrack__destroy(t);
 }
 
@@ -130,10 +133,12 @@ static void test_window_edge(void)
 	feed(t, 1, 0, 0);
 	feed(t, 1, 0, 201); /* 1..200 lost */
 	ASSERT_EQ(t->total.lost, 200, "gap of 200");
+	ASSERT_EQ(t->total.lost_final, 73, "1..73 never fit in the window");
 	ASSERT_EQ(feed(t, 1, 0, 201 - 127), SEQ_REORDERED, "127 behind: in the window");
 	ASSERT_EQ(feed(t, 1, 0, 201 - 128), SEQ_LATE, "128 behind: late");
 	ASSERT_EQ(feed(t, 1, 0, 0), SEQ_LATE, "long ago: late (duplicate or not)");
 	COUNTS_EQ(t, 5, 199, 0, 1, 2);
+	ASSERT_EQ(t->total.lost_final, 73, "late frames take nothing back");
 	seqtrack__destroy(t);
 
 	/* A lost mark carried across the window's 64-bit word boundary one step at a time. */
@@ -167,6 +172,38 @@ static void test_window_edge(void)
 	feed(t, 1, 0, 101);
 	ASSERT_EQ(feed(t, 1, 0, 99), SEQ_LATE, "still before the baseline");
 	COUNTS_EQ(t, 5, 0, 1, 0, 2);
+	seqtrack__destroy(t);
+}
+
+/*
+ * A gap becomes final when it leaves the window, one number per in-order
+ * frame, and a frame that fills a gap in time takes back only what is not
+ * final yet: lost_final never falls.
+ */
+static void test_lost_final(void)
+{
+	struct seqtrack *t = seqtrack__create(T0);
+	__u32 i;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	feed(t, 1, 0, 0);
+	feed(t, 1, 0, 6); /* 1..5 lost, at window bits 5..1 */
+	ASSERT_EQ(feed(t, 1, 0, 3), SEQ_REORDERED, "3 in time");
+	for (i = 7; i <= 128; i++)
+		feed(t, 1, 0, i);
+	ASSERT_EQ(t->total.lost, 4, "1, 2, 4, 5 lost");
+	ASSERT_EQ(t->total.lost_final, 0, "1 is 127 behind: still in the window");
+	feed(t, 1, 0, 129);
+	ASSERT_EQ(t->total.lost_final, 1, "1 is 128 behind: final");
+	ASSERT_EQ(feed(t, 1, 0, 1), SEQ_LATE, "1 too late");
+	ASSERT_EQ(feed(t, 1, 0, 4), SEQ_REORDERED, "4 still in time");
+	ASSERT_EQ(t->total.lost, 3, "1, 2 and 5 lost, 4 taken back");
+	ASSERT_EQ(t->total.lost_final, 1, "4 was never final");
+	for (i = 130; i <= 133; i++)
+		feed(t, 1, 0, i);
+	ASSERT_EQ(t->total.lost_final, 3, "1, 2 and 5 final");
+	ASSERT_EQ(t->total.lost, t->total.lost_final, "nothing pending");
 	seqtrack__destroy(t);
 }
 
@@ -365,8 +402,8 @@ static void test_channel(void)
 	static __u32 arr[2 * N];
 	static __u8 seen[N];
 	struct seqtrack *t = seqtrack__create(T0);
-	__u64 lost = 0, dups = 0, reord = 0;
-	unsigned int n = 0, i, max = 0;
+	__u64 lost = 0, dups = 0, reord = 0, final = 0, prev_final = 0;
+	unsigned int n = 0, i, max = 0, falls = 0;
 	__u32 base = 0xffff0000; /* crosses the 32-bit wrap */
 
 	if (!ASSERT_TRUE(t, "create"))
@@ -399,9 +436,15 @@ static void test_channel(void)
 			max = s;
 		seen[s] = 1;
 		feed(t, 5, 0, base + s);
+		falls += t->total.lost_final < prev_final || t->total.lost_final > t->total.lost;
+		prev_final = t->total.lost_final;
 	}
-	for (i = 0; i <= max; i++)
+	for (i = 0; i <= max; i++) {
 		lost += !seen[i];
+		final += !seen[i] && max - i >= SEQTRACK_WINDOW;
+	}
+	ASSERT_EQ(falls, 0, "lost_final never fell, never above lost");
+	ASSERT_EQ(t->total.lost_final, final, "lost_final = never received, out of the window");
 	ASSERT_EQ(t->total.received, n, "received = arrivals");
 	ASSERT_EQ(t->total.lost, lost, "lost = never received");
 	ASSERT_EQ(t->total.duplicates, dups, "duplicates = arrivals - distinct");
@@ -459,19 +502,13 @@ out:
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(in_order),
-	TEST_CASE(gap),
-	TEST_CASE(duplicate),
-	TEST_CASE(reorder),
-	TEST_CASE(window_edge),
-	TEST_CASE(wrap),
-	TEST_CASE(runs_are_separate),
-	TEST_CASE(many_runs),
-	TEST_CASE(forged),
-	TEST_CASE(burst),
-	TEST_CASE(many_flows),
-	TEST_CASE(channel),
-	TEST_CASE(merge),
+	TEST_CASE(in_order),	TEST_CASE(gap),
+	TEST_CASE(duplicate),	TEST_CASE(reorder),
+	TEST_CASE(window_edge), TEST_CASE(lost_final),
+	TEST_CASE(wrap),	TEST_CASE(runs_are_separate),
+	TEST_CASE(many_runs),	TEST_CASE(forged),
+	TEST_CASE(burst),	TEST_CASE(many_flows),
+	TEST_CASE(channel),	TEST_CASE(merge),
 };
 
 TEST_MAIN("seqtrack", cases)

@@ -424,20 +424,29 @@ void xsk_metrics_drops(const struct sink *sk, struct metrics_w *w, const struct 
 static const char *const verdict_names[] = { "xdp_sink_lost_total", "xdp_sink_duplicates_total",
 					     "xdp_sink_reordered_total" };
 static const char *const verdict_help[] = {
-	"Stamped frames missing from their flow's sequence (falls back when one arrives late).",
+	"Stamped frames missing from their flow's sequence for good: while running, gaps past "
+	"the reorder window (xdp_sink_lost_pending has the rest); at exit, every gap.",
 	"Stamped frames received more than once.",
 	"Stamped frames that arrived after a later one of their flow.",
 };
 
-static __u64 verdict_of(const struct seqtrack_counts *c, unsigned int k)
+/*
+ * A counter never falls, and a gap that a late frame fills is taken back
+ * from 'lost'. So while the run goes on, the lost counter is the part no
+ * frame can take back any more (lost_final), and the gaps still inside the
+ * reorder window are a gauge beside it; their sum is the summary's lost. At
+ * exit nothing more arrives, and every gap is final.
+ */
+static __u64 verdict_of(const struct seqtrack_counts *c, unsigned int k, bool running)
 {
-	return k == 0 ? c->lost : k == 1 ? c->duplicates : c->reordered;
+	return k == 0 ? (running ? c->lost_final : c->lost) : k == 1 ? c->duplicates : c->reordered;
 }
 
 /* While the run goes on: the queues' published books. */
 static void metrics_queue_verdicts(const struct sink *sk, struct metrics_w *w,
 				   const struct sink_snap *a, const struct sink_snap *b)
 {
+	static const char *const pending = "xdp_sink_lost_pending";
 	const struct xsk_state *xs = sk->ms;
 	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
 	unsigned int i, k;
@@ -446,8 +455,16 @@ static void metrics_queue_verdicts(const struct sink *sk, struct metrics_w *w,
 		metrics_family(w, verdict_names[k], "counter", NULL, verdict_help[k]);
 		for (i = 0; i < xs->nxq; i++)
 			metrics_u64_at(w, verdict_names[k], "queue", xs->xq[i].queue,
-				       verdict_of(&ca[i].st, k) - verdict_of(&cb[i].st, k));
+				       verdict_of(&ca[i].st, k, true) -
+					       verdict_of(&cb[i].st, k, true));
 	}
+	metrics_family(w, pending, "gauge", NULL,
+		       "Gaps in stamped flows still inside the reorder window: a late frame may "
+		       "fill them; lost = xdp_sink_lost_total + this.");
+	for (i = 0; i < xs->nxq; i++)
+		metrics_u64_at(w, pending, "queue", xs->xq[i].queue,
+			       (ca[i].st.lost - ca[i].st.lost_final) -
+				       (cb[i].st.lost - cb[i].st.lost_final));
 }
 
 /* At the end: every generator run's books and latency, labelled by its run id. */
@@ -464,7 +481,8 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w)
 		metrics_family(w, verdict_names[k], "counter", NULL, verdict_help[k]);
 		for (i = 0; i < r.n; i++) {
 			snprintf(id, sizeof(id), "%08x", r.s[i].id);
-			metrics_u64(w, verdict_names[k], "run", id, verdict_of(&r.s[i].c, k));
+			metrics_u64(w, verdict_names[k], "run", id,
+				    verdict_of(&r.s[i].c, k, false));
 		}
 	}
 	metrics_family(w, lat, "histogram", "seconds",
