@@ -145,11 +145,15 @@ static void test_catch_up(void)
 	ASSERT_EQ(pace_budget(&p, 0, 64, NS, &due), 5, "quota before depth");
 }
 
-/* -d 5124095h is 1.8e19 ns: now + that wraps past 2^64, and must saturate instead. */
+/*
+ * -d 5124095h is 1.8e19 ns: now + that wraps past 2^64 once the clock reads
+ * more than 35 minutes, and must saturate instead. 'now' is a clock reading of
+ * a machine up for a day, not this one's: a freshly booted one would not wrap.
+ */
 static void test_deadline_saturates(void)
 {
 	const char *why = NULL;
-	__u64 d = 0, now = now_ns();
+	__u64 d = 0, now = 86400ULL * 1000000000ULL;
 
 	ASSERT_OK(params_parse_duration("5124095h", &d, &why), "parse 5124095h");
 	ASSERT_TRUE(now + d < now, "the plain sum wraps (the bug)");
