@@ -36,8 +36,33 @@
  *    SEQTRACK_WINDOW - 1 past it) is also 'lost_final': nothing can take it
  *    back any more, so lost_final never falls, and lost - lost_final are the
  *    gaps a late frame may still fill.
- *  - runs: a new run id gets a new run; SEQTRACK_RUNS_MAX runs are tracked
- *    at once per tracker, frames of runs beyond that are 'unplaced'.
+ *  - runs: a run's books are opened by the first frame of a new run id whose
+ *    claims are accepted (a frame whose send time is rejected opens nothing:
+ *    it is counted in the totals only, so a run that only ever made rejected
+ *    claims holds no slot and no memory). At most SEQTRACK_RUNS_MAX runs
+ *    have open books per tracker. When one more arrives, one is closed to
+ *    make room: the one idle longest (no frame in its books for
+ *    SEQTRACK_IDLE_NS), or, when none is idle, the one with the fewest frames
+ *    in its books (then the one heard from least recently), so frames that
+ *    each name a new run push out each other, not a run that has shown more.
+ *    Closed books are finalised: kept whole (SEQTRACK_DONE_MAX per tracker)
+ *    and reported with the rest; beyond that the closed run with the fewest
+ *    frames is folded into one 'folded' record (counts and latency merged,
+ *    the number of runs folded kept), never dropped. A frame of a run whose
+ *    books were closed opens new books ('reopened' in its summary): its flows
+ *    start from a new baseline, so what was lost around the reopening is not
+ *    counted, and the report says so.
+ *  - memory: flows live in a per-run hash table (open addressing on the flow
+ *    id, so xdp-gen's consecutive flows never collide) grown by doubling at
+ *    half load; the open runs' tables together grow by at most
+ *    SEQTRACK_FLOW_SLOTS_MAX slots beyond their first SEQTRACK_FLOW_SLOTS_MIN
+ *    (one xdp-gen run's 65,536 flows take half of that). A frame of a new flow that finds no room
+ *    (after closing runs idle for SEQTRACK_IDLE_NS) is 'unplaced', in its
+ *    run's books and the totals: the run's report then shows frames that were
+ *    never checked. Per tracker (one per queue) that bounds the books at
+ *    about 8 MiB of flows plus (SEQTRACK_RUNS_MAX + SEQTRACK_DONE_MAX + 2)
+ *    latency histograms (about 19 KiB each): under 18 MiB whatever arrives.
+ *    Nothing is allocated for a frame whose claims were rejected.
  *
  * Each run also keeps its latency histogram (receive time - send time), its
  * first and last send and receive times, and the most frames sent in one
@@ -50,8 +75,12 @@
 #include "stamp.h"
 
 #define SEQTRACK_WINDOW 128
-#define SEQTRACK_FLOWS_MAX 65536
-#define SEQTRACK_RUNS_MAX 256
+#define SEQTRACK_FLOWS_MAX 65536 /* flow ids a stamp can name */
+#define SEQTRACK_RUNS_MAX 256 /* runs with open books, per tracker */
+#define SEQTRACK_DONE_MAX 256 /* closed runs kept whole, per tracker */
+#define SEQTRACK_FLOW_SLOTS_MIN 16 /* a new run's flow table */
+#define SEQTRACK_FLOW_SLOTS_MAX 262144 /* grown slots over all open runs' tables: 8 MiB */
+#define SEQTRACK_IDLE_NS 1000000000ULL /* a run with no frame for this long is idle */
 #define SEQTRACK_MIN_GAP_NS 1 /* no flow is sent faster than 1 Gpps */
 #define SEQTRACK_SLACK_FRAMES 4096 /* frames that may share one send time (a batch) */
 #define SEQTRACK_STALE_NS 1000000000ULL
@@ -67,6 +96,7 @@ struct seqtrack_counts {
 	__u64 implausible; /* a sequence claim its sender could not have made */
 	__u64 ts_future; /* send time after the receive time */
 	__u64 ts_stale; /* send time from before the sink started */
+	__u64 unplaced; /* frames of the run, or of no run, that found no room: never checked */
 };
 
 enum seqtrack_verdict {
@@ -79,12 +109,14 @@ enum seqtrack_verdict {
 	SEQ_IMPLAUSIBLE,
 	SEQ_TS_FUTURE,
 	SEQ_TS_STALE,
-	SEQ_UNPLACED, /* no room for another run */
+	SEQ_UNPLACED, /* no room for its run or its flow: not checked */
 };
 
+/* One flow's state: a slot of its run's hash table (32 bytes). */
 struct seqtrack_flow {
 	__u32 expected;
-	__u8 valid;
+	__u16 key; /* the flow id */
+	__u8 used;
 	__u8 span; /* how far back the window is meaningful: 1..SEQTRACK_WINDOW */
 	__u64 newest_ts; /* send time of the frame that set 'expected' */
 	__u64 missing[SEQTRACK_WINDOW / 64]; /* bit b: seq expected-1-b counted lost */
@@ -97,8 +129,10 @@ struct seqtrack_run {
 	__u64 first_rx, last_rx; /* their receive times */
 	__u64 burst_slot; /* current SEQTRACK_BURST_NS slot of send time */
 	__u32 burst_n, burst_max; /* frames in it; the most in any */
-	__u32 nflows; /* entries in flows[] (grown on demand) */
-	__u32 flows_seen;
+	__u32 slots; /* size of flows[], a power of two; 0 once the books are closed */
+	__u32 flows_seen; /* used slots */
+	__u32 reopened; /* books of this id closed earlier in this tracker, then opened again */
+	__u32 order; /* when the tracker opened these books: reports keep that order */
 	struct seqtrack_flow *flows;
 	struct hist *latency;
 };
@@ -106,10 +140,16 @@ struct seqtrack_run {
 /* Owned by one thread (one queue). */
 struct seqtrack {
 	struct seqtrack_counts total; /* over all runs, kept as they change */
-	__u64 unplaced; /* frames of runs beyond SEQTRACK_RUNS_MAX */
 	__u64 start_ns; /* when the sink started listening: older send times are stale */
-	unsigned int nruns, last;
+	__u64 opened; /* books ever opened (reopenings included) */
+	__u64 closed; /* books closed to make room */
+	__u32 slots; /* flow slots of the open runs beyond their first tables */
+	unsigned int nruns, last, ndone;
+	__u32 folded_runs; /* closed runs folded into 'folded' */
+	struct seqtrack_run folded; /* their books together (id 0; c, times, latency) */
+	struct hist *spare; /* a histogram kept for the next run that opens */
 	struct seqtrack_run runs[SEQTRACK_RUNS_MAX];
+	struct seqtrack_run done[SEQTRACK_DONE_MAX]; /* closed books: flows freed */
 };
 
 /* start_ns: the sink's start, on the stamps' clock. NULL and errno on error. */
@@ -126,24 +166,36 @@ const char *seqtrack_verdict_str(enum seqtrack_verdict v);
 void seqtrack_counts_merge(struct seqtrack_counts *into, const struct seqtrack_counts *from);
 
 /*
- * One run's books merged over trackers (several queues): counts summed,
- * times widened, bursts summed (an upper bound when a run spans queues),
- * latency histograms merged into 'latency' when it is not NULL.
+ * One run's books merged over trackers (several queues) and over the pieces a
+ * reopening split them into: counts summed, times widened, bursts summed (an
+ * upper bound when a run spans queues).
  */
 struct seqtrack_summary {
 	__u32 id;
 	struct seqtrack_counts c;
 	__u64 first_ts, last_ts, first_rx, last_rx;
 	__u64 burst_max;
-	__u32 flows; /* flows seen */
+	__u32 flows; /* flows seen (a flow seen again after a reopening counts twice) */
+	__u32 reopened; /* times its books were closed for room and opened again */
 };
 
+/* Called once per run with its merged books and latency. */
+typedef void (*seqtrack_run_fn)(const struct seqtrack_summary *s, const struct hist *lat,
+				void *ctx);
+
 /*
- * Every run any of the n trackers saw, merged, in the order the trackers
- * first saw them. Returns the number written to out (at most max); merges each run's
- * latency into lat[i] when lat is not NULL.
+ * Every run any of the n trackers holds (open or closed), merged by id, in the
+ * order their books were first opened (first receive time, then tracker).
+ * Calls fn for each when fn is not NULL; returns how many runs, or -ENOMEM.
  */
-unsigned int seqtrack_runs(struct seqtrack *const *trackers, unsigned int n,
-			   struct seqtrack_summary *out, struct hist *lat, unsigned int max);
+int seqtrack_runs(struct seqtrack *const *trackers, unsigned int n, seqtrack_run_fn fn, void *ctx);
+
+/*
+ * The runs folded away over the n trackers: their books together into s (id
+ * 0) and lat (when not NULL). Returns how many run records were folded (a
+ * run folded on two queues counts twice).
+ */
+__u64 seqtrack_folded(struct seqtrack *const *trackers, unsigned int n, struct seqtrack_summary *s,
+		      struct hist *lat);
 
 #endif

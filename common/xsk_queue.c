@@ -337,14 +337,20 @@ void xsk_queue__destroy(struct xsk_queue *q)
 	free(q);
 }
 
-int xsk_queue_stats(const struct xsk_queue *q, struct xdp_statistics *st)
+int xsk_queue_stats(struct xsk_queue *q, struct xdp_statistics *st)
 {
-	socklen_t len = sizeof(*st);
+	struct xdp_statistics now = { 0 };
+	socklen_t len = sizeof(now);
+	int err = 0;
 
-	memset(st, 0, sizeof(*st));
-	if (getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, st, &len))
-		return -errno;
-	return 0;
+	if (getsockopt(q->fd, SOL_XDP, XDP_STATISTICS, &now, &len)) {
+		err = -errno;
+		q->stats_failures++;
+	} else {
+		q->last_stats = now;
+	}
+	*st = q->last_stats;
+	return err;
 }
 
 void xsk_queue_ring_levels(const struct xsk_queue *q, struct xsk_queue_ring_levels *lv)

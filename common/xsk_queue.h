@@ -124,6 +124,9 @@ struct xsk_queue {
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod tx;
 	struct xsk_queue_counters cnt;
+	/* xsk_queue_stats(): the last good reading, and how many reads failed (the reader's) */
+	struct xdp_statistics last_stats;
+	__u64 stats_failures;
 };
 
 /* Occupancy seen in the shared ring indexes (any thread, approximate). */
@@ -211,8 +214,12 @@ static inline int xsk_queue_fd(const struct xsk_queue *q)
 	return q->fd;
 }
 
-/* getsockopt(XDP_STATISTICS). */
-int xsk_queue_stats(const struct xsk_queue *q, struct xdp_statistics *st);
+/*
+ * getsockopt(XDP_STATISTICS), by one reader thread. A failed read returns
+ * -errno and gives the last good reading (zeros before any), never a zeroed
+ * one: the counters a report subtracts never go back.
+ */
+int xsk_queue_stats(struct xsk_queue *q, struct xdp_statistics *st);
 void xsk_queue_ring_levels(const struct xsk_queue *q, struct xsk_queue_ring_levels *lv);
 
 /*

@@ -163,18 +163,22 @@ PY
 }
 
 test_sink_runs_forged_frames() {
-	local ga run
+	local ga run ts0
 	lab_setup --no-ipv6
 	runs_sink
 	ga=$(mktemp)
 	t_on_cleanup rm -f "$ga"
+	ts0=$(python3 -c 'import time; print(time.monotonic_ns())')
 	lab_bg "$ga" gen "$GEN" xsk -n 150000 -r 50k "$GEN_IF"
 	local pa=$LAST_PID
 	t_wait_for "$ga" 'run [0-9a-f]\{8\}' 10 || t_fail "no run id in the start line: $(cat "$ga")"
 	run=0x$(grep -o 'run [0-9a-f]\{8\}' "$ga" | head -n 1 | cut -d' ' -f2)
 	sleep 0.5
 	send_forged 0xdeadbeef 5 now || t_fail "could not send a forged frame"
-	send_forged "$run" 0x7fff0000 now # a jump of about 2^31
+	# A jump of about 2^31, sent (it says) before the run began: implausible
+	# however late it arrives (a send time of 'now' is plausible once the
+	# generator has been done for 2 s, which a loaded machine can make happen).
+	send_forged "$run" 0x7fff0000 "$ts0"
 	send_forged "$run" 1 1            # sent at 1 ns
 	send_forged "$run" 2 now+10000000000 # ten seconds in the future
 	wait "$pa" || t_fail "generator: $(cat "$ga")"
@@ -224,4 +228,69 @@ test_sink_runs_paced_kernel_default_sink() {
 	done
 	t_expect_eq "nothing dropped at the socket" 0 \
 		"$(rs 'o["drops"]["xsk_rx_ring_full"] + o["drops"]["xsk_fill_ring_empty"]')"
+}
+
+# The sink's own process in the lab's sink namespace.
+sink_pid() {
+	local p
+	for p in $(ip netns pids "$SINK_NS"); do
+		[ "$(cat /proc/"$p"/comm 2>/dev/null)" = xdp-sink ] && { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+rss_kib() { # PID: resident set now, and its high-water mark
+	awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r, h }' /proc/"$1"/status
+}
+
+forge() { # KIND COUNT [RUN]: forged stamps from the generator side
+	lab_exec gen python3 "$ROOT/tests/integration/forge.py" "$GEN_IF" "$GEN_MAC" "$SINK_MAC" \
+		"$GEN_IP4" "$SINK_IP4" "$@" >/dev/null || t_fail "forge.py $* failed"
+}
+
+# 1,000 forged frames of every kind (run ids by the hundred with impossible
+# send times, new runs with plausible ones and flow 65535, random flows, and
+# implausible claims on the genuine run itself), before and during a paced
+# genuine run: that run's books are exact and the sink grows by far less
+# than 64 MiB (before the fix: the rejected frames took every run slot and
+# the genuine run was missing; each flow-65535 run cost 2.5 MiB).
+test_sink_runs_forged_flood() {
+	local ga run pid rss0 hwm0 rss1 hwm1 grown ts0
+	lab_setup --no-ipv6
+	runs_sink
+	pid=$(sink_pid) || t_fail "no xdp-sink process in $SINK_NS"
+	read -r rss0 hwm0 <<<"$(rss_kib "$pid")"
+	forge rejected 300
+	forge runs 200
+	ga=$(mktemp)
+	t_on_cleanup rm -f "$ga"
+	ts0=$(python3 -c 'import time; print(time.monotonic_ns())')
+	lab_bg "$ga" gen "$GEN" xsk -n 150001 -r 50k "$GEN_IF"
+	local pa=$LAST_PID
+	t_wait_for "$ga" 'run [0-9a-f]\{8\}' 10 || t_fail "no run id in the start line: $(cat "$ga")"
+	run=0x$(grep -o 'run [0-9a-f]\{8\}' "$ga" | head -n 1 | cut -d' ' -f2)
+	forge runs 200
+	forge flows 200
+	forge jumps 100 "$run" "$ts0"
+	wait "$pa" || t_fail "generator: $(tail -n 3 "$ga")"
+	read -r rss1 hwm1 <<<"$(rss_kib "$pid")"
+	runs_stop
+	local sel="[r for r in o['runs'] if r['run'] == $((run))][0]"
+	rs "$sel" >/dev/null 2>&1 || t_fail "the genuine run $run has no books"
+	t_expect_eq "genuine run: received what was sent" 150001 "$(rs "$sel['received']")"
+	t_expect_eq "genuine run: lost" 0 "$(rs "$sel['lost']")"
+	t_expect_eq "genuine run: duplicates" 0 "$(rs "$sel['duplicates']")"
+	t_expect_eq "genuine run: reopened" 0 "$(rs "$sel['reopened']")"
+	t_expect_eq "genuine run: unplaced" 0 "$(rs "$sel['unplaced']")"
+	t_expect_eq "the jumps and bad times on the genuine run: rejected" 100 \
+		"$(rs "$sel['implausible'] + $sel['ts_future'] + $sel['ts_stale']")"
+	t_expect_eq "the rejected runs' frames: counted" 350 \
+		"$(rs 'o["rejected"]["ts_future"] + o["rejected"]["ts_stale"]')"
+	t_expect_eq "nothing unplaced" 0 "$(rs 'o["rejected"]["unplaced"]')"
+	t_expect_eq "every forged run reported, alone or folded" 601 \
+		"$(rs 'len(o["runs"]) + o.get("runs_folded", 0)')"
+	t_expect_eq "unexplained" 0 "$(rs 'o["unexplained"]')"
+	grown=$(( (hwm1 > rss1 ? hwm1 : rss1) - rss0 ))
+	echo "sink RSS: $rss0 KiB at the start, $rss1 KiB at the end (high-water $hwm1 KiB): grew $grown KiB"
+	t_expect_le "the sink grew (KiB)" $((64 * 1024)) "$grown"
 }

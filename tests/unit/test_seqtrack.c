@@ -285,11 +285,14 @@ static void test_many_runs(void)
 		ASSERT_EQ(t->runs[r].c.lost, r == 7, "the one gap in its own run");
 		ASSERT_EQ(t->runs[r].latency->count, 200 - (r == 7), "latency per run");
 	}
-	/* A full table: the frames of one more run are counted apart. */
+	/* A full table: run 257 closes the books of a run that has shown least. */
 	for (r = 64; r < SEQTRACK_RUNS_MAX; r++)
 		feed(t, 0xabc00000 + r, 0, 0);
-	ASSERT_EQ(feed(t, 0xfeed, 0, 0), SEQ_UNPLACED, "no room for run 257");
-	ASSERT_EQ(t->unplaced, 1, "unplaced counted");
+	ASSERT_EQ(feed(t, 0xfeed, 0, 0), SEQ_FIRST, "run 257 gets books");
+	ASSERT_EQ(t->closed, 1, "one run's books closed for it");
+	ASSERT_EQ(t->ndone, 1, "and kept among the closed");
+	ASSERT_EQ(t->done[0].id, 0xabc00000 + 64, "the first of the one-frame runs");
+	ASSERT_EQ(t->total.unplaced, 0, "nothing unplaced");
 	ASSERT_EQ(feed(t, 0xabc00000, 0, 200), SEQ_IN_ORDER, "known runs go on");
 	seqtrack__destroy(t);
 }
@@ -318,6 +321,11 @@ static void test_forged(void)
 	ASSERT_EQ(feed_ts(t, 1, 0, 100, NOW + 1000000), SEQ_TS_FUTURE, "sent in the future");
 	ASSERT_EQ(feed_ts(t, 1, 0, 100, 1), SEQ_TS_STALE, "sent at 1 ns");
 	ASSERT_EQ(feed_ts(t, 0xbad, 0, 1U << 31, ts_of(100)), SEQ_FIRST, "an unknown run: its own");
+	ASSERT_EQ(feed_ts(t, 0xbad2, 0, 1, NOW + 1000000), SEQ_TS_FUTURE,
+		  "unknown, from the future");
+	ASSERT_EQ(feed_ts(t, 0xbad3, 0, 1, 0), SEQ_TS_STALE, "unknown, sent at 0");
+	ASSERT_EQ(t->nruns, 2, "rejected claims open no books");
+	ASSERT_EQ(t->total.ts_future, 2, "but are counted in the totals");
 	ASSERT_EQ(t->runs[0].c.received, before.received, "run 1's received unchanged");
 	ASSERT_EQ(t->runs[0].c.lost, before.lost, "run 1's lost unchanged");
 	ASSERT_EQ(t->runs[0].c.late, 0, "nothing late");
@@ -457,14 +465,210 @@ static void test_channel(void)
 	seqtrack__destroy(t);
 }
 
+/* A frame as anyone could forge it: any run, flow, sequence and times. */
+static enum seqtrack_verdict feed_at(struct seqtrack *t, __u32 run, __u16 flow, __u32 seq, __u64 ts,
+				     __u64 now)
+{
+	struct stamp st = { .run = run, .flow = flow, .seq = seq, .ts_ns = ts & STAMP_TS_MASK };
+
+	return seqtrack_update(t, &st, now);
+}
+
+struct found {
+	__u32 id;
+	struct seqtrack_summary s;
+	unsigned int runs;
+};
+
+static void find_run(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
+{
+	struct found *f = ctx;
+
+	(void)lat;
+	f->runs++;
+	if (s->id == f->id)
+		f->s = *s;
+}
+
+/*
+ * 300 frames that name 300 runs with send times no sender could have used
+ * (0, the far future, before the sink started) take no run slot and no
+ * memory; the genuine run after them has its books.
+ */
+static void test_rejected_claims_hold_nothing(void)
+{
+	struct seqtrack *t = seqtrack__create(T0);
+	struct found f = { .id = 0x600d };
+	__u32 i;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	for (i = 0; i < 300; i++) {
+		__u64 ts = i % 3 == 0 ? 0 : i % 3 == 1 ? NOW + 1000000000ULL : T0 - 2000000000ULL;
+
+		feed_at(t, 0xf0000000 + i, 65535, i, ts, NOW);
+	}
+	ASSERT_EQ(t->nruns, 0, "no books opened");
+	ASSERT_EQ(t->slots, 0, "no flow memory");
+	ASSERT_EQ(t->total.ts_future + t->total.ts_stale, 300, "every one counted as rejected");
+	for (i = 0; i < 1000; i++)
+		if (!ASSERT_TRUE(feed(t, 0x600d, (__u16)(i % 4), i) <= SEQ_GAP, "genuine frames"))
+			break;
+	ASSERT_EQ(seqtrack_runs(&t, 1, find_run, &f), 1, "one run");
+	ASSERT_EQ(f.s.c.received, 1000, "the genuine run: every frame");
+	ASSERT_EQ(f.s.c.unplaced, 0, "none unplaced");
+	seqtrack__destroy(t);
+}
+
+/*
+ * 1,000 forged frames that each name a new run with a plausible send time,
+ * before and between the frames of a genuine run: the forgers push out each
+ * other, never the run that has shown more; memory stays at the caps.
+ */
+static void test_forged_runs_cannot_push_out(void)
+{
+	struct seqtrack *t = seqtrack__create(T0);
+	struct found f = { .id = 0x600d };
+	__u64 now = NOW;
+	__u32 i, k = 0;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	for (i = 0; i < 500; i++, now += 1000)
+		feed_at(t, 0xf0000000 + k++, (__u16)(65535 - i), rnd(1U << 31), now - 5000, now);
+	for (i = 0; i < 20000; i++, now += 1000) {
+		if (!ASSERT_TRUE(feed_at(t, 0x600d, (__u16)(i % 7), i / 7, now - 5000, now) <=
+					 SEQ_IN_ORDER,
+				 "the genuine run's frames are in order in its books"))
+			break;
+		if (i % 40 == 0) /* 500 more, among its frames */
+			feed_at(t, 0xf0000000 + k++, 65535, rnd(1U << 31), now - 5000, now);
+	}
+	ASSERT_EQ(k, 1000, "a thousand forged runs");
+	ASSERT_EQ(seqtrack_runs(&t, 1, find_run, &f), 1000 - 0 + 1 - t->folded_runs,
+		  "every run reported, each once (some folded)");
+	ASSERT_EQ(f.s.c.received, 20000, "the genuine run: every frame");
+	ASSERT_EQ(f.s.c.lost, 0, "lost 0");
+	ASSERT_EQ(f.s.reopened, 0, "its books were never closed");
+	ASSERT_TRUE(t->nruns <= SEQTRACK_RUNS_MAX && t->ndone <= SEQTRACK_DONE_MAX, "tables");
+	ASSERT_TRUE(t->slots <= SEQTRACK_FLOW_SLOTS_MAX, "flow slots capped");
+	ASSERT_EQ(t->total.unplaced, 0, "nothing unplaced");
+	seqtrack__destroy(t);
+}
+
+/* A flow id of 65535 costs one slot of a small table, not 65,536 records. */
+static void test_flow_memory_follows_flows_seen(void)
+{
+	struct seqtrack *t = seqtrack__create(T0);
+	__u32 r;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	for (r = 0; r < SEQTRACK_RUNS_MAX; r++)
+		feed(t, 0xe0000000 + r, 65535, 1);
+	ASSERT_EQ(t->nruns, SEQTRACK_RUNS_MAX, "256 runs");
+	ASSERT_EQ(t->slots, 0, "no table grew");
+	for (r = 0; r < SEQTRACK_RUNS_MAX; r++)
+		if (!ASSERT_EQ(t->runs[r].slots, SEQTRACK_FLOW_SLOTS_MIN, "the smallest table"))
+			break;
+	seqtrack__destroy(t);
+}
+
+/*
+ * More flows than the slots hold: three runs of 65,536 flows each. A new flow
+ * of the third waits for room (unplaced, in its run's books) until the
+ * others go idle and are closed.
+ */
+static void test_flow_slots_cap(void)
+{
+	struct seqtrack *t = seqtrack__create(T0);
+	struct found f = { .id = 3 };
+	__u32 r, i;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	for (r = 1; r <= 3; r++)
+		for (i = 0; i < SEQTRACK_FLOWS_MAX; i++)
+			feed_at(t, r, (__u16)i, 0, NOW - 10, NOW);
+	ASSERT_TRUE(t->slots <= SEQTRACK_FLOW_SLOTS_MAX, "the cap holds");
+	ASSERT_EQ(seqtrack_runs(&t, 1, find_run, &f), 3, "three runs");
+	ASSERT_GT(f.s.c.unplaced, 1000, "run 3's frames that found no room");
+	ASSERT_EQ(f.s.c.unplaced, t->total.unplaced, "in run 3's books");
+	ASSERT_EQ(f.s.c.received + f.s.c.unplaced, SEQTRACK_FLOWS_MAX, "every frame counted");
+	/* Runs 1 and 2 go idle: their books are closed for run 3's next flow. */
+	ASSERT_EQ(feed_at(t, 3, SEQTRACK_FLOWS_MAX - 1, 0, NOW + SEQTRACK_IDLE_NS,
+			  NOW + SEQTRACK_IDLE_NS + 10),
+		  SEQ_FIRST, "room once the others are idle");
+	ASSERT_EQ(t->ndone, 1, "one run closed for it");
+	ASSERT_EQ(t->done[0].c.received, SEQTRACK_FLOWS_MAX, "with all its books");
+	ASSERT_TRUE(t->slots <= SEQTRACK_FLOW_SLOTS_MAX, "the cap holds");
+	seqtrack__destroy(t);
+}
+
+/*
+ * More runs than slots over time: idle runs are closed first, oldest first;
+ * closed books are reported; past SEQTRACK_DONE_MAX the closed run with the
+ * fewest frames is folded, and a run seen again has its books reopened.
+ */
+static void test_closed_and_folded(void)
+{
+	struct seqtrack *t = seqtrack__create(T0);
+	struct seqtrack_summary fs;
+	struct found f = { .id = 7 };
+	__u64 now = NOW;
+	__u32 r, i, n = SEQTRACK_RUNS_MAX + SEQTRACK_DONE_MAX + 10;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	/* Runs one after another, 2 s apart, run r with r + 1 frames. */
+	for (r = 0; r < n; r++, now += 2 * SEQTRACK_IDLE_NS)
+		for (i = 0; i <= r; i++)
+			feed_at(t, r, 0, i, now - 100, now);
+	ASSERT_EQ(t->nruns, SEQTRACK_RUNS_MAX, "open");
+	ASSERT_EQ(t->ndone, SEQTRACK_DONE_MAX, "closed");
+	ASSERT_EQ(t->folded_runs, 10, "folded");
+	ASSERT_EQ(seqtrack_folded(&t, 1, &fs, NULL), 10, "folded, reported");
+	ASSERT_EQ(fs.c.received, 1 + 2 + 3 + 4 + 5 + 6 + 7 + 8 + 9 + 10,
+		  "the ten smallest, in the folded books");
+	ASSERT_EQ(seqtrack_runs(&t, 1, find_run, &f), n - 10, "the rest one by one");
+	ASSERT_EQ(f.s.c.received, 0, "run 7 is among the folded");
+	f.id = 200;
+	seqtrack_runs(&t, 1, find_run, &f);
+	ASSERT_EQ(f.s.c.received, 201, "a closed run's books are whole");
+	/* Run 200 comes back: new books, reported as reopened and merged. */
+	feed_at(t, 200, 0, 201, now - 100, now);
+	f.runs = 0;
+	ASSERT_EQ(seqtrack_runs(&t, 1, find_run, &f), n - 11,
+		  "one entry per run (its opening closed one more, and folded one more)");
+	ASSERT_EQ(t->folded_runs, 11, "folded");
+	ASSERT_EQ(f.s.c.received, 202, "both pieces");
+	ASSERT_EQ(f.s.reopened, 1, "said to be reopened");
+	seqtrack__destroy(t);
+}
+
+struct collected {
+	unsigned int n;
+	struct seqtrack_summary s[4];
+	__u64 lat[4];
+};
+
+static void collect(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
+{
+	struct collected *c = ctx;
+
+	if (c->n < 4) {
+		c->s[c->n] = *s;
+		c->lat[c->n] = lat->count;
+	}
+	c->n++;
+}
+
 /* Two queues' trackers: totals summed, and each run's books merged across them. */
 static void test_merge(void)
 {
 	struct seqtrack *a = seqtrack__create(T0), *b = seqtrack__create(T0);
 	struct seqtrack_counts sum = { 0 };
-	struct seqtrack_summary runs[4];
-	struct hist lat[4];
-	unsigned int n;
+	struct collected c = { 0 };
 
 	if (!ASSERT_TRUE(a && b, "create"))
 		goto out;
@@ -483,17 +687,16 @@ static void test_merge(void)
 	ASSERT_EQ(sum.lost, 2, "lost summed");
 	ASSERT_EQ(sum.duplicates, 1, "duplicates summed");
 	ASSERT_EQ(sum.reordered, 1, "reordered summed");
-	n = seqtrack_runs((struct seqtrack *const[]){ a, b }, 2, runs, lat, 4);
-	ASSERT_EQ(n, 3, "three runs over both queues");
-	ASSERT_EQ(runs[0].id, 1, "run 1 first");
-	ASSERT_EQ(runs[0].c.received, 6, "run 1: both queues");
-	ASSERT_EQ(runs[0].c.lost, 2, "run 1 lost");
-	ASSERT_EQ(runs[0].c.reordered, 1, "run 1 reordered");
-	ASSERT_EQ(lat[0].count, 6, "run 1 latency merged");
-	ASSERT_EQ(runs[1].c.received, 2, "run 2");
-	ASSERT_EQ(runs[2].c.received, 1, "run 3");
-	ASSERT_EQ(seqtrack_runs((struct seqtrack *const[]){ a, b }, 2, runs, NULL, 2), 2,
-		  "at most max runs");
+	ASSERT_EQ(seqtrack_runs((struct seqtrack *const[]){ a, b }, 2, collect, &c), 3,
+		  "three runs over both queues");
+	ASSERT_EQ(c.n, 3, "each reported once");
+	ASSERT_EQ(c.s[0].id, 1, "run 1 first");
+	ASSERT_EQ(c.s[0].c.received, 6, "run 1: both queues");
+	ASSERT_EQ(c.s[0].c.lost, 2, "run 1 lost");
+	ASSERT_EQ(c.s[0].c.reordered, 1, "run 1 reordered");
+	ASSERT_EQ(c.lat[0], 6, "run 1 latency merged");
+	ASSERT_EQ(c.s[1].c.received, 2, "run 2");
+	ASSERT_EQ(c.s[2].c.received, 1, "run 3");
 	ASSERT_STREQ(seqtrack_verdict_str(SEQ_REORDERED), "reordered", "verdict name");
 	ASSERT_STREQ(seqtrack_verdict_str(SEQ_IMPLAUSIBLE), "implausible", "verdict name");
 out:
@@ -502,13 +705,25 @@ out:
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(in_order),	TEST_CASE(gap),
-	TEST_CASE(duplicate),	TEST_CASE(reorder),
-	TEST_CASE(window_edge), TEST_CASE(lost_final),
-	TEST_CASE(wrap),	TEST_CASE(runs_are_separate),
-	TEST_CASE(many_runs),	TEST_CASE(forged),
-	TEST_CASE(burst),	TEST_CASE(many_flows),
-	TEST_CASE(channel),	TEST_CASE(merge),
+	TEST_CASE(in_order),
+	TEST_CASE(gap),
+	TEST_CASE(duplicate),
+	TEST_CASE(reorder),
+	TEST_CASE(window_edge),
+	TEST_CASE(lost_final),
+	TEST_CASE(wrap),
+	TEST_CASE(runs_are_separate),
+	TEST_CASE(many_runs),
+	TEST_CASE(forged),
+	TEST_CASE(burst),
+	TEST_CASE(many_flows),
+	TEST_CASE(channel),
+	TEST_CASE(merge),
+	TEST_CASE(rejected_claims_hold_nothing),
+	TEST_CASE(forged_runs_cannot_push_out),
+	TEST_CASE(flow_memory_follows_flows_seen),
+	TEST_CASE(flow_slots_cap),
+	TEST_CASE(closed_and_folded),
 };
 
 TEST_MAIN("seqtrack", cases)

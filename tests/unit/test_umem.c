@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <limits.h>
 #include <pthread.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include "log.h"
 #include "numa.h"
 #include "umem.h"
+#include "xsk_queue.h"
 #include "test.h"
 
 /* The node of a cpu as sysfs says it, found independently of numa.c. */
@@ -270,13 +274,40 @@ static void test_huge_pages(void)
 	umem__destroy(u);
 }
 
+/*
+ * A failed XDP_STATISTICS read gives the last good reading, not zeros: a
+ * zeroed one made the next interval's drop counts run backwards (a delta of
+ * nearly 2^64 that could start a CPU move). A UDP socket stands in for an
+ * AF_XDP one whose read fails.
+ */
+static void test_stats_keep_last_good(void)
+{
+	struct xsk_queue q = { 0 };
+	struct xdp_statistics st;
+	int err;
+
+	q.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (!ASSERT_GE(q.fd, 0, "a socket"))
+		return;
+	q.last_stats.rx_dropped = 5;
+	q.last_stats.rx_ring_full = 7;
+	memset(&st, 0xff, sizeof(st));
+	err = xsk_queue_stats(&q, &st);
+	ASSERT_LT(err, 0, "the read fails");
+	ASSERT_EQ(st.rx_dropped, 5, "the last good rx_dropped");
+	ASSERT_EQ(st.rx_ring_full, 7, "the last good rx_ring_full");
+	ASSERT_EQ(st.rx_invalid_descs, 0, "and the rest of it");
+	ASSERT_EQ(q.stats_failures, 1, "the failure counted");
+	close(q.fd);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(parse_node_list),	 TEST_CASE(topology),
 	TEST_CASE(iface_node),		 TEST_CASE(page_nodes_absent),
 	TEST_CASE(placement_cpu0),	 TEST_CASE(placement_cpu1),
 	TEST_CASE(caller_affinity_kept), TEST_CASE(placement_pinned_caller),
 	TEST_CASE(current_cpu),		 TEST_CASE(bad_options),
-	TEST_CASE(huge_pages),
+	TEST_CASE(huge_pages),		 TEST_CASE(stats_keep_last_good),
 };
 
 TEST_MAIN("umem", cases)

@@ -330,8 +330,10 @@ static void xsk_sample(struct gen *g, struct gen_snapshot *s)
 
 	m->tx_invalid = 0;
 	for (i = 0; i < g->nthreads; i++)
-		if (tx_of(g, i)->q && !xsk_queue_stats(tx_of(g, i)->q, &st))
+		if (tx_of(g, i)->q) { /* a failed read gives the last good one */
+			xsk_queue_stats(tx_of(g, i)->q, &st);
 			m->tx_invalid += st.tx_invalid_descs;
+		}
 }
 
 static __u64 xsk_outstanding(const struct gen_counters *c)

@@ -40,12 +40,7 @@ static size_t xsk_snap_size(const struct sink *sk)
 
 static void xq_counts_read(struct xq_counts *d, const struct xq_published *s)
 {
-	const __u64 *src = (const __u64 *)&s->c;
-	__u64 *dst = (__u64 *)d;
-	unsigned int i;
-
-	for (i = 0; i < sizeof(*d) / sizeof(__u64); i++)
-		dst[i] = CNT_READ(src[i]);
+	cnt_snapshot(&s->seq, (__u64 *)d, (const __u64 *)&s->c, sizeof(*d) / sizeof(__u64));
 }
 
 static void xsk_read(struct sink *sk, struct sink_snap *s)
@@ -60,8 +55,11 @@ static void xsk_read(struct sink *sk, struct sink_snap *s)
 		capture_finish(xs->cap);
 	for (i = 0; i < xs->nxq; i++) {
 		xq_counts_read(&xc[i], &xs->xq[i].pub);
-		if (!xs->xq[i].q || xsk_queue_stats(xs->xq[i].q, &st[i]))
+		/* A failed read gives the last good one: deltas never go back. */
+		if (!xs->xq[i].q)
 			memset(&st[i], 0, sizeof(st[i]));
+		else
+			xsk_queue_stats(xs->xq[i].q, &st[i]);
 	}
 }
 
@@ -80,7 +78,6 @@ void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_count
 		c->rx_packets += xc[i].rx_packets;
 		c->rx_bytes += xc[i].rx_bytes;
 		c->foreign += xc[i].foreign;
-		c->unplaced += xc[i].unplaced;
 		c->runs = xc[i].runs > c->runs ? xc[i].runs : c->runs;
 		seqtrack_counts_merge(&c->st, &xc[i].st);
 		if (xc[i].first_ns && (!c->first_ns || xc[i].first_ns < c->first_ns))
@@ -201,15 +198,10 @@ static void xq_idle(const struct sink_cfg *cfg, struct pollfd *pfd, unsigned int
 	runtime_sleep_until(now_ns() + XQ_NAP_NS);
 }
 
-/* Publish once per batch: plain stores, one writer. */
+/* Publish once per batch, one writer; readers see every field from one batch. */
 static void xq_publish(struct xq *x, const struct xq_counts *t)
 {
-	const __u64 *src = (const __u64 *)t;
-	__u64 *dst = (__u64 *)&x->pub.c;
-	unsigned int i;
-
-	for (i = 0; i < sizeof(*t) / sizeof(__u64); i++)
-		CNT_SET(dst[i], src[i]);
+	cnt_publish(&x->pub.seq, (__u64 *)&x->pub.c, (const __u64 *)t, sizeof(*t) / sizeof(__u64));
 }
 
 /*
@@ -270,8 +262,7 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 	xsk_queue_refill(x->q);
 	if (x->tr) {
 		t->st = x->tr->total;
-		t->unplaced = x->tr->unplaced;
-		t->runs = x->tr->nruns;
+		t->runs = x->tr->opened;
 	}
 	if (!t->first_ns)
 		t->first_ns = now;

@@ -35,15 +35,18 @@ struct xq_counts {
 	__u64 rx_packets; /* delivered to user space */
 	__u64 rx_bytes;
 	__u64 foreign; /* without a stamp */
-	__u64 unplaced; /* stamped, of a run beyond the tracker's table */
-	__u64 runs; /* generator runs seen (over queues: the most any queue saw) */
+	__u64 runs; /* books the queue opened (over queues: the most any queue opened) */
 	struct seqtrack_counts st;
 	/* receive times of the first and the last batch, 0 before any: not deltas */
 	__u64 first_ns, last_ns;
 };
 
-/* Written by the queue's thread only, read by main: a cache line of its own. */
+/*
+ * Written by the queue's thread only, read by main: a cache line of its own,
+ * and a sequence count so that a reading is one batch's (counter.h).
+ */
 struct xq_published {
+	__u64 seq;
 	struct xq_counts c;
 } __attribute__((aligned(64)));
 

@@ -41,40 +41,67 @@ static const char *xq_bind_mode(const struct xq *x)
 	return x->q && x->q->zerocopy ? "zero-copy" : "copy";
 }
 
-/* Every run the queues saw, merged over queues, with its latency. */
+/* Every run the queues saw, merged over queues and reopenings, with its latency. */
+struct run_row {
+	struct seqtrack_summary s;
+	struct hist_summary lat;
+};
+
 struct runs {
 	unsigned int n;
-	struct seqtrack_summary *s;
-	struct hist *lat;
-	struct hist all; /* every run's latency in one */
+	struct run_row *row;
+	struct hist all; /* every run's latency in one, the folded ones' too */
+	__u64 folded_runs; /* run records folded away for room, and their books */
+	struct seqtrack_summary folded;
+	struct hist_summary folded_lat;
 };
 
 static void runs_free(struct runs *r)
 {
-	free(r->s);
-	free(r->lat);
+	free(r->row);
+}
+
+/* The queues' trackers, for seqtrack's merges. */
+static struct seqtrack **trackers(const struct xsk_state *xs)
+{
+	struct seqtrack **tr = calloc(xs->nxq, sizeof(*tr));
+	unsigned int i;
+
+	for (i = 0; tr && i < xs->nxq; i++)
+		tr[i] = xs->xq[i].tr;
+	return tr;
+}
+
+static void runs_add(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
+{
+	struct runs *r = ctx;
+	struct run_row *row = &r->row[r->n++];
+
+	row->s = *s;
+	hist_summarize(lat, &row->lat);
+	hist_merge(&r->all, lat);
 }
 
 static int runs_collect(const struct sink *sk, struct runs *r)
 {
+	struct seqtrack **tr = trackers(sk->ms);
 	const struct xsk_state *xs = sk->ms;
-	struct seqtrack **tr = calloc(xs->nxq, sizeof(*tr));
-	unsigned int i, max = xs->nxq * SEQTRACK_RUNS_MAX;
+	struct hist *folded = malloc(sizeof(*folded));
+	int n = tr ? seqtrack_runs(tr, xs->nxq, NULL, NULL) : -ENOMEM;
 
 	memset(r, 0, sizeof(*r));
-	r->s = calloc(max, sizeof(*r->s));
-	r->lat = calloc(max, sizeof(*r->lat));
-	if (!tr || !r->s || !r->lat) {
+	hist_init(&r->all);
+	r->row = n >= 0 ? calloc(n ? (size_t)n : 1, sizeof(*r->row)) : NULL;
+	if (!r->row || !folded || seqtrack_runs(tr, xs->nxq, runs_add, r) < 0) {
 		free(tr);
+		free(folded);
 		runs_free(r);
 		return -ENOMEM;
 	}
-	for (i = 0; i < xs->nxq; i++)
-		tr[i] = xs->xq[i].tr;
-	r->n = seqtrack_runs(tr, xs->nxq, r->s, r->lat, max);
-	hist_init(&r->all);
-	for (i = 0; i < r->n; i++)
-		hist_merge(&r->all, &r->lat[i]);
+	r->folded_runs = seqtrack_folded(tr, xs->nxq, &r->folded, folded);
+	hist_summarize(folded, &r->folded_lat);
+	hist_merge(&r->all, folded);
+	free(folded);
 	free(tr);
 	return 0;
 }
@@ -87,11 +114,10 @@ static double run_rate(const struct seqtrack_summary *s)
 	return span ? (double)(s->c.received - 1) * 1e9 / (double)span : 0.0;
 }
 
-static void json_hist(struct jw *w, const char *key, const struct hist *h)
+static void json_lat(struct jw *w, const char *key, const struct hist_summary *h)
 {
-	struct hist_summary hs;
+	const struct hist_summary hs = *h;
 
-	hist_summarize(h, &hs);
 	jw_obj(w, key);
 	jw_u64(w, "count", hs.count);
 	jw_u64(w, "min", hs.min);
@@ -104,12 +130,20 @@ static void json_hist(struct jw *w, const char *key, const struct hist *h)
 	jw_end_obj(w);
 }
 
-static void json_run(const struct sink *sk, struct jw *w, const struct seqtrack_summary *s,
-		     const struct hist *lat)
+static void json_hist(struct jw *w, const char *key, const struct hist *h)
+{
+	struct hist_summary hs;
+
+	hist_summarize(h, &hs);
+	json_lat(w, key, &hs);
+}
+
+static void json_run(const struct sink *sk, struct jw *w, const char *key,
+		     const struct seqtrack_summary *s, const struct hist_summary *lat)
 {
 	__u64 t0 = sk->base.rs.t_ns;
 
-	jw_obj(w, NULL);
+	jw_obj(w, key);
 	jw_u64(w, "run", s->id);
 	jw_u64(w, "received", s->c.received);
 	jw_i64(w, "lost", (__s64)s->c.lost);
@@ -119,6 +153,8 @@ static void json_run(const struct sink *sk, struct jw *w, const struct seqtrack_
 	jw_u64(w, "implausible", s->c.implausible);
 	jw_u64(w, "ts_future", s->c.ts_future);
 	jw_u64(w, "ts_stale", s->c.ts_stale);
+	jw_u64(w, "unplaced", s->c.unplaced);
+	jw_u64(w, "reopened", s->reopened);
 	jw_u64(w, "flows", s->flows);
 	jw_double(w, "first_rx_s", s->first_rx > t0 ? (double)(s->first_rx - t0) / 1e9 : 0);
 	jw_double(w, "last_rx_s", s->last_rx > t0 ? (double)(s->last_rx - t0) / 1e9 : 0);
@@ -126,11 +162,11 @@ static void json_run(const struct sink *sk, struct jw *w, const struct seqtrack_
 	jw_double(w, "send_pps", run_rate(s));
 	jw_u64(w, "burst_100us_max", s->burst_max);
 	jw_double(w, "burst_100us_ideal", run_rate(s) * SEQTRACK_BURST_NS / 1e9);
-	json_hist(w, "latency_ns", lat);
+	json_lat(w, "latency_ns", lat);
 	jw_end_obj(w);
 }
 
-static void json_checks(struct jw *w, const struct xq_counts *c)
+static void json_checks(struct jw *w, const struct xq_counts *c, __u64 runs)
 {
 	jw_u64(w, "stamped", c->st.received);
 	jw_u64(w, "foreign", c->foreign);
@@ -139,12 +175,12 @@ static void json_checks(struct jw *w, const struct xq_counts *c)
 	jw_u64(w, "duplicates", c->st.duplicates);
 	jw_u64(w, "reordered", c->st.reordered);
 	jw_u64(w, "late", c->st.late);
-	jw_u64(w, "restarts", c->runs > 1 ? c->runs - 1 : 0);
+	jw_u64(w, "restarts", runs > 1 ? runs - 1 : 0);
 	jw_obj(w, "rejected");
 	jw_u64(w, "implausible", c->st.implausible);
 	jw_u64(w, "ts_future", c->st.ts_future);
 	jw_u64(w, "ts_stale", c->st.ts_stale);
-	jw_u64(w, "unplaced", c->unplaced);
+	jw_u64(w, "unplaced", c->st.unplaced);
 	jw_end_obj(w);
 }
 
@@ -165,19 +201,22 @@ static void json_drops(struct jw *w, const struct sink_stats *d, const struct xd
 }
 
 /* The summary's verdicts: every run's books, and the latency over all of them. */
-static void json_runs(const struct sink *sk, struct jw *w)
+static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r0)
 {
-	struct runs r;
+	const struct runs r = *r0;
 	unsigned int i;
 
-	if (runs_collect(sk, &r))
-		return;
-	json_hist(w, "latency_ns", &r.all);
+	json_hist(w, "latency_ns", &r0->all);
+	jw_u64(w, "runs_count", r.n);
 	jw_arr(w, "runs");
 	for (i = 0; i < r.n; i++)
-		json_run(sk, w, &r.s[i], &r.lat[i]);
+		json_run(sk, w, NULL, &r.row[i].s, &r.row[i].lat);
 	jw_end_arr(w);
-	runs_free(&r);
+	/* Runs folded away for room: reported together, never dropped. */
+	if (r.folded_runs) {
+		jw_u64(w, "runs_folded", r.folded_runs);
+		json_run(sk, w, "folded", &r.folded, &r.folded_lat);
+	}
 }
 
 static void json_sockets(const struct sink *sk, struct jw *w, const struct sink_snap *a,
@@ -224,29 +263,41 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 	      const struct sink_snap *b, const struct sink_stats *d, const struct sink_drops *dr,
 	      enum run_report kind)
 {
-	bool summary = kind == RUN_SUMMARY;
+	bool summary = kind == RUN_SUMMARY, books = !sk->cfg->no_verify;
 	struct xq_counts c;
 	struct xdp_statistics x;
+	struct runs *r = NULL;
 
 	(void)dr;
 	xsk_deltas(sk, a, b, &c, &x);
+	/* The summary's runs are the distinct ones; an interval has the queues' books opened. */
+	if (summary && books) {
+		r = malloc(sizeof(*r));
+		if (r && runs_collect(sk, r)) {
+			free(r);
+			r = NULL;
+		}
+	}
 	jw_u64(w, "xdp_packets", d->packets);
-	if (!sk->cfg->no_verify)
-		json_checks(w, &c);
+	if (books)
+		json_checks(w, &c, r ? r->n : c.runs);
 	json_drops(w, d, &x);
 	if (summary)
 		jw_i64(w, "unexplained", xsk_balance(d, &c, &x));
-	if (summary && !sk->cfg->no_verify)
-		json_runs(sk, w);
+	if (r)
+		json_runs(sk, w, r);
 	if (summary)
 		capture_json(((const struct xsk_state *)sk->ms)->cap, w);
 	json_sockets(sk, w, a, b, summary);
+	if (r)
+		runs_free(r);
+	free(r);
 }
 
 static void text_interval(const struct sink *sk, const struct sink_stats *d,
 			  const struct xq_counts *c, const struct xdp_statistics *x)
 {
-	__u64 rejected = c->st.implausible + c->st.ts_future + c->st.ts_stale + c->unplaced;
+	__u64 rejected = c->st.implausible + c->st.ts_future + c->st.ts_stale + c->st.unplaced;
 
 	if (!sk->cfg->no_verify)
 		printf("  lost %" PRId64 " dup %" PRIu64 " reord %" PRIu64 " foreign %" PRIu64,
@@ -260,12 +311,11 @@ static void text_interval(const struct sink *sk, const struct sink_stats *d,
 		       (uint64_t)d->redirect_err);
 }
 
-static void text_latency(const char *label, const struct hist *h)
+static void text_lat(const char *label, const struct hist_summary *h)
 {
-	struct hist_summary hs;
+	const struct hist_summary hs = *h;
 	char l[6][24];
 
-	hist_summarize(h, &hs);
 	if (hs.count)
 		printf("%smin %s, p50 %s, p90 %s, p99 %s, p99.9 %s, max %s\n", label,
 		       fmt_ns(l[0], 24, hs.min), fmt_ns(l[1], 24, hs.p50), fmt_ns(l[2], 24, hs.p90),
@@ -274,7 +324,7 @@ static void text_latency(const char *label, const struct hist *h)
 }
 
 /* -v: one line per run, and one for its latency. */
-static void text_run(const struct seqtrack_summary *s, const struct hist *lat)
+static void text_run(const struct seqtrack_summary *s, const struct hist_summary *lat)
 {
 	char l[3][24];
 
@@ -286,32 +336,47 @@ static void text_run(const struct seqtrack_summary *s, const struct hist *lat)
 	       (uint64_t)(s->c.implausible + s->c.ts_future + s->c.ts_stale),
 	       fmt_si(l[1], sizeof(l[1]), run_rate(s)), (unsigned int)s->burst_max,
 	       run_rate(s) * SEQTRACK_BURST_NS / 1e9);
-	text_latency("      latency: ", lat);
+	text_lat("      latency: ", lat);
+	if (s->c.unplaced || s->reopened)
+		printf("      not checked: %" PRIu64 " frames found no room in the books; "
+		       "books reopened %u times (losses around a reopening are not counted)\n",
+		       (uint64_t)s->c.unplaced, s->reopened);
 }
 
 static void text_checks(const struct sink *sk, const struct xq_counts *c)
 {
+	struct hist_summary all;
 	struct runs r;
 	char l[2][24];
 	unsigned int i;
 
-	printf("  checked:  %s stamped, %s foreign; lost %" PRIu64 ", duplicates %" PRIu64
-	       ", reordered %" PRIu64 ", late %" PRIu64 ", runs %" PRIu64 "\n",
-	       fmt_count(l[0], sizeof(l[0]), c->st.received),
-	       fmt_count(l[1], sizeof(l[1]), c->foreign), (uint64_t)c->st.lost,
-	       (uint64_t)c->st.duplicates, (uint64_t)c->st.reordered, (uint64_t)c->st.late,
-	       (uint64_t)c->runs);
-	if (c->st.implausible || c->st.ts_future || c->st.ts_stale || c->unplaced)
-		printf("  rejected: implausible sequence %" PRIu64
-		       ", send time in the future %" PRIu64 ", before the sink started %" PRIu64
-		       ", runs beyond the table %" PRIu64 " (in no run's books)\n",
-		       (uint64_t)c->st.implausible, (uint64_t)c->st.ts_future,
-		       (uint64_t)c->st.ts_stale, (uint64_t)c->unplaced);
 	if (runs_collect(sk, &r))
 		return;
-	text_latency("  latency:  ", &r.all);
+	printf("  checked:  %s stamped, %s foreign; lost %" PRIu64 ", duplicates %" PRIu64
+	       ", reordered %" PRIu64 ", late %" PRIu64 ", runs %u\n",
+	       fmt_count(l[0], sizeof(l[0]), c->st.received),
+	       fmt_count(l[1], sizeof(l[1]), c->foreign), (uint64_t)c->st.lost,
+	       (uint64_t)c->st.duplicates, (uint64_t)c->st.reordered, (uint64_t)c->st.late, r.n);
+	if (c->st.implausible || c->st.ts_future || c->st.ts_stale)
+		printf("  rejected: implausible sequence %" PRIu64
+		       ", send time in the future %" PRIu64 ", before the sink started %" PRIu64
+		       " (in no run's books)\n",
+		       (uint64_t)c->st.implausible, (uint64_t)c->st.ts_future,
+		       (uint64_t)c->st.ts_stale);
+	if (c->st.unplaced)
+		printf("  not checked: %" PRIu64 " stamped frames found no room in the books "
+		       "(more runs or flows at once than a queue keeps; man xdp-sink, FORGED FRAMES)\n",
+		       (uint64_t)c->st.unplaced);
+	if (r.folded_runs)
+		printf("  folded:   %" PRIu64
+		       " closed runs' books kept only together: %s received, "
+		       "lost %" PRId64 "\n",
+		       (uint64_t)r.folded_runs, fmt_count(l[0], sizeof(l[0]), r.folded.c.received),
+		       (int64_t)r.folded.c.lost);
+	hist_summarize(&r.all, &all);
+	text_lat("  latency:  ", &all);
 	for (i = 0; sk->cfg->verbose && i < r.n; i++)
-		text_run(&r.s[i], &r.lat[i]);
+		text_run(&r.row[i].s, &r.row[i].lat);
 	runs_free(&r);
 }
 
@@ -467,31 +532,50 @@ static void metrics_queue_verdicts(const struct sink *sk, struct metrics_w *w,
 				       (cb[i].st.lost - cb[i].st.lost_final));
 }
 
-/* At the end: every generator run's books and latency, labelled by its run id. */
+static void metrics_run_hist(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
+{
+	char id[16];
+
+	snprintf(id, sizeof(id), "%08x", s->id);
+	metrics_hist_seconds(ctx, "xdp_sink_latency_seconds", "run", id, lat);
+}
+
+/*
+ * At the end: every generator run's books and latency, labelled by its run
+ * id; runs folded away for room together, as run="folded".
+ */
 static void metrics_runs(const struct sink *sk, struct metrics_w *w)
 {
 	static const char *const lat = "xdp_sink_latency_seconds";
+	const struct xsk_state *xs = sk->ms;
+	struct seqtrack **tr = trackers(xs);
+	struct hist *folded = malloc(sizeof(*folded));
 	char id[16];
 	struct runs r;
 	unsigned int i, k;
 
-	if (runs_collect(sk, &r))
-		return;
+	if (!tr || !folded || runs_collect(sk, &r))
+		goto out;
 	for (k = 0; k < 3; k++) {
 		metrics_family(w, verdict_names[k], "counter", NULL, verdict_help[k]);
 		for (i = 0; i < r.n; i++) {
-			snprintf(id, sizeof(id), "%08x", r.s[i].id);
+			snprintf(id, sizeof(id), "%08x", r.row[i].s.id);
 			metrics_u64(w, verdict_names[k], "run", id,
-				    verdict_of(&r.s[i].c, k, false));
+				    verdict_of(&r.row[i].s.c, k, false));
 		}
+		if (r.folded_runs)
+			metrics_u64(w, verdict_names[k], "run", "folded",
+				    verdict_of(&r.folded.c, k, false));
 	}
 	metrics_family(w, lat, "histogram", "seconds",
 		       "Send-to-receive latency of stamped frames, by generator run.");
-	for (i = 0; i < r.n; i++) {
-		snprintf(id, sizeof(id), "%08x", r.s[i].id);
-		metrics_hist_seconds(w, lat, "run", id, &r.lat[i]);
-	}
+	seqtrack_runs(tr, xs->nxq, metrics_run_hist, w);
+	if (seqtrack_folded(tr, xs->nxq, &r.folded, folded))
+		metrics_hist_seconds(w, lat, "run", "folded", folded);
 	runs_free(&r);
+out:
+	free(folded);
+	free(tr);
 }
 
 void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
