@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The OpenMetrics exposition: rows into a memory stream, published as one
- * text for the HTTP server (a mutex around a pointer swap) and the file
- * (outfile.h: beside the target, renamed over it).
+ * text for the HTTP server (a mutex around a pointer swap) and for the file,
+ * which a thread of its own rewrites (a new file beside the target, renamed
+ * over it) so that slow storage never holds up the interval loop.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "log.h"
 #include "metrics.h"
@@ -17,15 +22,27 @@
 struct metrics {
 	char labels[METRICS_LABELS_LEN];
 	const char *file;
-	bool file_failed; /* the last write failed: say so once */
+	mode_t file_mode; /* what a new file gets under the umask */
 	struct metrics_http *http;
 	/* the stream being written */
 	char *buf;
 	size_t len;
-	/* the last published exposition, for the HTTP thread */
+	/* the last published exposition, for the HTTP thread and the writer */
 	pthread_mutex_t lock;
 	char *pub;
 	size_t pub_len;
+	/* the file's writer, under lock */
+	pthread_t writer;
+	bool writing; /* the thread runs */
+	bool stop; /* write the last text once more, synced, and end */
+	pthread_cond_t wake; /* for the writer: a new text, or stop */
+	pthread_cond_t written; /* for metrics_file_wait */
+	unsigned long long gen; /* texts published */
+	unsigned long long done; /* the last one the writer wrote (or failed to) */
+	int file_err; /* and how that went */
+	/* the writer's own: what the user has been told */
+	bool file_failed;
+	unsigned int failures;
 };
 
 /* The labels every sample has; --metrics-label may not use them. */
@@ -253,10 +270,130 @@ static int file_check(const char *path)
 	return err ? -EINVAL : 0;
 }
 
+/*
+ * outfile's steps (a new file beside the target, renamed over it; never
+ * through a symlink) without its messages: this file is rewritten every
+ * interval, and a failure is told once by file_report, not at each attempt.
+ * Synced to disk only when asked (at exit): the readers are on this host.
+ */
+static int file_write(struct metrics *m, const char *text, size_t len, bool sync, const char **why)
+{
+	char *tmp = NULL;
+	struct stat st;
+	size_t off = 0;
+	ssize_t n;
+	int fd, err = 0;
+
+	*why = NULL;
+	if (!lstat(m->file, &st) && !S_ISREG(st.st_mode)) {
+		*why = S_ISLNK(st.st_mode) ? "it is a symlink now, never written through" :
+					     "it is no longer a regular file";
+		return -EINVAL;
+	}
+	if (asprintf(&tmp, "%s.tmp.XXXXXX", m->file) < 0)
+		return -ENOMEM;
+	/* mkostemp opens with O_CREAT | O_EXCL: it never follows a symlink. */
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		free(tmp);
+		return err;
+	}
+	fchmod(fd, m->file_mode);
+	while (!err && off < len) {
+		n = write(fd, text + off, len - off);
+		if (n < 0 && errno != EINTR)
+			err = -errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	if (!err && sync && fsync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && !lstat(m->file, &st) && S_ISLNK(st.st_mode)) {
+		*why = "it is a symlink now, never written through";
+		err = -EINVAL;
+	}
+	if (!err && rename(tmp, m->file))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	free(tmp);
+	return err;
+}
+
+/* Said once when writing starts to fail, once when it works again: never every interval. */
+static void file_report(struct metrics *m, int err, const char *why)
+{
+	if (err && !m->file_failed)
+		pr_warn("--metrics-file %s: not written (%s); trying again each interval, and saying so once it works\n",
+			m->file, why ? why : strerror(-err));
+	else if (!err && m->file_failed)
+		pr_warn("--metrics-file %s: written again, after %u attempts that failed\n",
+			m->file, m->failures);
+	m->failures = err ? m->failures + 1 : 0;
+	m->file_failed = err != 0;
+}
+
+/* Writes the newest text whenever there is one; what was published meanwhile is skipped. */
+static void *file_writer(void *arg)
+{
+	struct metrics *m = arg;
+	unsigned long long gen;
+	const char *why;
+	char *text;
+	size_t len;
+	bool last;
+	int err;
+
+	pthread_mutex_lock(&m->lock);
+	for (;;) {
+		while (m->done == m->gen && !m->stop)
+			pthread_cond_wait(&m->wake, &m->lock);
+		if (m->done == m->gen)
+			break;
+		gen = m->gen;
+		last = m->stop;
+		len = m->pub_len;
+		text = malloc(len + 1);
+		if (text)
+			memcpy(text, m->pub, len + 1);
+		pthread_mutex_unlock(&m->lock);
+		err = text ? file_write(m, text, len, last, &why) : -ENOMEM;
+		file_report(m, err, text ? why : NULL);
+		free(text);
+		pthread_mutex_lock(&m->lock);
+		m->done = gen;
+		m->file_err = err;
+		pthread_cond_broadcast(&m->written);
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+/* The writer's thread, with every signal blocked: they are the tool's. */
+static int writer_start(struct metrics *m)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = -pthread_create(&m->writer, NULL, file_writer, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	m->writing = !err;
+	if (err)
+		pr_warn("--metrics-file %s: cannot start its writer: %s\n", m->file,
+			strerror(-err));
+	return err;
+}
+
 int metrics__create(const struct metrics_opts *o, struct metrics **out)
 {
 	const struct metrics_cli *cli = o->cli;
 	struct metrics *m;
+	mode_t mask;
 	int err;
 
 	*out = NULL;
@@ -270,17 +407,25 @@ int metrics__create(const struct metrics_opts *o, struct metrics **out)
 	if (!m)
 		return -ENOMEM;
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->wake, NULL);
+	pthread_cond_init(&m->written, NULL);
 	m->file = cli->file;
+	/* Read before any thread starts: the umask is the whole process's, and reading it sets it. */
+	mask = umask(0);
+	umask(mask);
+	m->file_mode = 0666 & ~mask;
 	err = labels_unique(&cli->labels);
 	if (!err)
 		err = common_labels(m, o);
 	if (!err && cli->file)
 		err = file_check(cli->file);
+	if (!err && cli->file)
+		err = writer_start(m);
 	if (!err && cli->listen)
 		err = metrics_http__start(o->tool, cli->listen, m, &m->http);
 	if (err) {
 		metrics__destroy(m);
-		return err == -ENOMEM ? err : -EINVAL;
+		return err == -ENOMEM || err == -EAGAIN ? err : -EINVAL;
 	}
 	*out = m;
 	return 0;
@@ -292,7 +437,19 @@ void metrics__destroy(struct metrics *m)
 		return;
 	/* The server first: its thread may be copying the text. */
 	metrics_http__stop(m->http);
+	if (m->writing) {
+		/* The final text once more, synced: the file outlives the run. */
+		pthread_mutex_lock(&m->lock);
+		m->stop = true;
+		if (m->pub)
+			m->gen++;
+		pthread_cond_signal(&m->wake);
+		pthread_mutex_unlock(&m->lock);
+		pthread_join(m->writer, NULL);
+	}
 	free(m->pub);
+	pthread_cond_destroy(&m->written);
+	pthread_cond_destroy(&m->wake);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
@@ -306,26 +463,6 @@ int metrics_begin(struct metrics *m, struct metrics_w *w)
 	return w->f ? 0 : -ENOMEM;
 }
 
-static void write_file(struct metrics *m, const char *text, size_t len)
-{
-	struct outfile o;
-	int err;
-
-	err = outfile_open(&o, "--metrics-file", m->file);
-	if (!err) {
-		if (fwrite(text, 1, len, o.f) != len)
-			err = -EIO;
-		if (!err)
-			err = outfile_commit(&o);
-		else
-			outfile_abort(&o);
-	}
-	if (err && !m->file_failed)
-		pr_warn("--metrics-file %s: not written (%s); trying again each interval\n",
-			m->file, strerror(-err));
-	m->file_failed = err != 0;
-}
-
 void metrics_publish(struct metrics *m, struct metrics_w *w)
 {
 	char *old;
@@ -337,15 +474,31 @@ void metrics_publish(struct metrics *m, struct metrics_w *w)
 		return;
 	}
 	w->f = NULL;
-	if (m->file)
-		write_file(m, m->buf, m->len);
 	pthread_mutex_lock(&m->lock);
 	old = m->pub;
 	m->pub = m->buf;
 	m->pub_len = m->len;
+	m->gen++;
+	pthread_cond_signal(&m->wake);
 	pthread_mutex_unlock(&m->lock);
 	free(old);
 	m->buf = NULL;
+}
+
+int metrics_file_wait(struct metrics *m)
+{
+	unsigned long long want;
+	int err;
+
+	if (!m->writing)
+		return -ENOENT;
+	pthread_mutex_lock(&m->lock);
+	want = m->gen;
+	while (m->done < want)
+		pthread_cond_wait(&m->written, &m->lock);
+	err = m->file_err;
+	pthread_mutex_unlock(&m->lock);
+	return err;
 }
 
 char *metrics_published_copy(struct metrics *m, size_t *len)
@@ -362,4 +515,9 @@ char *metrics_published_copy(struct metrics *m, size_t *len)
 	}
 	pthread_mutex_unlock(&m->lock);
 	return copy;
+}
+
+const char *metrics_listening(const struct metrics *m)
+{
+	return m ? metrics_http_address(m->http) : NULL;
 }

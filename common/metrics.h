@@ -10,9 +10,10 @@
  * Who does what. The run skeleton (run.c) renders one exposition from the
  * snapshot it already took, every interval and once more from the final
  * reading, and publishes it; a tool and its mode only write rows. The HTTP
- * server (metrics_http.c, libmicrohttpd's own thread) copies the last
- * published text under a mutex and never sees a worker's counters: the hot
- * path takes no lock and does not know the export exists.
+ * server (metrics_http.c, libmicrohttpd's own thread) and the file's writer
+ * (a thread of its own, so that slow storage never holds up the interval
+ * loop) copy the last published text under a mutex and never see a worker's
+ * counters: the hot path takes no lock and does not know the export exists.
  *
  * Names: every sample carries the common labels interface, mode and each
  * --metrics-label KEY=VALUE, then at most one label of its own (queue,
@@ -33,22 +34,22 @@ struct metrics_cli {
 	struct param_strings labels;
 };
 
-#define METRICS_CLI_PARAMS(type, m)                                                              \
-	{ "metrics-file",                                                                        \
-	  0,                                                                                     \
-	  PARAM_STRING,                                                                          \
-	  offsetof(type, m.file),                                                                \
-	  "FILE",                                                                                \
-	  "write OpenMetrics text to FILE every interval and at exit (atomic rename)" },         \
-		{ "metrics-listen",                                                              \
-		  0,                                                                             \
-		  PARAM_STRING,                                                                  \
-		  offsetof(type, m.listen),                                                      \
-		  "[ADDR:]PORT",                                                                 \
-		  "serve OpenMetrics text at http://ADDR:PORT/metrics (default ADDR 0.0.0.0)" }, \
-	{                                                                                        \
-		"metrics-label", 0, PARAM_STRINGS, offsetof(type, m.labels), "KEY=VALUE",        \
-			"add a label to every exported sample (repeatable)"                      \
+#define METRICS_CLI_PARAMS(type, m)                                                                \
+	{ "metrics-file",                                                                          \
+	  0,                                                                                       \
+	  PARAM_STRING,                                                                            \
+	  offsetof(type, m.file),                                                                  \
+	  "FILE",                                                                                  \
+	  "write OpenMetrics text to FILE every interval and at exit (atomic rename)" },           \
+		{ "metrics-listen",                                                                \
+		  0,                                                                               \
+		  PARAM_STRING,                                                                    \
+		  offsetof(type, m.listen),                                                        \
+		  "[ADDR:]PORT",                                                                   \
+		  "serve OpenMetrics text at http://ADDR:PORT/metrics (default ADDR 127.0.0.1)" }, \
+	{                                                                                          \
+		"metrics-label", 0, PARAM_STRINGS, offsetof(type, m.labels), "KEY=VALUE",          \
+			"add a label to every exported sample (repeatable)"                        \
 	}
 
 /* The longest exposition line's label part. */
@@ -122,10 +123,21 @@ void metrics__destroy(struct metrics *m);
 int metrics_begin(struct metrics *m, struct metrics_w *w);
 
 /*
- * End it ("# EOF"), hand it to the HTTP server and rewrite the file. A file
- * that cannot be written is reported once per run of failures; never fatal.
+ * End it ("# EOF") and hand it to the HTTP server and the file's writer; never
+ * waits for storage. A file that cannot be written is said once when the
+ * writes start to fail and once when they work again, never every interval;
+ * it is never fatal. metrics__destroy writes the last text once more, synced.
  */
 void metrics_publish(struct metrics *m, struct metrics_w *w);
+
+/*
+ * Wait until the writer has tried the text published last: 0 once it is in
+ * the file, or that attempt's -errno (-ENOENT: no --metrics-file).
+ */
+int metrics_file_wait(struct metrics *m);
+
+/* The address --metrics-listen is bound to ("127.0.0.1:9100"); NULL without one (or m). */
+const char *metrics_listening(const struct metrics *m);
 
 /* The last published exposition, copied (free() it); NULL before any. */
 char *metrics_published_copy(struct metrics *m, size_t *len);
@@ -134,12 +146,16 @@ char *metrics_published_copy(struct metrics *m, size_t *len);
 struct metrics_http;
 
 /*
- * Bind [ADDR:]PORT and serve GET /metrics from m's published text on a
- * thread of libmicrohttpd's. 0, or -EINVAL after one line on stderr.
+ * Bind [ADDR:]PORT (a port alone: 127.0.0.1) and serve GET /metrics from m's
+ * published text on a thread of libmicrohttpd's: at most 16 connections, 4
+ * from one address, each shut down if its request and answer are not done
+ * within 5 s. 0, or -EINVAL after one line on stderr.
  */
 int metrics_http__start(const char *prog, const char *spec, struct metrics *m,
 			struct metrics_http **out);
 void metrics_http__stop(struct metrics_http *h);
+/* What it is bound to, as ADDR:PORT or [ADDR6]:PORT; NULL for NULL. */
+const char *metrics_http_address(const struct metrics_http *h);
 
 #define METRICS_CONTENT_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
 

@@ -160,6 +160,7 @@ static void export_metrics(struct run *r, const struct run_snap *a, enum run_rep
 
 static void announce(struct run *r)
 {
+	const char *listen = metrics_listening(r->o.metrics);
 	struct jw w;
 
 	if (r->o.json && r->o.json_ready) {
@@ -167,9 +168,13 @@ static void announce(struct run *r)
 		jw_str(&w, "tool", r->o.tool);
 		jw_str(&w, "mode", r->o.mode);
 		jw_str(&w, "ifname", r->o.ifname);
+		if (listen)
+			jw_str(&w, "metrics_listen", listen);
 		jw_finish(&w);
 	} else if (!r->o.json && !r->o.quiet && r->ops->started) {
 		r->ops->started(r->ctx);
+		if (listen)
+			printf("metrics at http://%s/metrics\n", listen);
 	}
 	fflush(stdout);
 }

@@ -3,7 +3,9 @@
 # both tools write passes promtool in several modes and equals their own
 # summaries; an independent sender's exact count comes out of the export; a
 # real Prometheus scrapes both tools and its API gives back their totals; bad
-# input is refused with one line and exit 2 before anything is attached.
+# input is refused with one line and exit 2 before anything is attached; the
+# port is on loopback unless an address is given, slow clients cannot hold the
+# scrape off, and a file that cannot be written is said once, not every interval.
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
@@ -339,4 +341,188 @@ test_metrics_bad_input() {
 	# The bpffs the --pin runs would have used (testenv's, for the sink side).
 	lab_exec sink test -e "/sys/fs/bpf/xdp-sink/$SINK_IF" && t_fail "pins left behind"
 	return 0
+}
+
+# A port alone is bound on loopback, an address as given, and the ready line says which.
+test_metrics_listen_loopback() {
+	local d p0 p1 pid sock
+	lab_setup --no-ipv6
+	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
+	t_on_cleanup rm -rf "$d"
+	read -r p0 p1 <<<"$(m_free_ports 2 | paste -sd' ')"
+	[ -n "$p1" ] || t_fail "no free ports"
+	lab_bg "$d/out" sink "$SINK" drop -j -d 120 --metrics-listen "$p0" "$SINK_IF"
+	pid=$LAST_PID
+	t_wait_for "$d/out" '"type":"ready"' 15 || t_fail "sink not ready: $(cat "$d/out")"
+	sock=$(m_ns ss -Htln "sport = :$p0" | awk '{ print $4 }' | paste -sd' ')
+	t_expect_eq "listening sockets on port $p0 (ss -ltn)" "127.0.0.1:$p0" "$sock"
+	grep -q "\"type\":\"ready\".*\"metrics_listen\":\"127.0.0.1:$p0\"" "$d/out" ||
+		t_fail "the ready line does not say 127.0.0.1:$p0: $(grep ready "$d/out")"
+	m_ns curl -sf --max-time 20 "http://127.0.0.1:$p0/metrics" | tail -n 1 | grep -qx '# EOF' ||
+		t_fail "no exposition on 127.0.0.1:$p0"
+	kill -INT "$pid"
+	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"
+	# Other hosts only when the address says so.
+	lab_bg "$d/out2" sink "$SINK" drop -d 120 --metrics-listen "0.0.0.0:$p1" "$SINK_IF"
+	pid=$LAST_PID
+	t_wait_for "$d/out2" "metrics at http://0.0.0.0:$p1/metrics" 15 ||
+		t_fail "the start line does not say 0.0.0.0:$p1: $(cat "$d/out2")"
+	sock=$(m_ns ss -Htln "sport = :$p1" | awk '{ print $4 }' | paste -sd' ')
+	t_expect_eq "listening sockets on port $p1 (ss -ltn)" "0.0.0.0:$p1" "$sock"
+	kill -INT "$pid"
+	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out2")"
+}
+
+# Clients that each send one byte a second and never finish their request:
+# N connections to 127.0.0.1:PORT from FROM (one address), or from FROM, FROM+1,
+# ... (FROM ending in '+'). Prints "connected N", then "open K" each second and
+# "all closed" once the server has closed every one; gives up after SECONDS.
+# In the background, its pid (python's: ip netns exec execs it) in LAST_PID.
+m_slow_clients() { # out port n from seconds
+	local out=$1
+	shift
+	cat >"$out.py" <<-'PY'
+		import socket, sys, time
+		port, n, frm, seconds = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
+		spread = frm.endswith("+")
+		a, b, c, last = map(int, frm.rstrip("+").split("."))
+		socks = []
+		for i in range(n):
+		    s = socket.socket()
+		    s.bind(("%d.%d.%d.%d" % (a, b, c, last + i if spread else last), 0))
+		    s.connect(("127.0.0.1", port))
+		    s.setblocking(False)
+		    socks.append(s)
+		print("connected", n, flush=True)
+		req = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 4000
+		live, k, end = set(range(n)), 0, time.monotonic() + seconds
+		while live and time.monotonic() < end:
+		    for i in list(live):
+		        try:
+		            if socks[i].recv(4096) == b"":
+		                live.discard(i)
+		                continue
+		        except BlockingIOError:
+		            pass
+		        except OSError:
+		            live.discard(i)
+		            continue
+		        try:
+		            socks[i].send(req[k % len(req):k % len(req) + 1])
+		        except BlockingIOError:
+		            pass
+		        except OSError:
+		            live.discard(i)
+		    k += 1
+		    print("open", len(live), flush=True)
+		    time.sleep(1)
+		print("all closed" if not live else "still open %d" % len(live), flush=True)
+	PY
+	ip netns exec "$SINK_NS" python3 "$out.py" "$@" >"$out" 2>&1 &
+	LAST_PID=$!
+	T_PIDS+=("$LAST_PID")
+}
+
+# One scrape that ends in '# EOF', tried for up to SECONDS in all.
+m_scrape_within() { # port seconds out
+	local end=$((SECONDS + $2))
+	while [ $SECONDS -lt $end ]; do
+		m_ns curl -sf --max-time $((end - SECONDS)) "http://127.0.0.1:$1/metrics" >"$3" \
+			2>/dev/null && [ "$(tail -n 1 "$3")" = "# EOF" ] && return 0
+		sleep 1
+	done
+	return 1
+}
+
+# Slow clients cannot starve the scrape: twenty from one address (more than
+# every slot) leave room for it, and sixteen from sixteen addresses (every slot)
+# are dropped at the request deadline, whatever they trickle. Before, each
+# kept its slot for ever: an idle timeout restarts at every byte.
+test_metrics_listen_slow_clients() {
+	local d port pid cpid
+	lab_setup --no-ipv6
+	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
+	t_on_cleanup rm -rf "$d"
+	port=$(m_free_ports 1) || t_fail "no free port"
+	lab_bg "$d/out" sink "$SINK" drop -j -q -d 200 --metrics-listen "$port" "$SINK_IF"
+	pid=$LAST_PID
+	t_wait_for "$d/out" '"type":"ready"' 15 || t_fail "sink not ready: $(cat "$d/out")"
+
+	m_slow_clients "$d/slow1" "$port" 20 127.0.0.2 200
+	cpid=$LAST_PID
+	t_wait_for "$d/slow1" '^connected' 20 || t_fail "slow clients did not connect: $(cat "$d/slow1")"
+	m_scrape_within "$port" 15 "$d/scrape1" ||
+		t_fail "no scrape while 20 slow clients from one address were connected: $(tail -n 3 "$d/slow1")"
+	kill "$cpid"
+	wait "$cpid" 2>/dev/null
+
+	m_slow_clients "$d/slow2" "$port" 16 127.0.0.10+ 200
+	cpid=$LAST_PID
+	t_wait_for "$d/slow2" '^connected' 20 || t_fail "slow clients did not connect: $(cat "$d/slow2")"
+	m_scrape_within "$port" 40 "$d/scrape2" ||
+		t_fail "no scrape while 16 slow clients held every slot: $(tail -n 3 "$d/slow2")"
+	t_wait_for "$d/slow2" '^all closed' 30 ||
+		t_fail "the server did not drop clients that never finished a request: $(tail -n 3 "$d/slow2")"
+	kill -INT "$pid"
+	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"
+}
+
+# Interval lines in a JSON output so far.
+m_intervals() { # out
+	grep -c '^{"type":"interval"' "$1"
+}
+
+# Wait for N more interval reports: the writer has had N more texts to write.
+m_wait_intervals() { # out n
+	local want=$(($(m_intervals "$1") + $2))
+	for _ in $(seq 300); do
+		[ "$(m_intervals "$1")" -ge "$want" ] && return 0
+		sleep 0.1
+	done
+	t_fail "no $2 more interval reports: $(tail -n 2 "$1")"
+}
+
+# Fill a file system until it refuses.
+m_fill() { # file
+	dd if=/dev/zero of="$1" bs=4k >/dev/null 2>&1
+	return 0
+}
+
+# --metrics-file on a small tmpfs that fills up, is freed, fills again: one line
+# when the writes start to fail, one when they work again, one at the second
+# failure; nothing in the intervals between (before: one line every interval).
+test_metrics_file_errors_said_once() {
+	local d fs pid lines
+	lab_setup --no-ipv6
+	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
+	fs="$d/fs"
+	mkdir "$fs"
+	mount -t tmpfs -o size=256k,mode=0755 xdpsg-metrics "$fs" || t_skip "cannot mount a tmpfs"
+	t_on_cleanup "umount '$fs'; rm -rf '$d'"
+	lab_bg "$d/out" sink "$SINK" drop -j -i 100ms -d 200 --metrics-file "$fs/m.prom" "$SINK_IF"
+	pid=$LAST_PID
+	t_wait_for "$d/out" '"type":"ready"' 15 || t_fail "sink not ready: $(cat "$d/out")"
+	for _ in $(seq 100); do [ -s "$fs/m.prom" ] && break; sleep 0.1; done
+	[ -s "$fs/m.prom" ] || t_fail "no metrics file: $(cat "$d/out")"
+
+	m_fill "$fs/fill"
+	t_wait_for "$d/out" 'm.prom: not written' 20 || t_fail "a full file system is not reported"
+	m_wait_intervals "$d/out" 10
+	lines=$(grep -v '^{' "$d/out" | grep -F "$fs/m.prom")
+	t_expect_eq "lines about the file after 10 intervals full ($lines)" 1 "$(wc -l <<<"$lines")"
+	rm -f "$fs/fill"
+	t_wait_for "$d/out" 'm.prom: written again' 20 || t_fail "the recovery is not reported"
+	m_wait_intervals "$d/out" 10
+	m_fill "$fs/fill"
+	for _ in $(seq 200); do
+		[ "$(grep -c 'm.prom: not written' "$d/out")" -ge 2 ] && break
+		sleep 0.1
+	done
+	m_wait_intervals "$d/out" 10
+	kill -INT "$pid"
+	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"
+	lines=$(grep -v '^{' "$d/out" | grep -F "$fs/m.prom")
+	t_expect_eq "lines saying the file is not written ($lines)" 2 "$(grep -c 'not written' <<<"$lines")"
+	t_expect_eq "lines saying it is written again ($lines)" 1 "$(grep -c 'written again' <<<"$lines")"
+	t_expect_eq "lines about the file in all ($lines)" 3 "$(wc -l <<<"$lines")"
 }

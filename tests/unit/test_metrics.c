@@ -2,13 +2,42 @@
 /*
  * The OpenMetrics writer: label values escaped, --metrics-label checked,
  * histogram buckets cumulative and never claiming a value faster than it was,
- * and a published exposition that ends with "# EOF" in the file and for the
- * HTTP server alike.
+ * a published exposition that ends with "# EOF" in the file and for the
+ * HTTP server alike, a file that cannot be written said once (not every
+ * interval), and a publish that never waits for the storage.
  */
+#include <fcntl.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "metrics.h"
 #include "test.h"
+
+/*
+ * Storage that stalls: while gated, this program's rename() (which the
+ * library's calls resolve to) waits for the test to open the gate, at most
+ * 10 s so that a publish that waits for it ends the test instead of hanging.
+ */
+static bool rename_gated;
+static bool rename_timed_out;
+static sem_t rename_gate;
+
+int rename(const char *from, const char *to)
+{
+	struct timespec ts;
+
+	if (__atomic_load_n(&rename_gated, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 10;
+		if (sem_timedwait(&rename_gate, &ts))
+			__atomic_store_n(&rename_timed_out, true, __ATOMIC_RELEASE);
+	}
+	return renameat(AT_FDCWD, from, AT_FDCWD, to);
+}
 
 static void test_escape(void)
 {
@@ -151,6 +180,7 @@ static void test_publish_file(void)
 	metrics_family(&w, "x_total", "counter", NULL, "a test");
 	metrics_u64_at(&w, "x_total", "queue", 3, 42);
 	metrics_publish(m, &w);
+	ASSERT_OK(metrics_file_wait(m), "the writer wrote it");
 	f = fopen(path, "r");
 	if (ASSERT_TRUE(f, "file written")) {
 		n = fread(text, 1, sizeof(text) - 1, f);
@@ -168,6 +198,126 @@ static void test_publish_file(void)
 	free(pub);
 out:
 	metrics__destroy(m);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* One small exposition, published. */
+static void publish_one(struct metrics *m, __u64 v)
+{
+	struct metrics_w w;
+
+	if (!ASSERT_OK(metrics_begin(m, &w), "begin"))
+		return;
+	metrics_family(&w, "x_total", "counter", NULL, "a test");
+	metrics_u64(&w, "x_total", NULL, NULL, v);
+	metrics_publish(m, &w);
+}
+
+static int count_lines(const char *text, const char *what)
+{
+	int n = 0;
+
+	for (; text && (text = strstr(text, what)); text++)
+		n++;
+	return n;
+}
+
+/*
+ * The file's directory goes away (every write fails), comes back, goes away
+ * again: one line when the writes start failing, one when they work again,
+ * one at the second failure; nothing for the intervals in between.
+ */
+static void test_file_errors_said_once(void)
+{
+	char dir[] = "/tmp/xdpsg-metrics.XXXXXX", path[96], *log = NULL;
+	struct metrics_cli cli = { 0 };
+	struct metrics_opts o = { .tool = "xdp-test", .mode = "drop", .ifname = "v0", .cli = &cli };
+	struct metrics *m = NULL;
+	size_t log_len = 0;
+	FILE *logf;
+	int i;
+
+	if (!ASSERT_TRUE(mkdtemp(dir), "temp dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/x.prom", dir);
+	cli.file = path;
+	logf = open_memstream(&log, &log_len);
+	if (!ASSERT_TRUE(logf, "log stream"))
+		goto out;
+	log_set_stream(logf);
+	if (!ASSERT_OK(metrics__create(&o, &m), "create"))
+		goto out;
+	publish_one(m, 1);
+	ASSERT_OK(metrics_file_wait(m), "written while the directory is there");
+	unlink(path);
+	rmdir(dir);
+	for (i = 0; i < 5; i++) {
+		publish_one(m, 2);
+		ASSERT_ERR(metrics_file_wait(m), -ENOENT, "no directory: not written");
+	}
+	mkdir(dir, 0700);
+	for (i = 0; i < 3; i++) {
+		publish_one(m, 3);
+		ASSERT_OK(metrics_file_wait(m), "written again");
+	}
+	unlink(path);
+	rmdir(dir);
+	for (i = 0; i < 5; i++) {
+		publish_one(m, 4);
+		ASSERT_ERR(metrics_file_wait(m), -ENOENT, "gone again: not written");
+	}
+	/* The final write fails as well: nothing new to say. */
+	metrics__destroy(m);
+	m = NULL;
+	fflush(logf);
+	ASSERT_EQ(count_lines(log, "not written"), 2, "a line at each start of failures");
+	ASSERT_EQ(count_lines(log, "written again, after 5 attempts"), 1, "a line at the recovery");
+	ASSERT_EQ(count_lines(log, "\n"), 3, "and no other line");
+	if (test__failed)
+		fprintf(stderr, "  the messages were:\n%s", log ? log : "");
+out:
+	log_set_stream(NULL);
+	if (logf)
+		fclose(logf);
+	free(log);
+	metrics__destroy(m);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * A publish (the interval loop's) returns while the storage has not taken
+ * the file yet: the rename stalls until the test opens the gate after the
+ * publish returned, and the text is in the file after that.
+ */
+static void test_publish_never_waits_for_storage(void)
+{
+	char dir[] = "/tmp/xdpsg-metrics.XXXXXX", path[96];
+	struct metrics_cli cli = { 0 };
+	struct metrics_opts o = { .tool = "xdp-test", .mode = "drop", .ifname = "v0", .cli = &cli };
+	struct metrics *m = NULL;
+
+	if (!ASSERT_TRUE(mkdtemp(dir), "temp dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/x.prom", dir);
+	cli.file = path;
+	sem_init(&rename_gate, 0, 0);
+	rename_timed_out = false;
+	if (!ASSERT_OK(metrics__create(&o, &m), "create"))
+		goto out;
+	__atomic_store_n(&rename_gated, true, __ATOMIC_RELEASE);
+	publish_one(m, 7);
+	ASSERT_FALSE(__atomic_load_n(&rename_timed_out, __ATOMIC_ACQUIRE),
+		     "publish returned before the stalled storage took the file");
+	sem_post(&rename_gate);
+	ASSERT_OK(metrics_file_wait(m), "the writer wrote it once the storage moved");
+	__atomic_store_n(&rename_gated, false, __ATOMIC_RELEASE);
+	ASSERT_EQ(access(path, F_OK), 0, "the file is there");
+out:
+	__atomic_store_n(&rename_gated, false, __ATOMIC_RELEASE);
+	metrics__destroy(m);
+	sem_destroy(&rename_gate);
 	unlink(path);
 	rmdir(dir);
 }
@@ -194,9 +344,14 @@ static void test_bad_options(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(escape),	 TEST_CASE(label_check),
-	TEST_CASE(histogram),	 TEST_CASE(histogram_monotonic),
-	TEST_CASE(publish_file), TEST_CASE(bad_options),
+	TEST_CASE(escape),
+	TEST_CASE(label_check),
+	TEST_CASE(histogram),
+	TEST_CASE(histogram_monotonic),
+	TEST_CASE(publish_file),
+	TEST_CASE(file_errors_said_once),
+	TEST_CASE(publish_never_waits_for_storage),
+	TEST_CASE(bad_options),
 };
 
 TEST_MAIN("metrics", cases)
