@@ -274,13 +274,14 @@ test_pcap_capture_symlink() {
 # A capture that cannot be written whole (the file system is full) fails the
 # run, leaves the old file as it was and nothing beside it.
 test_pcap_capture_disk_full() {
-	local f old mode rc
+	local f old mode rc small
 	lab_setup --no-ipv6
 	pcap_dir
-	mkdir "$PDIR/small"
-	mount -t tmpfs -o size=64k tmpfs "$PDIR/small" || t_skip "cannot mount a tmpfs"
-	t_on_cleanup umount "$PDIR/small"
-	f="$PDIR/small/c.pcap"
+	# Outside PDIR: its rm -rf at cleanup runs before the unmount could.
+	small=$(mktemp -d /tmp/xdpsg-full.XXXXXX)
+	t_on_cleanup "umount '$small'; rmdir '$small'"
+	mount -t tmpfs -o size=64k tmpfs "$small" || t_skip "cannot mount a tmpfs"
+	f="$small/c.pcap"
 	echo "the previous capture" >"$f"
 	old=$(md5sum <"$f")
 	for mode in "xsk" "drop --sample 1"; do
