@@ -98,7 +98,6 @@ int outfile_open(struct outfile *o, const char *what, const char *path)
 
 int outfile_commit(struct outfile *o)
 {
-	struct stat st;
 	int err = 0;
 
 	if (fflush(o->f) || fsync(fileno(o->f)))
@@ -106,9 +105,12 @@ int outfile_commit(struct outfile *o)
 	if (fclose(o->f) && !err)
 		err = -errno;
 	o->f = NULL;
-	/* The target may have become a symlink meanwhile: still refuse. */
-	if (!err && !lstat(o->path, &st) && S_ISLNK(st.st_mode))
-		err = -ELOOP;
+	/*
+	 * rename() replaces the name, never what a symlink there points to: a
+	 * symlink that appeared since the check is replaced, and nothing is
+	 * written through it. Refusing instead would lose the run's data, and a
+	 * check here could not close the window before the rename anyway.
+	 */
 	if (!err && rename(o->tmp, o->path))
 		err = -errno;
 	if (err) {

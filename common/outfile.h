@@ -8,6 +8,8 @@
  * data goes to a new file in the same directory (O_CREAT | O_EXCL, which
  * follows no symlink), is flushed to disk and renamed over the target at the
  * end. A target that is a symlink, or not a regular file, is refused.
+ * Killed (SIGKILL) between open and commit, a run leaves the target as it was
+ * and the temporary file, PATH.tmp.XXXXXX, beside it.
  *
  *	outfile_check(path)        preflight: refuse now what would fail later
  *	outfile_open(&o, path)     when the run has its data
@@ -32,7 +34,11 @@ int outfile_check(const char *what, const char *path);
 /* Open a temporary file beside path for writing; 0 or -errno (message printed). */
 int outfile_open(struct outfile *o, const char *what, const char *path);
 
-/* Flush, sync and rename over the target; the outfile is closed either way. */
+/*
+ * Flush, sync and rename over the target (a symlink there by now is replaced,
+ * not followed); the outfile is closed either way, and on failure the target
+ * is as it was and the temporary file removed.
+ */
 int outfile_commit(struct outfile *o);
 
 /* Close and remove the temporary file; the target is untouched. NULL-safe. */

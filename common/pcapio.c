@@ -6,19 +6,25 @@
  * lets a bad file be refused cleanly.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "log.h"
+#include "outfile.h"
 #include "pcapio.h"
 
 #define PCAPIO_ETH_HLEN 14
 
 struct pcapio_writer {
+	struct outfile o; /* the new file beside the target */
 	pcap_t *dead;
 	pcap_dumper_t *d;
+	int err; /* the first failed write's -errno */
 };
 
 static int grow(struct pcap_frames *f, __u32 *cap, size_t *dcap, size_t need)
@@ -173,27 +179,57 @@ void pcapio_frames_free(struct pcap_frames *f)
 	memset(f, 0, sizeof(*f));
 }
 
-int pcapio_writer__open(struct pcapio_writer **out, const char *path, __u32 snaplen, char *why,
-			size_t whylen)
+/*
+ * The dumper writes through a stream of its own on a duplicate of the
+ * outfile's descriptor (the same open file): pcap_dump_close() closes the
+ * stream it was given, and the outfile's stream is the one commit syncs.
+ */
+static int dumper_open(struct pcapio_writer *w, const char *what, const char *path, __u32 snaplen)
+{
+	int fd, err;
+	FILE *f;
+
+	w->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen,
+						       PCAP_TSTAMP_PRECISION_NANO);
+	if (!w->dead)
+		return -ENOMEM;
+	fd = fcntl(fileno(w->o.f), F_DUPFD_CLOEXEC, 0);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		if (fd >= 0)
+			close(fd);
+		pr_warn("%s %s: cannot write %s: %s\n", what, path, w->o.tmp, strerror(-err));
+		return err;
+	}
+	/* On failure libpcap has closed f already (it could not write the header). */
+	w->d = pcap_dump_fopen(w->dead, f);
+	if (!w->d) {
+		pr_warn("%s %s: %s; give a path on a file system with room\n", what, path,
+			pcap_geterr(w->dead));
+		return -EIO;
+	}
+	return 0;
+}
+
+int pcapio_writer__open(struct pcapio_writer **out, const char *what, const char *path,
+			__u32 snaplen)
 {
 	struct pcapio_writer *w = calloc(1, sizeof(*w));
+	int err;
 
 	*out = NULL;
 	if (!w)
 		return -ENOMEM;
-	w->dead = pcap_open_dead_with_tstamp_precision(DLT_EN10MB, (int)snaplen,
-						       PCAP_TSTAMP_PRECISION_NANO);
-	if (!w->dead) {
+	err = outfile_open(&w->o, what, path);
+	if (err) {
 		free(w);
-		return -ENOMEM;
+		return err;
 	}
-	w->d = pcap_dump_open(w->dead, path);
-	if (!w->d) {
-		snprintf(why, whylen, "cannot write %s: %s; pick a writable path", path,
-			 pcap_geterr(w->dead));
-		pcap_close(w->dead);
-		free(w);
-		return -EINVAL;
+	err = dumper_open(w, what, path, snaplen);
+	if (err) {
+		pcapio_writer__abort(w);
+		return err;
 	}
 	*out = w;
 	return 0;
@@ -208,21 +244,58 @@ void pcapio_write(struct pcapio_writer *w, __u64 ts_ns, const void *data, __u32 
 	h.ts.tv_usec = (suseconds_t)(ts_ns % 1000000000ULL);
 	h.caplen = caplen;
 	h.len = len;
+	if (w->err)
+		return; /* the capture is lost already: no use writing more */
 	pcap_dump((u_char *)w->d, &h, data);
+	/* Right after the failed write, errno says why (ENOSPC); later it may not. */
+	if (ferror(pcap_dump_file(w->d)))
+		w->err = errno ? -errno : -EIO;
 }
 
-int pcapio_writer__close(struct pcapio_writer *w)
+/* Flush and close the dumper's stream; -EIO if any write on the way failed. */
+static int dumper_close(struct pcapio_writer *w)
 {
 	int err = 0;
 
-	if (!w)
+	if (!w->d)
 		return 0;
 	if (pcap_dump_flush(w->d))
+		err = -errno;
+	if (w->err)
+		err = w->err;
+	else if (!err && ferror(pcap_dump_file(w->d)))
 		err = -EIO;
 	pcap_dump_close(w->d);
-	pcap_close(w->dead);
-	free(w);
+	w->d = NULL;
 	return err;
+}
+
+int pcapio_writer__commit(struct pcapio_writer *w)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	err = dumper_close(w);
+	if (err) {
+		pr_warn("cannot write %s: %s; it is left as it was\n", w->o.path, strerror(-err));
+		pcapio_writer__abort(w);
+		return err;
+	}
+	err = outfile_commit(&w->o);
+	pcapio_writer__abort(w);
+	return err;
+}
+
+void pcapio_writer__abort(struct pcapio_writer *w)
+{
+	if (!w)
+		return;
+	dumper_close(w);
+	outfile_abort(&w->o);
+	if (w->dead)
+		pcap_close(w->dead);
+	free(w);
 }
 
 __u64 pcapio_wall_offset(void)

@@ -14,9 +14,13 @@
  *       "a UMEM frame", "eth0 (MTU 1500)"), more than max_frames frames,
  *       or no frame at all. 0, or -EINVAL with one line in 'why' naming the
  *       problem and the fix (no trailing newline).
- *   pcapio_writer__open(&w, path, snaplen, why, len)
- *       a new Ethernet capture with nanosecond stamps; pcapio_write() one
- *       frame (caplen bytes kept of len), pcapio_writer__close() flushes.
+ *   pcapio_writer__open(&w, what, path, snaplen)
+ *       a new Ethernet capture with nanosecond stamps, written through
+ *       common/outfile: into a new file beside path (never through a
+ *       symlink), so that path keeps what it held until the commit.
+ *       pcapio_write() one frame (caplen bytes kept of len);
+ *       pcapio_writer__commit() flushes, syncs and renames the file over
+ *       path; pcapio_writer__abort() removes it and leaves path as it was.
  *
  * Threading: a pcap_frames is read-only once loaded and may be shared; a
  * writer belongs to one thread.
@@ -45,11 +49,20 @@ void pcapio_frames_free(struct pcap_frames *f);
 
 struct pcapio_writer;
 
-int pcapio_writer__open(struct pcapio_writer **out, const char *path, __u32 snaplen, char *why,
-			size_t whylen);
+/*
+ * 0, or -errno after one line on stderr ('what' names the option): path is a
+ * symlink or not a regular file, its directory is not writable, no memory.
+ */
+int pcapio_writer__open(struct pcapio_writer **out, const char *what, const char *path,
+			__u32 snaplen);
 void pcapio_write(struct pcapio_writer *w, __u64 ts_ns, const void *data, __u32 caplen, __u32 len);
-/* Flush and close; NULL-safe. -EIO if a write failed on the way. */
-int pcapio_writer__close(struct pcapio_writer *w);
+/*
+ * The capture is complete: flush, sync, rename over the path. 0, or -errno
+ * after one line on stderr, with the path as it was. Frees w; NULL-safe.
+ */
+int pcapio_writer__commit(struct pcapio_writer *w);
+/* The capture is not to be kept: remove the new file, path as it was. Frees w; NULL-safe. */
+void pcapio_writer__abort(struct pcapio_writer *w);
 
 /* Nanoseconds to add to CLOCK_MONOTONIC to get the wall clock, for stamps in a file. */
 __u64 pcapio_wall_offset(void);

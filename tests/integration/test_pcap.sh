@@ -151,3 +151,157 @@ test_pcap_drop_sample() {
 		"$SINK" drop --sample 10 "$SINK_IF"
 	return 0
 }
+
+# --capture FILE replaces FILE only with a complete capture: a run refused
+# after planning, or killed mid-run, leaves the old one whole.
+no_temporaries() { # file
+	local left
+	left=$(find "$(dirname "$1")" -name "$(basename "$1").tmp.*" | wc -l)
+	t_expect_eq "temporary files left beside $(basename "$1")" 0 "$left"
+}
+
+# The capture is a valid pcap of n stamped frames in order (pcapcheck.py) that
+# tcpdump reads too.
+expect_capture() { # file frames
+	local res
+	res=$(python3 "$ROOT/tests/integration/pcapcheck.py" "$1" 2>&1) || t_fail "pcapcheck $1: $res"
+	[[ "$res" == "$2 frames ok"* ]] || t_fail "pcapcheck $1: expected $2 frames, got: $res"
+	expect_tcpdump_reads "$1" "$2"
+}
+
+SAMPLE_MODES=("xsk" "drop --sample 10")
+
+test_pcap_capture_replaces_only_when_complete() {
+	local f old mode hpid n
+	lab_setup --no-ipv6
+	pcap_dir
+	f="$PDIR/c.pcap"
+	start_capture_sink --capture "$f"
+	lab_exec gen "$GEN" xsk -q -n 100 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	stop_capture_sink
+	expect_capture "$f" 100
+	no_temporaries "$f"
+	old=$(md5sum <"$f")
+	# Refused after planning: another sink holds the interface, which only the
+	# attach finds out, after the capture was set up.
+	lab_bg "$PDIR/holder.out" sink "$SINK" drop -q -d 120 "$SINK_IF"
+	hpid=$LAST_PID
+	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "holder did not attach: $(cat "$PDIR/holder.out")"
+	for mode in "${SAMPLE_MODES[@]}"; do
+		# shellcheck disable=SC2086
+		lab_exec sink "$SINK" $mode -q -d 1 --capture "$f" "$SINK_IF" >/dev/null 2>&1
+		t_expect_eq "exit code of $mode --capture on a busy interface" 2 $?
+		t_expect_eq "the old capture after a refused $mode run" "$old" "$(md5sum <"$f")"
+		no_temporaries "$f"
+	done
+	kill -INT "$hpid"
+	wait "$hpid"
+	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "holder left its program"
+	# Killed (SIGKILL) mid-run, with frames captured: the old file is whole, and
+	# a temporary file beside it is all the killed run leaves.
+	for mode in "${SAMPLE_MODES[@]}"; do
+		XOUT="$PDIR/killed.out"
+		# shellcheck disable=SC2086
+		lab_bg "$XOUT" sink "$SINK" $mode -q -d 300 --capture "$f" "$SINK_IF"
+		XPID=$LAST_PID
+		wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "$mode did not attach: $(cat "$XOUT")"
+		lab_exec gen "$GEN" xsk -q -n 2000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+		sleep 0.3
+		kill -KILL "$XPID"
+		wait "$XPID" 2>/dev/null
+		t_expect_eq "the old capture after $mode was killed" "$old" "$(md5sum <"$f")"
+		n=$(find "$PDIR" -name 'c.pcap.tmp.*' | wc -l)
+		t_expect_eq "temporary files a killed $mode leaves" 1 "$n"
+		rm -f "$f".tmp.*
+		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode left its program after SIGKILL"
+	done
+	# A run that ends replaces it.
+	start_capture_sink --capture "$f"
+	lab_exec gen "$GEN" xsk -q -n 300 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	stop_capture_sink
+	expect_capture "$f" 300
+	no_temporaries "$f"
+}
+
+# A symlink at FILE is never written through: refused when planning, refused
+# when it appears between the plan's check and the open, replaced (not
+# followed) when it appears during the run.
+test_pcap_capture_symlink() {
+	local f victim vsum mode out
+	lab_setup --no-ipv6
+	pcap_dir
+	f="$PDIR/c.pcap"
+	victim="$PDIR/victim"
+	echo "not a capture: must stay as it is" >"$victim"
+	vsum=$(md5sum <"$victim")
+	ln -s "$victim" "$f"
+	for mode in "${SAMPLE_MODES[@]}"; do
+		# shellcheck disable=SC2086
+		expect_refused "$mode --capture SYMLINK" "$TESTENV" exec --name "$LAB_NAME" sink -- \
+			"$SINK" $mode -d 1 --capture "$f" "$SINK_IF"
+		t_expect_eq "victim after $mode was refused" "$vsum" "$(md5sum <"$victim")"
+	done
+	# gdb holds the sink at sink_setup(): planning (and its check) is done, the
+	# capture is not opened yet. The symlink goes in there.
+	if command -v gdb >/dev/null; then
+		for mode in "${SAMPLE_MODES[@]}"; do
+			rm -f "$f"
+			# shellcheck disable=SC2086
+			out=$(lab_exec sink gdb -q -batch -nx -iex 'set debuginfod enabled off' \
+				-ex 'break sink_setup' -ex run -ex "shell ln -s $victim $f" \
+				-ex continue --args "$SINK" $mode -q -d 1 --capture "$f" "$SINK_IF" 2>&1)
+			t_expect_eq "victim after a symlink appeared before $mode opened the capture" \
+				"$vsum" "$(md5sum <"$victim")"
+			[[ "$out" == *"is a symlink"* && "$out" == *"exited with code 02"* ]] ||
+				t_fail "$mode with a symlink swapped in: not refused: $out"
+			no_temporaries "$f"
+			wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode left its program"
+		done
+	else
+		echo "gdb missing: the symlink swapped in before the open is not tried"
+	fi
+	rm -f "$f"
+	start_capture_sink --capture "$f"
+	ln -s "$victim" "$f"
+	lab_exec gen "$GEN" xsk -q -n 100 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	stop_capture_sink
+	t_expect_eq "victim after a symlink appeared during the run" "$vsum" "$(md5sum <"$victim")"
+	[ -L "$f" ] && t_fail "the symlink is still at $f: the capture did not replace it"
+	expect_capture "$f" 100
+	no_temporaries "$f"
+}
+
+# A capture that cannot be written whole (the file system is full) fails the
+# run, leaves the old file as it was and nothing beside it.
+test_pcap_capture_disk_full() {
+	local f old mode rc small
+	lab_setup --no-ipv6
+	pcap_dir
+	# Outside PDIR: its rm -rf at cleanup runs before the unmount could.
+	small=$(mktemp -d /tmp/xdpsg-full.XXXXXX)
+	t_on_cleanup "umount '$small'; rmdir '$small'"
+	mount -t tmpfs -o size=64k tmpfs "$small" || t_skip "cannot mount a tmpfs"
+	f="$small/c.pcap"
+	echo "the previous capture" >"$f"
+	old=$(md5sum <"$f")
+	for mode in "xsk" "drop --sample 1"; do
+		XOUT="$PDIR/full.out"
+		# shellcheck disable=SC2086
+		lab_bg "$XOUT" sink "$SINK" $mode -q -d 300 --capture "$f" "$SINK_IF"
+		XPID=$LAST_PID
+		wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "$mode did not attach: $(cat "$XOUT")"
+		# 5,000 frames of 80 bytes and more: several times what 64 KiB hold.
+		lab_exec gen "$GEN" xsk -q -n 5000 -r 100k "$GEN_IF" >/dev/null 2>&1 ||
+			t_fail "xdp-gen failed"
+		sleep 0.5
+		kill -INT "$XPID"
+		wait "$XPID"
+		rc=$?
+		t_expect_eq "exit code of $mode when the capture cannot be written ($(cat "$XOUT"))" \
+			1 "$rc"
+		grep -q "cannot write $f" "$XOUT" || t_fail "$mode did not say why: $(cat "$XOUT")"
+		t_expect_eq "the old capture after $mode could not write" "$old" "$(md5sum <"$f")"
+		no_temporaries "$f"
+		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode left its program"
+	done
+}

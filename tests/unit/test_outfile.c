@@ -131,6 +131,35 @@ static void test_symlink_refused(void)
 	rm_tmp();
 }
 
+/*
+ * A symlink put at the path after the open (the check passed, the run is
+ * writing) is replaced by the commit's rename: the data lands at the path
+ * and the file the symlink named is never opened.
+ */
+static void test_symlink_after_open_replaced(void)
+{
+	char path[128], victim[128];
+	struct outfile o;
+	struct stat st;
+
+	mkdir_tmp();
+	snprintf(path, sizeof(path), "%s/c.pcap", dir);
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	put(path, "old\n");
+	put(victim, "precious\n");
+	if (ASSERT_OK(outfile_open(&o, "--capture", path), "open")) {
+		fputs("new\n", o.f);
+		unlink(path);
+		ASSERT_OK(symlink(victim, path), "symlink swapped in");
+		ASSERT_OK(outfile_commit(&o), "commit replaces the symlink");
+	}
+	ASSERT_TRUE(holds(victim, "precious\n"), "the symlink's target is untouched");
+	ASSERT_TRUE(!lstat(path, &st) && S_ISREG(st.st_mode), "the path is a regular file again");
+	ASSERT_TRUE(holds(path, "new\n"), "with the new content");
+	ASSERT_EQ(entries(), 2, "no temporary file left");
+	rm_tmp();
+}
+
 static void test_bad_places(void)
 {
 	char path[128];
@@ -143,9 +172,8 @@ static void test_bad_places(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(commit_replaces),
-	TEST_CASE(abort_keeps_old),
-	TEST_CASE(symlink_refused),
+	TEST_CASE(commit_replaces), TEST_CASE(abort_keeps_old),
+	TEST_CASE(symlink_refused), TEST_CASE(symlink_after_open_replaced),
 	TEST_CASE(bad_places),
 };
 

@@ -4,6 +4,7 @@
  * nanosecond stamps; every kind of bad file is refused with one line naming
  * the problem, and nothing is left allocated.
  */
+#include <dirent.h>
 #include <unistd.h>
 
 #include "pcapio.h"
@@ -33,10 +34,9 @@ static void frame(__u8 *buf, __u32 len, __u8 seed)
 static int write_file(__u32 n, __u32 caplen_cut)
 {
 	struct pcapio_writer *w;
-	char why[256];
 	__u8 buf[2048];
 	__u32 i;
-	int err = pcapio_writer__open(&w, path, 65535, why, sizeof(why));
+	int err = pcapio_writer__open(&w, "--capture", path, 65535);
 
 	if (err)
 		return err;
@@ -45,7 +45,7 @@ static int write_file(__u32 n, __u32 caplen_cut)
 		pcapio_write(w, 1000000001ULL * (i + 1), buf, 60 + i - (i == 1 ? caplen_cut : 0),
 			     60 + i);
 	}
-	return pcapio_writer__close(w);
+	return pcapio_writer__commit(w);
 }
 
 static void test_round_trip(void)
@@ -115,19 +115,151 @@ static void test_refused(void)
 static void test_writer_bad_path(void)
 {
 	struct pcapio_writer *w;
-	char why[256] = "";
 
-	ASSERT_ERR(pcapio_writer__open(&w, "/nonexistent/dir/x.pcap", 100, why, sizeof(why)),
-		   -EINVAL, "open");
+	ASSERT_ERR(pcapio_writer__open(&w, "--capture", "/nonexistent/dir/x.pcap", 100), -EINVAL,
+		   "open");
 	ASSERT_TRUE(w == NULL, "no writer");
-	ASSERT_TRUE(strstr(why, "cannot write") != NULL, why);
-	ASSERT_OK(pcapio_writer__close(NULL), "close NULL");
+	ASSERT_OK(pcapio_writer__commit(NULL), "commit NULL");
+	pcapio_writer__abort(NULL);
+}
+
+/* A directory of the test's own, so that a stray temporary file shows. */
+static char dir[64];
+
+static void dir_make(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/xdpsg-pcapio.XXXXXX");
+	if (!mkdtemp(dir))
+		dir[0] = '\0';
+	snprintf(path, sizeof(path), "%s/c.pcap", dir);
+}
+
+static int dir_entries(bool remove)
+{
+	char p[400];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		n++;
+		snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+		if (remove)
+			unlink(p);
+	}
+	if (d)
+		closedir(d);
+	if (remove)
+		rmdir(dir);
+	return n;
+}
+
+static bool file_is(const char *p, const char *text)
+{
+	char buf[64] = "";
+	FILE *f = fopen(p, "r");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return !strcmp(buf, text);
+}
+
+static void put(const char *p, const char *text)
+{
+	FILE *f = fopen(p, "w");
+
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static __u32 frames_in(const char *p)
+{
+	struct pcap_frames f;
+	char why[256];
+	__u32 n;
+
+	if (pcapio_load(p, 1514, "x", 100, &f, why, sizeof(why)))
+		return 0;
+	n = f.n;
+	pcapio_frames_free(&f);
+	return n;
+}
+
+/*
+ * The capture goes to a new file: the old one is whole until the new one is
+ * committed, an aborted capture (a run that failed) leaves it as it was, and
+ * nothing is left beside it either way.
+ */
+static void test_writer_keeps_old_until_commit(void)
+{
+	struct pcapio_writer *w;
+	__u8 buf[64];
+
+	dir_make();
+	put(path, "the previous capture\n");
+	frame(buf, sizeof(buf), 7);
+	if (ASSERT_OK(pcapio_writer__open(&w, "--capture", path, 65535), "open")) {
+		pcapio_write(w, 1, buf, sizeof(buf), sizeof(buf));
+		ASSERT_TRUE(file_is(path, "the previous capture\n"),
+			    "old file whole while writing");
+		pcapio_writer__abort(w);
+	}
+	ASSERT_TRUE(file_is(path, "the previous capture\n"),
+		    "an aborted capture keeps the old file");
+	ASSERT_EQ(dir_entries(false), 1, "nothing left beside it after the abort");
+	if (ASSERT_OK(pcapio_writer__open(&w, "--capture", path, 65535), "open again")) {
+		pcapio_write(w, 1, buf, sizeof(buf), sizeof(buf));
+		pcapio_write(w, 2, buf, sizeof(buf), sizeof(buf));
+		pcapio_write(w, 3, buf, sizeof(buf), sizeof(buf));
+		ASSERT_TRUE(file_is(path, "the previous capture\n"), "old file whole until commit");
+		ASSERT_OK(pcapio_writer__commit(w), "commit");
+	}
+	ASSERT_EQ(frames_in(path), 3, "the committed capture, read back");
+	ASSERT_EQ(dir_entries(false), 1, "nothing left beside it after the commit");
+	dir_entries(true);
+}
+
+/* A symlink at the path is never written through, whenever it appears. */
+static void test_writer_symlink(void)
+{
+	char victim[128];
+	struct pcapio_writer *w;
+	__u8 buf[64];
+
+	dir_make();
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	put(victim, "precious\n");
+	if (!ASSERT_OK(symlink(victim, path), "symlink"))
+		goto out;
+	ASSERT_ERR(pcapio_writer__open(&w, "--capture", path, 65535), -EINVAL, "refused at open");
+	ASSERT_TRUE(w == NULL, "no writer");
+	ASSERT_TRUE(file_is(victim, "precious\n"), "victim untouched by the refusal");
+	/* One that appears after the open is replaced by the rename, not followed. */
+	unlink(path);
+	frame(buf, sizeof(buf), 9);
+	if (ASSERT_OK(pcapio_writer__open(&w, "--capture", path, 65535), "open")) {
+		pcapio_write(w, 1, buf, sizeof(buf), sizeof(buf));
+		ASSERT_OK(symlink(victim, path), "symlink swapped in");
+		ASSERT_OK(pcapio_writer__commit(w), "commit");
+	}
+	ASSERT_TRUE(file_is(victim, "precious\n"), "victim untouched by the commit");
+	ASSERT_EQ(frames_in(path), 1, "the capture took the symlink's place");
+out:
+	dir_entries(true);
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(round_trip),
-	TEST_CASE(refused),
-	TEST_CASE(writer_bad_path),
+	TEST_CASE(round_trip),	    TEST_CASE(refused),
+	TEST_CASE(writer_bad_path), TEST_CASE(writer_keeps_old_until_commit),
+	TEST_CASE(writer_symlink),
 };
 
 TEST_MAIN("pcapio", cases)

@@ -156,7 +156,6 @@ int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned i
 		    __u32 frame_size)
 {
 	struct capture *c = calloc(1, sizeof(*c));
-	char why[512];
 	int err;
 
 	*out = c;
@@ -175,11 +174,10 @@ int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned i
 	err = queues_alloc(c);
 	if (err)
 		return err;
-	err = pcapio_writer__open(&c->w, c->path, c->snap, why, sizeof(why));
-	if (err) {
-		pr_warn("%s\n", why);
+	/* A new file beside the target: the old capture stays until this one is complete. */
+	err = pcapio_writer__open(&c->w, "--capture", c->path, c->snap);
+	if (err)
 		return err;
-	}
 	err = -pthread_create(&c->writer, NULL, writer, c);
 	c->started = !err;
 	return err;
@@ -267,19 +265,24 @@ void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, in
 		push(q, &h, data);
 }
 
+/* The writer has written everything below the heads, and stopped. */
+static void writer_stop(struct capture *c)
+{
+	if (!c->started)
+		return;
+	__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(c->writer, NULL);
+	c->started = false;
+}
+
 int capture_finish(struct capture *c)
 {
 	if (!c || c->finished)
 		return c ? c->err : 0;
 	c->finished = true;
-	if (c->started) {
-		__atomic_store_n(&c->stop, 1, __ATOMIC_RELEASE);
-		pthread_join(c->writer, NULL);
-	}
-	c->err = pcapio_writer__close(c->w);
+	writer_stop(c);
+	c->err = pcapio_writer__commit(c->w);
 	c->w = NULL;
-	if (c->err)
-		pr_warn("writing %s failed: %s\n", c->path, strerror(-c->err));
 	return c->err;
 }
 
@@ -289,7 +292,9 @@ void capture__destroy(struct capture *c)
 
 	if (!c)
 		return;
-	capture_finish(c);
+	/* Not finished: the run failed or never started, and the old file stays. */
+	writer_stop(c);
+	pcapio_writer__abort(c->w);
 	for (i = 0; c->q && i < c->nq; i++) {
 		free(c->q[i].slots);
 		free(c->q[i].prev);
@@ -322,8 +327,8 @@ void capture_text(const struct capture *c)
 {
 	if (!c)
 		return;
-	printf("  capture:  %" PRIu64 " frames written to %s, %" PRIu64
-	       " not captured (writer behind)%s\n",
-	       (uint64_t)c->written, c->path, (uint64_t)dropped(c),
+	printf("  capture:  %" PRIu64 " frames %s %s, %" PRIu64 " not captured (writer behind)%s\n",
+	       (uint64_t)c->written, c->err ? "captured; could not write" : "written to", c->path,
+	       (uint64_t)dropped(c),
 	       __atomic_load_n(&c->full, __ATOMIC_RELAXED) ? "; --capture-max reached" : "");
 }

@@ -25,9 +25,15 @@
  *                               whose UMEM frames are fs bytes
  *   capture_queue(c, i)         queue i's ring, for its thread only
  *   capture_offer(cq, ...)      receive thread, per frame
- *   capture_finish(c)           after the receive threads stopped: drain,
- *                               close, join (idempotent)
- *   capture__destroy(c)         NULL-safe
+ *   capture_finish(c)           the run has ended and the receive threads
+ *                               stopped: drain, join, and rename the complete
+ *                               file over FILE (idempotent; 0 or -errno)
+ *   capture__destroy(c)         NULL-safe; without capture_finish (a run that
+ *                               failed or never started) the new file is
+ *                               removed and FILE keeps what it held
+ *
+ * The file is written through common/outfile: a new file beside FILE, never
+ * through a symlink, renamed over FILE only when the capture is complete.
  */
 #include <stdbool.h>
 #include <linux/types.h>

@@ -29,6 +29,7 @@ struct sample_state {
 	__u64 wall;
 	__u64 written;
 	__u64 taken, lost; /* the program's counters, read at the end */
+	int err; /* the file could not be written */
 };
 
 int sample_plan(struct sink *sk)
@@ -97,7 +98,6 @@ static void *reader(void *arg)
 int sample_start(struct sink *sk)
 {
 	struct sample_state *s = sk->ms;
-	char why[512];
 	int err;
 
 	if (!sk->cfg->sample)
@@ -112,12 +112,11 @@ int sample_start(struct sink *sk)
 	s->discard = true;
 	ring_buffer__consume(s->rb);
 	s->discard = false;
-	err = pcapio_writer__open(&s->w, sk->cfg->capture, sk->skel->rodata->sample_snap, why,
-				  sizeof(why));
-	if (err) {
-		pr_warn("%s\n", why);
+	/* A new file beside the target: the old capture stays until this one is complete. */
+	err = pcapio_writer__open(&s->w, "--capture", sk->cfg->capture,
+				  sk->skel->rodata->sample_snap);
+	if (err)
 		return err;
-	}
 	s->wall = pcapio_wall_offset();
 	err = -pthread_create(&s->reader, NULL, reader, s);
 	s->started = !err;
@@ -143,17 +142,23 @@ static void read_counts(struct sink *sk, struct sample_state *s)
 	free(v);
 }
 
+static void reader_stop(struct sample_state *s)
+{
+	if (!s->started)
+		return;
+	__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(s->reader, NULL);
+	s->started = false;
+}
+
+/* The run has ended: every sample is in the file, which replaces the old one now. */
 static void finish(struct sink *sk, struct sample_state *s)
 {
 	if (s->finished)
 		return;
 	s->finished = true;
-	if (s->started) {
-		__atomic_store_n(&s->stop, 1, __ATOMIC_RELEASE);
-		pthread_join(s->reader, NULL);
-	}
-	if (pcapio_writer__close(s->w))
-		pr_warn("writing %s failed\n", sk->cfg->capture);
+	reader_stop(s);
+	s->err = pcapio_writer__commit(s->w);
 	s->w = NULL;
 	read_counts(sk, s);
 }
@@ -166,6 +171,13 @@ void sample_read(struct sink *sk, struct sink_snap *snap)
 	(void)snap;
 	if (s && sk->cfg->sample && run_stop_requested(&sk->run))
 		finish(sk, s);
+}
+
+int sample_finish(struct sink *sk)
+{
+	const struct sample_state *s = sk->ms;
+
+	return s && s->err ? -EIO : 0;
 }
 
 void sample_json(const struct sink *sk, struct jw *w)
@@ -185,10 +197,10 @@ void sample_text(const struct sink *sk)
 
 	if (!s || !sk->cfg->sample)
 		return;
-	printf("  samples:  %" PRIu64 " written to %s (one in %" PRIu64 "), %" PRIu64
+	printf("  samples:  %" PRIu64 " %s %s (one in %" PRIu64 "), %" PRIu64
 	       " lost (ring buffer full)\n",
-	       (uint64_t)s->written, sk->cfg->capture, (uint64_t)sk->cfg->sample,
-	       (uint64_t)s->lost);
+	       (uint64_t)s->written, s->err ? "taken; could not write" : "written to",
+	       sk->cfg->capture, (uint64_t)sk->cfg->sample, (uint64_t)s->lost);
 }
 
 void sample_cleanup(struct sink *sk)
@@ -197,8 +209,9 @@ void sample_cleanup(struct sink *sk)
 
 	if (!s)
 		return;
-	if (sk->cfg->sample)
-		finish(sk, s);
+	/* Not finished: the run failed or never started, and the old file stays. */
+	reader_stop(s);
+	pcapio_writer__abort(s->w);
 	ring_buffer__free(s->rb);
 	free(s);
 	sk->ms = NULL;

@@ -12,7 +12,13 @@
  *
  * The drop mode's callbacks: plan (check the options), configure (before the
  * load), start (the reader), read (stops the reader once the run stopped, so
- * the summary has every sample), json/text, cleanup. sk->ms is this state.
+ * the summary has every sample, and renames the file over FILE), finish (the
+ * verdict: -EIO if FILE could not be written), json/text, cleanup. sk->ms is
+ * this state.
+ *
+ * FILE is written through common/outfile: a new file beside it, never through
+ * a symlink, renamed over FILE only when the run has ended; a run that fails
+ * before that (cleanup without read's rename) removes it, FILE as it was.
  */
 #include "sink.h"
 
@@ -21,6 +27,7 @@ int sample_plan(struct sink *sk);
 void sample_configure(struct sink *sk);
 int sample_start(struct sink *sk);
 void sample_read(struct sink *sk, struct sink_snap *s);
+int sample_finish(struct sink *sk);
 void sample_json(const struct sink *sk, struct jw *w);
 void sample_text(const struct sink *sk);
 void sample_cleanup(struct sink *sk);

@@ -283,6 +283,7 @@ const struct sink_mode_ops sink_drop_ops = {
 	.loaded = drop_loaded,
 	.start = sample_start,
 	.read = sample_read,
+	.finish = sample_finish,
 	.json = drop_json,
 	.text = drop_text,
 	.cleanup = sample_cleanup,

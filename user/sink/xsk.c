@@ -50,8 +50,12 @@ static void xsk_read(struct sink *sk, struct sink_snap *s)
 	struct xdp_statistics *st = xsk_snap_xs(sk, s);
 	unsigned int i;
 
-	/* The receive threads are done: the capture can be closed before the summary. */
-	if (xs->cap && run_all_finished(&sk->run))
+	/*
+	 * The run has ended and the receive threads are done: the capture is
+	 * complete, and is renamed over its file before the summary. Not on a
+	 * reading before that (threads that a signal stopped during the setup).
+	 */
+	if (xs->cap && run_stop_requested(&sk->run) && run_all_finished(&sk->run))
 		capture_finish(xs->cap);
 	for (i = 0; i < xs->nxq; i++) {
 		xq_counts_read(&xc[i], &xs->xq[i].pub);

@@ -463,6 +463,9 @@ int xsk_finish(struct sink *sk)
 
 	if (sk->cfg->hist)
 		err = write_hist(sk, sk->cfg->hist);
+	/* Finished before the summary; a capture that could not be written fails the run. */
+	if (capture_finish(xs->cap))
+		err = -EIO;
 	for (i = 0; i < xs->nxq; i++)
 		if (xs->xq[i].accounting[0] && !xs->xq[i].accounting_ok) {
 			pr_warn("queue %u: frame accounting does not balance: %s\n",
