@@ -75,6 +75,12 @@ test_pylib_rfc2544_verdict_shortfall() {
 	pl_unittest Shortfall test_rfc2544_verdict.py
 }
 
+# The throughput search over stub trials: generator shortfalls alone never make
+# the DUT the limit.
+test_pylib_rfc2544_search() {
+	pl_unittest Search test_rfc2544_verdict.py
+}
+
 # Both drivers still compile against the module, and answer --help.
 test_pylib_drivers_load() {
 	local tmp f out

@@ -156,5 +156,37 @@ class Shortfall(unittest.TestCase):
         self.assertEqual(verdict(1000, 995, 0.01, sink_dropped=7)['verdict'], 'pass')
 
 
+class Search(unittest.TestCase):
+    """The throughput search over stub trials judged by trial_verdict: no tools, no lab."""
+
+    def search(self, gen_pps, dut_pps):
+        """Throughput of a DUT that delivers DUT_PPS, offered by a generator that reaches
+        GEN_PPS[i] in trial i."""
+        a = rfc2544.parse_args(['--gen-if', 'a', '--sink-if', 'b', '--max-rate', '1000000',
+                                '--max-trials', '8'])
+        r = rfc2544.Runner.__new__(rfc2544.Runner)
+        r.a, r.mbit, r.emit = a, 10000, lambda o: None
+        n = iter(gen_pps)
+
+        def trial(test, size, rate=None, count=None):
+            sent = int(min(rate, next(n)) * a.trial)
+            got = min(sent, int(dut_pps * a.trial))
+            t = rfc2544.trial_verdict(sent, {'received': got}, a.loss_ratio, offered=rate * a.trial)
+            return dict(t, loss_ratio=t['lost'] / sent, achieved_pps=sent / a.trial,
+                        delivered_pps=got / a.trial, offered_pps=round(rate), latency_ns=None, run=1)
+        r.trial = trial
+        return r.throughput(64)
+
+    def test_generator_shortfalls_alone_do_not_blame_the_dut(self):
+        # A generator that falls further behind in every trial (a machine getting busier):
+        # nothing passes, and no frame was lost.
+        t = self.search([900 * 0.8 ** i for i in range(8)], dut_pps=10 ** 6)
+        self.assertEqual(t['throughput_pps'], 0)
+        self.assertEqual(t['limited_by'], 'generator')
+        # A DUT that loses frames in the trials the generator could offer is the limit.
+        t = self.search([900, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6], dut_pps=10)
+        self.assertEqual((t['throughput_pps'], t['limited_by']), (0, 'dut'))
+
+
 if __name__ == '__main__':
     unittest.main()
