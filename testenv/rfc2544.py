@@ -18,6 +18,9 @@ or the stamp of no run of ours, so they are neither loss nor gain. A trial in wh
 generator fell short of the offered rate is a generator shortfall, never DUT loss: the
 throughput search lowers its upper bound to what the generator reached and goes on
 below it, and a throughput found at that bound is reported as limited by the generator.
+Duplicates and late frames (behind the sink's reorder window: duplicates or late originals)
+are never delivered frames, and a trial whose verdict hangs on late frames is 'uncertain',
+never a pass: see trial_verdict() and docs/rfc2544.md.
 
 Frame sizes are RFC 2544's: they include the 4-byte FCS. xdp-gen's -s is the frame
 without FCS, so 64 is sent as -s 60; both are reported.
@@ -37,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from fractions import Fraction
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import xdpsg_lab as xl  # noqa: E402 - next to this file: labs, tools, /proc readers
@@ -401,6 +405,99 @@ class Ends:
                 self.lab.teardown()
 
 
+# --- the verdict of one trial -------------------------------------------------
+
+def exact_ratio(r):
+    """R as the exact decimal it was written as: --loss-ratio 1e-6 allows 1 frame in 1,000,000,
+    where the binary float nearest 1e-6 (a hair below it) would allow none."""
+    if isinstance(r, (Fraction, int)):
+        return Fraction(r)
+    return Fraction(repr(r) if isinstance(r, float) else str(r))
+
+
+def trial_verdict(sent, books, loss_ratio, count=None, offered=None, refused=0,
+                  gen_error=None, sink_dropped=0):
+    """The verdict of one trial and the numbers behind it, all exact integers.
+
+    sent: frames the generator confirmed; books: the sink's books of this generator run
+    (its 'runs' entry: received, duplicates, late, and the rejected implausible, ts_future,
+    ts_stale); loss_ratio: the loss allowed, a share of sent; count or offered: the frames
+    the trial asked for (a burst, or rate x trial time); refused: frames the generator
+    failed to transmit; gen_error: why xdp-gen failed, if it did; sink_dropped: frames the
+    sink itself dropped (its rings were full).
+
+    The sink's 'received' holds every frame of the run in its books: duplicates, and 'late'
+    frames, ones behind its reorder window, which may be duplicates or originals that came
+    very late (the sink cannot tell). Only the distinct frames it is sure of are delivered:
+    received - duplicates - late. What that leaves of sent is 'lost', the most that can have
+    been lost. A late frame can stand for a lost one only while there is one: the late frames
+    that may be originals are min(late, lost), and 'lost_min' is the loss if they all were.
+
+    verdict, first that applies:
+      'shortfall'       the generator did not offer the load (sent short of what was asked,
+                        frames refused, or it failed): says nothing of the DUT, not loss;
+      'uncertain'       more distinct frames of this run than sent: the books hold frames
+                        the generator never sent, so they prove nothing;
+      'sink shortfall'  the loss exceeds what is allowed, but the sink's own drops explain
+                        all of it: the measuring system's limit;
+      'loss'            even if every late frame was an original, more was lost than allowed;
+      'uncertain'       late frames may be originals of lost ones: 'uncertain: N late
+                        frames', even when the loss is allowed either way. Never a pass: a
+                        DUT that drops N frames and resends N others late would pass
+                        otherwise, and late frames mean the DUT held or copied frames
+                        past the window (or someone else sent frames of this run);
+      'pass'            at most the allowed loss, with every late frame (if any) a duplicate.
+    """
+    received = int(books.get("received") or 0)
+    dups = int(books.get("duplicates") or 0)
+    late = int(books.get("late") or 0)
+    rejected = sum(int(books.get(k) or 0) for k in ("implausible", "ts_future", "ts_stale"))
+    delivered = received - dups - late
+    lost = sent - delivered
+    maybe_original = min(late, max(lost, 0))
+    lost_min = lost - maybe_original
+    ratio = exact_ratio(loss_ratio)
+    allowed = math.floor(ratio * sent)  # lost <= ratio * sent, in integers
+    if count is not None:
+        short = sent < count
+    else:
+        # The run's time also holds its start and end, and xdp-gen paces per batch: one
+        # batch (64) of slack for short, slow trials.
+        short = offered is not None and sent < min(SHORTFALL * offered, offered - 64)
+    shortfall = bool(short or refused > 0 or gen_error)
+    notes = []
+    if late:
+        notes.append(f"late frames: {late:,}, behind the sink's reorder window (duplicates or "
+                     "late originals) and counted as not delivered"
+                     + (f"; up to {maybe_original:,} may be originals of the {lost:,} lost"
+                        if maybe_original else "; all duplicates, every frame sent arrived"))
+    if rejected:
+        notes.append(f"{rejected:,} frames of this run rejected by the sink (implausible "
+                     "sequence or send time), counted as not delivered")
+    if shortfall:
+        verdict, text = "shortfall", "GENERATOR SHORTFALL"
+    elif lost < 0:
+        verdict, text = "uncertain", f"uncertain: {-lost:,} more frames of this run than sent"
+    elif lost_min > allowed:
+        if lost <= sink_dropped:
+            verdict, text = "sink shortfall", "SINK SHORTFALL"
+        else:
+            verdict = "loss"
+            text = (f"loss {lost_min:,}" + (f" to {lost:,}" if lost != lost_min else "")
+                    + f" of {sent:,} (allowed {allowed:,})")
+    elif maybe_original:
+        verdict, text = "uncertain", f"uncertain: {late:,} late frames"
+    else:
+        verdict, text = "pass", "pass"
+    return {
+        "verdict": verdict, "verdict_text": text, "passed": verdict == "pass",
+        "shortfall": verdict == "shortfall", "sink_shortfall": verdict == "sink shortfall",
+        "sent": sent, "received": received, "duplicates": dups, "late": late,
+        "rejected": rejected, "delivered": delivered, "lost": lost, "lost_min": lost_min,
+        "allowed_lost": allowed, "notes": notes,
+    }
+
+
 # --- one trial ---------------------------------------------------------------
 
 class Runner:
@@ -491,17 +588,20 @@ class Runner:
 
     @staticmethod
     def sink_books(ssum, run):
-        """(received, duplicates, entry, how) of generator run RUN in the sink's summary."""
+        """(books, how): the sink's books of generator run RUN (received, duplicates, late,
+        ...), and whether they are that run's ('run') or the sink's totals ('totals')."""
         runs = ssum.get("runs")
         if isinstance(runs, list):
             e = next((r for r in runs if isinstance(r, dict) and r.get("run") == run), None)
-            if e is None:
-                return 0, 0, {}, "run"
-            return e.get("received", 0), e.get("duplicates", 0), e, "run"
+            return (e or {}), "run"
         # Older sinks have no per-run books, only totals: 'stamped' is every stamped frame
         # the sink saw. The runner then gives the trial a sink of its own (see trial()),
         # so the totals are this run's.
-        return ssum.get("stamped", 0), ssum.get("duplicates", 0), ssum, "totals"
+        rej = ssum.get("rejected") or {}
+        return {"received": ssum.get("stamped", 0), "duplicates": ssum.get("duplicates", 0),
+                "late": ssum.get("late", 0), "lost": ssum.get("lost"),
+                "reordered": ssum.get("reordered"), "latency_ns": ssum.get("latency_ns"),
+                **{k: rej.get(k, 0) for k in ("implausible", "ts_future", "ts_stale")}}, "totals"
 
     def trial(self, test, size, rate=None, count=None):
         """One trial: a sink, a warm-up run, the measured run, the books. A dict."""
@@ -542,45 +642,40 @@ class Runner:
             # Live frames: what the device took is 'transmitted'; 'failed' never left.
             refused = g.get("failed", 0) or 0
             sent = g.get("transmitted", sent - refused)
-        received, dups, entry, how = self.sink_books(ssum, g.get("run"))
+        entry, how = self.sink_books(ssum, g.get("run"))
         dur = g.get("duration_s") or a.trial
         achieved = sent / dur if dur > 0 else 0.0
-        lost = sent - (received - dups)
-        ratio = lost / sent if sent else 0.0
-        stalls = g.get("stalls") or {}
-        notes = []
-        if count:
-            shortfall = sent < count or refused > 0
-            if shortfall:
-                notes.append(f"generator sent {sent:,} of {count:,}")
-        else:
-            # Against the frames the trial asked for (rate x the trial time): the run's
-            # measured time also holds its start and its end, and xdp-gen paces per batch,
-            # so one batch (64) of slack for short, slow trials.
-            offered = rate * a.trial
-            shortfall = sent < min(SHORTFALL * offered, offered - 64) or refused > 0
-            if shortfall:
-                notes.append(f"generator sent {sent:,} of {offered:,.0f} frames "
-                             f"({achieved:,.0f} of {rate:,.0f} pps)")
-        if refused:
-            notes.append(f"{refused:,} frames the generator failed to transmit")
-        if g.get("_rc"):
-            notes.append(f"xdp-gen exited {g['_rc']}: " + " | ".join(g.get("_err") or []))
-            shortfall = True
-        if lost < 0:
-            notes.append(f"{-lost:,} more stamped frames of this run than sent")
+        offered = rate * a.trial if not count else None
         # The sink's own drops (its rings were full): frames the DUT delivered and the
         # sink failed to take. A loss they explain is the sink's limit, not the DUT's.
         sdrops = {k: v for k, v in (ssum.get("drops") or {}).items() if isinstance(v, int) and v}
-        sink_dropped = sum(sdrops.values())
-        sink_short = False
-        if lost > 0 and sink_dropped:
-            notes.append("the sink dropped %s" % ", ".join(f"{v:,} ({k})" for k, v in sdrops.items()))
-            if lost <= sink_dropped and not shortfall:
-                sink_short = True
+        gen_error = None
+        if g.get("_rc"):
+            gen_error = f"xdp-gen exited {g['_rc']}: " + " | ".join(g.get("_err") or [])
+        # --loss-ratio is the throughput test's; frame loss and back-to-back ask for none.
+        v = trial_verdict(sent, entry, a.loss_ratio if test == "throughput" else 0,
+                          count=count or None, offered=offered, refused=refused,
+                          gen_error=gen_error, sink_dropped=sum(sdrops.values()))
+        lost = v["lost"]
+        ratio = lost / sent if sent else 0.0
+        stalls = g.get("stalls") or {}
+        notes = []
+        if v["shortfall"] and count and sent < count:
+            notes.append(f"generator sent {sent:,} of {count:,}")
+        elif v["shortfall"] and offered is not None and sent < min(SHORTFALL * offered, offered - 64):
+            notes.append(f"generator sent {sent:,} of {offered:,.0f} frames "
+                         f"({achieved:,.0f} of {rate:,.0f} pps)")
+        if refused:
+            notes.append(f"{refused:,} frames the generator failed to transmit")
+        if gen_error:
+            notes.append(gen_error)
+        notes += v["notes"]
+        if lost > 0 and sdrops:
+            notes.append("the sink dropped %s" % ", ".join(f"{n:,} ({k})" for k, n in sdrops.items()))
+            if v["sink_shortfall"]:
                 notes.append("the loss is the sink's, not the DUT's")
         if dut and lost > 0:
-            notes.append("DUT counters: " + (", ".join(f"{k} {v:,}" for k, v in dut.items() if v)
+            notes.append("DUT counters: " + (", ".join(f"{k} {n:,}" for k, n in dut.items() if n)
                                              or "no drop counted"))
         self.ntrial += 1
         t = {
@@ -588,24 +683,24 @@ class Runner:
             "offered_pps": round(rate) if rate else None, "burst": count,
             "duration_s": round(dur, 4), "run": g.get("run"),
             "warmup_run": warm.get("run") if warm else None,
-            "sent": sent, "received": received, "duplicates": dups, "lost": lost,
+            "verdict": v["verdict"], "verdict_text": v["verdict_text"],
+            "sent": sent, "received": v["received"], "duplicates": v["duplicates"],
+            "late": v["late"], "rejected": v["rejected"], "delivered": v["delivered"],
+            "lost": lost, "lost_min": v["lost_min"], "allowed_lost": v["allowed_lost"],
             "loss_ratio": ratio, "achieved_pps": round(achieved),
-            "delivered_pps": round((received - dups) / dur) if dur > 0 else 0,
-            "shortfall": bool(shortfall), "sink_shortfall": sink_short,
-            "passed": (not shortfall) and (not sink_short) and ratio <= a.loss_ratio,
-            "sink_drops": sdrops, "dut_drops": dut,
+            "delivered_pps": round(v["delivered"] / dur) if dur > 0 else 0,
+            "shortfall": v["shortfall"], "sink_shortfall": v["sink_shortfall"],
+            "passed": v["passed"], "sink_drops": sdrops, "dut_drops": dut,
             "stalls": {k: stalls.get(k, 0) for k in ("ring_full", "no_free_frame", "kick_busy")},
             "sink_lost": entry.get("lost"), "reordered": entry.get("reordered"),
-            "late": entry.get("late"), "foreign": ssum.get("foreign"),
+            "foreign": ssum.get("foreign"),
             "latency_ns": entry.get("latency_ns"), "books": how, "notes": notes,
         }
         self.trials.append(t)
         self.emit(t)
         what = (f"{rate:,.0f} pps" if rate else f"burst {count:,}")
-        verdict = ("GENERATOR SHORTFALL" if shortfall else "SINK SHORTFALL" if sink_short else
-                   ("pass" if t["passed"] else f"loss {100 * ratio:.3f}%"))
         self.out(f"  trial {self.ntrial:3}: {test:10} {size:5} B  {what:>18}: sent {sent:,}, "
-                 f"received {received - dups:,}, lost {lost:,} -> {verdict}"
+                 f"delivered {v['delivered']:,}, lost {lost:,} -> {v['verdict_text']}"
                  + (f" ({'; '.join(notes)})" if notes else ""))
         return t
 
@@ -630,9 +725,9 @@ class Runner:
         rate = top
         for _ in range(a.max_trials):
             t = self.trial("throughput", size, rate=rate)
-            result = ("shortfall" if t["shortfall"] else "sink shortfall" if t["sink_shortfall"]
-                      else "pass" if t["passed"] else "loss")
+            result = t["verdict"]
             steps.append({"rate": round(rate), "result": result, "loss_ratio": t["loss_ratio"],
+                          "lost": t["lost"], "late": t["late"],
                           "achieved_pps": t["achieved_pps"], "delivered_pps": t["delivered_pps"]})
             if result == "shortfall":
                 # Not the DUT's doing: search below what the generator could do.
@@ -646,18 +741,23 @@ class Runner:
                 hi, hi_sink = rate, True
                 last_delivered = t["delivered_pps"]
             else:
+                # Loss, or late frames that may hide loss ('uncertain'): the rate is not
+                # proven, so the search goes below it.
                 hi, hi_sink = rate, False
                 last_delivered = t["delivered_pps"]
             if hi < 1 or (best is not None and hi <= lo * (1 + a.resolution)):
                 break
             rate = self.probe(result, lo, hi, best, last_delivered, guessed)
-            guessed = rate != (lo + hi) / 2 and result in ("loss", "sink shortfall")
+            guessed = rate != (lo + hi) / 2 and result in ("loss", "uncertain", "sink shortfall")
             if best is None and rate < 100:
                 break
         if hi_sink:
             limited = "sink"
         elif best is None:
-            limited = "dut"
+            # Nothing passed: the DUT's doing only if some trial lost frames (or may have);
+            # a search of generator shortfalls alone never saw the DUT at its limit.
+            limited = ("dut" if any(x["result"] in ("loss", "uncertain") for x in steps)
+                       else "generator")
         elif gen_limit is not None and best["offered_pps"] >= gen_limit * 0.99 * (1 - a.resolution):
             limited = "generator"
         elif best["offered_pps"] >= top * (1 - a.resolution):
@@ -683,7 +783,7 @@ class Runner:
         res = self.a.resolution
         if result == "shortfall" and best is None:
             return hi  # at what the generator reached
-        if result in ("loss", "sink shortfall") and not guessed:
+        if result in ("loss", "uncertain", "sink shortfall") and not guessed:
             est = delivered * 0.995
             if lo < est < hi * (1 - res / 2):
                 return est
@@ -706,14 +806,17 @@ class Runner:
                 row.update(skipped=True, note=f"above the generator's limit ({gen_limit:,.0f} pps)")
             else:
                 t = self.trial("loss", size, rate=rate)
-                row.update(skipped=False, sent=t["sent"], received=t["received"] - t["duplicates"],
-                           loss_pct=round(100.0 * t["loss_ratio"], 4), shortfall=t["shortfall"],
+                uncertain = t["verdict"] == "uncertain"
+                row.update(skipped=False, sent=t["sent"], received=t["delivered"], late=t["late"],
+                           loss_pct=100.0 * t["loss_ratio"],
+                           loss_pct_min=100.0 * t["lost_min"] / t["sent"] if t["sent"] else 0.0,
+                           verdict=t["verdict"], shortfall=t["shortfall"],
                            sink_shortfall=t["sink_shortfall"],
-                           note="; ".join(t["notes"]))
+                           note="; ".join(([t["verdict_text"]] if uncertain else []) + t["notes"]))
                 if t["shortfall"]:
                     gen_limit = min(gen_limit or math.inf, t["achieved_pps"])
                     clean = 0
-                elif t["lost"] <= 0:
+                elif t["passed"]:  # judged at a loss ratio of 0: no loss, and proven
                     clean += 1
                 else:
                     clean = 0
@@ -738,7 +841,7 @@ class Runner:
                 note_stop = "the %s could not keep up at burst %s" % (
                     "generator" if t["shortfall"] else "sink", f"{n:,}")
                 break
-            if t["lost"] <= 0:
+            if t["passed"]:  # judged at a loss ratio of 0
                 good = n
                 n *= 2
             else:
@@ -753,7 +856,7 @@ class Runner:
                 trials.append(t)
                 if t["shortfall"] or t["sink_shortfall"]:
                     break
-                if t["lost"] <= 0:
+                if t["passed"]:
                     good = m
                 else:
                     bad = m
@@ -761,6 +864,9 @@ class Runner:
         note = note_stop
         if bad is None and not note_stop:
             note = f"no loss up to the longest burst tried ({good:,}): a lower bound"
+        for t in trials:
+            if t["verdict"] == "uncertain":  # not proven lossless: taken as loss
+                note += ("; " if note else "") + f"burst {t['burst']:,} {t['verdict_text']}"
         if burst_pps and tp_pps and burst_pps <= tp_pps * 1.01:
             note += ("; " if note else "") + (f"the generator's burst rate ({burst_pps:,.0f} pps) "
                                               "is not above the DUT's throughput")
@@ -845,8 +951,7 @@ def text_report(r):
         out.append(table(rows, hdr))
         for t in tps:
             out.append("  search %d B: " % t["size"] + " -> ".join(
-                "%s %s" % (fmt_pps(s["rate"]), s["result"] if s["result"] != "loss"
-                           else "loss %.3f%%" % (100 * s["loss_ratio"])) for s in t["steps"]))
+                "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"]))
             if t["generator_limit_pps"]:
                 out.append("    generator limit seen: %s pps" % fmt_pps(t["generator_limit_pps"]))
     for L in r["loss"]:
@@ -858,8 +963,7 @@ def text_report(r):
                 rows.append(["%g" % x["pct"], fmt_pps(x["offered_pps"]), "-", "-", "-", x["note"]])
             else:
                 rows.append(["%g" % x["pct"], fmt_pps(x["offered_pps"]), f"{x['sent']:,}",
-                             f"{x['received']:,}",
-                             "shortfall" if x["shortfall"] else "%.4f" % x["loss_pct"], x["note"]])
+                             f"{x['received']:,}", loss_cell(x), x["note"]])
         out.append(table(rows, ["%", "offered pps", "sent", "received", "loss %", "note"]))
     if r["b2b"]:
         out.append("")
@@ -872,6 +976,27 @@ def text_report(r):
     out.append("")
     out.append("%d trials in %.0f s; books: %s" % (r["trials"], r["duration_s"], r["books"]))
     return "\n".join(out)
+
+
+def step_text(s):
+    """A search step's result; a loss in frames, which no rounding hides."""
+    if s["result"] == "loss":
+        return "loss %s (%.3g%%)" % (f"{s['lost']:,}", 100 * s["loss_ratio"])
+    if s["result"] == "uncertain":
+        return "uncertain (%s late)" % f"{s['late']:,}"
+    return s["result"]
+
+
+def loss_cell(x):
+    """A loss-rate row's loss %: a range when late frames leave it open; never 0.0000 for a loss."""
+    if x["shortfall"]:
+        return "shortfall"
+
+    def pct(v):
+        return "<0.0001" if 0 < v < 0.0001 else "%.4f" % v
+    if x.get("verdict") == "uncertain" and x.get("loss_pct_min", x["loss_pct"]) != x["loss_pct"]:
+        return "%s-%s" % (pct(x["loss_pct_min"]), pct(x["loss_pct"]))
+    return pct(x["loss_pct"])
 
 
 def table(rows, header):
@@ -909,14 +1034,13 @@ def md_report(r, pngs):
         lines.append("")
         for t in r["throughput"]:
             lines.append("- search, %d B: %s" % (t["size"], " → ".join(
-                "%s %s" % (fmt_pps(s["rate"]), s["result"]) for s in t["steps"])))
+                "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"])))
         lines.append("")
     for L in r["loss"]:
         lines += ["## Frame loss rate, %d B" % L["size"], ""]
         lines.append(md_table([["%g" % x["pct"], fmt_pps(x["offered_pps"])] +
                                (["-", "-", "-", x["note"]] if x.get("skipped") else
-                                [x["sent"], x["received"],
-                                 "shortfall" if x["shortfall"] else "%.4f" % x["loss_pct"], x["note"]])
+                                [x["sent"], x["received"], loss_cell(x), x["note"]])
                                for x in L["rows"]],
                               ["% of max", "offered pps", "sent", "received", "loss %", "note"]))
         lines.append("")

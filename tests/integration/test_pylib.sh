@@ -4,16 +4,17 @@
 # testenv/backpressure.py share. Its unit tests are tests/py/test_xdpsg_lab.py
 # (stdlib unittest, no lab: tiny python/sh children and a fake testenv.sh stand
 # in); each function here runs one test class, so a failure names the rule
-# that broke, and prints unittest's own report.
+# that broke, and prints unittest's own report. The RFC 2544 runner's trial
+# verdict is tested here the same way (tests/py/test_rfc2544_verdict.py).
 
-# pl_unittest CLASS: run one class of tests/py/test_xdpsg_lab.py.
+# pl_unittest CLASS [FILE]: run one class of tests/py/FILE (default test_xdpsg_lab.py).
 pl_unittest() {
-	local out rc
-	out=$(cd "$ROOT" && python3 -B "$ROOT/tests/py/test_xdpsg_lab.py" -v "$1" 2>&1)
+	local out rc f=tests/py/${2:-test_xdpsg_lab.py}
+	out=$(cd "$ROOT" && python3 -B "$ROOT/$f" -v "$1" 2>&1)
 	rc=$?
-	[ $rc -eq 0 ] || t_fail "tests/py/test_xdpsg_lab.py $1: expected exit 0, got $rc:"$'\n'"$(tail -n 30 <<<"$out")"
+	[ $rc -eq 0 ] || t_fail "$f $1: expected exit 0, got $rc:"$'\n'"$(tail -n 30 <<<"$out")"
 	grep -qE '^Ran [1-9][0-9]* tests? in' <<<"$out" ||
-		t_fail "tests/py/test_xdpsg_lab.py $1: expected tests to run, got: $(tail -n 3 <<<"$out")"
+		t_fail "$f $1: expected tests to run, got: $(tail -n 3 <<<"$out")"
 }
 
 # JSON lines of a tool's stdout: objects parsed, text and broken lines kept apart.
@@ -46,12 +47,46 @@ test_pylib_proc_readers() {
 	pl_unittest ProcReaders
 }
 
+# The RFC 2544 runner's trial verdict (testenv/rfc2544.py trial_verdict), unit
+# tests in tests/py/test_rfc2544_verdict.py: the loss ratio compared exactly (1 lost
+# of 1,000,000 fails at 0, passes at 1e-6).
+test_pylib_rfc2544_verdict_ratio() {
+	pl_unittest LossRatio test_rfc2544_verdict.py
+}
+
+# Duplicates are never delivered frames.
+test_pylib_rfc2544_verdict_duplicates() {
+	pl_unittest Duplicates test_rfc2544_verdict.py
+}
+
+# Late frames (duplicates or late originals, the sink cannot tell) never make a
+# trial with loss pass: 'uncertain: N late frames', or a loss.
+test_pylib_rfc2544_verdict_late() {
+	pl_unittest Late test_rfc2544_verdict.py
+}
+
+# The run's own books; more frames than sent, or rejected ones, prove nothing.
+test_pylib_rfc2544_verdict_books() {
+	pl_unittest Books test_rfc2544_verdict.py
+}
+
+# A generator shortfall is not DUT loss; the sink's own drops are the sink's.
+test_pylib_rfc2544_verdict_shortfall() {
+	pl_unittest Shortfall test_rfc2544_verdict.py
+}
+
+# The throughput search over stub trials: generator shortfalls alone never make
+# the DUT the limit.
+test_pylib_rfc2544_search() {
+	pl_unittest Search test_rfc2544_verdict.py
+}
+
 # Both drivers still compile against the module, and answer --help.
 test_pylib_drivers_load() {
 	local tmp f out
 	tmp=$(mktemp -d)
 	t_on_cleanup rm -rf "$tmp"
-	for f in bench/run.py testenv/backpressure.py testenv/xdpsg_lab.py; do
+	for f in bench/run.py testenv/backpressure.py testenv/rfc2544.py testenv/xdpsg_lab.py; do
 		python3 -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' \
 			"$ROOT/$f" "$tmp/x.pyc" 2>&1 || t_fail "$f does not compile"
 	done

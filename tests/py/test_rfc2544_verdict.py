@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the RFC 2544 runner's trial verdict (testenv/rfc2544.py trial_verdict and
+sink_books): stdlib only, no root, no lab. The books here are what xdp-sink xsk reports per
+run (common/seqtrack.h): 'received' holds every frame of the run in its books, duplicates
+and late frames (behind the reorder window: duplicates or late originals) included.
+
+Run by tests/integration/test_pylib.sh (test_pylib_rfc2544_verdict), or directly:
+  python3 tests/py/test_rfc2544_verdict.py [-v] [CLASS[.METHOD]]
+"""
+
+import os
+import sys
+import unittest
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+ROOT = os.environ.get('ROOT') or os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, 'testenv'))
+import rfc2544  # noqa: E402
+
+
+def verdict(sent, received, loss_ratio=0, **kw):
+    books = {'received': received}
+    for k in ('duplicates', 'late', 'implausible', 'ts_future', 'ts_stale'):
+        if k in kw:
+            books[k] = kw.pop(k)
+    return rfc2544.trial_verdict(sent, books, loss_ratio, **kw)
+
+
+class LossRatio(unittest.TestCase):
+    """The ratio is compared exactly: no rounding, no float, nothing the report prints."""
+
+    def test_one_lost_fails_at_ratio_0(self):
+        for sent in (200000, 1000000, 10 ** 12):
+            v = verdict(sent, sent - 1, 0)
+            self.assertEqual(v['verdict'], 'loss', f'1 lost of {sent:,} at --loss-ratio 0')
+            self.assertFalse(v['passed'])
+            self.assertEqual((v['lost'], v['allowed_lost']), (1, 0))
+
+    def test_one_in_a_million_passes_at_1e_6(self):
+        # 1e-6 is the decimal the user wrote, not the binary float just below it.
+        for ratio in (1e-6, '1e-6', '0.000001'):
+            v = verdict(1000000, 999999, ratio)
+            self.assertEqual(v['verdict'], 'pass', f'1 lost of 1,000,000 at {ratio!r}')
+            self.assertEqual(v['allowed_lost'], 1)
+        self.assertEqual(verdict(1000000, 999998, 1e-6)['verdict'], 'loss', '2 lost of 1,000,000 at 1e-6')
+        self.assertEqual(verdict(999999, 999998, 1e-6)['verdict'], 'loss', '1 lost of 999,999 at 1e-6')
+
+    def test_ratio_compared_exactly(self):
+        # lost / sent is 1e-6 * (1 + 1e-17): the same double as 1e-6, but more.
+        sent = 10 ** 17 - 1
+        lost = 10 ** 11
+        v = verdict(sent, sent - lost, 1e-6)
+        self.assertEqual(v['verdict'], 'loss')
+        self.assertEqual((v['lost'], v['allowed_lost']), (lost, lost - 1))
+        self.assertIsInstance(v['allowed_lost'], int)
+
+
+class Duplicates(unittest.TestCase):
+    def test_duplicates_never_count_as_received(self):
+        # A DUT that drops 10 frames and sends 10 others twice.
+        v = verdict(1000, 1000, 0, duplicates=10)
+        self.assertEqual(v['verdict'], 'loss')
+        self.assertEqual((v['delivered'], v['lost']), (990, 10))
+        # ... even where that loss would be allowed, the delivered count has no duplicate.
+        v = verdict(1000, 1000, 0.01, duplicates=10)
+        self.assertEqual((v['verdict'], v['delivered'], v['lost']), ('pass', 990, 10))
+
+
+class Late(unittest.TestCase):
+    """A late frame may be a duplicate or a late original: the sink cannot tell."""
+
+    def test_late_duplicates_cannot_hide_loss(self):
+        # A DUT that drops 10 frames and sends 10 others again, late.
+        v = verdict(1000, 1000, 0, late=10)
+        self.assertEqual(v['verdict'], 'uncertain')
+        self.assertEqual(v['verdict_text'], 'uncertain: 10 late frames')
+        self.assertFalse(v['passed'])
+        self.assertEqual((v['delivered'], v['lost'], v['lost_min']), (990, 10, 0))
+
+    def test_late_frames_that_may_be_originals_never_pass(self):
+        # Within the allowed loss even if every late frame was a duplicate: still not clean.
+        v = verdict(1000, 1000, 0.5, late=10)
+        self.assertEqual(v['verdict'], 'uncertain')
+        self.assertFalse(v['passed'])
+        # Lost beyond the allowed even if every late frame was an original: a loss.
+        v = verdict(1000, 985, 0, late=10)
+        self.assertEqual(v['verdict'], 'loss')
+        self.assertEqual((v['lost_min'], v['lost']), (15, 25))
+        # Duplicates and late frames together: 20 lost, 5 late frames may be 5 of them.
+        v = verdict(1000, 1000, 0.015, duplicates=15, late=5)
+        self.assertEqual((v['verdict'], v['lost_min'], v['lost']), ('uncertain', 15, 20))
+
+    def test_late_frames_beyond_every_sent_frame_are_duplicates(self):
+        # Every frame sent was delivered in order, and 10 more came late: they can only
+        # be duplicates, and nothing was lost.
+        v = verdict(1000, 1010, 0, late=10)
+        self.assertEqual((v['verdict'], v['lost'], v['lost_min']), ('pass', 0, 0))
+        self.assertTrue(any('late' in n for n in v['notes']), v['notes'])
+
+
+class Books(unittest.TestCase):
+    def test_more_frames_than_sent_is_not_a_pass(self):
+        v = verdict(1000, 1001, 0)
+        self.assertEqual(v['verdict'], 'uncertain')
+        self.assertEqual(v['lost'], -1)
+        self.assertIn('more frames of this run than sent', v['verdict_text'])
+
+    def test_rejected_frames_are_not_delivered(self):
+        v = verdict(1000, 998, 0, implausible=1, ts_future=1)
+        self.assertEqual((v['verdict'], v['lost'], v['rejected']), ('loss', 2, 2))
+
+    def test_books_of_the_run(self):
+        ssum = {'runs': [{'run': 7, 'received': 5, 'late': 0}, {'run': 9, 'received': 100, 'late': 3}],
+                'stamped': 105, 'late': 3}
+        books, how = rfc2544.Runner.sink_books(ssum, 9)
+        self.assertEqual((books['received'], books['late'], how), (100, 3, 'run'))
+        # A run the sink has no books of delivered nothing.
+        books, how = rfc2544.Runner.sink_books(ssum, 8)
+        v = rfc2544.trial_verdict(100, books, 0)
+        self.assertEqual((v['verdict'], v['lost']), ('loss', 100))
+        # An older sink's totals: late frames there count as in a run's books.
+        books, how = rfc2544.Runner.sink_books({'stamped': 100, 'duplicates': 0, 'late': 4}, 9)
+        self.assertEqual(how, 'totals')
+        v = rfc2544.trial_verdict(100, books, 0)
+        self.assertEqual((v['verdict'], v['delivered']), ('uncertain', 96))
+
+
+class Shortfall(unittest.TestCase):
+    """What the generator did not send is not the DUT's loss."""
+
+    def test_generator_shortfall_is_not_dut_loss(self):
+        # A burst of 1000 of which the generator confirmed 900, all delivered.
+        v = verdict(900, 900, 0, count=1000)
+        self.assertEqual((v['verdict'], v['lost']), ('shortfall', 0))
+        self.assertFalse(v['passed'])
+        # 100,000 frames asked for (rate x trial time), 99,000 sent, and the DUT lost some:
+        # the trial says nothing about the DUT.
+        v = verdict(99000, 98000, 0, offered=100000.0)
+        self.assertEqual((v['verdict'], v['lost']), ('shortfall', 1000))
+        self.assertFalse(v['sink_shortfall'])
+        # Refused frames and a failed generator are shortfalls too.
+        self.assertEqual(verdict(1000, 1000, 0, count=1000, refused=1)['verdict'], 'shortfall')
+        self.assertEqual(verdict(1000, 1000, 0, count=1000, gen_error='exit 1')['verdict'], 'shortfall')
+        # Within 99.5% (and one batch) of the rate: no shortfall, the books decide.
+        self.assertEqual(verdict(99600, 99600, 0, offered=100000.0)['verdict'], 'pass')
+        self.assertEqual(verdict(99600, 99599, 0, offered=100000.0)['verdict'], 'loss')
+
+    def test_sink_shortfall(self):
+        # Loss the sink's own drops explain is the sink's.
+        v = verdict(1000, 995, 0, sink_dropped=7)
+        self.assertEqual(v['verdict'], 'sink shortfall')
+        self.assertEqual(verdict(1000, 992, 0, sink_dropped=7)['verdict'], 'loss')
+        # Loss within the allowed ratio passes, whoever dropped it.
+        self.assertEqual(verdict(1000, 995, 0.01, sink_dropped=7)['verdict'], 'pass')
+
+
+class Search(unittest.TestCase):
+    """The throughput search over stub trials judged by trial_verdict: no tools, no lab."""
+
+    def search(self, gen_pps, dut_pps):
+        """Throughput of a DUT that delivers DUT_PPS, offered by a generator that reaches
+        GEN_PPS[i] in trial i."""
+        a = rfc2544.parse_args(['--gen-if', 'a', '--sink-if', 'b', '--max-rate', '1000000',
+                                '--max-trials', '8'])
+        r = rfc2544.Runner.__new__(rfc2544.Runner)
+        r.a, r.mbit, r.emit = a, 10000, lambda o: None
+        n = iter(gen_pps)
+
+        def trial(test, size, rate=None, count=None):
+            sent = int(min(rate, next(n)) * a.trial)
+            got = min(sent, int(dut_pps * a.trial))
+            t = rfc2544.trial_verdict(sent, {'received': got}, a.loss_ratio, offered=rate * a.trial)
+            return dict(t, loss_ratio=t['lost'] / sent, achieved_pps=sent / a.trial,
+                        delivered_pps=got / a.trial, offered_pps=round(rate), latency_ns=None, run=1)
+        r.trial = trial
+        return r.throughput(64)
+
+    def test_generator_shortfalls_alone_do_not_blame_the_dut(self):
+        # A generator that falls further behind in every trial (a machine getting busier):
+        # nothing passes, and no frame was lost.
+        t = self.search([900 * 0.8 ** i for i in range(8)], dut_pps=10 ** 6)
+        self.assertEqual(t['throughput_pps'], 0)
+        self.assertEqual(t['limited_by'], 'generator')
+        # A DUT that loses frames in the trials the generator could offer is the limit.
+        t = self.search([900, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6], dut_pps=10)
+        self.assertEqual((t['throughput_pps'], t['limited_by']), (0, 'dut'))
+
+
+if __name__ == '__main__':
+    unittest.main()
