@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, 'testenv'))
 import lib_bench as lb  # noqa: E402
-import xdpsg_lab as xl  # noqa: E402 - labs, tools in them, /proc readers, feature discovery
+import xdpsg.lab as xl  # noqa: E402 - labs, tools in them, /proc readers, feature discovery
 
 BUILD = os.path.join(ROOT, os.environ.get('BUILD', 'build'))
 TESTENV = os.path.join(ROOT, 'testenv', 'testenv.sh')

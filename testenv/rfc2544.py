@@ -43,7 +43,7 @@ import time
 from fractions import Fraction
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import xdpsg_lab as xl  # noqa: E402 - next to this file: labs, tools, /proc readers
+import xdpsg.lab as xl  # noqa: E402 - the package beside this file: labs, tools, /proc readers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# testenv/xdpsg_lab.py, the lab and process handling that bench/run.py and
+# testenv/xdpsg/lab.py, the lab and process handling that bench/run.py and
 # testenv/backpressure.py share. Its unit tests are tests/py/test_xdpsg_lab.py
 # (stdlib unittest, no lab: tiny python/sh children and a fake testenv.sh stand
 # in); each function here runs one test class, so a failure names the rule
@@ -86,7 +86,7 @@ test_pylib_drivers_load() {
 	local tmp f out
 	tmp=$(mktemp -d)
 	t_on_cleanup rm -rf "$tmp"
-	for f in bench/run.py testenv/backpressure.py testenv/rfc2544.py testenv/xdpsg_lab.py; do
+	for f in bench/run.py testenv/backpressure.py testenv/rfc2544.py testenv/xdpsg/lab.py; do
 		python3 -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' \
 			"$ROOT/$f" "$tmp/x.pyc" 2>&1 || t_fail "$f does not compile"
 	done

@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, 'bench'))
 sys.path.insert(0, os.path.join(ROOT, 'testenv'))
 import lib_bench as lb  # noqa: E402
 import run as bench  # noqa: E402
-import xdpsg_lab as xl  # noqa: E402
+import xdpsg.lab as xl  # noqa: E402
 
 PY = sys.executable
 GENS = {'kernel': {'threads', 'no-stamp', 'rate'}, 'xsk': {'queues', 'rate', 'busy-poll'}}

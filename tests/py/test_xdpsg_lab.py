@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of testenv/xdpsg_lab.py (stdlib only, no root, no real lab).
+"""Unit tests of testenv/xdpsg/lab.py (stdlib only, no root, no real lab).
 
 Run by tests/integration/test_pylib.sh, one class per test function, or directly:
   python3 tests/py/test_xdpsg_lab.py [-v] [CLASS[.METHOD]]
@@ -22,7 +22,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 ROOT = os.environ.get('ROOT') or os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'testenv'))
-import xdpsg_lab as xl  # noqa: E402
+import xdpsg.lab as xl  # noqa: E402
 
 PY = sys.executable
 

@@ -42,7 +42,7 @@ import subprocess
 import threading
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/
 TESTENV = os.path.join(HERE, 'testenv.sh')
 LABS_FILE_ENV = 'TESTENV_LABS_FILE'
 # What a driver needs of 'testenv.sh env' before it can start anything.
