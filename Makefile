@@ -45,9 +45,11 @@ MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd)
 XCFLAGS += $(MHD_CFLAGS)
 LDLIBS := -lxdp -lbpf -lpcap -lelf -lz $(MHD_LIBS) -lpthread -lm
+# GCC's "undefined" leaves out float-cast-overflow (a double out of an integer's range).
 ifeq ($(SANITIZE),1)
-XCFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS += -fsanitize=address,undefined
+XCFLAGS += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined,float-cast-overflow
 endif
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)

@@ -263,8 +263,9 @@ int frame_alloc_check(const struct frame_alloc *fa, char *buf, size_t len)
 	if (buf && len)
 		snprintf(buf, len,
 			 "free %u kernel_rx %" PRId64 " kernel_tx %" PRId64 " app %" PRId64
-			 " = %" PRId64 " of %u frames%s",
+			 " = %" PRId64 " of %u frames%s%s",
 			 fa->nr_free, (int64_t)c->kernel_rx, (int64_t)c->kernel_tx, (int64_t)c->app,
-			 (int64_t)sum, fa->nr_frames, why);
+			 (int64_t)sum, fa->nr_frames, why,
+			 fa->debug ? "; debug: every free checked" : "");
 	return err;
 }

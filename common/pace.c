@@ -64,7 +64,10 @@ __u32 pace_budget(struct pace *p, __u64 sent, __u32 batch, __u64 now, __u64 *due
 	elapsed = now > p->t0 ? now - p->t0 : 0;
 	due = (__u64)((unsigned __int128)elapsed * p->rate / 1000000000ULL);
 	if (due <= sent) {
-		*due_ns = p->t0 + (__u64)((unsigned __int128)(sent + 1) * 1000000000ULL / p->rate);
+		/* The first nanosecond frame sent + 1 is due at: rounded up, not down. */
+		*due_ns = p->t0 +
+			  (__u64)(((unsigned __int128)(sent + 1) * 1000000000ULL + p->rate - 1) /
+				  p->rate);
 		return 0;
 	}
 	if (due - sent < allowed)

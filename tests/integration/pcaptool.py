@@ -8,6 +8,13 @@
       (the last record cut short), DIR/garbage.pcap (no pcap header),
       DIR/linktype.pcap (raw IP link type), DIR/big.pcap (a 4000-byte frame),
       DIR/cut.pcap (a frame the capture cut: caplen < len), DIR/empty.pcap.
+  pcaptool.py malformed DIR SRC_MAC DST_MAC
+      DIR/malformed.pcap: stampable UDP frames around frames with IP lengths the
+      sink's parser rejects (IHL 4, IPv4 total length past the frame or short of
+      the UDP datagram, IPv6 payload length the same two ways), an ARP frame and
+      a UDP frame with no room for a stamp.
+  pcaptool.py longgap DIR SRC_MAC DST_MAC
+      DIR/longgap.pcap: three frames, the third some 14 years after the second.
   pcaptool.py same SENT GOT REPEAT
       GOT holds exactly SENT's frames REPEAT times over, byte for byte, in order.
   pcaptool.py stamped SENT GOT REPEAT
@@ -90,13 +97,13 @@ def mixed(smac, dmac):
     return out
 
 
-def write(path, frames, magic=NS_MAGIC, linktype=1, lens=None, cut=None):
+def write(path, frames, magic=NS_MAGIC, linktype=1, lens=None, cut=None, ts=None):
     with open(path, "wb") as f:
         f.write(struct.pack("<IHHiIII", magic, 2, 4, 0, 0, 65535, linktype))
         for i, fr in enumerate(frames):
             wire = lens[i] if lens else len(fr)
-            f.write(struct.pack("<IIII", 1700000000 + i // 1000, (i % 1000) * 1000, len(fr),
-                                wire))
+            sec, frac = ts[i] if ts else (1700000000 + i // 1000, (i % 1000) * 1000)
+            f.write(struct.pack("<IIII", sec, frac, len(fr), wire))
             f.write(fr)
         if cut:
             f.truncate(f.tell() - cut)
@@ -117,30 +124,62 @@ def read(path):
             out.append(f.read(incl))
 
 
-def stamp_place(fr):
-    """(stamp offset, UDP offset, IPv6?) where xdp-gen --stamp puts a stamp, or None."""
+def parse_udp(fr):
+    """bpf/parsing.h's rule (the sink's): (l3, l4, IPv6?) of a UDP frame, "other"
+    for a well-formed frame of anything else, "malformed" for bad lengths."""
+    if len(fr) < 14:
+        return "malformed"
     l3, proto = 14, struct.unpack("!H", fr[12:14])[0]
-    if proto == 0x8100:
+    if proto in (0x8100, 0x88A8):
+        if len(fr) < 18:
+            return "malformed"
         l3, proto = 18, struct.unpack("!H", fr[16:18])[0]
-    if proto == 0x0800 and fr[l3 + 9] == 17 and not struct.unpack("!H", fr[l3 + 6:l3 + 8])[0] & 0x3FFF:
-        l4, v6 = l3 + (fr[l3] & 0xF) * 4, False
-    elif proto == 0x86DD and fr[l3 + 6] == 17:
-        l4, v6 = l3 + 40, True
+    if proto == 0x0800:
+        if len(fr) < l3 + 20 or fr[l3] >> 4 != 4 or fr[l3] & 0xF < 5:
+            return "malformed"
+        hlen, tot = (fr[l3] & 0xF) * 4, struct.unpack("!H", fr[l3 + 2:l3 + 4])[0]
+        if tot < hlen or l3 + tot > len(fr):
+            return "malformed"
+        if fr[l3 + 9] != 17 or struct.unpack("!H", fr[l3 + 6:l3 + 8])[0] & 0x3FFF:
+            return "other"
+        l4, room, v6 = l3 + hlen, tot - hlen, False
+    elif proto == 0x86DD:
+        if len(fr) < l3 + 40 or fr[l3] >> 4 != 6:
+            return "malformed"
+        plen = struct.unpack("!H", fr[l3 + 4:l3 + 6])[0]
+        if l3 + 40 + plen > len(fr):
+            return "malformed"
+        if fr[l3 + 6] != 17:  # another protocol or an extension header
+            return "other"
+        l4, room, v6 = l3 + 40, plen, True
     else:
-        return None
+        return "other"
+    if l4 + 8 > len(fr):
+        return "malformed"
     ulen = struct.unpack("!H", fr[l4 + 4:l4 + 6])[0]
-    if ulen < 8 + 18 or l4 + ulen > len(fr):
-        return None
-    return l4 + 8, l4, v6
+    if ulen < 8 or ulen > room:
+        return "malformed"
+    return l3, l4, v6
 
 
-def udp_csum_ok(fr, l4, v6):
+def stamp_place(fr):
+    """(stamp offset, IP offset, UDP offset, IPv6?) where xdp-gen --stamp puts a
+    stamp (where the sink reads one: parse_udp and room for 18 bytes), or None."""
+    p = parse_udp(fr)
+    if isinstance(p, str):
+        return None
+    l3, l4, v6 = p
+    if struct.unpack("!H", fr[l4 + 4:l4 + 6])[0] < 8 + 18:
+        return None
+    return l4 + 8, l3, l4, v6
+
+
+def udp_csum_ok(fr, l3, l4, v6):
     ulen = struct.unpack("!H", fr[l4 + 4:l4 + 6])[0]
-    ip = l4 - (40 if v6 else 20)
     if v6:
-        pseudo = fr[ip + 8:ip + 40] + struct.pack("!IxxxB", ulen, 17)
+        pseudo = fr[l3 + 8:l3 + 40] + struct.pack("!IxxxB", ulen, 17)
     else:
-        pseudo = fr[ip + 12:ip + 20] + struct.pack("!BBH", 0, 17, ulen)
+        pseudo = fr[l3 + 12:l3 + 20] + struct.pack("!BBH", 0, 17, ulen)
     return csum(pseudo + fr[l4:l4 + ulen]) == 0
 
 
@@ -157,13 +196,13 @@ def stamped(sent, got, repeat):
             if x != y:
                 sys.exit("frame %d (no room for a stamp) differs" % i)
             continue
-        so, l4, v6 = pl
+        so, l3, l4, v6 = pl
         if x[:l4 + 6] != y[:l4 + 6] or x[so + 18:] != y[so + 18:]:
             sys.exit("frame %d differs outside its stamp and checksum" % i)
         magic, run, flow, seq = struct.unpack("<HIHI", y[so:so + 12])
         if magic != 0x3253:
             sys.exit("frame %d: no stamp" % i)
-        if not udp_csum_ok(y, l4, v6):
+        if not udp_csum_ok(y, l3, l4, v6):
             sys.exit("frame %d: bad UDP checksum after stamping" % i)
         runs.add(run)
         seqs.append(seq)
@@ -186,6 +225,62 @@ def make(d, smac, dmac):
     print("%d frames, %d to %d bytes, %d with room for a stamp" % (
         len(frames), min(map(len, frames)), max(map(len, frames)),
         sum(1 for f in frames if stamp_place(f))))
+
+
+def malformed(d, smac, dmac):
+    """DIR/malformed.pcap: well-formed UDP frames with room for a stamp (one
+    with IPv4 options, one 802.1ad-tagged) around frames whose IP lengths the
+    sink's parser rejects, each one an older xdp-gen --stamp stamped anyway;
+    an ARP frame and a UDP payload too short for a stamp. Good frames last, so
+    a gap at the sink would show before the end of a pass."""
+    eth, smac, dmac = mac(dmac) + mac(smac), mac(smac), mac(dmac)
+    v4 = eth + b"\x08\x00"
+
+    def good(i):
+        return v4 + udp4(1000 + i, 2000, fill(60 + 37 * i))
+
+    def patch(fr, off, fmt, val):
+        return fr[:off] + struct.pack(fmt, val) + fr[off + struct.calcsize(fmt):]
+
+    opts = udp4(1100, 2000, fill(80))
+    # IHL 6: four bytes of NOP/EOL options
+    h = bytes([0x46]) + opts[1:2] + struct.pack("!H", len(opts) + 4) + opts[4:10] + b"\0\0" + \
+        opts[12:20] + b"\x01\x01\x01\x00"
+    opts = h[:10] + struct.pack("!H", csum(h)) + h[12:] + opts[20:]
+    bad = [
+        # IHL 4: the UDP source port (100) read as a length once made it look stampable
+        patch(v4 + udp4(100, 2000, fill(200)), 14, "!B", 0x44),
+        patch(v4 + udp4(1200, 2000, fill(100)), 16, "!H", 20 + 8 + 100 + 60),  # past the end
+        patch(v4 + udp4(1201, 2000, fill(100)), 16, "!H", 20 + 8 + 30),  # cuts the UDP datagram
+        patch(eth + b"\x86\xdd" + udp6(fill(100)), 18, "!H", 8 + 100 + 40),  # past the end
+        patch(eth + b"\x86\xdd" + udp6(fill(100)), 18, "!H", 8 + 30),  # cuts the UDP datagram
+    ]
+    arp = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 1, smac, b"\x0a\x00\x00\x01",
+                      b"\0" * 6, b"\x0a\x00\x00\x02")
+    frames = [good(0), v4 + opts, good(1)]
+    for i, b in enumerate(bad):
+        frames += [b, good(2 + i)]
+    frames += [b"\xff" * 6 + smac + b"\x08\x06" + arp + b"\0" * 18,
+               v4 + udp4(1300, 2000, fill(10)),
+               eth + b"\x88\xa8" + struct.pack("!H", 7) + b"\x08\x00" + udp4(1301, 2000, fill(70)),
+               eth + b"\x86\xdd" + udp6(fill(50)), good(9)]
+    write(d + "/malformed.pcap", frames)
+    kinds = [parse_udp(f) for f in frames]
+    print("%d frames: %d stampable, %d malformed, %d not UDP, %d with no room" % (
+        len(frames), sum(1 for f in frames if stamp_place(f)), kinds.count("malformed"),
+        kinds.count("other"),
+        sum(1 for f, k in zip(frames, kinds) if not isinstance(k, str) and not stamp_place(f))))
+
+
+def longgap(d, smac, dmac):
+    """DIR/longgap.pcap: three frames, the second 1 ms after the first, the
+    third at the last second libpcap reads as positive (2038, its seconds are
+    signed 32 bits), some 14 years later."""
+    frames = [mac(dmac) + mac(smac) + b"\x08\x00" + udp4(1000 + i, 2000, fill(60))
+              for i in range(3)]
+    write(d + "/longgap.pcap", frames,
+          ts=[(1700000000, 0), (1700000000, 1000000), (0x7FFFFFFF, 0)])
+    print("3 frames, the third %d s after the second" % (0x7FFFFFFF - 1700000000))
 
 
 def same(sent, got, repeat):
@@ -217,5 +312,6 @@ def gap(path, delta):
     print("the two frames around the gap (seq %d, %d), nothing else" % (seqs[0][2], seqs[1][2]))
 
 
-cmds = {"make": make, "same": same, "stamped": stamped, "gap": gap}
+cmds = {"make": make, "same": same, "stamped": stamped, "gap": gap, "malformed": malformed,
+        "longgap": longgap}
 cmds[sys.argv[1]](*sys.argv[2:])

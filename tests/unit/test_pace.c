@@ -85,6 +85,81 @@ static void test_budget_rate(void)
 	ASSERT_EQ(pace_budget(&p, 0, 64, 4 * NS, &due), 0, "a clock before t0 sends nothing");
 }
 
+/* When frame k of a thread at 'rate' is due: the first ns with floor(t * rate / 1e9) >= k. */
+static __u64 due_at(__u64 k, __u64 rate)
+{
+	return (__u64)(((unsigned __int128)k * NS + rate - 1) / rate);
+}
+
+/*
+ * The schedule, to the nanosecond: a sender that comes back exactly when the
+ * pacer says sends frame k at due_at(k) after t0, one at a time, never a
+ * nanosecond early or late. A pacer 1% fast (or one frame in a million) fails
+ * here; a check of "10 due after 10 ms" rounds that away.
+ */
+static void test_schedule_exact(void)
+{
+	static const __u64 rates[] = { 1, 3, 7, 999, 1000, 65537, 100000, 1000003, 14880952 };
+	unsigned int r;
+
+	for (r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		__u64 rate = rates[r], t0 = 5 * NS + 123, now = t0, sent = 0, due;
+		__u64 frames = rate < 20000 ? rate : 20000;
+		struct pace p;
+		__u32 n;
+
+		pace_share(&p, 0, rate, 0, 1);
+		p.t0 = t0;
+		while (sent < frames) {
+			n = pace_budget(&p, sent, 64, now, &due);
+			if (!n) {
+				if (!ASSERT_EQ_U64(due, t0 + due_at(sent + 1, rate),
+						   "the next frame is due at its first nanosecond"))
+					return;
+				now = due;
+				continue;
+			}
+			if (!ASSERT_EQ(n, 1, "one frame at its due time") ||
+			    !ASSERT_EQ_U64(now - t0, due_at(sent + 1, rate),
+					   "sent at its due time"))
+				return;
+			pace_sent(&p, n);
+			sent += n;
+		}
+	}
+}
+
+/*
+ * In any elapsed time t a thread has sent exactly floor(t * rate / 1e9)
+ * frames: probed every few frames' time (within the catch-up bucket), over
+ * two seconds, for each thread of a rate split three ways.
+ */
+static void test_elapsed_exact(void)
+{
+	static const __u64 rates[] = { 1000, 99999, 1000001 };
+	unsigned int r, i;
+
+	for (r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		for (i = 0; i < 3; i++) {
+			__u64 t0 = 7 * NS, t, sent = 0, due, rate;
+			struct pace p;
+
+			pace_share(&p, 0, rates[r], i, 3);
+			rate = p.rate;
+			p.t0 = t0;
+			for (t = 0; t <= 2 * NS; t += 5 * NS / rate + 13) {
+				__u64 want = (__u64)((unsigned __int128)t * rate / NS);
+				__u32 n = pace_budget(&p, sent, 64, t0 + t, &due);
+
+				pace_sent(&p, n);
+				sent += n;
+				if (!ASSERT_EQ_U64(sent, want, "frames sent by then"))
+					return;
+			}
+		}
+	}
+}
+
 /* Rate and quota together: the smaller limit wins. */
 static void test_budget_rate_and_quota(void)
 {
@@ -164,9 +239,10 @@ static void test_deadline_saturates(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(share_exact), TEST_CASE(share_zero_is_idle),	  TEST_CASE(budget_quota),
-	TEST_CASE(budget_rate), TEST_CASE(budget_rate_and_quota), TEST_CASE(budget_long_run),
-	TEST_CASE(catch_up),	TEST_CASE(deadline_saturates),
+	TEST_CASE(share_exact),	  TEST_CASE(share_zero_is_idle),    TEST_CASE(budget_quota),
+	TEST_CASE(budget_rate),	  TEST_CASE(budget_rate_and_quota), TEST_CASE(budget_long_run),
+	TEST_CASE(catch_up),	  TEST_CASE(deadline_saturates),    TEST_CASE(schedule_exact),
+	TEST_CASE(elapsed_exact),
 };
 
 TEST_MAIN("pace", cases)

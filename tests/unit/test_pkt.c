@@ -863,6 +863,80 @@ out:
 	pkt_gen__destroy(g);
 }
 
+/* One frame of 'size' bytes from a generator with these options, into f. */
+static bool frame_of(struct pkt_opts *o, unsigned int size, __u8 *f)
+{
+	struct pkt_gen *g;
+
+	o->size = size;
+	g = make_gen(o);
+	if (!g)
+		return false;
+	pkt_gen_prefill(g, f);
+	pkt_gen_write(g, f, 0, 1, 2);
+	pkt_gen__destroy(g);
+	return true;
+}
+
+/*
+ * The lengths xdp-gen --pcap --stamp used to trust and the sink's rule
+ * rejects (malformed: -EINVAL), and the well-formed variants it accepts. The
+ * generator stamps a replayed frame exactly when this accepts it.
+ */
+static void test_parse_malformed(void)
+{
+	struct pkt_opts o;
+	struct pkt_info pi;
+	__u8 f[256], x[256];
+
+	pkt_opts_init(&o);
+	if (!ASSERT_TRUE(frame_of(&o, 100, f), "IPv4 frame"))
+		return;
+	ASSERT_OK(pkt_parse_udp(f, 100, &pi), "well formed");
+	memcpy(x, f, 100);
+	x[14] = 0x44;
+	ASSERT_ERR(pkt_parse_udp(x, 100, &pi), -EINVAL, "IHL 4");
+	memcpy(x, f, 100);
+	x[17] += 1; /* total length 87: one past the frame */
+	ASSERT_ERR(pkt_parse_udp(x, 100, &pi), -EINVAL, "IPv4 total length past the frame");
+	memcpy(x, f, 100);
+	x[17] = 20 + 8 + 10; /* the UDP header says 66 */
+	ASSERT_ERR(pkt_parse_udp(x, 100, &pi), -EINVAL, "IPv4 total length short of UDP");
+	memcpy(x, f, 100);
+	x[16] = 0;
+	x[17] = 16; /* shorter than its own header */
+	ASSERT_ERR(pkt_parse_udp(x, 100, &pi), -EINVAL, "IPv4 total length below IHL");
+	/* IHL 6: four bytes of options between the header and UDP are fine. */
+	memcpy(x, f, 34);
+	memcpy(x + 38, f + 34, 66);
+	memset(x + 34, 1, 4);
+	x[14] = 0x46;
+	x[17] += 4;
+	ASSERT_OK(pkt_parse_udp(x, 104, &pi), "IPv4 options");
+	ASSERT_EQ(pi.l4_off, 38, "UDP after the options");
+	/* 802.1ad (QinQ outer tag) like 802.1Q. */
+	memcpy(x, f, 12);
+	x[12] = 0x88;
+	x[13] = 0xa8;
+	x[14] = 0;
+	x[15] = 7;
+	memcpy(x + 16, f + 12, 88);
+	ASSERT_OK(pkt_parse_udp(x, 104, &pi), "802.1ad");
+	ASSERT_EQ(pi.payload_off, 46, "802.1ad payload offset");
+
+	pkt_opts_init(&o);
+	v6_opts(&o, "fd00::1", "fd00::2");
+	if (!ASSERT_TRUE(frame_of(&o, 120, f), "IPv6 frame"))
+		return;
+	ASSERT_OK(pkt_parse_udp(f, 120, &pi), "IPv6 well formed");
+	memcpy(x, f, 120);
+	x[19] += 1; /* payload length one past the frame */
+	ASSERT_ERR(pkt_parse_udp(x, 120, &pi), -EINVAL, "IPv6 payload length past the frame");
+	memcpy(x, f, 120);
+	x[19] = 8 + 10; /* the UDP header says 66 */
+	ASSERT_ERR(pkt_parse_udp(x, 120, &pi), -EINVAL, "IPv6 payload length short of UDP");
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(golden_v4),	      TEST_CASE(golden_v4_flow),
 	TEST_CASE(golden_v6),	      TEST_CASE(incremental_v4),
@@ -874,6 +948,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(imix_distribution), TEST_CASE(flow_tuples),
 	TEST_CASE(flow_order),	      TEST_CASE(flow_shards),
 	TEST_CASE(create_errors),     TEST_CASE(parse_frames),
+	TEST_CASE(parse_malformed),
 };
 
 TEST_MAIN("pkt", cases)

@@ -59,58 +59,45 @@ static __u32 max_frame(const struct gen *g, char *what, size_t len)
 }
 
 /*
- * Where a frame's stamp and UDP checksum go, the way the sink reads them
- * (stamp_read): Ethernet with at most one 802.1Q tag, IPv4 (options, no
- * fragment) or IPv6 (UDP right after the fixed header), UDP whose payload has
- * room for a stamp. 0 when the frame cannot carry one.
+ * Where a frame's stamp and UDP checksum go: by pkt_parse_udp(), the rule the
+ * sink's stamp_read() applies, so a frame gets a stamp exactly when the sink
+ * will read one back (a frame stamped against that rule would be foreign at
+ * the sink and its sequence number a gap). 0, or the reason it goes unstamped.
  */
-static __u32 stamp_place(const __u8 *p, __u32 len, __u32 *udp_off, __u64 *pseudo, bool *v6)
+static int stamp_place(const __u8 *p, __u32 len, struct pkt_info *pi, __u64 *pseudo)
 {
-	__u32 l3 = 14, l4, ulen;
-	__u16 proto = (__u16)(p[12] << 8 | p[13]);
-	__u8 ph[40];
+	const __u8 *ip;
+	int ret;
 
-	if (proto == 0x8100 && len >= 18) {
-		proto = (__u16)(p[16] << 8 | p[17]);
-		l3 = 18;
-	}
-	if (proto == 0x0800 && len >= l3 + 20 && (p[l3] >> 4) == 4 && p[l3 + 9] == 17 &&
-	    !((p[l3 + 6] & 0x3f) | p[l3 + 7])) {
-		l4 = l3 + (p[l3] & 0xf) * 4u;
-		memcpy(ph, p + l3 + 12, 8);
-		ph[8] = 0;
-		ph[9] = 17;
-		*pseudo = pkt_csum_partial(ph, 10, 0);
-		*v6 = false;
-	} else if (proto == 0x86dd && len >= l3 + 40 && (p[l3] >> 4) == 6 && p[l3 + 6] == 17) {
-		l4 = l3 + 40;
-		*pseudo = pkt_csum_partial(p + l3 + 8, 32, 0) + pkt_csum_partial("\0\0\0\21", 4, 0);
-		*v6 = true;
-	} else {
-		return 0;
-	}
-	if (l4 + 8 > len)
-		return 0;
-	ulen = (__u32)(p[l4 + 4] << 8 | p[l4 + 5]);
-	if (ulen < 8 + XDPSG_STAMP_SIZE || l4 + ulen > len)
-		return 0;
+	ret = pkt_parse_udp(p, len, pi);
+	if (ret == -ENOENT)
+		return REPLAY_UNSTAMPED_NOT_UDP;
+	if (ret)
+		return REPLAY_UNSTAMPED_MALFORMED;
+	if (pi->udp_len - 8 < XDPSG_STAMP_SIZE)
+		return REPLAY_UNSTAMPED_NO_ROOM;
+	ip = p + pi->l3_off;
+	if (pi->family == PKT_IPV4)
+		*pseudo = pkt_csum_partial(ip + 12, 8, 0) + pkt_csum_partial("\0\21", 2, 0);
+	else
+		*pseudo = pkt_csum_partial(ip + 8, 32, 0) + pkt_csum_partial("\0\0\0\21", 4, 0);
 	/* The UDP length word, as in the pseudo header (memory order, like the rest). */
-	*pseudo += pkt_csum_partial(p + l4 + 4, 2, 0);
-	*udp_off = l4;
-	return l4 + 8;
+	*pseudo += pkt_csum_partial(p + pi->l4_off + 4, 2, 0);
+	return 0;
 }
 
 /*
  * --stamp: write a template stamp (run, zero flow, sequence and time) into
- * each frame with room, and keep the checksum's sum without it so a send only
- * adds the new words.
+ * each frame the sink will read it from, and keep the checksum's sum without
+ * it so a send only adds the new words.
  */
 static int stamp_prepare(struct gen *g, struct gen_replay *r)
 {
 	struct pcap_frames *f = &r->f;
-	__u32 i, uo, so;
+	struct pkt_info pi;
+	__u32 i, uo;
 	__u64 ph;
-	bool v6;
+	int why;
 
 	r->stamp_off = calloc(f->n, sizeof(*r->stamp_off));
 	r->csum_off = calloc(f->n, sizeof(*r->csum_off));
@@ -119,21 +106,22 @@ static int stamp_prepare(struct gen *g, struct gen_replay *r)
 		return -ENOMEM;
 	for (i = 0; i < f->n; i++) {
 		__u8 *p = f->data + f->off[i];
-		__u32 ulen;
 		__u16 csum;
 
-		so = stamp_place(p, f->len[i], &uo, &ph, &v6);
-		if (!so)
+		why = stamp_place(p, f->len[i], &pi, &ph);
+		if (why) {
+			r->unstamped[why]++;
 			continue;
-		stamp_write(p + so, g->popts.run, 0, 0, 0);
-		r->stamp_off[i] = (__u16)so;
+		}
+		uo = pi.l4_off;
+		stamp_write(p + pi.payload_off, g->popts.run, 0, 0, 0);
+		r->stamp_off[i] = (__u16)pi.payload_off;
 		r->nstamped++;
-		if (!p[uo + 6] && !p[uo + 7] && !v6)
+		if (!p[uo + 6] && !p[uo + 7] && pi.family == PKT_IPV4)
 			continue; /* IPv4 without a UDP checksum: keep it so */
 		r->csum_off[i] = (__u16)(uo + 6);
-		ulen = (__u32)(p[uo + 4] << 8 | p[uo + 5]);
 		p[uo + 6] = p[uo + 7] = 0;
-		r->base[i] = pkt_csum_fold(pkt_csum_partial(p + uo, ulen, ph));
+		r->base[i] = pkt_csum_fold(pkt_csum_partial(p + uo, pi.udp_len, ph));
 		/* The file's frame as the first send will have it: a valid checksum. */
 		csum = (__u16)~r->base[i];
 		if (!csum)
@@ -141,6 +129,40 @@ static int stamp_prepare(struct gen *g, struct gen_replay *r)
 		memcpy(p + uo + 6, &csum, 2);
 	}
 	return 0;
+}
+
+/*
+ * Original timing: one pass lasts the file's span plus one average gap (so a
+ * loop keeps the rhythm), divided by the speed. The scaled pass must be a
+ * number of nanoseconds a send time can hold: a file with an enormous gap (or
+ * a slow original:X of a long one) is refused here, naming the largest gap,
+ * rather than scheduled at a time the arithmetic cannot represent.
+ */
+static int plan_timing(struct gen_replay *r, const char *path, const char *timing)
+{
+	const struct pcap_frames *f = &r->f;
+	__u64 span = f->ts_ns[f->n - 1] - f->ts_ns[0], gap = 0;
+	double pass = 1e6;
+	__u32 i, at = 1;
+
+	if (f->n > 1 && span)
+		pass = (double)span + (double)span / (f->n - 1);
+	pass /= r->speed;
+	if (pass < (double)REPLAY_PASS_MAX_NS) {
+		r->pass_ns = (__u64)pass;
+		return 0;
+	}
+	for (i = 1; i < f->n; i++) {
+		if (f->ts_ns[i] - f->ts_ns[i - 1] > gap) {
+			gap = f->ts_ns[i] - f->ts_ns[i - 1];
+			at = i;
+		}
+	}
+	fprintf(stderr,
+		"xdp-gen: --pcap-timing %s would make one pass through %s last %.3g s (frame %u comes %.3g s after frame %u), more than original timing can schedule (%.3g s); cut the file before frame %u (editcap) or replay it faster\n",
+		timing, path, pass / 1e9, at + 1, (double)gap / 1e9, at, REPLAY_PASS_MAX_NS / 1e9,
+		at + 1);
+	return -EINVAL;
 }
 
 static int check_options(const struct gen *g, const struct gen_replay *r)
@@ -193,20 +215,18 @@ int gen_replay_preflight(struct gen *g)
 		fprintf(stderr, "xdp-gen: %s\n", why);
 		return err == -ENOMEM ? err : -EINVAL;
 	}
+	if (r->original && plan_timing(r, cfg->pcap, cfg->pcap_timing))
+		return -EINVAL;
 	r->stamp = cfg->stamp;
 	if (r->stamp && stamp_prepare(g, r))
 		return -ENOMEM;
-	/* One pass lasts the file's span plus one average gap, so a loop keeps the rhythm. */
-	if (r->f.n > 1) {
-		__u64 span = r->f.ts_ns[r->f.n - 1] - r->f.ts_ns[0];
-
-		r->period_ns = span + span / (r->f.n - 1);
-	}
-	if (!r->period_ns)
-		r->period_ns = 1000000;
-	pr_debug("replaying %s: %u frames of %u to %u bytes, %s timing, %u stamped\n", cfg->pcap,
-		 r->f.n, r->f.min_len, r->f.max_len, r->original ? "original" : "fast",
-		 r->nstamped);
+	pr_debug("replaying %s: %u frames of %u to %u bytes, %s timing\n", cfg->pcap, r->f.n,
+		 r->f.min_len, r->f.max_len, r->original ? "original" : "fast");
+	if (r->stamp)
+		pr_info("%s: --stamp: %u of %u frames carry a stamp; unstamped: %u not IPv4/IPv6 UDP, %u malformed (lengths the sink's parser rejects, so it counts them foreign), %u with no room for one\n",
+			cfg->pcap, r->nstamped, r->f.n, r->unstamped[REPLAY_UNSTAMPED_NOT_UDP],
+			r->unstamped[REPLAY_UNSTAMPED_MALFORMED],
+			r->unstamped[REPLAY_UNSTAMPED_NO_ROOM]);
 	return 0;
 }
 
@@ -221,6 +241,23 @@ int gen_replay_refuse_kernel(void)
 	fprintf(stderr,
 		"xdp-gen: kernel mode cannot replay a capture without copying every frame in the kernel; use 'xdp-gen xsk --pcap'\n");
 	return -EINVAL;
+}
+
+void gen_replay_json(const struct gen *g, struct jw *w)
+{
+	const struct gen_replay *r = g->replay;
+
+	jw_obj(w, "pcap");
+	jw_u64(w, "frames", r->f.n);
+	if (r->stamp) {
+		jw_u64(w, "stamped", r->nstamped);
+		jw_obj(w, "unstamped");
+		jw_u64(w, "not_udp", r->unstamped[REPLAY_UNSTAMPED_NOT_UDP]);
+		jw_u64(w, "malformed", r->unstamped[REPLAY_UNSTAMPED_MALFORMED]);
+		jw_u64(w, "no_room", r->unstamped[REPLAY_UNSTAMPED_NO_ROOM]);
+		jw_end_obj(w);
+	}
+	jw_end_obj(w);
 }
 
 void gen_replay_free(struct gen *g)
@@ -283,14 +320,20 @@ void replay_q_free(struct replay_q *rq)
 	free(rq);
 }
 
-/* When the k-th frame a queue sends is due, in original timing. */
+/*
+ * When the k-th frame a queue sends is due, in original timing. A frame's
+ * offset in its pass is at most the pass (below REPLAY_PASS_MAX_NS, checked at
+ * load), so its conversion is defined; the passes before it add up in 128
+ * bits and a time past the clock's range is never (-d still ends the run).
+ */
 static __u64 due_of(const struct replay_q *rq, __u64 k)
 {
 	const struct gen_replay *r = rq->r;
 	__u64 loop = k / r->f.n, i = k % r->f.n;
-	double at = (double)(loop * r->period_ns + (r->f.ts_ns[i] - r->f.ts_ns[0]));
+	__u64 off = (__u64)((double)(r->f.ts_ns[i] - r->f.ts_ns[0]) / r->speed);
+	unsigned __int128 at = (unsigned __int128)loop * r->pass_ns + off + rq->t0;
 
-	return rq->t0 + (__u64)(at / r->speed);
+	return at > ~0ULL ? ~0ULL : (__u64)at;
 }
 
 __u32 replay_budget(const struct replay_q *rq, __u64 sent, __u32 want, __u64 now, __u64 *due_ns)

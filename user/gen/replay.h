@@ -27,23 +27,41 @@
 
 struct gen;
 struct gen_thread;
+struct jw;
 struct xsk_queue;
 
 /* A replay never holds more frames than this per queue (UMEM: this x frame size). */
 #define REPLAY_FRAMES_MAX 32768
 
+/*
+ * Original timing: the longest pass through the file, after --pcap-timing's
+ * scaling (2^62 ns, about 146 years). Send times are whole nanoseconds from
+ * the start, so a longer one has no value to be; a file that needs more is
+ * refused at load.
+ */
+#define REPLAY_PASS_MAX_NS (1ULL << 62)
+
+/* Why a frame of the file goes without a stamp under --stamp. */
+enum replay_unstamped {
+	REPLAY_UNSTAMPED_NOT_UDP = 1, /* not IPv4/IPv6 UDP: other protocol, fragment, ext header */
+	REPLAY_UNSTAMPED_MALFORMED, /* headers whose lengths the sink's parser rejects */
+	REPLAY_UNSTAMPED_NO_ROOM, /* UDP payload shorter than a stamp */
+	REPLAY_UNSTAMPED_MAX,
+};
+
 struct gen_replay {
 	struct pcap_frames f;
 	bool original; /* --pcap-timing original: keep the file's gaps */
 	double speed; /* original:X plays X times as fast */
-	__u64 period_ns; /* one pass through the file in original timing, before speed */
+	__u64 pass_ns; /* one pass through the file in original timing, after speed */
 	/*
-	 * --stamp: per file frame, where its stamp goes (0: no room, sent as it
+	 * --stamp: per file frame, where its stamp goes (0: none, sent as it
 	 * is), where its UDP checksum is (0: none to keep, IPv4 checksum 0), and
 	 * the checksum's sum over the frame with a zero stamp (folded).
 	 */
 	bool stamp;
 	__u32 nstamped; /* frames of the file that carry a stamp */
+	__u32 unstamped[REPLAY_UNSTAMPED_MAX]; /* the others, by reason */
 	__u16 *stamp_off, *csum_off, *base;
 };
 
@@ -62,6 +80,8 @@ struct replay_q {
 /* Preflight: load and check the file, the timing and the options around it. */
 int gen_replay_preflight(struct gen *g);
 void gen_replay_free(struct gen *g);
+/* Summary: the file's frames and, with --stamp, how many carry one and why not the rest. */
+void gen_replay_json(const struct gen *g, struct jw *w);
 /* xdp-gen kernel --pcap: one line saying why not, -EINVAL. */
 int gen_replay_refuse_kernel(void);
 /* UMEM frames a queue needs for the file. */

@@ -360,6 +360,15 @@ static void xsk_metrics_failures(struct gen *g, struct metrics_w *w, const struc
 		    ma->tx_invalid - mb->tx_invalid);
 }
 
+static void xsk_json(struct gen *g, struct jw *w, const struct gen_snapshot *a,
+		     const struct gen_snapshot *b, enum run_report kind)
+{
+	(void)a;
+	(void)b;
+	if (kind == RUN_SUMMARY && g->replay)
+		gen_replay_json(g, w);
+}
+
 static void xsk_json_queue(struct gen *g, struct jw *w, unsigned int i,
 			   const struct gen_snapshot *a, enum run_report kind)
 {
@@ -455,6 +464,7 @@ const struct gen_mode gen_mode_xsk = {
 	.outstanding = xsk_outstanding,
 	.describe = xsk_describe,
 	.sample = xsk_sample,
+	.json = xsk_json,
 	.json_drops = xsk_json_drops,
 	.metrics_failures = xsk_metrics_failures,
 	.json_queue = xsk_json_queue,
