@@ -274,13 +274,36 @@ static __always_inline bool due_now(struct gen_cpu *c)
 		return false;
 	if (!c->t0)
 		c->t0 = now;
-	due = c->t0 + c->packets * 1000000000ULL / c->rate;
-	if (now < due || now - c->last_ns < c->min_gap_ns)
+	due = c->t0 + c->due_ns;
+	/* Past the clock's range (a schedule centuries ahead): never due. */
+	if (due < c->t0 || now < due || now - c->last_ns < c->min_gap_ns)
 		return false;
 	c->last_ns = now;
 	c->clock_ns = now; /* this frame's send time */
 	c->clock_left = 1;
 	return true;
+}
+
+/*
+ * A frame went: the next is due one interval later. Adding the interval's
+ * quotient and remainder keeps due_ns * rate + due_rem = packets * 1e9
+ * exactly, with no product to wrap and no division; due_ns saturates.
+ */
+static __always_inline void count_sent(struct gen_cpu *c, long len)
+{
+	__u64 due;
+
+	c->packets++;
+	c->bytes += len;
+	if (!c->rate)
+		return;
+	due = c->due_ns + c->step_ns;
+	c->due_rem += c->step_rem;
+	if (c->due_rem >= c->rate) {
+		c->due_rem -= c->rate;
+		due++;
+	}
+	c->due_ns = due < c->due_ns ? ~0ULL : due;
 }
 
 /*
@@ -300,12 +323,10 @@ static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 		put_udp_csum(udp, c->fixed_udp_sum + write_seq_ts(c, udp, c->fixed_seq++));
 	}
 	ret = bpf_redirect_map(&tx_port, 0, 0);
-	if (ret == XDP_REDIRECT) {
-		c->packets++;
-		c->bytes += data_end - data;
-	} else {
+	if (ret == XDP_REDIRECT)
+		count_sent(c, data_end - data);
+	else
 		c->redirect_err++;
-	}
 	return ret;
 }
 
@@ -355,12 +376,10 @@ int xdp_gen(struct xdp_md *ctx)
 		return XDP_ABORTED;
 
 	ret = bpf_redirect_map(&tx_port, 0, 0);
-	if (ret == XDP_REDIRECT) {
-		c->packets++;
-		c->bytes += len;
-	} else {
+	if (ret == XDP_REDIRECT)
+		count_sent(c, len);
+	else
 		c->redirect_err++;
-	}
 	return ret;
 }
 
