@@ -274,13 +274,36 @@ static __always_inline bool due_now(struct gen_cpu *c)
 		return false;
 	if (!c->t0)
 		c->t0 = now;
-	due = c->t0 + c->packets * 1000000000ULL / c->rate;
-	if (now < due || now - c->last_ns < c->min_gap_ns)
+	due = c->t0 + c->due_ns;
+	/* Past the clock's range (a schedule centuries ahead): never due. */
+	if (due < c->t0 || now < due || now - c->last_ns < c->min_gap_ns)
 		return false;
 	c->last_ns = now;
 	c->clock_ns = now; /* this frame's send time */
 	c->clock_left = 1;
 	return true;
+}
+
+/*
+ * A frame went: the next is due one interval later. Adding the interval's
+ * quotient and remainder keeps due_ns * rate + due_rem = packets * 1e9
+ * exactly, with no product to wrap and no division; due_ns saturates.
+ */
+static __always_inline void count_sent(struct gen_cpu *c, long len)
+{
+	__u64 due;
+
+	c->packets++;
+	c->bytes += len;
+	if (!c->rate)
+		return;
+	due = c->due_ns + c->step_ns;
+	c->due_rem += c->step_rem;
+	if (c->due_rem >= c->rate) {
+		c->due_rem -= c->rate;
+		due++;
+	}
+	c->due_ns = due < c->due_ns ? ~0ULL : due;
 }
 
 /*
@@ -300,12 +323,10 @@ static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 		put_udp_csum(udp, c->fixed_udp_sum + write_seq_ts(c, udp, c->fixed_seq++));
 	}
 	ret = bpf_redirect_map(&tx_port, 0, 0);
-	if (ret == XDP_REDIRECT) {
-		c->packets++;
-		c->bytes += data_end - data;
-	} else {
+	if (ret == XDP_REDIRECT)
+		count_sent(c, data_end - data);
+	else
 		c->redirect_err++;
-	}
 	return ret;
 }
 
@@ -355,12 +376,10 @@ int xdp_gen(struct xdp_md *ctx)
 		return XDP_ABORTED;
 
 	ret = bpf_redirect_map(&tx_port, 0, 0);
-	if (ret == XDP_REDIRECT) {
-		c->packets++;
-		c->bytes += len;
-	} else {
+	if (ret == XDP_REDIRECT)
+		count_sent(c, len);
+	else
 		c->redirect_err++;
-	}
 	return ret;
 }
 
@@ -372,19 +391,20 @@ int xdp_gen_bare(struct xdp_md *ctx)
 }
 
 /*
- * Transmit results the caller of BPF_PROG_RUN cannot see, from raw
- * tracepoints: they attach by name, with no tracefs mounted. Only the one
- * field read from struct net_device is declared; CO-RE relocates its offset
- * from the running kernel's BTF. User space attaches them where they exist.
+ * Transmit results the caller of BPF_PROG_RUN cannot see, from tracepoints:
+ * they attach through BTF, with no tracefs mounted. Only the one field read
+ * from struct net_device is declared; CO-RE relocates its offset from the
+ * running kernel's BTF. User space attaches them where they exist.
  */
 struct net_device {
 	int ifindex;
 } __attribute__((preserve_access_index));
 
 #define MAP_ID_IFINDEX 0x7fffffff /* bpf_redirect(): no map, the index is an ifindex */
+#define LOOPBACK_IFINDEX 1 /* every namespace's lo */
 
 /*
- * Raw tracepoints see every namespace, and ifindexes repeat across them. The
+ * Tracepoints see every namespace, and ifindexes repeat across them. The
  * frames a BPF_PROG_RUN redirected are flushed in the caller's own context, so
  * the caller's process id tells ours apart (0: count every process).
  */
@@ -395,23 +415,33 @@ static __always_inline bool not_ours(void)
 	return owner_tgid && (__u32)(bpf_get_current_pid_tgid() >> 32) != owner_tgid;
 }
 
-/* TP_PROTO(from_dev, to_dev, int sent, int drops, int err) */
-SEC("raw_tp/xdp_devmap_xmit")
-int gen_devmap_xmit(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * TP_PROTO(from_dev, to_dev, int sent, int drops, int err): one event per
+ * bulk (up to 16 frames) the devmap flushed into to_dev. A device's own
+ * xmit counters count every sender; these count this process's frames only:
+ * flushed in its context, and from the device BPF_PROG_RUN receives on
+ * (the namespace's lo), which tells them from a redirect by an XDP program
+ * whose NAPI poll ran in this context as a softirq (the peer's, a DUT's).
+ * tp_btf, not raw_tp: the device fields are plain loads, no helper calls.
+ */
+SEC("tp_btf/xdp_devmap_xmit")
+int gen_devmap_xmit(__u64 *ctx)
 {
-	const struct net_device *to = (const void *)ctx->args[1];
+	const struct net_device *from = (const void *)ctx[0], *to = (const void *)ctx[1];
 	struct gen_xmit_stats *s;
 	__u32 key = 0;
 
 	if (not_ours())
 		return 0;
-	if (ifindex_out && BPF_CORE_READ(to, ifindex) != (int)ifindex_out)
+	if (owner_tgid && from->ifindex != LOOPBACK_IFINDEX)
+		return 0;
+	if (ifindex_out && to->ifindex != (int)ifindex_out)
 		return 0;
 	s = bpf_map_lookup_elem(&xmit_stats, &key);
 	if (!s)
 		return 0;
-	s->sent += (int)ctx->args[2];
-	s->drops += (int)ctx->args[3];
+	s->sent += (int)ctx[2];
+	s->drops += (int)ctx[3];
 	return 0;
 }
 

@@ -130,6 +130,22 @@ static struct gen_cpu *cpu_states(struct xdp_gen_bpf *skel, int *err)
 	return vals;
 }
 
+void gen_prog_set_schedule(struct gen_cpu *c, __u64 packets)
+{
+	unsigned __int128 ns;
+
+	c->packets = packets;
+	c->step_ns = c->step_rem = c->due_ns = c->due_rem = 0;
+	if (!c->rate)
+		return;
+	c->step_ns = 1000000000ULL / c->rate;
+	c->step_rem = 1000000000ULL % c->rate;
+	ns = (unsigned __int128)packets * 1000000000ULL;
+	c->due_rem = (__u64)(ns % c->rate);
+	ns /= c->rate;
+	c->due_ns = ns > ~0ULL ? ~0ULL : (__u64)ns;
+}
+
 /* The per-CPU state of the thread pinned to 'cpu', from its shard's pkt_gen. */
 int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
 		     __u64 limit)
@@ -159,6 +175,7 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu,
 	}
 	vals[cpu].rate = rate;
 	vals[cpu].limit = rate ? limit : 0;
+	gen_prog_set_schedule(&vals[cpu], 0);
 	/*
 	 * Behind schedule (the thread was not running: a call's setup,
 	 * softirq work, another task), catch up at most at twice the

@@ -47,6 +47,14 @@ bool gen_prog_fixed(const struct pkt_gen *g);
  */
 void gen_prog_input_frame(const struct pkt_gen *g, void *frame);
 
+/*
+ * With c->rate set: the pacing schedule of a CPU that has sent 'packets'
+ * frames (struct gen_cpu: due_ns, due_rem and the per-frame step), exact
+ * for any count, due_ns saturated past 2^64 ns. gen_prog_set_cpu() starts
+ * it at 0; tests start it anywhere.
+ */
+void gen_prog_set_schedule(struct gen_cpu *c, __u64 packets);
+
 /* What the program counted for one CPU; -errno if the map cannot be read. */
 int gen_prog_cpu_state(struct xdp_gen_bpf *skel, int cpu, struct gen_cpu *out);
 

@@ -126,16 +126,24 @@ struct gen_cpu {
 	__u32 fixed;
 	__u64 rng; /* xorshift64* state for random flow order; nonzero */
 	/*
-	 * --rate: the program sends a frame only when it is due, t0 + packets /
-	 * rate, and skips the run (XDP_DROP, nothing sent) otherwise; behind
-	 * schedule it catches up no faster than min_gap_ns apart (half the
-	 * interval), so frames stay spread out. rate 0: every run sends.
+	 * --rate: the program sends a frame only when it is due, t0 + packets *
+	 * 1e9 / rate ns, and skips the run (XDP_DROP, nothing sent) otherwise;
+	 * behind schedule it catches up no faster than min_gap_ns apart (half
+	 * the interval), so frames stay spread out. rate 0: every run sends.
+	 * The product would wrap after 2^64 / 1e9 frames (31 minutes at
+	 * 10 Mpps), so the schedule is kept as a quotient and a remainder
+	 * advanced by one step per frame sent (gen_prog_set_schedule()):
+	 * due_ns * rate + due_rem = packets * 1e9, exact, no division per
+	 * frame; due_ns saturates (never due) past 2^64 ns.
 	 */
 	__u64 rate; /* frames per second of this CPU's thread */
 	__u64 limit; /* with rate: the most frames to send; 0: no limit */
 	__u64 min_gap_ns;
 	__u64 t0; /* the first run's time, set by the program */
 	__u64 last_ns; /* when the last frame went */
+	__u64 due_ns; /* the next frame is due at t0 + due_ns */
+	__u64 due_rem; /* and due_rem / rate of a nanosecond */
+	__u64 step_ns, step_rem; /* 1e9 / rate and 1e9 % rate: one frame's interval */
 	/* counted by the program */
 	__u64 packets; /* frames the program redirected */
 	__u64 bytes;

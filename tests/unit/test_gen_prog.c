@@ -296,6 +296,116 @@ out:
 	pkt_gen__destroy(g);
 }
 
+static bool write_cpu(struct xdp_gen_bpf *skel, int cpu, const struct gen_cpu *c)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct gen_cpu vals[ncpu];
+	__u32 key = 0;
+
+	if (bpf_map__lookup_elem(skel->maps.cpu_state, &key, sizeof(key), vals, sizeof(vals), 0))
+		return false;
+	vals[cpu] = *c;
+	return !bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals, sizeof(vals),
+				     0);
+}
+
+/* 2^64 / 1e9: packets * 1e9 no longer fits in 64 bits past this count. */
+#define WRAP_PACKETS 18446744073ULL
+
+/*
+ * The frame after 'packets' is due at t0 + packets * 1e9 / rate, computed
+ * here in 128 bits; the state is set as if the CPU had sent that many since
+ * a t0 'back_ns' ago (last frame long ago, so the catch-up gap allows it).
+ * The margins are seconds: due or not due cannot depend on the machine's speed.
+ */
+static void paced_at(struct xdp_gen_bpf *skel, int cpu, const void *in, __u64 rate, __u64 packets,
+		     __u64 back_ns, __u32 runs)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, r, .data_in = in, .data_size_in = 60, .repeat = 1);
+	unsigned __int128 due, want_ns;
+	struct gen_cpu c;
+	__u64 t0, now, sent;
+	char what[160];
+	__u32 i;
+
+	if (!ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state"))
+		return;
+	now = now_ns();
+	t0 = now - back_ns;
+	c.rate = rate;
+	c.limit = 0;
+	c.min_gap_ns = 500000000ULL / rate;
+	c.t0 = t0;
+	c.last_ns = 0;
+	gen_prog_set_schedule(&c, packets);
+	if (!ASSERT_TRUE(write_cpu(skel, cpu, &c), "write state"))
+		return;
+	for (i = 0; i < runs; i++)
+		if (!ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_gen), &r),
+			       "BPF_PROG_RUN"))
+			return;
+	if (!ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state"))
+		return;
+	/* Due now (runs well within a second): every run sends, else none does. */
+	due = (unsigned __int128)t0 + (unsigned __int128)packets * 1000000000ULL / rate;
+	sent = due <= now ? runs : 0;
+	snprintf(what, sizeof(what), "rate %llu, %llu sent, t0 %.1f s ago: frames sent",
+		 (unsigned long long)rate, (unsigned long long)packets, back_ns / 1e9);
+	ASSERT_EQ_U64(c.packets, packets + sent, what);
+	/* The schedule the program advanced is still the exact one. */
+	want_ns = (unsigned __int128)c.packets * 1000000000ULL;
+	snprintf(what, sizeof(what), "rate %llu after %llu frames: due_ns, due_rem exact",
+		 (unsigned long long)rate, (unsigned long long)c.packets);
+	ASSERT_TRUE(want_ns / rate > ~0ULL ? c.due_ns == ~0ULL :
+					     c.due_ns == (__u64)(want_ns / rate) &&
+						     c.due_rem == (__u64)(want_ns % rate),
+		    what);
+}
+
+/*
+ * The schedule near and past 2^64 / 1e9 frames, where packets * 1e9 wraps
+ * (31 minutes at 10 Mpps on one CPU): a frame is due exactly when the
+ * 128-bit schedule says so, and the state the program advances stays exact.
+ */
+static void test_paced_wrap(void)
+{
+	struct xdp_gen_bpf *skel = NULL;
+	struct pkt_gen *g = NULL;
+	unsigned char in[128];
+	struct pkt_opts o;
+	int cpu;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	cpu = pin_self();
+	pkt_opts_init(&o);
+	g = make_gen(&o);
+	if (!ASSERT_TRUE(cpu >= 0 && g, "pin and make a generator"))
+		goto out;
+	skel = load_gen(g, 1, cpu, false);
+	if (!ASSERT_TRUE(skel, "load"))
+		goto out;
+	gen_prog_input_frame(g, in);
+	/* 1 Gpps: the frame after n is due n ns after t0 (18.4 s here). */
+	paced_at(skel, cpu, in, 1000000000ULL, WRAP_PACKETS, 20000000000ULL, 1);
+	paced_at(skel, cpu, in, 1000000000ULL, WRAP_PACKETS + 1, 17000000000ULL, 1);
+	paced_at(skel, cpu, in, 1000000000ULL, WRAP_PACKETS + 1, 20000000000ULL, 1);
+	paced_at(skel, cpu, in, 1000000000ULL, WRAP_PACKETS - 2, 30000000000ULL, 5);
+	/* A rate with a remainder: the quotient and remainder carry across the wrap. */
+	paced_at(skel, cpu, in, 999999937ULL, WRAP_PACKETS - 2, 30000000000ULL, 5);
+	paced_at(skel, cpu, in, 999999937ULL, WRAP_PACKETS + 1, 17000000000ULL, 1);
+	paced_at(skel, cpu, in, 3ULL, 5ULL, 2000000000ULL, 1);
+	/* 1 pps: centuries ahead, past the clock's range; never due. */
+	paced_at(skel, cpu, in, 1ULL, WRAP_PACKETS, 10000000000ULL, 1);
+	paced_at(skel, cpu, in, 1ULL, WRAP_PACKETS + 1, 10000000000ULL, 1);
+	paced_at(skel, cpu, in, 1ULL, ~0ULL, 10000000000ULL, 1);
+out:
+	xdp_gen_bpf__destroy(skel);
+	pkt_gen__destroy(g);
+}
+
 static void test_v4_one_flow(void)
 {
 	struct pkt_opts o;
@@ -709,6 +819,7 @@ static void test_live_content(void)
 static const struct test_case cases[] = {
 	TEST_CASE(v4_one_flow), TEST_CASE(v4_flows_imix), TEST_CASE(v6),
 	TEST_CASE(live_frames), TEST_CASE(live_content),  TEST_CASE(paced),
+	TEST_CASE(paced_wrap),
 };
 
 TEST_MAIN("gen_prog", cases)
