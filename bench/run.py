@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, 'testenv'))
 import lib_bench as lb  # noqa: E402
-import xdpsg.lab as xl  # noqa: E402 - labs, tools in them, /proc readers, feature discovery
+from xdpsg import lab as xl, proc, sysstat  # noqa: E402 - labs, tools in them, /proc readers, feature discovery
 
 BUILD = os.path.join(ROOT, os.environ.get('BUILD', 'build'))
 TESTENV = os.path.join(ROOT, 'testenv', 'testenv.sh')
@@ -63,7 +63,7 @@ def log(msg):
 
 
 def sh(argv, check=False, timeout=60):
-    return xl.run(argv, timeout=timeout, check=check, cwd=ROOT)
+    return proc.run(argv, timeout=timeout, check=check, cwd=ROOT)
 
 
 # ---------------------------------------------------------------------------
@@ -73,7 +73,7 @@ def sh(argv, check=False, timeout=60):
 def gen_modes():
     """{mode: its long options} from 'xdp-gen --version --json', so a new mode is picked
     up by itself; VersionError if xdp-gen does not answer that query."""
-    return xl.tool_modes(xl.version_query(XDP_GEN))
+    return proc.tool_modes(proc.version_query(XDP_GEN))
 
 
 def external_tools():
@@ -84,8 +84,8 @@ def external_tools():
 def backpressure_options():
     """(the scenario's long options or None, why not) from 'testenv.sh --version --json'."""
     try:
-        opts = xl.backpressure_options(xl.version_query(TESTENV, timeout=20))
-    except xl.VersionError as e:
+        opts = xl.backpressure_options(proc.version_query(TESTENV, timeout=20))
+    except proc.VersionError as e:
         return None, str(e)
     return opts, None if opts is not None else \
         "'testenv/testenv.sh --version --json' lists no backpressure command in this tree"
@@ -191,7 +191,7 @@ def snapshot(lab):
     t0 = time.monotonic()
     sink = counters_start(lab.sink_ns, lab.sink_if)
     gen = counters_start(lab.gen_ns, lab.gen_if)
-    stat = xl.proc_stat()['all']
+    stat = sysstat.proc_stat()['all']
     sink, gen = parse_counters(sink), parse_counters(gen)
     return {'t': (t0 + time.monotonic()) / 2, 'sink': sink, 'gen': gen, 'stat': stat}
 
@@ -849,7 +849,7 @@ def backpressure_once(name, args):
     record = STATE or os.path.join(TMP, 'bp-labs')
     env = dict(os.environ, **{xl.LABS_FILE_ENV: record})
     try:
-        return xl.run([TESTENV, 'backpressure', '--name', name] + args, timeout=600, env=env,
+        return proc.run([TESTENV, 'backpressure', '--name', name] + args, timeout=600, env=env,
                       cwd=ROOT)
     finally:
         if name in xl.recorded_labs(record):
@@ -872,7 +872,7 @@ def run_backpressure(opts):
             name = 'bp%05d%d' % (os.getpid() % 100000, len(variants) * 10 + i)
             t0 = time.monotonic()
             r = backpressure_once(name, vargs + common)
-            objs = xl.json_lines(r.stdout)
+            objs = proc.json_lines(r.stdout)
             final = [o for o in objs if o.get('type') in ('result', 'summary')]
             summ = final[-1] if final else (objs[-1] if objs else None)
             runs.append({'exit': r.returncode, 'duration_s': time.monotonic() - t0,
@@ -1267,7 +1267,7 @@ def main():
     t_start = time.monotonic()
     try:
         gens = gen_modes()
-    except xl.VersionError as e:
+    except proc.VersionError as e:
         print('bench: cannot list the generator modes: %s' % e, file=sys.stderr)
         return 2
     ext = external_tools()

@@ -33,7 +33,7 @@ import sys
 import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import xdpsg.lab as xl  # noqa: E402 - the package beside this file: labs, tools, /proc readers
+from xdpsg import lab as xl, proc, sysstat  # noqa: E402 - the package beside this file: labs, tools, /proc readers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -47,7 +47,7 @@ class UsageError(Exception):
 
 
 # A failed lab command or tool is a failed run, reported the same way.
-RunError = xl.LabError
+RunError = proc.LabError
 
 
 def make_parser():
@@ -207,7 +207,7 @@ class Runner:
     def kstats(self, side):
         lab = self.lab
         ns, ifn = (lab.gen_ns, lab.gen_if) if side == "gen" else (lab.sink_ns, lab.sink_if)
-        r = xl.run(["ip", "netns", "exec", ns, self.kstats_bin, ifn], timeout=10, check=True,
+        r = proc.run(["ip", "netns", "exec", ns, self.kstats_bin, ifn], timeout=10, check=True,
                    env=self.env_base)
         for line in r.stdout.splitlines():
             if line.startswith("{"):
@@ -219,7 +219,7 @@ class Runner:
         qd = f"pfifo:{a.limit}" if a.qdisc == "pfifo" else "none"
         try:
             self.lab.setup("--scenario", "backpressure", "--queues", str(a.queues), "--qdisc", qd)
-        except xl.LabError as e:
+        except proc.LabError as e:
             if self.lab.made:
                 raise  # made, but 'testenv.sh env' failed
             if e.returncode == 2:
@@ -332,8 +332,8 @@ class Runner:
         sink = self.lab.start("sink", self.sink_argv(), "xdp-sink")
         self.wait_sink_ready(sink)
         self.pin_napi()
-        napi_j0 = {pid: xl.task_jiffies(pid) for pid, _ in self.napi}
-        cpu0 = xl.cpu_times()
+        napi_j0 = {pid: sysstat.task_jiffies(pid) for pid, _ in self.napi}
+        cpu0 = sysstat.cpu_times()
         t0 = time.monotonic()
         self.out(f"lab {a.name}: gen {a.gen} x{a.threads} -> {a.qdisc}"
                  f"{':' + str(a.limit) if a.qdisc == 'pfifo' else ''} -> veth ({a.queues} queue(s)) -> "
@@ -362,8 +362,8 @@ class Runner:
                 break
         gen.stop(signal.SIGINT, 5)
         elapsed = time.monotonic() - t0
-        cpu1 = xl.cpu_times()
-        napi_j1 = {pid: xl.task_jiffies(pid) for pid, _ in self.napi}
+        cpu1 = sysstat.cpu_times()
+        napi_j1 = {pid: sysstat.task_jiffies(pid) for pid, _ in self.napi}
         rc = gen.returncode
         gsum = gen.summary()
         if gsum is None:

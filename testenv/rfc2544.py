@@ -43,7 +43,7 @@ import time
 from fractions import Fraction
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-import xdpsg.lab as xl  # noqa: E402 - the package beside this file: labs, tools, /proc readers
+from xdpsg import lab as xl, proc  # noqa: E402 - the package beside this file: labs, tools, /proc readers
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -64,7 +64,7 @@ class UsageError(Exception):
     pass
 
 
-RunError = xl.LabError
+RunError = proc.LabError
 
 
 # --- options -----------------------------------------------------------------
@@ -274,7 +274,7 @@ class Ends:
             self.gen_ns, self.gen_if = a.gen_ns, a.gen_if
             self.sink_ns, self.sink_if = a.sink_ns, a.sink_if
             for ns, ifn in ((self.gen_ns, self.gen_if), (self.sink_ns, self.sink_if)):
-                if ns and ns not in xl.run(["ip", "netns", "list"]).stdout.split():
+                if ns and ns not in proc.run(["ip", "netns", "list"]).stdout.split():
                     raise UsageError(f"no network namespace '{ns}': check 'ip netns list'")
                 if self.link(ns, ifn) is None:
                     raise UsageError(f"no interface '{ifn}'" + (f" in namespace {ns}" if ns else "")
@@ -292,7 +292,7 @@ class Ends:
                 opts += ["--mtu", str(wire_max - 14)]
             try:
                 lab.setup(*opts, timeout=90)
-            except xl.LabError as e:
+            except proc.LabError as e:
                 if lab.made:
                     raise
                 if e.returncode == 2:
@@ -320,16 +320,16 @@ class Ends:
             # Live frames are redirected into the generator veth; its peer (the DUT's
             # ingress) takes them only with NAPI, which GRO gives a veth without XDP.
             ns, ifn = self.dut["ns"], self.dut["gen_if"]
-            k = xl.run(["ip", "netns", "exec", ns, "ethtool", "-k", ifn]).stdout
+            k = proc.run(["ip", "netns", "exec", ns, "ethtool", "-k", ifn]).stdout
             if re.search(r"generic-receive-offload: off", k):
-                xl.run(["ip", "netns", "exec", ns, "ethtool", "-K", ifn, "gro", "on"], check=True)
+                proc.run(["ip", "netns", "exec", ns, "ethtool", "-K", ifn, "gro", "on"], check=True)
                 self.restore.append(["ip", "netns", "exec", ns, "ethtool", "-K", ifn, "gro", "off"])
                 log(f"--gen kernel: GRO on at the DUT's ingress {ifn} for this run (live frames "
                     "need NAPI there); restored afterwards")
 
     def link(self, ns, ifn):
         argv = (["ip", "-n", ns] if ns else ["ip"]) + ["-j", "-d", "link", "show", "dev", ifn]
-        r = xl.run(argv, timeout=10)
+        r = proc.run(argv, timeout=10)
         if r.returncode != 0:
             return None
         try:
@@ -340,7 +340,7 @@ class Ends:
     def speed_mbit(self):
         argv = (["ip", "netns", "exec", self.gen_ns] if self.gen_ns else []) + \
             ["cat", f"/sys/class/net/{self.gen_if}/speed"]
-        r = xl.run(argv, timeout=10)
+        r = proc.run(argv, timeout=10)
         try:
             v = int(r.stdout.strip())
         except ValueError:
@@ -353,7 +353,7 @@ class Ends:
             return None
         ns = self.dut["ns"]
         c = {}
-        r = xl.run(["ip", "-n", ns, "-s", "-j", "link", "show"], timeout=10)
+        r = proc.run(["ip", "-n", ns, "-s", "-j", "link", "show"], timeout=10)
         try:
             for link in json.loads(r.stdout):
                 st = link.get("stats64", {})
@@ -363,14 +363,14 @@ class Ends:
                     c["egress_tx_dropped"] = st.get("tx", {}).get("dropped", 0)
         except (ValueError, TypeError):
             pass
-        r = xl.run(["tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", self.dut["sink_if"]],
+        r = proc.run(["tc", "-n", ns, "-s", "-j", "qdisc", "show", "dev", self.dut["sink_if"]],
                    timeout=10)
         try:
             c["qdisc_drops"] = sum(q.get("drops", 0) for q in json.loads(r.stdout))
         except (ValueError, TypeError):
             pass
         # A full DUT ingress ring shows on the generator's veth (veth_xmit drops there).
-        r = xl.run(["ip", "-n", self.gen_ns, "-s", "-j", "link", "show", "dev", self.gen_if],
+        r = proc.run(["ip", "-n", self.gen_ns, "-s", "-j", "link", "show", "dev", self.gen_if],
                    timeout=10)
         try:
             c["ingress_ring_full"] = json.loads(r.stdout)[0]["stats64"]["tx"]["dropped"]
@@ -386,7 +386,7 @@ class Ends:
 
     def start(self, side, argv, label):
         self.tools = [t for t in self.tools if t.running()]
-        t = xl.Tool(self.argv(side, argv), label=label, env=self.env)
+        t = proc.Tool(self.argv(side, argv), label=label, env=self.env)
         self.tools.append(t)
         return t
 
@@ -395,7 +395,7 @@ class Ends:
             if t.running():
                 t.stop(signal.SIGTERM, 5)
         for cmd in self.restore:
-            xl.run(cmd, timeout=10)
+            proc.run(cmd, timeout=10)
         self.restore = []
         if self.lab is not None and self.lab.made:
             if self.a.keep:

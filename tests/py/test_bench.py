@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.join(ROOT, 'bench'))
 sys.path.insert(0, os.path.join(ROOT, 'testenv'))
 import lib_bench as lb  # noqa: E402
 import run as bench  # noqa: E402
-import xdpsg.lab as xl  # noqa: E402
+from xdpsg import proc  # noqa: E402
 
 PY = sys.executable
 GENS = {'kernel': {'threads', 'no-stamp', 'rate'}, 'xsk': {'queues', 'rate', 'busy-poll'}}
@@ -131,7 +131,7 @@ class ErrorRule(unittest.TestCase):
 
     def test_exit_zero_is_still_failed(self):
         # xdpsock refuses '-s 60' with an error and exits 0: the run has failed.
-        t = xl.Tool([PY, '-c', 'import sys; print("stats 0 pps"); '
+        t = proc.Tool([PY, '-c', 'import sys; print("stats 0 pps"); '
                      'print("ERROR: Invalid frame size 60", file=sys.stderr)'], label='xdpsock0')
         self.assertEqual(t.wait(10), 0)
         self.assertEqual(bench.failed_tools([None, t]),
@@ -139,7 +139,7 @@ class ErrorRule(unittest.TestCase):
 
     def test_json_lines_are_not_messages(self):
         # Our tools' JSON may say "error" as a value; only words count.
-        t = xl.Tool([PY, '-c', 'print(\'{"type":"summary","stop":"error","errors":1}\')'])
+        t = proc.Tool([PY, '-c', 'print(\'{"type":"summary","stop":"error","errors":1}\')'])
         self.assertEqual(t.wait(10), 0)
         self.assertIsNone(bench.failed_tools([t]))
 
@@ -274,7 +274,7 @@ class SinkRuns(unittest.TestCase):
         self.assertIn("no 'runs' array", flags[0])
 
     def test_cpu_of_a_process_group(self):
-        t = xl.Tool([PY, '-c', 'import time\nend = time.time() + 0.5\n'
+        t = proc.Tool([PY, '-c', 'import time\nend = time.time() + 0.5\n'
                      'while time.time() < end: pass\nprint("done")'])
         self.assertEqual(t.wait_line(10), 'done')
         j = t.cpu_jiffies()

@@ -22,7 +22,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 ROOT = os.environ.get('ROOT') or os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, 'testenv'))
-import xdpsg.lab as xl  # noqa: E402
+from xdpsg import lab as xl, proc, sysstat  # noqa: E402
 
 PY = sys.executable
 
@@ -58,15 +58,15 @@ class JsonLines(unittest.TestCase):
     def test_objects_only(self):
         text = 'text first\n{"type":"interval","n":1}\n  {"type":"summary"}  \n' \
                '{broken\n[1,2]\n{"a":{"b":2}}\n'
-        objs = xl.json_lines(text)
+        objs = proc.json_lines(text)
         self.assertEqual([o.get('type') for o in objs], ['interval', 'summary', None])
         self.assertEqual(objs[2]['a']['b'], 2)
 
     def test_line_kinds(self):
-        self.assertIsNone(xl.parse_json_line('xdp-gen 0.1.0'))
-        self.assertIsNone(xl.parse_json_line('{"cut": '))
-        self.assertIsNone(xl.parse_json_line('["a"]'))
-        self.assertEqual(xl.parse_json_line(' {"x": 1}\n'), {'x': 1})
+        self.assertIsNone(proc.parse_json_line('xdp-gen 0.1.0'))
+        self.assertIsNone(proc.parse_json_line('{"cut": '))
+        self.assertIsNone(proc.parse_json_line('["a"]'))
+        self.assertEqual(proc.parse_json_line(' {"x": 1}\n'), {'x': 1})
 
     def test_env_lines(self):
         env = xl.parse_env("LAB_NAME='bn1q1'\nGEN_IP6=''\nSINK_MAC='02:aa:bb:cc:dd:02'\n"
@@ -78,7 +78,7 @@ class JsonLines(unittest.TestCase):
         self.assertNotIn('noise line', env)
 
     def test_tool_keeps_lines_and_objects(self):
-        t = xl.Tool([PY, '-c', 'print("ready"); print(\'{"type":"interval"}\'); '
+        t = proc.Tool([PY, '-c', 'print("ready"); print(\'{"type":"interval"}\'); '
                      'print(\'{"type":"summary","rx_packets":7}\')'])
         self.assertEqual(t.wait(10), 0)
         self.assertEqual(t.out_lines[0], 'ready')
@@ -91,7 +91,7 @@ class JsonLines(unittest.TestCase):
 
 class WaitLine(unittest.TestCase):
     def test_line_comes(self):
-        t = xl.Tool([PY, '-c', 'import time; time.sleep(0.3); print("attached", flush=True); '
+        t = proc.Tool([PY, '-c', 'import time; time.sleep(0.3); print("attached", flush=True); '
                      'time.sleep(30)'])
         try:
             t0 = time.monotonic()
@@ -101,7 +101,7 @@ class WaitLine(unittest.TestCase):
             t.stop(bound=2)
 
     def test_timeout_is_bounded(self):
-        t = xl.Tool([PY, '-c', 'import time; time.sleep(30)'])
+        t = proc.Tool([PY, '-c', 'import time; time.sleep(30)'])
         try:
             t0 = time.monotonic()
             self.assertIsNone(t.wait_line(timeout=0.5))
@@ -112,14 +112,14 @@ class WaitLine(unittest.TestCase):
             t.stop(bound=2)
 
     def test_exit_ends_the_wait(self):
-        t = xl.Tool([PY, '-c', 'import sys; sys.exit(3)'])
+        t = proc.Tool([PY, '-c', 'import sys; sys.exit(3)'])
         t0 = time.monotonic()
         self.assertIsNone(t.wait_line(timeout=10))
         self.assertLess(time.monotonic() - t0, 5)
         self.assertEqual(t.wait(5), 3)
 
     def test_wait_json_type_and_match(self):
-        t = xl.Tool([PY, '-u', '-c', 'import time\n'
+        t = proc.Tool([PY, '-u', '-c', 'import time\n'
                      'print("starting")\n'
                      'for i in range(3):\n'
                      '    print(\'{"type":"interval","i":%d}\' % i); time.sleep(0.1)\n'
@@ -138,7 +138,7 @@ class StopEscalation(unittest.TestCase):
                   'print("ready", flush=True); time.sleep(60)'
 
     def test_sigint_ignored_then_sigkill(self):
-        t = xl.Tool([PY, '-c', self.IGNORES_INT])
+        t = proc.Tool([PY, '-c', self.IGNORES_INT])
         self.assertEqual(t.wait_line(timeout=10), 'ready')
         t0 = time.monotonic()
         rc = t.stop(signal.SIGINT, bound=0.5)
@@ -149,7 +149,7 @@ class StopEscalation(unittest.TestCase):
         self.assertLess(took, 5.0)
 
     def test_sigint_obeyed_no_kill(self):
-        t = xl.Tool([PY, '-c', 'import time; print("ready", flush=True); time.sleep(60)'])
+        t = proc.Tool([PY, '-c', 'import time; print("ready", flush=True); time.sleep(60)'])
         self.assertEqual(t.wait_line(timeout=10), 'ready')
         rc = t.stop(signal.SIGINT, bound=5)
         self.assertFalse(t.killed)
@@ -157,7 +157,7 @@ class StopEscalation(unittest.TestCase):
 
     def test_whole_group_is_killed(self):
         # The wrapper (like testenv.sh exec) and what it started ignore SIGINT.
-        t = xl.Tool(['sh', '-c', 'trap "" INT; sleep 60 & echo $!; wait'])
+        t = proc.Tool(['sh', '-c', 'trap "" INT; sleep 60 & echo $!; wait'])
         line = t.wait_line(timeout=10)
         self.assertIsNotNone(line)
         child = int(line)
@@ -169,7 +169,7 @@ class StopEscalation(unittest.TestCase):
         self.assertFalse(pid_alive(child), 'the group member %d survived SIGKILL' % child)
 
     def test_stop_after_exit(self):
-        t = xl.Tool([PY, '-c', 'pass'])
+        t = proc.Tool([PY, '-c', 'pass'])
         self.assertEqual(t.wait(10), 0)
         self.assertEqual(t.stop(), 0)
         self.assertFalse(t.killed)
@@ -223,7 +223,7 @@ class LabRecordBase(TmpDir):
 class LabRecord(LabRecordBase):
     def test_failed_setup_records_nothing(self):
         lab = self.lab(2)
-        with self.assertRaises(xl.LabError) as cm:
+        with self.assertRaises(proc.LabError) as cm:
             lab.setup('--no-ipv6')
         self.assertEqual(cm.exception.returncode, 2)
         self.assertIn('already exists', cm.exception.detail)
@@ -246,7 +246,7 @@ class LabRecord(LabRecordBase):
     def test_given_up_setup_rolls_back(self):
         lab = self.lab(0)
         lab.env['FAKE_SETUP_SLOW'] = 'rollback'
-        with self.assertRaisesRegex(xl.LabError, 'did not finish'):
+        with self.assertRaisesRegex(proc.LabError, 'did not finish'):
             lab.setup(timeout=0.3)
         self.assertFalse(lab.made)
         self.assertEqual(xl.recorded_labs(self.record), [])
@@ -255,7 +255,7 @@ class LabRecord(LabRecordBase):
     def test_given_up_setup_that_finished_is_recorded(self):
         lab = self.lab(0)
         lab.env['FAKE_SETUP_SLOW'] = 'finish'
-        with self.assertRaises(xl.LabError):
+        with self.assertRaises(proc.LabError):
             lab.setup(timeout=0.3)
         self.assertTrue(lab.made, 'a lab setup made anyway must be ours to remove')
         self.assertEqual(xl.recorded_labs(self.record), ['pl1'])
@@ -321,9 +321,9 @@ class VersionQuery(TmpDir):
 
     def test_modes_and_options(self):
         gen = self.stub('[ "$*" = "--version --json" ] || exit 2\necho \'%s\'\n' % GEN_VERSION)
-        info = xl.version_query(gen)
+        info = proc.version_query(gen)
         self.assertEqual(info['version'], '0.1.0')
-        modes = xl.tool_modes(info)
+        modes = proc.tool_modes(info)
         self.assertEqual(list(modes), ['xsk', 'kernel', 'qdisc'])
         self.assertIn('threads', modes['kernel'])
         self.assertNotIn('threads', modes['xsk'])
@@ -331,28 +331,28 @@ class VersionQuery(TmpDir):
 
     def test_old_tool_is_named(self):
         gen = self.stub('echo "xdp-gen 0.1.0"\n')
-        with self.assertRaises(xl.VersionError) as cm:
-            xl.version_query(gen)
+        with self.assertRaises(proc.VersionError) as cm:
+            proc.version_query(gen)
         msg = str(cm.exception)
         self.assertIn("xdp-gen does not answer '--version --json'", msg)
         self.assertIn('xdp-gen 0.1.0', msg)
 
     def test_failure_and_absence(self):
         gen = self.stub('echo "xdp-gen: unknown option --json" >&2\nexit 2\n')
-        with self.assertRaisesRegex(xl.VersionError, r'exit 2.*unknown option'):
-            xl.version_query(gen)
-        with self.assertRaisesRegex(xl.VersionError, 'nothing-here'):
-            xl.version_query(os.path.join(self.dir, 'nothing-here'))
+        with self.assertRaisesRegex(proc.VersionError, r'exit 2.*unknown option'):
+            proc.version_query(gen)
+        with self.assertRaisesRegex(proc.VersionError, 'nothing-here'):
+            proc.version_query(os.path.join(self.dir, 'nothing-here'))
         two = self.stub('echo \'%s\'\necho \'%s\'\n' % (GEN_VERSION, GEN_VERSION))
-        with self.assertRaises(xl.VersionError):
-            xl.version_query(two)
+        with self.assertRaises(proc.VersionError):
+            proc.version_query(two)
 
     def test_bad_modes(self):
-        with self.assertRaises(xl.VersionError):
-            xl.tool_modes({'type': 'version', 'tool': 'xdp-gen', 'modes': [{'summary': 'x'}]})
+        with self.assertRaises(proc.VersionError):
+            proc.tool_modes({'type': 'version', 'tool': 'xdp-gen', 'modes': [{'summary': 'x'}]})
 
     def test_testenv_answers(self):
-        info = xl.version_query(xl.TESTENV)
+        info = proc.version_query(xl.TESTENV)
         self.assertEqual(info['tool'], 'testenv.sh')
         for c in ('setup', 'teardown', 'exec', 'env', 'pin-napi', 'backpressure'):
             self.assertIn(c, info['commands'])
@@ -366,16 +366,16 @@ class VersionQuery(TmpDir):
 
 class ProcReaders(unittest.TestCase):
     def test_proc_stat(self):
-        st = xl.proc_stat()
+        st = sysstat.proc_stat()
         self.assertEqual(len(st['all']), 10)
         self.assertEqual(sorted(c for c in st if c != 'all'), list(range(len(st) - 1)))
-        for busy, total in xl.cpu_times().values():
+        for busy, total in sysstat.cpu_times().values():
             self.assertLessEqual(0, busy)
             self.assertLessEqual(busy, total)
 
     def test_task_jiffies(self):
-        self.assertIsInstance(xl.task_jiffies(os.getpid()), int)
-        self.assertIsNone(xl.task_jiffies(2 ** 22 + 7))
+        self.assertIsInstance(sysstat.task_jiffies(os.getpid()), int)
+        self.assertIsNone(sysstat.task_jiffies(2 ** 22 + 7))
 
 
 if __name__ == '__main__':
