@@ -157,3 +157,68 @@ iface_stat() {
 	ip -n "$1" -s -j link show dev "$2" |
 		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"][sys.argv[1]][sys.argv[2]])' "$3" "$4"
 }
+
+# check_verdicts_balance FILE [SAMPLE_N]: every xdp-sink JSON summary in FILE
+# accounts for each packet its program saw exactly once. The verdicts
+# (actions, plus the redirect that found no target or socket) add up to the
+# packets seen, the mode's own verdicts only, and the per-queue and per-CPU
+# counts add up to the same; xsk: seen = delivered + every named drop, and
+# unexplained is 0. With SAMPLE_N (drop --sample N): the samples taken and
+# lost are one in N of the drops, per queue and CPU (each counts down alone).
+# Only summaries: they are read after the program is detached, while an
+# interval's reading can catch a CPU between its packet and verdict counts.
+check_verdicts_balance() {
+	local res
+	res=$(python3 - "$1" "${2:-0}" <<'PY'
+import json, sys
+path, every = sys.argv[1], int(sys.argv[2])
+# The verdicts each mode's program gives, and where it counts a redirect with no target.
+own = {"drop": {"drop"}, "pass": {"pass"}, "tx": {"tx", "aborted"},
+       "redirect": {"redirect"}, "xsk": {"redirect"}}
+miss = {"redirect": "redirect_no_target", "xsk": "no_socket"}
+bad, n = [], 0
+for line in open(path):
+    line = line.strip()
+    try:
+        o = json.loads(line) if line.startswith("{") else {}
+    except ValueError:
+        continue
+    if o.get("type") != "summary" or o.get("tool") != "xdp-sink":
+        continue
+    n += 1
+    mode, a, d = o["mode"], o["actions"], o.get("drops", {})
+    seen = o["xdp_packets"] if mode == "xsk" else o["rx_packets"]
+    got = sum(a.values()) + d.get(miss.get(mode), 0)
+    what = "summary %d (%s)" % (n, mode)
+    def expect(name, want, have):
+        if want != have:
+            bad.append("%s: %s: expected %s, got %s" % (what, name, want, have))
+    expect("packets seen = verdicts %s + %s %s" % (a, miss.get(mode, "redirect_err"),
+           d.get(miss.get(mode), 0)), seen, got)
+    expect("verdicts no %s program gives" % mode,
+           0, sum(v for k, v in a.items() if k not in own[mode]))
+    expect("per-queue packets", seen, sum(q["rx_packets"] for q in o["queues"]))
+    expect("per-CPU packets", seen, sum(c["rx_packets"] for c in o["cpus"]))
+    if mode == "xsk":
+        named = sum(d[k] for k in ("no_socket", "xsk_fill_ring_empty", "xsk_rx_ring_full",
+                                   "xsk_rx_invalid"))
+        expect("xdp_packets = delivered %d + named drops %s" % (o["rx_packets"], d),
+               seen, o["rx_packets"] + named)
+        expect("unexplained", 0, o["unexplained"])
+        expect("delivered, by socket", o["rx_packets"],
+               sum(s["rx_packets"] for s in o["sockets"]))
+    if every and "samples_taken" in o:
+        sampled, slots = o["samples_taken"] + o["samples_lost"], len(o["queues"]) * len(o["cpus"])
+        if not max(0, a["drop"] - slots * (every - 1)) // every <= sampled <= a["drop"] // every:
+            bad.append("%s: samples taken + lost %d is not 1 in %d of %d drops" %
+                       (what, sampled, every, a["drop"]))
+    elif every:
+        bad.append("%s: no samples_taken with --sample %d" % (what, every))
+if not n:
+    bad.append("no xdp-sink JSON summary")
+print("\n".join(bad) if bad else "%d summaries balance" % n)
+sys.exit(1 if bad else 0)
+PY
+) || t_fail "verdicts do not balance in $1: $res"
+	echo "$1: $res"
+}

@@ -19,6 +19,7 @@ start_sink() { # [sink options]
 stop_sink() {
 	kill -INT "$SINK_PID"
 	wait "$SINK_PID"
+	check_verdicts_balance "$SINK_OUT"
 }
 
 sink_total() {

@@ -178,6 +178,7 @@ test_hardening_ethtool_count_changes() {
 	hd_stop_within "$spid" 10
 	rc=$?
 	t_expect_eq "xdp-sink exit code" 0 "$rc"
+	check_verdicts_balance "$sout"
 	grep -q AddressSanitizer "$gout" "$sout" && t_fail "ASan: $(grep -h -A5 AddressSanitizer "$gout" "$sout")"
 	return 0
 }
@@ -200,6 +201,7 @@ test_hardening_huge_duration() {
 	t_expect_eq "xdp-gen stop reason" SIGINT "$(json_get "$gout" summary 'o["stop_reason"]')"
 	hd_stop_within "$spid" 5
 	t_expect_eq "xdp-sink stop reason" SIGINT "$(json_get "$sout" summary 'o["stop_reason"]')"
+	check_verdicts_balance "$sout"
 }
 
 # 7. xdp-gen qdisc blocked in sendmmsg behind a qdisc that holds every frame
@@ -229,7 +231,7 @@ test_hardening_qdisc_stop_unblocks() {
 
 # 9. SIGKILL leaves nothing attached (BPF links), and the next run needs no --force.
 test_hardening_sigkill_leaves_nothing() {
-	local mode out pid r0 spid
+	local mode out pid r0 spid sout
 	lab_setup --no-ipv6
 	r0="${LAB_NAME}r0"
 	ip -n "$SINK_NS" link add "$r0" type veth peer name "${LAB_NAME}r1" || t_fail "redirect pair"
@@ -255,13 +257,16 @@ test_hardening_sigkill_leaves_nothing() {
 		kill -KILL "$pid"
 		wait "$pid" 2>/dev/null
 		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: a program is still attached after SIGKILL"
-		lab_exec sink "$SINK" "${again[@]}" -q -d 300ms "$SINK_IF" >"$out" 2>&1 ||
+		lab_exec sink "$SINK" "${again[@]}" -j -q -d 300ms "$SINK_IF" >"$out" 2>&1 ||
 			t_fail "$mode: the run after SIGKILL failed without --force: $(cat "$out")"
+		check_verdicts_balance "$out"
 		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: attached after a clean run"
 	done
 	lab_exec sink rm -rf "/sys/fs/bpf/xdp-sink/$SINK_IF"
 	# xdp-gen attaches nothing: killed in any mode, its interface holds no program.
-	lab_bg /dev/null sink "$SINK" drop -q -d 120 "$SINK_IF"
+	sout=$(mktemp)
+	t_on_cleanup rm -f "$sout"
+	lab_bg "$sout" sink "$SINK" drop -j -q -d 120 "$SINK_IF"
 	spid=$LAST_PID
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink for the generator runs did not attach"
 	for mode in xsk kernel qdisc; do
@@ -277,6 +282,7 @@ test_hardening_sigkill_leaves_nothing() {
 	done
 	kill -INT "$spid"
 	wait "$spid"
+	check_verdicts_balance "$sout"
 }
 
 # 11. The production xdp-gen has no test hooks: no code reads XDPSG_TEST_*; the

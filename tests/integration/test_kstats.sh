@@ -196,7 +196,8 @@ test_kstats_veth_rx_xdp() {
 	lab_setup --no-ipv6
 	out=$(ks_tmp)
 	sinklog=$(ks_tmp)
-	lab_bg "$sinklog" sink "$KSINK" drop -q -d 60 "$SINK_IF"
+	lab_bg "$sinklog" sink "$KSINK" drop -j -q -d 60 "$SINK_IF"
+	local spid=$LAST_PID
 	local i ok=0 l
 	for i in $(seq 100); do
 		l=$(ip -n "$SINK_NS" -d link show dev "$SINK_IF")
@@ -219,6 +220,9 @@ test_kstats_veth_rx_xdp() {
 	# The generator side of the same lab sees the frames leave.
 	ks_send_delta "$out" gen "$GEN_IF" $n
 	t_expect_eq "gen link tx_packets" $n "$(ks_get "$out" 'k["link"]["tx_packets"]')"
+	kill -INT "$spid"
+	wait "$spid"
+	check_verdicts_balance "$sinklog"
 	return 0
 }
 

@@ -406,6 +406,7 @@ tl_dut_defaults_reach_sink() { # mode
 	kill -INT "${T_PIDS[-1]}"
 	wait "${T_PIDS[-1]}"
 	t_expect_eq "stamped frames at the sink through --dut $mode" "$n" "$(json_get "$sink_out" summary 'o["stamped"]')"
+	check_verdicts_balance "$sink_out"
 	"$TESTENV" teardown --name "$name" >/dev/null || t_fail "teardown failed"
 	tl_assert_gone "$name"
 	tl_ns_exists "$name-dut" && t_fail "teardown left $name-dut"

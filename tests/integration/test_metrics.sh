@@ -89,6 +89,7 @@ test_metrics_files_pass_promtool() {
 	done
 	kill -INT "$spid"
 	wait "$spid" || t_fail "sink exited with $?: $(cat "$d/drop.out")"
+	check_verdicts_balance "$d/drop.out"
 	m_promtool "$d/drop.prom"
 	grep -qF 'note="a \"b\" \\c"' "$d/drop.prom" || t_fail "label value not escaped: $(head -n 3 "$d/drop.prom")"
 
@@ -100,6 +101,7 @@ test_metrics_files_pass_promtool() {
 	lab_exec gen "$GEN" xsk -q -n 5000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen xsk into xsk failed"
 	kill -INT "$spid"
 	wait "$spid" || t_fail "xsk sink exited with $?: $(cat "$d/xsk.out")"
+	check_verdicts_balance "$d/xsk.out"
 	m_promtool "$d/xsk.prom"
 	m_check_summaries "$d/gen-xsk.out" "$d/gen-xsk.prom" "$d/gen-kernel.out" "$d/gen-kernel.prom" \
 		"$d/gen-qdisc.out" "$d/gen-qdisc.prom" "$d/drop.out" "$d/drop.prom" \
@@ -125,6 +127,7 @@ test_metrics_exact_count() {
 	t_expect_eq "xdp_sink_rx_bytes_total summed over queues" $((n * 60)) \
 		"$(m_sum "$d/m.prom" xdp_sink_rx_bytes_total)"
 	grep -q '"rx_packets":'"$n," "$d/out" || t_fail "the summary does not say $n: $(tail -n 1 "$d/out")"
+	check_verdicts_balance "$d/out"
 }
 
 # xdp_sink_lost_total is a counter that never falls: while the sink runs it
@@ -170,6 +173,7 @@ test_metrics_lost_is_a_counter() {
 	grep -q '^xdp_sink_lost_total{.*run="[0-9a-f]\{8\}"} 20$' "$d/m.prom" || t_fail "no run with 20 lost"
 	t_expect_eq "nothing pending at exit" 0 "$(grep -c '^xdp_sink_lost_pending' "$d/m.prom")"
 	t_expect_eq "the summary's lost" 77 "$(m_top "$d/out" lost)"
+	check_verdicts_balance "$d/out"
 	m_check_summaries "$d/out" "$d/m.prom" >&2 || t_fail "exported counts differ from the summary (above)"
 }
 
@@ -284,6 +288,7 @@ test_metrics_prometheus_scrape() {
 	done
 	kill -INT "$spid"
 	wait "$spid" || t_fail "sink exited with $?: $(cat "$d/sink.out")"
+	check_verdicts_balance "$d/sink.out"
 	t_expect_eq "Prometheus' xdp_sink_rx_packets_total = the sink's summary" \
 		"$(m_top "$d/sink.out" rx_packets)" "$got"
 	t_expect_eq "the generator's confirmed frames arrived" "$want" "$got"

@@ -22,11 +22,12 @@ start_capture_sink() { # [options]
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$XOUT")"
 }
 
-stop_capture_sink() {
+stop_capture_sink() { # [--sample N, for a drop sink]
 	sleep 0.5
 	kill -INT "$XPID"
 	wait "$XPID"
 	t_expect_eq "xsk sink exit code" 0 $?
+	check_verdicts_balance "$XOUT" "${2:-}"
 }
 
 xs() { # python expression on the sink's summary
@@ -138,7 +139,7 @@ test_pcap_drop_sample() {
 	# One sending thread: the program runs on one CPU, so its 1-in-100 is exact.
 	lab_exec gen "$GEN" kernel -q -n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_capture_sink
+	stop_capture_sink --sample 100
 	t_expect_eq "dropped in the kernel" 100000 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "one in 100 sampled (taken + lost)" 1000 \
 		"$(xs 'o["samples_taken"] + o["samples_lost"]')"

@@ -48,6 +48,7 @@ test_sink_drop_exact() {
 	t_expect_eq "summary drop verdicts" "$n" "$(json_get "$out" summary 'o["actions"]["drop"]')"
 	t_expect_eq "summary queue 0" "$n" "$(json_get "$out" summary 'o["queues"][0]["rx_packets"]')"
 	t_expect_eq "stop reason" "SIGINT" "$(json_get "$out" summary 'o["stop_reason"]')"
+	check_verdicts_balance "$out"
 	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "program still attached after exit"
 	lab_exec sink test -e "/sys/fs/bpf/xdp-sink/$SINK_IF" && t_fail "pins left behind"
 	return 0
@@ -68,6 +69,9 @@ test_sink_count_and_text_summary() {
 	grep -q "stopped by count" "$out" || t_fail "stop reason not count: $(cat "$out")"
 	grep -q "udp4 100000, udp6 0, other 0; errors 0" "$out" ||
 		t_fail "--parse summary wrong: $(cat "$out")"
+	# A text run (what it checks): its verdicts line must add up all the same.
+	grep -q "verdicts: drop 100000, pass 0, tx 0, redirect 0, aborted 0$" "$out" ||
+		t_fail "verdicts do not add up to 100000 drops: $(grep verdicts "$out")"
 	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "program still attached after --count"
 }
 
@@ -85,6 +89,7 @@ test_sink_pass_reaches_stack() {
 	stop_and_wait "$pid"
 	noports1=$(lab_exec sink awk '/^Udp: [0-9]/ {print $3}' /proc/net/snmp)
 	t_expect_eq "pass verdicts" "$n" "$(json_get "$out" summary 'o["actions"]["pass"]')"
+	check_verdicts_balance "$out"
 	# The stack saw every datagram: nothing listens on the port, so each is NoPorts.
 	t_expect_eq "UDP NoPorts in the sink namespace" "$n" "$((noports1 - noports0))"
 }
@@ -109,6 +114,8 @@ test_sink_tx_bounces() {
 	t_expect_eq "xdp_tx_errors" 0 "$(json_get "$out" summary 'o["drops"]["xdp_tx_errors"]')"
 	t_expect_eq "bounced frames seen by the generator side" "$n" \
 		"$(json_get "$gout" summary 'o["rx_packets"]')"
+	check_verdicts_balance "$out"
+	check_verdicts_balance "$gout"
 }
 
 test_sink_tx_without_peer_napi_is_counted() {
@@ -126,6 +133,7 @@ test_sink_tx_without_peer_napi_is_counted() {
 	# Every bounced frame is lost in the kernel, and the summary says where.
 	t_expect_eq "xdp_tx_errors" "$n" "$(json_get "$out" summary 'o["drops"]["xdp_tx_errors"]')"
 	grep -q "needs an XDP program or GRO on" "$out" || t_fail "no explanation: $(cat "$out")"
+	check_verdicts_balance "$out"
 }
 
 test_sink_redirect() {
@@ -160,6 +168,8 @@ test_sink_redirect() {
 	t_expect_eq "redirect verdicts" "$n" "$(json_get "$out" summary 'o["actions"]["redirect"]')"
 	t_expect_eq "xmit errors" 0 "$(json_get "$out" summary 'o["drops"]["xdp_xmit_errors"]')"
 	t_expect_eq "frames arriving at the far end" "$n" "$(json_get "$rout" summary 'o["rx_packets"]')"
+	check_verdicts_balance "$out"
+	check_verdicts_balance "$rout"
 }
 
 test_sink_signals_and_duration() {
@@ -174,6 +184,7 @@ test_sink_signals_and_duration() {
 		wait "$LAST_PID"
 		t_expect_eq "exit code after SIG$sig" 0 $?
 		t_expect_eq "stop reason" "SIG$sig" "$(json_get "$out" summary 'o["stop_reason"]')"
+		check_verdicts_balance "$out"
 		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "attached after SIG$sig"
 		lab_exec sink test -e "/sys/fs/bpf/xdp-sink/$SINK_IF/stats" && t_fail "pins after SIG$sig"
 	done
@@ -182,6 +193,7 @@ test_sink_signals_and_duration() {
 	lab_exec sink "$SINK" drop --pin -j -d 500ms "$SINK_IF" >"$out" 2>&1 ||
 		t_fail "--duration run failed: $(cat "$out")"
 	t_expect_eq "stop reason" duration "$(json_get "$out" summary 'o["stop_reason"]')"
+	check_verdicts_balance "$out"
 	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "attached after --duration"
 	lab_exec sink test -e "/sys/fs/bpf/xdp-sink/$SINK_IF" && t_fail "pins after --duration"
 	# --keep-pins leaves the map for inspection, and a later run says so.
@@ -292,4 +304,5 @@ test_sink_count_matches_kernel_after_stop() {
 	n=$(json_get "$out" summary 'o["rx_packets"]')
 	t_expect_ge "stopped after the count" 100000 "$n"
 	t_expect_eq "summary = the veth's own XDP count" $((xdp1 - xdp0)) "$n"
+	check_verdicts_balance "$out"
 }

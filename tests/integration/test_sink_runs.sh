@@ -26,6 +26,7 @@ runs_stop() {
 	kill -INT "$RPID"
 	wait "$RPID"
 	t_expect_eq "sink exit code" 0 $?
+	check_verdicts_balance "$ROUT"
 	# For the log: where packets went, should an expectation fail.
 	echo "sink drops: $(rs 'o["drops"]'), runs: $(rs '[(r["run"], r["received"], r["lost"]) for r in o["runs"]]')"
 }

@@ -15,14 +15,18 @@ start_xsk_sink() { # [options]
 	t_on_cleanup rm -f "$XOUT"
 	lab_bg "$XOUT" sink "$SINK" xsk -j -q -d 300 "$@" "$SINK_IF"
 	XPID=$LAST_PID
+	XJSON=$XOUT
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$XOUT")"
 }
 
+# Stops the sink in XPID; one that start_xsk_sink started (JSON) has its books checked.
 stop_xsk_sink() {
 	sleep 0.5
 	kill -INT "$XPID"
 	wait "$XPID"
 	t_expect_eq "xsk sink exit code" 0 $?
+	[ -z "${XJSON:-}" ] || check_verdicts_balance "$XJSON"
+	XJSON=
 }
 
 xs() { # python expression on the summary object
@@ -361,4 +365,5 @@ test_sink_xsk_iface_goes_away() {
 	t_expect_ge "the sink saw traffic" 1 "$(xs 'o["xdp_packets"]')"
 	t_expect_le "the sink saw no more than was sent" "$sent" "$(xs 'o["xdp_packets"]')"
 	expect_balanced
+	check_verdicts_balance "$XOUT"
 }

@@ -2,9 +2,11 @@
 /*
  * xdp-sink's programs run through BPF_PROG_RUN on hand-made frames: every
  * malformed frame is counted under its reason, never misread; verdicts and
- * the MAC swap are right; --cost spins for at least the time asked. Needs
- * root (SKIP otherwise).
+ * the MAC swap are right; --cost spins for at least the time asked; drop
+ * --sample gives every frame its one drop verdict and samples one in N.
+ * Needs root (SKIP otherwise).
  */
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
@@ -17,6 +19,7 @@
 #include "pkt.h"
 #include "shared.h"
 #include "test.h"
+#include "xdp_sample.h"
 #include "../../bpf/parsing.h"
 #include "xdp_sink.skel.h"
 
@@ -328,6 +331,181 @@ static void test_cost_is_a_floor(void)
 	}
 }
 
+/* drop --sample: what the program asks of the loader (cf. sample_configure()). */
+static struct xdp_sink_bpf *load_sampling(__u32 every, __u32 snap, __u32 ring_bytes)
+{
+	struct xdp_sink_bpf *skel;
+
+	libbpf_set_print(silent);
+	skel = xdp_sink_bpf__open();
+	if (!skel)
+		return NULL;
+	skel->rodata->sample_every = every;
+	skel->rodata->sample_snap = snap;
+	if (bpf_map__set_max_entries(skel->maps.samples, ring_bytes) || xdp_sink_bpf__load(skel)) {
+		xdp_sink_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/*
+ * The 1-in-N countdown is per CPU: keep every run on one, or a migration
+ * between BPF_PROG_RUN's repeats splits the count and blurs "exactly 1 in N".
+ */
+static bool pin_to_this_cpu(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu = sched_getcpu();
+
+	if (cpu < 0 || sched_getaffinity(0, sizeof(*old), old))
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return !sched_setaffinity(0, sizeof(one), &one);
+}
+
+static void read_sample_state(struct xdp_sink_bpf *skel, struct xdpsg_sample_state *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	struct xdpsg_sample_state vals[ncpu];
+	__u32 key = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.sample_state), &key, vals))
+		return;
+	for (c = 0; c < ncpu; c++) {
+		sum->taken += vals[c].taken;
+		sum->lost += vals[c].lost;
+	}
+}
+
+/* What the ring held: the frames' marks (byte 20) in order, and their lengths. */
+struct seen_samples {
+	unsigned int n, bad;
+	unsigned char mark[256];
+	__u32 len, caplen;
+};
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	const struct xdpsg_sample *rec = data;
+	struct seen_samples *ss = ctx;
+
+	if (size < sizeof(*rec) || rec->caplen < 21 || ss->n >= sizeof(ss->mark)) {
+		ss->bad++;
+		return 0;
+	}
+	ss->mark[ss->n++] = rec->data[20];
+	ss->len = rec->len;
+	ss->caplen = rec->caplen;
+	return 0;
+}
+
+static void drain_samples(struct xdp_sink_bpf *skel, struct seen_samples *ss)
+{
+	struct ring_buffer *rb;
+
+	memset(ss, 0, sizeof(*ss));
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.samples), on_sample, ss, NULL);
+	if (!ASSERT_TRUE(rb != NULL, "open the samples ring"))
+		return;
+	ring_buffer__consume(rb);
+	ring_buffer__free(rb);
+}
+
+/* Every frame gets exactly one drop verdict, sampled or not. */
+static void expect_dropped_once(struct xdp_sink_bpf *skel, __u64 frames, const char *when)
+{
+	struct sink_stats s;
+
+	read_stats(skel, &s);
+	ASSERT_EQ(s.packets, frames, when);
+	ASSERT_EQ(s.drop, frames, when);
+	ASSERT_EQ(s.pass + s.tx + s.redirect + s.redirect_err + s.aborted, 0, when);
+}
+
+/*
+ * drop --sample 5 --snaplen 100: frames 5, 10, 15, 20 of 23 go to the ring
+ * (cut to 100 bytes, their length kept), and all 23 are dropped and counted
+ * once; a run of 1000 more goes on from the same countdown.
+ */
+static void test_sample_one_in_n(void)
+{
+	unsigned char pkt[128] = {};
+	struct xdpsg_sample_state st;
+	struct seen_samples ss;
+	struct xdp_sink_bpf *skel;
+	cpu_set_t old;
+	unsigned int i;
+	__u32 ret;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	skel = load_sampling(5, 100, XDPSG_SAMPLE_RING);
+	if (!ASSERT_TRUE(skel != NULL, "load with --sample 5"))
+		return;
+	if (!ASSERT_TRUE(pin_to_this_cpu(&old), "pin to one CPU"))
+		goto out;
+	eth(pkt, ETH_P_IP);
+	for (i = 1; i <= 23; i++) {
+		pkt[20] = (unsigned char)i;
+		ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, sizeof(pkt), 1, &ret, NULL, NULL),
+			  "run one frame");
+		ASSERT_EQ(ret, XDP_DROP, "a sampled run still drops");
+	}
+	expect_dropped_once(skel, 23, "23 frames, one verdict each");
+	read_sample_state(skel, &st);
+	ASSERT_EQ(st.taken, 4, "samples taken of 23 at one in 5");
+	ASSERT_EQ(st.lost, 0, "samples lost with room in the ring");
+	drain_samples(skel, &ss);
+	ASSERT_EQ(ss.bad, 0, "malformed samples");
+	if (ASSERT_EQ(ss.n, 4, "samples in the ring"))
+		for (i = 0; i < 4; i++)
+			ASSERT_EQ(ss.mark[i], 5 * (i + 1), "the frame sampled is every 5th");
+	ASSERT_EQ(ss.len, sizeof(pkt), "a sample keeps the frame's length");
+	ASSERT_EQ(ss.caplen, 100, "a sample is cut to the snap length");
+
+	ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, sizeof(pkt), 1000, &ret, NULL, NULL),
+		  "run 1000");
+	expect_dropped_once(skel, 1023, "1000 more frames, one verdict each");
+	read_sample_state(skel, &st);
+	ASSERT_EQ(st.taken, 1023 / 5, "samples taken of 1023 at one in 5");
+	drain_samples(skel, &ss);
+	ASSERT_EQ(ss.n, 1023 / 5 - 4, "samples in the ring after the second run");
+	sched_setaffinity(0, sizeof(old), &old);
+out:
+	xdp_sink_bpf__destroy(skel);
+}
+
+/* A full ring loses the sample, never the frame's verdict. */
+static void test_sample_full_ring_keeps_verdict(void)
+{
+	unsigned char pkt[64] = {};
+	struct xdpsg_sample_state st;
+	struct xdp_sink_bpf *skel;
+	__u32 ret;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	/* One page holds one record (2 KiB of data and its header), never two. */
+	skel = load_sampling(1, XDPSG_SAMPLE_MAX, 4096);
+	if (!ASSERT_TRUE(skel != NULL, "load with --sample 1 and a one-page ring"))
+		return;
+	eth(pkt, ETH_P_IP);
+	ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, 60, 10, &ret, NULL, NULL), "run 10");
+	ASSERT_EQ(ret, XDP_DROP, "the verdict with a full ring");
+	expect_dropped_once(skel, 10, "10 frames into a full ring, one verdict each");
+	read_sample_state(skel, &st);
+	ASSERT_EQ(st.taken, 1, "samples the ring took");
+	ASSERT_EQ(st.lost, 9, "samples the full ring refused");
+	xdp_sink_bpf__destroy(skel);
+}
+
 /* The frames both parsers see, and the class the one rule gives each. */
 enum frame_kind {
 	F_UDP4,
@@ -514,6 +692,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(parse_errors),    TEST_CASE(no_parse_counts_only),
 	TEST_CASE(tx_swaps_macs),   TEST_CASE(redirect_without_target),
 	TEST_CASE(cost_is_a_floor), TEST_CASE(parsers_agree),
+	TEST_CASE(sample_one_in_n), TEST_CASE(sample_full_ring_keeps_verdict),
 };
 
 TEST_MAIN("sink_prog", cases)
