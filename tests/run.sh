@@ -12,7 +12,9 @@ cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
-export ROOT BUILD
+# The Python package (testenv/xdpsg) for every test that imports it.
+PYTHONPATH="$ROOT/testenv${PYTHONPATH:+:$PYTHONPATH}"
+export ROOT BUILD PYTHONPATH
 
 run_unit=1
 run_integ=1
