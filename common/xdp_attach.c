@@ -127,6 +127,68 @@ static int detach_existing(int ifindex)
 }
 
 /*
+ * The BPF link that holds program prog_id on ifindex, as an fd; -ENOENT if the
+ * program is attached some other way. Link ids are global and an ifindex is
+ * only unique within a namespace, so the program id must match too.
+ */
+static int xdp_link_of(int ifindex, unsigned int prog_id)
+{
+	__u32 id = 0;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		struct bpf_link_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_link_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.type == BPF_LINK_TYPE_XDP &&
+		    info.xdp.ifindex == (__u32)ifindex && info.prog_id == prog_id)
+			return fd;
+		close(fd);
+	}
+	return -ENOENT;
+}
+
+/*
+ * --force: take the interface from whatever holds it. A program behind a BPF
+ * link cannot be replaced over netlink (the kernel answers EBUSY), so the link
+ * itself is detached: its holder keeps a link to nothing and receives no more.
+ */
+static int take_over(const struct xdp_attach_opts *o, unsigned int id, const char *name, int pid)
+{
+	int lfd = xdp_link_of(o->ifindex, id), err;
+
+	if (lfd < 0) {
+		pr_info("replacing XDP program %s (id %u) on %s (--force)\n", name, id, o->ifname);
+		err = detach_existing(o->ifindex);
+		if (err)
+			pr_warn("cannot remove the XDP program on %s: %s; try 'ip link set dev %s xdp off'\n",
+				o->ifname, strerror(-err), o->ifname);
+		return err;
+	}
+	err = bpf_link_detach(lfd) ? -errno : 0;
+	close(lfd);
+	if (err) {
+		if (pid)
+			pr_warn("cannot take %s from the BPF link of pid %d: %s; stop that process ('kill %d')\n",
+				o->ifname, pid, strerror(-err), pid);
+		else
+			pr_warn("cannot detach the BPF link that holds %s: %s; stop the process that holds it\n",
+				o->ifname, strerror(-err));
+		return err;
+	}
+	if (pid)
+		pr_warn("took %s over (--force): detached program %s (id %u) from the BPF link of pid %d, which receives nothing more\n",
+			o->ifname, name, id, pid);
+	else
+		pr_warn("took %s over (--force): detached program %s (id %u) from its BPF link\n",
+			o->ifname, name, id);
+	return 0;
+}
+
+/*
  * Attach through a BPF link where the kernel has them (5.9+): the program is
  * then detached by the kernel when the process ends, however it ends (SIGKILL,
  * a crash), so nothing of ours outlives a run.
@@ -228,13 +290,9 @@ int xdp_attachment__create(struct bpf_object *obj, const char *prog_name,
 					o->ifname, name[0] ? name : "unnamed", id);
 			return -EBUSY;
 		}
-		pr_info("replacing XDP program %s (id %u) on %s (--force)\n", name, id, o->ifname);
-		err = detach_existing(o->ifindex);
-		if (err) {
-			pr_warn("cannot remove the XDP program on %s: %s; try 'ip link set dev %s xdp off'\n",
-				o->ifname, strerror(-err), o->ifname);
+		err = take_over(o, id, name[0] ? name : "unnamed", pid);
+		if (err)
 			return err;
-		}
 	}
 
 	a = calloc(1, sizeof(*a));

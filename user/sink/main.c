@@ -58,7 +58,7 @@ static const struct param_def common_opts[] = {
 	{ "xdp-mode", 'm', PARAM_ENUM, OPT(xdp_mode), "MODE", "XDP attach mode: native or skb", 0,
 	  0, xdp_modes },
 	{ "force", 0, PARAM_FLAG, OPT(force), NULL,
-	  "replace an XDP program already on the interface" },
+	  "replace an XDP program already on the interface (another process's BPF link: detach it)" },
 	{ "pin", 0, PARAM_FLAG, OPT(pin), NULL, "pin maps under " SINK_PIN_ROOT "/IFNAME/" },
 	{ "keep-pins", 0, PARAM_FLAG, OPT(keep_pins), NULL, "leave the pins in place at exit" },
 	{ "parse", 0, PARAM_FLAG, OPT(parse), NULL,
