@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
-# make bench: the benchmark matrix (bench/run.py does the work; see bench/README.md).
-# This wrapper is the last line of cleanup: whatever happens to run.py, every lab it
-# set up (listed in $BENCH_STATE) is torn down on exit.
+# make bench: the benchmark matrix (the xdpsg.bench package does the work; see
+# bench/README.md). This wrapper is the last line of cleanup: whatever happens to the
+# runner, every lab it set up (listed in $BENCH_STATE) is torn down on exit.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -22,7 +22,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-python3 "$here/run.py" "$@" &
+PYTHONPATH="$root/testenv${PYTHONPATH:+:$PYTHONPATH}" python3 -B -m xdpsg.bench "$@" &
 pid=$!
 wait "$pid"
 rc=$?

@@ -8,8 +8,8 @@ does the rest the same way for each:
   'testenv.sh --version --json');
 - the arguments are parsed by the scenario's parser (an argparse parser made with
   parser(), whose errors are UsageError) and checked by its check();
-- SIGINT and SIGTERM become Interrupted in the main thread, so the run unwinds
-  through its finally blocks; while cleanup() runs they are ignored;
+- SIGINT and SIGTERM (Scenario.signals) become Interrupted in the main thread, so
+  the run unwinds through its finally blocks; while cleanup() runs they are ignored;
 - exit codes: 0 done, 1 the run failed (Failure, or LabError from a lab command or
   a tool), 2 bad usage (UsageError: one line on stderr naming the problem and the
   fix, nothing left behind), 130 interrupted;
@@ -88,6 +88,7 @@ class Scenario:
     """Override parser(), run() and report(); check() and cleanup() as needed."""
 
     prog = 'scenario'
+    signals = (signal.SIGINT, signal.SIGTERM)  # turned into Interrupted while run() runs
 
     def parser(self):
         raise NotImplementedError
@@ -125,7 +126,7 @@ def main(sc, argv):
     except UsageError as e:
         print('%s: %s' % (sc.prog, e), file=sys.stderr)
         return 2
-    old = {s: signal.signal(s, _interrupt) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: signal.signal(s, _interrupt) for s in sc.signals}
     result, rc = None, 1
     try:
         result = sc.run(args)

@@ -86,12 +86,12 @@ test_pylib_drivers_load() {
 	local tmp f out
 	tmp=$(mktemp -d)
 	t_on_cleanup rm -rf "$tmp"
-	for f in bench/run.py testenv/backpressure.py testenv/rfc2544.py testenv/xdpsg/lab.py; do
+	for f in testenv/xdpsg/bench/main.py testenv/backpressure.py testenv/rfc2544.py testenv/xdpsg/lab.py; do
 		python3 -c 'import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)' \
 			"$ROOT/$f" "$tmp/x.pyc" 2>&1 || t_fail "$f does not compile"
 	done
-	out=$(python3 "$ROOT/bench/run.py" --help 2>&1) || t_fail "bench/run.py --help: expected exit 0, got $?: $out"
-	[[ "$out" == *BENCH_STATE* ]] || t_fail "bench/run.py --help: expected its environment list, got: $out"
+	out=$(python3 -m xdpsg.bench --help 2>&1) || t_fail "python3 -m xdpsg.bench --help: expected exit 0, got $?: $out"
+	[[ "$out" == *BENCH_STATE* ]] || t_fail "python3 -m xdpsg.bench --help: expected its environment list, got: $out"
 	out=$("$TESTENV" backpressure --help 2>&1) || t_fail "testenv.sh backpressure --help: expected exit 0, got $?: $out"
 	[[ "$out" == *--duration* ]] || t_fail "testenv.sh backpressure --help: expected --duration in: $out"
 	t_expect_eq "lines of 'testenv.sh --version --json'" 1 "$("$TESTENV" --version --json | grep -c .)"

@@ -1,109 +1,197 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of the bench's pairing and failure rules (stdlib only, no root, no lab).
+"""Unit tests of the bench (xdpsg.bench): the cells table, pairing and failure rules,
+the command lines, the paced rows, and the plot's reading of the table (stdlib only,
+no root, no lab).
 
-Run by tests/integration/test_bench.sh, one class per test function, or directly:
-  python3 tests/py/test_bench.py [-v] [CLASS[.METHOD]]
-The rules live in bench/lib_bench.py (pair_ratios, pair_summary, printed_error) and
-bench/run.py (which cells are paired with what, the peer tools' command lines, the
-per-cell summary); run.py is imported, not run, so nothing here needs a lab.
+Run by tests/integration/test_bench.sh, one class per test function, or directly
+with testenv/ on PYTHONPATH (tests/run.sh exports it):
+  PYTHONPATH=testenv python3 tests/py/test_bench.py [-v] [CLASS[.METHOD]]
 """
 
+import dataclasses
 import os
+import re
 import sys
+import tempfile
 import types
 import unittest
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-ROOT = os.environ.get('ROOT') or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, 'bench'))
-sys.path.insert(0, os.path.join(ROOT, 'testenv'))
-import lib_bench as lb  # noqa: E402
-import run as bench  # noqa: E402
-from xdpsg import proc  # noqa: E402
+from xdpsg import proc
+from xdpsg.bench import (cells as table, checks, commands, env, labs, lib, measure, plot,
+                          report, summary)
 
+ROOT = env.ROOT
 PY = sys.executable
 GENS = {'kernel': {'threads', 'no-stamp', 'rate'}, 'xsk': {'queues', 'rate', 'busy-poll'}}
+FULL_GENS = {'kernel': {'threads', 'no-stamp', 'rate'},
+             'xsk': {'queues', 'rate', 'busy-poll', 'pcap'}, 'qdisc': {'threads', 'rate'}}
 PEERS = {'xdp-bench': '/x/xdp-bench', 'xdp-trafficgen': '/x/xdp-trafficgen',
          'xdpsock': '/x/xdpsock'}
+LAB = types.SimpleNamespace(gen_if='veth0', sink_if='veth1', sink_mac='02:00:00:00:00:02')
 
 
-def quick_matrix(ext, quick=True):
-    old = bench.QUICK
-    bench.QUICK = quick
-    try:
-        return bench.build_matrix(GENS, ext)
-    finally:
-        bench.QUICK = old
+def ctx_for(quick=True):
+    return env.Ctx(quick=quick, repeat=3, paths=env.Paths.of_build('/b'), tmp='/t')
+
+
+def matrix(ext, quick=True, gens=GENS, pattern=None):
+    """(the Measured cells, their groups, notes) of a run with these tools."""
+    rows, notes = table.select(table.matrix(gens, quick), pattern, ext)
+    cells, groups = measure.make_groups(ctx_for(quick), rows)
+    return cells, groups, notes
+
+
+def every_matrix():
+    for gens in (GENS, FULL_GENS, {'kernel': set(), 'xsk': set()}):
+        for quick in (True, False):
+            yield '%s %s' % ('quick' if quick else 'full', sorted(gens)), \
+                table.matrix(gens, quick)
+
+
+class CellsTable(unittest.TestCase):
+    """The table is consistent: the runner, the report and the plot rely on it."""
+
+    def test_ids_unique_and_made_of_fields(self):
+        for what, rows in every_matrix():
+            ids = [r.id for r in rows]
+            self.assertEqual(len(ids), len(set(ids)), what)
+            for r in rows:
+                if r.rate is None:  # the paced rows are named by what they pace
+                    self.assertEqual(r.id, table.cell_id(r.sink, r.gen, r.size, r.queues))
+
+    def test_two_rows_of_one_cell_refused(self):
+        # A second row with the same id would silently replace the first's peer,
+        # target or references.
+        dup = table.drop_cell(60, 1)
+        old = table.rate_cells
+        table.rate_cells = lambda gens: [dup]
+        try:
+            with self.assertRaises(ValueError):
+                table.matrix(GENS, True)
+        finally:
+            table.rate_cells = old
+
+    def test_references_and_peers_exist(self):
+        for what, rows in every_matrix():
+            by_id = {r.id: r for r in rows}
+            for r in rows:
+                for ref, kind in r.comparators():
+                    self.assertIn(ref.id, by_id, '%s: %s of %s' % (what, kind, r.id))
+                    c = by_id[ref.id]
+                    self.assertEqual((c.sink, c.gen, c.size, c.queues),
+                                     (ref.sink, ref.gen, ref.size, ref.queues))
+                if r.peer:
+                    self.assertIn(table.peer_tool(r), env.PEER_TOOLS)
+                    self.assertTrue(r.peer.label)
+                if r.target:
+                    self.assertIsNotNone(r.peer, r.id)
+                    self.assertGreater(r.target.goal, 0)
+
+    def test_families_cover_every_paired_cell(self):
+        names = {f.name for f in table.FAMILIES}
+        for what, rows in every_matrix():
+            for r in rows:
+                if r.refs:
+                    self.assertIn(r.family, names, '%s: %s' % (what, r.id))
+                    self.assertTrue(r.label, r.id)
+                else:  # references, peers and paced rows are compared, never charted
+                    self.assertIsNone(r.family, r.id)
+            self.assertTrue({r.family for r in rows if r.refs} <= names)
+
+    def test_targets(self):
+        rows = table.target_rows()
+        self.assertEqual(len(rows), 10)
+        self.assertEqual(len({r.id for r in rows}), 10)
+        self.assertIn(('drop/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
+
+    def test_features_decide_rows(self):
+        ids = {r.id for r in table.matrix({'kernel': {'threads'}, 'xsk': {'queues'}}, True)}
+        self.assertNotIn('bare/kernel-nostamp/60/q1', ids)  # no --no-stamp
+        self.assertNotIn('pacing/kernel/100k', ids)  # no --rate
+        self.assertNotIn('bare/xsk-pcap/60/q1', ids)  # no --pcap
+        ids = {r.id for r in table.matrix(FULL_GENS, False)}
+        self.assertTrue({'bare/kernel-nostamp/60/q2', 'bare/xsk-pcap/60/q1',
+                         'bare/qdisc/1500/q2', 'xsk/qdisc/60/q1'} <= ids)
+
+    def test_behaviour_comes_from_fields_not_names(self):
+        # Renamed rows change their ids and nothing else: no code reads a name.
+        ctx = ctx_for()
+        for sink, gen in ((table.XSK_NOVERIFY, table.KERNEL_NOSTAMP), (table.TX, table.KERNEL),
+                          (table.XDPSOCK_RX, table.KERNEL), (table.BARE, table.XDPSOCK_TX),
+                          (table.SAMPLE, table.PKTSEND), (table.BARE, table.XSK_PCAP)):
+            a = table.Cell('a', sink, gen, 60, 2, 'sink')
+            b = table.Cell('b', dataclasses.replace(sink, name='renamed-sink'),
+                           dataclasses.replace(gen, name='renamed-gen'), 60, 2, 'sink')
+            self.assertEqual(commands.sink_argv(ctx, LAB, a, 5), commands.sink_argv(ctx, LAB, b, 5))
+            ga = [argv for _, argv in commands.gen_argvs(ctx, LAB, a, 5, FULL_GENS)]
+            gb = [argv for _, argv in commands.gen_argvs(ctx, LAB, b, 5, FULL_GENS)]
+            self.assertEqual(ga, gb)
 
 
 class Pairing(unittest.TestCase):
     def test_ratios_by_position(self):
         # Run i of A pairs with run i of B; a failed run (None) or a comparator that
         # moved nothing gives no ratio instead of a wrong one.
-        self.assertEqual(lb.pair_ratios([10, 12, None, 9, 5], [5, 6, 7, 0, None]), [2.0, 2.0])
-        self.assertEqual(lb.pair_ratios([], [1]), [])
+        self.assertEqual(lib.pair_ratios([10, 12, None, 9, 5], [5, 6, 7, 0, None]), [2.0, 2.0])
+        self.assertEqual(lib.pair_ratios([], [1]), [])
 
     def test_median_and_spread(self):
-        p = lb.pair_summary([0.9, 1.2, 1.0])
+        p = lib.pair_summary([0.9, 1.2, 1.0])
         self.assertEqual((p['median'], p['min'], p['max'], p['pairs']), (1.0, 0.9, 1.2, 3))
         self.assertEqual(p['ratios'], [0.9, 1.2, 1.0])
 
     def test_disagreement_flag(self):
         # Ratios 14% apart are one speed level; 16% apart, the level moved mid-cell.
-        self.assertFalse(lb.pair_summary([1.0, 1.14])['disagree'])
-        self.assertTrue(lb.pair_summary([1.0, 1.16])['disagree'])
-        self.assertTrue(lb.pair_summary([0.0, 1.0])['disagree'])
-        self.assertFalse(lb.pair_summary([0.59])['disagree'])
+        self.assertFalse(lib.pair_summary([1.0, 1.14])['disagree'])
+        self.assertTrue(lib.pair_summary([1.0, 1.16])['disagree'])
+        self.assertTrue(lib.pair_summary([0.0, 1.0])['disagree'])
+        self.assertFalse(lib.pair_summary([0.59])['disagree'])
 
     def test_no_pairs(self):
-        p = lb.pair_summary([])
+        p = lib.pair_summary([])
         self.assertIsNone(p['median'])
         self.assertFalse(p['disagree'])
-        self.assertEqual(lb.fmt_pair(p), '-')
-        self.assertEqual(lb.fmt_pair(lb.pair_summary([1.0, 1.3])), '1.150 (1.00-1.30) !')
+        self.assertEqual(lib.fmt_pair(p), '-')
+        self.assertEqual(lib.fmt_pair(lib.pair_summary([1.0, 1.3])), '1.150 (1.00-1.30) !')
+
+    def group(self, a, b, kind, runs_a, runs_b):
+        a.comps = [(b.id, kind, 'why')]
+        g = measure.Group(1, 3)
+        g.add(a)
+        g.add(b)
+        g.pairs = [(a.id, b.id, kind, 'why')]
+        g.results = {a.id: runs_a, b.id: runs_b}
+        a.runs, b.runs = runs_a, runs_b
+        summary.compute_pairs([g])
 
     def test_cell_summary(self):
         # Levels alternate between rotations, the ratio stays put; a failed run of the
         # comparator drops that pair and fails the comparator cell, not this one.
-        a = bench.Cell('drop', 'kernel', 60, 1, 'sink')
-        r = bench.Cell('bare', 'kernel', 60, 1, 'ref')
-        a.comps = [(r.id, 'reference', 'receive limit')]
-        g = bench.Group(1, 3)
-        g.add(a)
-        g.add(r)
-        g.pairs = [(a.id, r.id, 'reference', 'receive limit')]
-        runs_a = [{'pps': v, 'flags': []} for v in (7.8e6, 12e6, 7.9e6)]
-        runs_r = [{'pps': 8e6, 'flags': []}, {'pps': 12.3e6, 'flags': []},
-                  {'pps': 8e6, 'flags': ['FAILED: x'], 'failed': 'x'}]
-        g.results = {a.id: runs_a, r.id: runs_r}
-        a.runs, r.runs = runs_a, runs_r
-        bench.compute_pairs([g])
-        d = bench.summarise(a)
+        a = measure.Measured(table.drop_cell(512, 1))
+        r = measure.Measured(table.comparator(table.receive_limit(table.KERNEL, 512, 1), 'x'))
+        self.group(a, r, 'reference', [{'pps': v, 'flags': []} for v in (7.8e6, 12e6, 7.9e6)],
+                   [{'pps': 8e6, 'flags': []}, {'pps': 12.3e6, 'flags': []},
+                    {'pps': 8e6, 'flags': ['FAILED: x'], 'failed': 'x'}])
+        d = summary.summarise(a)
         self.assertEqual(a.pairs[r.id]['pairs'], 2)
         self.assertAlmostEqual(d['ratio'], (7.8 / 8 + 12 / 12.3) / 2)
         self.assertFalse(a.pairs[r.id]['disagree'])
-        self.assertEqual(d['failed'], [])
-        self.assertEqual(bench.summarise(r)['failed'], ['x'])
-        self.assertEqual(bench.summarise(r)['median'], 10.15e6)  # failed run left out
-        self.assertEqual(bench.mark(bench.summarise(r)), 'FAILED')
+        self.assertEqual((d['failed'], d['family'], d['sink'], d['gen']),
+                         ([], 'sinks', 'drop', 'kernel'))
+        self.assertEqual(summary.summarise(r)['failed'], ['x'])
+        self.assertEqual(summary.summarise(r)['median'], 10.15e6)  # failed run left out
+        self.assertEqual(report.mark(summary.summarise(r)), 'FAILED')
 
     def test_split_cell_flagged(self):
-        a = bench.Cell('bare', 'xsk', 60, 1, 'gen')
-        p = bench.Cell('bare', 'ext:xdpsock', 60, 1, 'external')
-        a.comps = [(p.id, 'peer', 'xdpsock -t')]
-        g = bench.Group(1, 3)
-        g.pairs = [(a.id, p.id, 'peer', 'xdpsock -t')]
-        g.members = [a, p]
-        g.results = {a.id: [{'pps': 1.0e6, 'flags': []}, {'pps': 1.0e6, 'flags': []}],
-                     p.id: [{'pps': 1.4e6, 'flags': []}, {'pps': 0.8e6, 'flags': []}]}
-        a.runs = g.results[a.id]
-        bench.compute_pairs([g])
-        d = bench.summarise(a)
+        a = measure.Measured(table.xsk_gen_cell(60, 1))
+        p = measure.Measured(table.comparator(table.peer_xdpsock_tx(1), 'peer'))
+        self.group(a, p, 'peer', [{'pps': 1.0e6, 'flags': []}, {'pps': 1.0e6, 'flags': []}],
+                   [{'pps': 1.4e6, 'flags': []}, {'pps': 0.8e6, 'flags': []}])
+        d = summary.summarise(a)
         self.assertEqual(d['peer'], p.id)
         self.assertTrue(any('disagree' in f for f in d['flags']))
-        self.assertEqual(bench.mark(d), 'SPLIT')
+        self.assertEqual(report.mark(d), 'SPLIT')
 
 
 class ErrorRule(unittest.TestCase):
@@ -112,7 +200,7 @@ class ErrorRule(unittest.TestCase):
                      "Couldn't attach XDP program on iface 'veth0': Device busy(-16)",
                      'Minimum packet size is 66 bytes', 'xdp-gen: cannot open veth0',
                      'Failed to sample_init_pre_load: Operation not permitted'):
-            self.assertEqual(lb.printed_error(['  rx 12 pps', line]), line, line)
+            self.assertEqual(lib.printed_error(['  rx 12 pps', line]), line, line)
 
     def test_not_errors(self):
         # Statistics, warnings and notices that a working tool prints.
@@ -127,26 +215,27 @@ class ErrorRule(unittest.TestCase):
                  "  libbpf: prog 'xdp_pass': BPF program load failed: Operation not permitted",
                  "  libbpf: failed to load object 'xdp-dispatcher.o'",
                  'libxdp: Error attaching program']
-        self.assertIsNone(lb.printed_error(lines))
+        self.assertIsNone(lib.printed_error(lines))
 
     def test_exit_zero_is_still_failed(self):
         # xdpsock refuses '-s 60' with an error and exits 0: the run has failed.
         t = proc.Tool([PY, '-c', 'import sys; print("stats 0 pps"); '
-                     'print("ERROR: Invalid frame size 60", file=sys.stderr)'], label='xdpsock0')
+                       'print("ERROR: Invalid frame size 60", file=sys.stderr)'],
+                      label='xdpsock0')
         self.assertEqual(t.wait(10), 0)
-        self.assertEqual(bench.failed_tools([None, t]),
+        self.assertEqual(checks.failed_tools([None, t]),
                          'xdpsock0 printed: ERROR: Invalid frame size 60')
 
     def test_json_lines_are_not_messages(self):
         # Our tools' JSON may say "error" as a value; only words count.
         t = proc.Tool([PY, '-c', 'print(\'{"type":"summary","stop":"error","errors":1}\')'])
         self.assertEqual(t.wait(10), 0)
-        self.assertIsNone(bench.failed_tools([t]))
+        self.assertIsNone(checks.failed_tools([t]))
 
 
 class Matrix(unittest.TestCase):
     def test_peer_pairs(self):
-        cells, groups, notes = quick_matrix(PEERS)
+        cells, groups, notes = matrix(PEERS)
         by = {c.id: c for c in cells}
         pairs = {(a, b) for g in groups for a, b, _, _ in g.pairs}
         for want in (('drop/kernel/60/q1', 'ext:xdp-bench/kernel/60/q1'),
@@ -160,29 +249,38 @@ class Matrix(unittest.TestCase):
                      ('bare/kernel/60/q1', 'bare/gen-bare/60/q1')):
             self.assertIn(want, pairs)
         self.assertEqual(notes, [])
-        self.assertEqual(by['bare/ext:xdp-trafficgen/62/q1'].group, 'external')
+        self.assertEqual(by['bare/ext:xdp-trafficgen/62/q1'].row.group, 'external')
         # The full matrix has the 2-queue drop pair and the peer cells' references too.
-        cells, groups, _ = quick_matrix(PEERS, quick=False)
+        cells, groups, _ = matrix(PEERS, quick=False, gens=FULL_GENS)
         pairs = {(a, b) for g in groups for a, b, _, _ in g.pairs}
         self.assertIn(('drop/kernel/60/q2', 'ext:xdp-bench/kernel/60/q2'), pairs)
         self.assertIn(('bare/xsk/60/q1', 'bare/pktsend/60/q1'), pairs)
+        self.assertIn(('bare/xsk-pcap/60/q1', 'bare/pktsend/60/q1'), pairs)
+        self.assertNotIn(('bare/kernel/60/q1', 'bare/pktsend/60/q1'), pairs)
         self.assertIn(('xsk-noverify/kernel-nostamp/60/q1', 'ext:xdpsock/kernel-nostamp/60/q1'),
                       pairs)
-        self.assertTrue(all(g.repeat == bench.REPEAT for g in groups))
+        self.assertTrue(all(g.repeat == 3 for g in groups))
+
+    def test_filter_brings_comparators_as_comparators(self):
+        cells, groups, _ = matrix(PEERS, quick=False, gens=FULL_GENS,
+                                  pattern=re.compile('^drop/kernel/60/q1$'))
+        self.assertEqual([(c.id, c.row.group) for c in cells],
+                         [('drop/kernel/60/q1', 'sink'), ('bare/kernel/60/q1', 'ref'),
+                          ('ext:xdp-bench/kernel/60/q1', 'external')])
+        self.assertEqual(len(groups), 1)
 
     def test_targets_are_paired_cells(self):
         # Every target names a cell the quick matrix pairs with a peer tool, and its
         # verdict comes from that pair: met, not met, or not measured.
-        cells, groups, _ = quick_matrix(PEERS)
+        _, groups, _ = matrix(PEERS)
         pairs = {a: b for g in groups for a, b, kind, _ in g.pairs if kind == 'peer'}
-        for cid, goal, _ in bench.TARGETS:
-            self.assertIn(cid, pairs, cid)
-            self.assertGreater(goal, 0)
+        for row in table.target_rows():
+            self.assertEqual(pairs.get(row.id), row.peer.id)
 
         def cell(cid, peer, ratios):
             return {'id': cid, 'peer': peer,
-                    'pairs': {peer: dict(lb.pair_summary(ratios), kind='peer', why='')}}
-        out = {t['cell']: t for t in bench.targets([
+                    'pairs': {peer: dict(lib.pair_summary(ratios), kind='peer', why='')}}
+        out = {t['cell']: t for t in summary.targets([
             cell('bare/kernel/60/q1', 'bare/ext:xdp-trafficgen/62/q1', [1.01, 0.99, 1.02]),
             cell('bare/xsk/60/q1', 'bare/ext:xdpsock/60/q1', [1.10, 1.19, 1.5]),
             cell('xsk/kernel/60/q1', 'ext:xdpsock/kernel/60/q1', [])])}
@@ -192,14 +290,14 @@ class Matrix(unittest.TestCase):
         self.assertTrue(out['bare/xsk/60/q1']['split'])
         self.assertIsNone(out['xsk/kernel/60/q1']['met'])
         self.assertIsNone(out['bare/kernel/60/q2']['met'])  # not in the results at all
-        md = '\n'.join(bench.md_targets({'targets': list(out.values())}))
+        md = '\n'.join(report.md_targets({'targets': list(out.values())}))
         self.assertIn('NOT met', md)
         self.assertIn('not measured', md)
 
     def test_rotations(self):
         # Every pair is inside one group, which alternates its members; kernel and
         # --no-stamp share the trafficgen rotation; every group holds one queue count.
-        _, groups, _ = quick_matrix(PEERS)
+        _, groups, _ = matrix(PEERS)
         for g in groups:
             ids = [c.id for c in g.members]
             self.assertEqual(len(ids), len(set(ids)))
@@ -212,46 +310,48 @@ class Matrix(unittest.TestCase):
         self.assertEqual(sorted(c.id for c in tg[0].members),
                          ['bare/ext:xdp-trafficgen/62/q1', 'bare/gen-bare/60/q1',
                           'bare/kernel-nostamp/60/q1', 'bare/kernel/60/q1'])
-        cpu = [g for g in groups if any(c.group == 'cpu' for c in g.members)]
+        cpu = [g for g in groups if any(c.row.group == 'cpu' for c in g.members)]
         self.assertEqual(sorted(len(g.members) for g in cpu), [2, 2])  # default, busy-poll
-        self.assertEqual({g.repeat for g in cpu}, {min(2, bench.REPEAT)})  # quick: books only
-        self.assertEqual({g.repeat for g in groups if g not in cpu and not any(
-            c.rate for c in g.members)}, {bench.REPEAT})
+        self.assertEqual({g.repeat for g in cpu}, {2})  # quick: read for the books only
+        self.assertEqual({g.repeat for g in groups if not any(
+            c.row.rate for c in g.members)}, {3})
 
     def test_missing_tool_skipped_with_note(self):
-        cells, groups, notes = quick_matrix({'xdp-bench': '/x/xdp-bench'})
+        cells, groups, notes = matrix({'xdp-bench': '/x/xdp-bench'})
         ids = {c.id for c in cells}
         self.assertFalse(any('xdpsock' in i or 'trafficgen' in i for i in ids))
         self.assertTrue(any(n.startswith('xdpsock not on PATH') for n in notes))
         self.assertTrue(any(n.startswith('xdp-trafficgen not on PATH') for n in notes))
 
     def test_peer_command_lines(self):
-        lab = types.SimpleNamespace(gen_if='veth0', sink_if='veth1', sink_mac='02:00:00:00:00:02')
-        sock = bench.Cell('bare', 'ext:xdpsock', 60, 2, 'external')
-        argvs = bench.peer_gen_argvs(lab, sock)
+        ctx = ctx_for()
+        by = {r.id: r for r in table.matrix(GENS, True)}
+        argvs = commands.gen_argvs(ctx, LAB, table.comparator(table.peer_xdpsock_tx(2), 'peer'),
+                                   5, GENS)
         # xdpsock sizes count the FCS; one process per queue.
-        self.assertEqual([a[a.index('-s') + 1] for a in argvs], ['64', '64'])
-        self.assertEqual([a[a.index('-q') + 1] for a in argvs], ['0', '1'])
-        tg = bench.Cell('bare', 'ext:xdp-trafficgen', 62, 2, 'external')
-        a = bench.peer_gen_argvs(lab, tg)[0]
+        self.assertEqual([a[a.index('-s') + 1] for _, a in argvs], ['64', '64'])
+        self.assertEqual([a[a.index('-q') + 1] for _, a in argvs], ['0', '1'])
+        self.assertEqual([label for label, _ in argvs], ['xdpsock0', 'xdpsock1'])
+        (_, a), = commands.gen_argvs(ctx, LAB, by['bare/ext:xdp-trafficgen/62/q2'], 5, GENS)
         self.assertEqual(a[a.index('--pkt-size') + 1], '66')
         self.assertEqual(a[a.index('--threads') + 1], '2')
-        rx = bench.Cell('ext:xdpsock', 'kernel-nostamp', 60, 1, 'external')
-        self.assertEqual(bench.sink_argv(lab, rx, 5), ['xdpsock', '-i', 'veth1', '-q', '0', '-r'])
-        self.assertEqual(bench.gen_mode('kernel-nostamp'), ('kernel', ['--no-stamp']))
-        self.assertEqual(bench.gen_mode('xsk'), ('xsk', []))
+        self.assertEqual(commands.sink_argv(ctx, LAB, by['ext:xdpsock/kernel-nostamp/60/q1'], 5),
+                         ['xdpsock', '-i', 'veth1', '-q', '0', '-r'])
+        (_, a), = commands.gen_argvs(ctx, LAB, by['bare/kernel-nostamp/60/q2'], 5, GENS)
+        self.assertEqual(a[:2] + a[-4:], ['/b/xdp-gen', 'kernel', '--no-stamp', '--threads', '2',
+                                          'veth0'])
 
     def test_paced_cells_use_defaults(self):
-        lab = types.SimpleNamespace(gen_if='veth0', sink_if='veth1', sink_mac='m')
-        cells, _, _ = quick_matrix(PEERS)
-        by = {c.id: c for c in cells}
+        ctx = ctx_for()
+        by = {r.id: r for r in table.matrix(GENS, True)}
         busy = by['cpu/xsk/100k/busy-poll']
-        self.assertEqual(bench.sink_argv(lab, busy, 5)[-2:], ['--busy-poll', 'veth1'])
-        self.assertIn('--busy-poll', bench.ours_gen_argv(lab, busy, 5, GENS))
-        default = by['cpu/xsk/1M/default']
-        self.assertNotIn('--busy-poll', bench.sink_argv(lab, default, 5))
-        self.assertNotIn('--queues', bench.sink_argv(lab, default, 5))
-        a = bench.ours_gen_argv(lab, by['pacing/kernel/1M'], 5, GENS)
+        self.assertEqual(commands.sink_argv(ctx, LAB, busy, 5)[-2:], ['--busy-poll', 'veth1'])
+        self.assertIn('--busy-poll', commands.gen_argvs(ctx, LAB, busy, 5, GENS)[0][1])
+        default = commands.sink_argv(ctx, LAB, by['cpu/xsk/1M/default'], 5)
+        self.assertNotIn('--busy-poll', default)
+        self.assertNotIn('--queues', default)
+        self.assertNotIn('-i', default)
+        (_, a), = commands.gen_argvs(ctx, LAB, by['pacing/kernel/1M'], 5, GENS)
         self.assertEqual(a[a.index('--rate') + 1], '1000000')
 
 
@@ -262,7 +362,7 @@ class SinkRuns(unittest.TestCase):
                         'burst_100us_ideal': 10, 'send_pps': 100000,
                         'latency_ns': {'p50': 3000, 'p99': 9000}}]}
         flags = []
-        out = bench.sink_run_books(ss, flags)
+        out = checks.sink_run_books(ss, flags)
         self.assertEqual(flags, [])
         self.assertEqual(out['burst_ratio'], 3.0)
         self.assertEqual(out['sink_run']['received'], 100000)
@@ -270,20 +370,87 @@ class SinkRuns(unittest.TestCase):
 
     def test_no_runs_array(self):
         flags = []
-        self.assertEqual(bench.sink_run_books({'rx_packets': 5}, flags), {})
+        self.assertEqual(checks.sink_run_books({'rx_packets': 5}, flags), {})
         self.assertIn("no 'runs' array", flags[0])
 
     def test_cpu_of_a_process_group(self):
-        t = proc.Tool([PY, '-c', 'import time\nend = time.time() + 0.5\n'
-                     'while time.time() < end: pass\nprint("done")'])
-        self.assertEqual(t.wait_line(10), 'done')
+        # Spin until the child has used 0.3 s of CPU, whatever the load: wall time
+        # on a shared machine says nothing about CPU time.
+        t = proc.Tool([PY, '-c', 'import time\n'
+                       'while time.process_time() < 0.3: pass\nprint("done")'])
+        self.assertEqual(t.wait_line(30), 'done')
         j = t.cpu_jiffies()
         t.wait(10)
         self.assertIsNotNone(j)
-        self.assertGreaterEqual(j, 20)  # 0.5 s of spinning, at 100 jiffies a second
+        self.assertGreaterEqual(j, 20)  # 0.3 s of CPU, at 100 jiffies a second
         self.assertIsNone(t.cpu_jiffies())  # reaped: nothing left in the group
-        pct = bench.cpu_pct({'a': 10, 'b': None}, {'a': 60, 'b': 5}, 1.0)
+        pct = labs.cpu_pct({'a': 10, 'b': None}, {'a': 60, 'b': 5}, 1.0)
         self.assertEqual(pct, {'a': 100.0 * 50 / os.sysconf('SC_CLK_TCK')})
+
+
+class PlotReadsTable(unittest.TestCase):
+    """bench/plot draws a result by the cells table: its families and targets."""
+
+    RESULT = os.path.join(ROOT, 'bench', 'results', '2026-11-30-vm.json')
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix='xdpsg-plot-test-')
+        self.tmp = self._tmp.name
+        self.res = lib.load(self.RESULT)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def charts(self):
+        return {os.path.basename(c.png): c.gp for c in
+                plot.charts(self.res, os.path.join(self.tmp, 'r'), self.tmp)}
+
+    @staticmethod
+    def row_labels(gp):
+        m = re.search(r'^set ytics nomirror scale 0 \((.*)\)$', gp, re.M)
+        return re.findall(r'"([^"]*)" \d+', m.group(1)) if m else []
+
+    def test_headline_is_the_peer_pairs(self):
+        gp = self.charts()['r-peers.png']
+        rows = table.index(self.res['config']['gen_modes'])
+        peers = [c for c in self.res['cells'] if c['id'] in rows and rows[c['id']].peer
+                 and plot.pair(c, 'peer')]
+        labels = self.row_labels(gp)
+        self.assertEqual(len(labels), len(peers))
+        self.assertLessEqual(len(labels), 12)  # a picture to read, not a census
+        want = {rows[c['id']].peer.label for c in peers}
+        self.assertEqual({lab.replace(' [split]', '') for lab in labels}, want)
+        # One black tick per target the result has a pair for.
+        ticks = re.findall(r'^set arrow .* lw 4 lc rgb "black"', gp, re.M)
+        self.assertEqual(len(ticks), sum(1 for c in peers if rows[c['id']].target))
+        self.assertIn('size 1000,', gp)
+
+    def test_one_chart_per_family(self):
+        charts = self.charts()
+        rows = table.index(self.res['config']['gen_modes'])
+        for fam in table.FAMILIES:
+            name = 'r-%s.png' % fam.name
+            self.assertIn(name, charts)
+            want = {rows[c['id']].label for c in self.res['cells']
+                    if c['id'] in rows and rows[c['id']].family == fam.name
+                    and plot.pair(c, 'ref')}
+            got = {lab.replace(' [split]', '') for lab in self.row_labels(charts[name])}
+            self.assertEqual(got, want, fam.name)
+            self.assertLessEqual(len(got), 16, fam.name)
+
+    def test_family_follows_the_table(self):
+        # Move a cell to another family in the table: the plot draws it there.
+        fam = table.Family('moved', 'cells moved for a test')
+        old_families, old_index = table.FAMILIES, table.index
+        table.FAMILIES = old_families + (fam,)
+        table.index = lambda modes: {k: (dataclasses.replace(r, family='moved')
+                                         if k == 'pass/kernel/60/q1' else r)
+                                     for k, r in old_index(modes).items()}
+        try:
+            charts = self.charts()
+        finally:
+            table.FAMILIES, table.index = old_families, old_index
+        self.assertEqual(self.row_labels(charts['r-moved.png']), ['xdp-sink pass, 1 queue'])
 
 
 if __name__ == '__main__':

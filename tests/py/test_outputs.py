@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Files the bench and scripts write, and what reaches gnuplot (stdlib only, no root).
 
-Run by tests/integration/test_hardening.sh, one class per test function, or directly:
-  python3 tests/py/test_outputs.py [-v] [CLASS[.METHOD]]
+Run by tests/integration/test_hardening.sh, one class per test function, or directly
+with testenv/ on PYTHONPATH (tests/run.sh exports it):
+  PYTHONPATH=testenv python3 tests/py/test_outputs.py [-v] [CLASS[.METHOD]]
 """
 
 import json
@@ -11,15 +12,13 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 import unittest
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-ROOT = os.environ.get('ROOT') or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, 'bench'))
-import lib_bench as lb  # noqa: E402
+from xdpsg.bench import lib as lb
+from xdpsg.bench.env import ROOT
+
+PLOT = os.path.join(ROOT, 'bench', 'plot')  # the front end users run
 
 
 class TmpDir(unittest.TestCase):
@@ -68,11 +67,15 @@ class WriteFile(TmpDir):
 HOSTILE = 'vm`touch %s`"; system "touch %s" #\n@x $y \\'
 
 
+# A result without paired ratios, and one with them (the peer and family charts).
+RESULTS = ('2026-11-29-vm-quick.json', '2026-11-30-vm-quick.json')
+
+
 class PlotEscaping(TmpDir):
     """bench/plot with a results file whose strings try to run commands in gnuplot."""
 
-    def hostile_result(self, canary):
-        with open(os.path.join(ROOT, 'bench', 'results', '2026-11-29-vm-quick.json')) as f:
+    def hostile_result(self, canary, name):
+        with open(os.path.join(ROOT, 'bench', 'results', name)) as f:
             res = json.load(f)
         bad = HOSTILE % (canary, canary)
         res['machine']['host'] = bad
@@ -98,12 +101,13 @@ class PlotEscaping(TmpDir):
 
     def test_script_has_no_command_substitution(self):
         canary = os.path.join(self.dir, 'pwned')
-        res = self.hostile_result(canary)
         env = dict(os.environ, PATH=self.fake_gnuplot() + ':' + os.environ['PATH'])
-        subprocess.run([sys.executable, os.path.join(ROOT, 'bench', 'plot'), res], env=env,
-                       capture_output=True, text=True, timeout=60)
+        for name in RESULTS:
+            res = self.hostile_result(canary, name)
+            subprocess.run([PLOT, res], env=env, capture_output=True, text=True, timeout=60)
         script = self.read(os.path.join(self.dir, 'scripts'))
         self.assertIn('set output', script)
+        self.assertIn('r-peers.png', script)  # the charts of paired ratios were drawn
         for bad in ('`', '"; system', '@x', '$y'):
             self.assertNotIn(bad, script, 'a results string reached gnuplot unescaped')
         self.assertIn('_touch', script, 'the hostile strings did not reach the script at all')
@@ -112,10 +116,10 @@ class PlotEscaping(TmpDir):
     @unittest.skipUnless(shutil.which('gnuplot'), 'gnuplot is not installed')
     def test_real_gnuplot_runs_nothing(self):
         canary = os.path.join(self.dir, 'pwned')
-        res = self.hostile_result(canary)
-        subprocess.run([sys.executable, os.path.join(ROOT, 'bench', 'plot'), res],
-                       capture_output=True, text=True, timeout=120)
-        self.assertFalse(os.path.exists(canary), 'gnuplot ran a command from the results')
+        for name in RESULTS:
+            res = self.hostile_result(canary, name)
+            subprocess.run([PLOT, res], capture_output=True, text=True, timeout=120)
+            self.assertFalse(os.path.exists(canary), 'gnuplot ran a command from ' + name)
 
 
 if __name__ == '__main__':

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Helpers shared by bench/run.py, bench/plot and bench/compare."""
+"""Helpers the bench runner, plot and compare share: files, formats, pairing, errors."""
 
 import json
 import os

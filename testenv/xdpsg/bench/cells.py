@@ -1,0 +1,490 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The bench matrix as data: one row per cell, every property a field.
+
+A row (Cell) names its sink and its generator (rows of the SINKS and GENS tables
+below, each with its tool, mode and options), its frame size and queue count, the
+report section it is printed in (group), the chart it is drawn in (family), what it
+is paired with (refs: the bare programs; peer: the peer tool's cell) and where the
+project means to stand against that peer (target). The runner, the report and the
+plot read these fields; nothing anywhere takes a cell id apart.
+
+matrix(gens, quick) is the rows of one run: the xdp-gen modes found at run time
+(gens: {mode: its long options}) decide which rows exist, quick picks the subset.
+"""
+
+from dataclasses import dataclass, replace
+
+SIZES = (60, 512, 1500)
+QUEUES = (1, 2)
+RATES = (100000, 1000000)  # the pacing and CPU rows (issue 13: 100 kpps and 1 Mpps)
+FCS = 4  # the peers' sizes count the FCS: xdpsock -s 64 sends 60-byte frames
+TRAFFICGEN_SIZE = 62  # xdp-trafficgen sends IPv6/UDP only: 14 + 40 + 8 bytes at the least
+XDPSOCK_STAGGER = 0.5  # s between xdpsock processes, or libxdp's dispatcher load races
+COMPARATORS = ('ref', 'external')  # groups whose rows run only beside a cell they compare
+
+
+@dataclass(frozen=True)
+class Sink:
+    """How a cell receives. argv templates take {sink_if}; options take {tmp} (the
+    run's private directory)."""
+    name: str  # its part of the cell id
+    title: str  # for people: charts
+    tool: str  # 'xdp-sink', 'bench-ref' or a peer tool found on PATH
+    mode: str = None  # the xdp-sink mode or bench-ref command
+    options: tuple = ()
+    argv: tuple = None  # a peer tool's whole command
+    counter: tuple = ('sink', 'rx_xdp_packets')  # (veth end, ethtool counter): the cell's rate
+    checks: str = None  # what of the sink's JSON summary is checked: 'xdp' or 'xsk'
+    bounce: bool = False  # XDP_TX: the bounces arrive on the generator side, which needs NAPI
+    interval: str = '200ms'  # xdp-sink -i; None: its defaults, no interval lines
+    external: bool = False  # a peer tool: ready when its program is attached, any exit code
+
+
+@dataclass(frozen=True)
+class Gen:
+    """How a cell sends. argv templates take {gen_if}, {sink_mac}, {q} (queues), {i} (this
+    process's queue), {size}, {frame} (size + FCS), {secs} and the tools' paths
+    ({bench_ref}, {pktsend}); options take {replay} (the pcap file the runner writes)."""
+    name: str
+    title: str
+    tool: str  # 'xdp-gen', 'bench-ref', 'pktsend' or a peer tool
+    mode: str = None  # the xdp-gen mode
+    options: tuple = ()
+    argv: tuple = None  # every tool but xdp-gen
+    label: str = None  # its processes' label, '{i}' the queue
+    per_queue: bool = False  # one process per queue (no thread option)
+    stagger: float = 0.0  # s between those processes
+    sized: bool = True  # xdp-gen -s SIZE; a replay's sizes are its file's
+    sent: str = None  # its own count of frames sent: 'summary' (JSON) or 'printed' (a line)
+    counts_dropped: bool = True  # the veth's tx_dropped is sent too (XDP paths hand frames
+    # over; AF_PACKET senders retry a refused frame or count it apart)
+    afpacket_ref: bool = False  # the full matrix also pairs it with the in-tree AF_PACKET sender
+    needs: tuple = ()  # xdp-gen options of its mode it needs
+    ours: bool = False  # ends 0 on SIGINT
+    external: bool = False
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A comparator of a cell: the cell (sink, gen, size, queues) and why."""
+    sink: Sink
+    gen: Gen
+    size: int
+    queues: int
+    why: str
+    label: str = None  # a peer pair's name in the charts
+
+    @property
+    def id(self):
+        return cell_id(self.sink, self.gen, self.size, self.queues)
+
+
+@dataclass(frozen=True)
+class Target:
+    goal: float  # the paired ratio against the peer the cell should reach
+    what: str
+
+
+@dataclass(frozen=True)
+class Cell:
+    id: str
+    sink: Sink
+    gen: Gen
+    size: int
+    queues: int
+    group: str  # the report's section: sink, gen, cross, external, ref, pacing, cpu
+    family: str = None  # the chart of its paired ratios (FAMILIES); None: none
+    label: str = None  # for people, without the frame size (the charts' series)
+    refs: tuple = ()  # Refs; the first is the cell's reference
+    peer: Ref = None
+    target: Target = None
+    rate: int = None  # the generator's --rate (pacing and CPU rows)
+    sink_options: tuple = ()
+    gen_options: tuple = ()
+    needs: tuple = ()  # xdp-gen options of the generator's mode the row needs, beyond its own
+
+    def comparators(self):
+        """(Ref, 'reference' | 'peer') of everything it is paired with."""
+        return [(r, 'reference') for r in self.refs] + ([(self.peer, 'peer')] if self.peer else [])
+
+    def comps(self):
+        """(cell id, 'reference' | 'peer', why) of everything it is paired with."""
+        return [(r.id, kind, r.why) for r, kind in self.comparators()]
+
+
+def cell_id(sink, gen, size, queues):
+    return '%s/%s/%d/q%d' % (sink.name, gen.name, size, queues)
+
+
+def qtext(q):
+    return '%d queue%s' % (q, 's' if q > 1 else '')
+
+
+def threads(q):
+    return '%d thread%s' % (q, 's' if q > 1 else '')
+
+
+# ---------------------------------------------------------------------------
+# Sinks
+
+REDIRECT = ('sink', 'rx_xdp_redirect')  # into a socket's rx ring
+BARE = Sink('bare', 'bare XDP_DROP', 'bench-ref', 'drop')
+DROP = Sink('drop', 'xdp-sink drop', 'xdp-sink', 'drop', checks='xdp')
+DROP_PARSE = Sink('drop-parse', 'xdp-sink drop --parse', 'xdp-sink', 'drop', ('--parse',),
+                  checks='xdp')
+PASS = Sink('pass', 'xdp-sink pass', 'xdp-sink', 'pass', checks='xdp')
+TX = Sink('tx', 'xdp-sink tx (bounced back)', 'xdp-sink', 'tx', checks='xdp',
+          counter=('gen', 'rx_xdp_packets'), bounce=True)
+XSK = Sink('xsk', 'xdp-sink xsk (verify)', 'xdp-sink', 'xsk', ('--queues', 'all'),
+           counter=REDIRECT, checks='xsk')
+XSK_NOVERIFY = Sink('xsk-noverify', 'xdp-sink xsk --no-verify', 'xdp-sink', 'xsk',
+                    ('--queues', 'all', '--no-verify'), counter=REDIRECT, checks='xsk')
+XSK_FOLLOW = Sink('xsk-follow', 'xdp-sink xsk --follow-rx (verify)', 'xdp-sink', 'xsk',
+                  ('--queues', 'all', '--follow-rx'), counter=REDIRECT, checks='xsk')
+SAMPLE = Sink('drop-sample100', 'xdp-sink drop --sample 100', 'xdp-sink', 'drop',
+              ('--sample', '100', '--capture', '{tmp}/samples.pcap'), checks='xdp')
+# The paced rows measure what a user gets: the sink's defaults, no interval lines.
+XSK_DEFAULTS = Sink('xsk', 'xdp-sink xsk (defaults)', 'xdp-sink', 'xsk', counter=REDIRECT,
+                    checks='xsk', interval=None)
+XDP_BENCH = Sink('ext:xdp-bench', 'xdp-bench drop', 'xdp-bench',
+                 argv=('xdp-bench', 'drop', '{sink_if}'), external=True)
+XDPSOCK_RX = Sink('ext:xdpsock', 'xdpsock -r', 'xdpsock',
+                  argv=('xdpsock', '-i', '{sink_if}', '-q', '0', '-r'), counter=REDIRECT,
+                  external=True)
+# In chart order: the full matrix runs the first seven at every size and queue count.
+SINKS = (BARE, DROP, DROP_PARSE, PASS, TX, XSK, XSK_NOVERIFY, XSK_FOLLOW, SAMPLE, XDP_BENCH,
+         XDPSOCK_RX)
+
+
+# ---------------------------------------------------------------------------
+# Generators
+
+GEN_BARE = Gen('gen-bare', 'bare live-frames redirect', 'bench-ref', label='gen-bare',
+               argv=('{bench_ref}', 'gen', '-d', '{secs}', '-t', '{q}', '-s', '{size}',
+                     '--dst-mac', '{sink_mac}', '{gen_if}'), ours=True)
+# No thread option: one process per queue, pinned like xdp-gen's threads.
+PKTSEND = Gen('pktsend', 'in-tree AF_PACKET sender', 'pktsend', label='pktsend{i}',
+              argv=('taskset', '-c', '{i}', '{pktsend}', '-n', '1G', '-s', '{size}',
+                    '--dst-mac', '{sink_mac}', '{gen_if}'),
+              per_queue=True, sent='printed', counts_dropped=False)
+# --pkt-size counts the FCS too; 66 is its smallest frame without a clamp warning.
+TRAFFICGEN = Gen('ext:xdp-trafficgen', 'xdp-trafficgen udp', 'xdp-trafficgen',
+                 label='xdp-trafficgen{i}',
+                 argv=('xdp-trafficgen', 'udp', '--dst-mac', '{sink_mac}', '--threads', '{q}',
+                       '--pkt-size', '{frame}', '{gen_if}'), external=True)
+# No multi-queue option: one txonly process per queue.
+XDPSOCK_TX = Gen('ext:xdpsock', 'xdpsock -t', 'xdpsock', label='xdpsock{i}',
+                 argv=('xdpsock', '-i', '{gen_if}', '-q', '{i}', '-t', '-s', '{frame}', '-G',
+                       '{sink_mac}'),
+                 per_queue=True, stagger=XDPSOCK_STAGGER, external=True)
+
+# What an xdp-gen mode is, beyond its options: a mode not listed here is an XDP path
+# compared with the AF_PACKET sender too.
+MODE_TRAITS = {
+    'kernel': {'title': 'xdp-gen kernel (live frames)', 'afpacket_ref': False},
+    'xsk': {'title': 'xdp-gen xsk', 'afpacket_ref': True},
+    'qdisc': {'title': 'xdp-gen qdisc (AF_PACKET)', 'afpacket_ref': True,
+              'counts_dropped': False},
+}
+
+
+def xdp_gen(mode, name=None, title=None, options=(), **kw):
+    """The Gen of 'xdp-gen MODE OPTIONS'."""
+    traits = dict({'title': 'xdp-gen ' + mode, 'afpacket_ref': True}, **MODE_TRAITS.get(mode, {}))
+    traits.update(kw)
+    if title:
+        traits['title'] = title
+    name = name or mode
+    return Gen(name, tool='xdp-gen', mode=mode, options=tuple(options), label='gen-' + name,
+               sent='summary', ours=True, **traits)
+
+
+KERNEL = xdp_gen('kernel')
+XSK_GEN = xdp_gen('xsk')
+KERNEL_NOSTAMP = xdp_gen('kernel', 'kernel-nostamp', 'xdp-gen kernel --no-stamp',
+                         ('--no-stamp',), needs=('no-stamp',))
+XSK_PCAP = xdp_gen('xsk', 'xsk-pcap', 'xdp-gen xsk --pcap (replay)', ('--pcap', '{replay}'),
+                   sized=False, needs=('pcap',))
+
+
+def gen_order(modes):
+    """The generators in chart order, for the xdp-gen modes MODES."""
+    ours = [KERNEL, KERNEL_NOSTAMP, XSK_GEN, XSK_PCAP]
+    ours += [xdp_gen(m) for m in modes if m not in ('kernel', 'xsk')]
+    return [GEN_BARE] + ours + [PKTSEND, TRAFFICGEN, XDPSOCK_TX]
+
+
+# ---------------------------------------------------------------------------
+# Families: the charts of paired ratios (the peer pairs have the headline chart)
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str  # the chart's file: RESULT-NAME.png
+    title: str
+
+
+FAMILIES = (
+    Family('sinks', 'sink modes fed by xdp-gen kernel, against the bare XDP_DROP '
+                    '(receive limit)'),
+    Family('generators', 'generators into the bare XDP_DROP, against the bare '
+                         'live-frames redirect (transmit limit)'),
+    Family('cross', 'xdp-sink xsk (verify) fed by the slower generators, against their '
+                    'bare XDP_DROP rate'),
+    Family('features', 'features against the plain path: pcap replay, drop --sample'),
+)
+PEERS_CHART = Family('peers', 'against the peer tools (targets marked)')
+
+
+# ---------------------------------------------------------------------------
+# Rows
+
+
+def receive_limit(gen, size, q):
+    return Ref(BARE, gen, size, q, 'receive limit')
+
+
+def transmit_limit(size, q):
+    return Ref(BARE, GEN_BARE, size, q, 'transmit limit')
+
+
+def sink_cell(sink, gen, size, q, refs=None, label=None, family='sinks', **kw):
+    """SINK fed by GEN: the sink is what limits; paired with the bare drop fed the same."""
+    return Cell(cell_id(sink, gen, size, q), sink, gen, size, q, 'sink', family,
+                label or '%s, %s' % (sink.title, qtext(q)),
+                refs=tuple(refs or (receive_limit(gen, size, q),)), **kw)
+
+
+def gen_cell(gen, size, q, group='gen', quick=False, refs=None, family='generators', **kw):
+    """GEN into the bare drop: the generator is what limits; paired with the bare
+    generator, and (full matrix) an AF_XDP or AF_PACKET path with the in-tree sender."""
+    if refs is None:
+        refs = [transmit_limit(size, q)]
+        if gen.afpacket_ref and not quick:
+            refs.append(Ref(BARE, PKTSEND, size, q, 'in-tree AF_PACKET sender'))
+    label = kw.pop('label', None) or '%s, %s' % (gen.title, qtext(q))
+    return Cell(cell_id(BARE, gen, size, q), BARE, gen, size, q, group, family, label,
+                refs=tuple(refs), **kw)
+
+
+# Where the project means to stand against the peer tools; the ratio is the cell's
+# paired ratio against its peer.
+def peer_xdp_bench(q):
+    return Ref(XDP_BENCH, KERNEL, 60, q, 'xdp-bench drop, same feed',
+               'xdp-sink drop vs xdp-bench drop, %s' % qtext(q))
+
+
+def peer_xdpsock_rx(gen, what):
+    return Ref(XDPSOCK_RX, gen, 60, 1, 'xdpsock -r, same feed',
+               '%s vs xdpsock -r, same feed' % what)
+
+
+def peer_trafficgen(what, q):
+    return Ref(BARE, TRAFFICGEN, TRAFFICGEN_SIZE, q,
+               'xdp-trafficgen udp: 62-byte IPv6 frames against our 60-byte IPv4',
+               '%s vs xdp-trafficgen udp, %s' % (what, threads(q)))
+
+
+def peer_xdpsock_tx(q):
+    return Ref(BARE, XDPSOCK_TX, 60, q, 'xdpsock -t, one process per queue',
+               'xdp-gen xsk vs xdpsock -t, %s' % qtext(q))
+
+
+def kernel_cell(size, q, quick=False):
+    """xdp-gen kernel into the bare drop: the full matrix's receive-limit row of the sink
+    table; at 60 B measured against xdp-trafficgen."""
+    group = 'gen' if quick else 'sink'
+    if size != 60:
+        return gen_cell(KERNEL, size, q, group)
+    return gen_cell(KERNEL, size, q, group, quick, peer=peer_trafficgen('xdp-gen kernel (stamped)', q),
+                    target=Target(1.0, 'xdp-gen kernel (stamped) vs xdp-trafficgen udp, '
+                                  + threads(q)))
+
+
+def nostamp_cell(q, quick=False):
+    return gen_cell(KERNEL_NOSTAMP, 60, q, quick=quick, peer=peer_trafficgen(KERNEL_NOSTAMP.title, q),
+                    target=Target(1.05, 'xdp-gen kernel --no-stamp vs xdp-trafficgen udp, '
+                                  + threads(q)))
+
+
+def xsk_gen_cell(size, q, quick=False):
+    if size != 60:
+        return gen_cell(XSK_GEN, size, q)
+    return gen_cell(XSK_GEN, size, q, quick=quick, peer=peer_xdpsock_tx(q),
+                    target=Target(1.2, 'xdp-gen xsk vs xdpsock -t, ' + qtext(q)))
+
+
+def drop_cell(size, q):
+    if size != 60:
+        return sink_cell(DROP, KERNEL, size, q)
+    t = Target(0.97, 'xdp-sink drop vs xdp-bench drop, same feed (level)') if q == 1 else None
+    return sink_cell(DROP, KERNEL, size, q, peer=peer_xdp_bench(q), target=t)
+
+
+def xsk_cell(size, q):
+    if (size, q) != (60, 1):
+        return sink_cell(XSK, KERNEL, size, q)
+    return sink_cell(XSK, KERNEL, 60, 1, peer=peer_xdpsock_rx(KERNEL, 'xdp-sink xsk (verify)'),
+                     target=Target(0.8, 'xdp-sink xsk (verifying, default: follows the receive '
+                                        'CPU when behind) vs xdpsock -r, same feed'))
+
+
+def xsk_peer_cells(nostamp):
+    """The AF_XDP sinks beside xdp-sink xsk that xdpsock -r is measured against: 60 B,
+    1 queue."""
+    yield sink_cell(XSK_FOLLOW, KERNEL, 60, 1,
+                    peer=peer_xdpsock_rx(KERNEL, 'xdp-sink xsk --follow-rx'),
+                    target=Target(0.8, 'xdp-sink xsk --follow-rx (verifying, on the receive '
+                                       'CPU) vs xdpsock -r, same feed'))
+    if nostamp:
+        yield sink_cell(XSK_NOVERIFY, KERNEL_NOSTAMP, 60, 1,
+                        refs=(receive_limit(KERNEL_NOSTAMP, 60, 1),),
+                        label='xdp-sink xsk --no-verify, unstamped feed, 1 queue',
+                        peer=peer_xdpsock_rx(KERNEL_NOSTAMP, 'xdp-sink xsk --no-verify'),
+                        target=Target(1.0, 'xdp-sink xsk --no-verify vs xdpsock -r, same '
+                                           'unstamped feed'))
+
+
+def feature_cells(gens, quick):
+    """pcap replay (xsk; kernel mode refuses --pcap) and drop --sample, 60 B, 1 queue."""
+    if has(gens, XSK_PCAP):
+        c = gen_cell(XSK_PCAP, 60, 1, quick=quick, family='features',
+                     label='xdp-gen xsk --pcap (replay) / the built-in UDP path, 1 queue')
+        yield replace(c, refs=(Ref(BARE, XSK_GEN, 60, 1, 'built-in UDP path'),) + c.refs)
+    yield sink_cell(SAMPLE, KERNEL, 60, 1, family='features',
+                    label='xdp-sink drop --sample 100 / plain drop, 1 queue',
+                    refs=(Ref(DROP, KERNEL, 60, 1, 'plain drop (goal: 0.95 of it)'),
+                          receive_limit(KERNEL, 60, 1)))
+
+
+def rate_cells(gens):
+    """The pacing and CPU rows: paced generators into 'xdp-sink xsk' with its defaults."""
+    for rate in RATES:
+        tag = '%dk' % (rate // 1000) if rate < 1000000 else '%dM' % (rate // 1000000)
+        for g in (KERNEL, XSK_GEN):
+            yield Cell('pacing/%s/%s' % (g.name, tag), XSK_DEFAULTS, g, 60, 1, 'pacing',
+                       rate=rate, gen_options=('--rate', str(rate)), needs=('rate',))
+        for variant, opts in (('default', ()), ('busy-poll', ('--busy-poll',))):
+            yield Cell('cpu/xsk/%s/%s' % (tag, variant), XSK_DEFAULTS, XSK_GEN, 60, 1, 'cpu',
+                       rate=rate, sink_options=opts, gen_options=('--rate', str(rate)) + opts,
+                       needs=('rate',))
+
+
+def quick_cells(gens):
+    """The cells the peer tools are measured against, with 1 and 2 queues."""
+    nostamp = has(gens, KERNEL_NOSTAMP)
+    yield drop_cell(60, 1)
+    for q in QUEUES:
+        yield kernel_cell(60, q, quick=True)
+        yield xsk_gen_cell(60, q, quick=True)
+        if nostamp:
+            yield nostamp_cell(q, quick=True)
+    yield xsk_cell(60, 1)
+    yield from xsk_peer_cells(nostamp)
+
+
+def full_cells(gens):
+    """Every sink mode and every generator at every size and queue count, the AF_XDP
+    sink fed by the slower generators, and the peer pairs."""
+    nostamp = has(gens, KERNEL_NOSTAMP)
+    slower = [XSK_GEN] + [xdp_gen(m) for m in gens if m not in ('kernel', 'xsk')] + [PKTSEND]
+    for q in QUEUES:
+        for size in SIZES:
+            yield kernel_cell(size, q)
+            yield drop_cell(size, q)
+            yield from (sink_cell(s, KERNEL, size, q) for s in (DROP_PARSE, PASS, TX))
+            yield xsk_cell(size, q)
+            yield sink_cell(XSK_NOVERIFY, KERNEL, size, q)
+            yield xsk_gen_cell(size, q)
+            yield from (gen_cell(g, size, q) for g in slower[1:])
+        for g in slower:
+            yield Cell(cell_id(XSK, g, 60, q), XSK, g, 60, q, 'cross', 'cross',
+                       'xdp-sink xsk fed by %s, %s' % (g.title, qtext(q)),
+                       refs=(receive_limit(g, 60, q),))
+        if nostamp:
+            yield nostamp_cell(q)
+    yield from xsk_peer_cells(nostamp)
+
+
+def has(gens, gen):
+    """Whether the xdp-gen found at run time has GEN's mode and the options it needs."""
+    return gen.tool != 'xdp-gen' or (gen.mode in gens and
+                                     all(o in gens[gen.mode] for o in gen.needs))
+
+
+def available(cell, gens):
+    return has(gens, cell.gen) and (cell.gen.tool != 'xdp-gen' or
+                                    all(o in gens[cell.gen.mode] for o in cell.needs))
+
+
+def comparator(ref, kind):
+    """The row of a comparator that is no measured cell itself."""
+    return Cell(ref.id, ref.sink, ref.gen, ref.size, ref.queues,
+                'external' if kind == 'peer' else 'ref')
+
+
+def matrix(gens, quick):
+    """Every row of one run, measured cells first: the xdp-gen modes GENS decide which
+    exist; QUICK picks the cells the peer tools are measured against."""
+    rows = list(feature_cells(gens, quick)) + list((quick_cells if quick else full_cells)(gens))
+    rows += rate_cells(gens)
+    by_id = {}
+    for c in rows:
+        if available(c, gens):
+            if c.id in by_id:
+                raise ValueError('cells.py: two rows are cell %s' % c.id)
+            by_id[c.id] = c
+    for c in list(by_id.values()):
+        for ref, kind in c.comparators():
+            by_id.setdefault(ref.id, comparator(ref, kind))
+    return list(by_id.values())
+
+
+def select(rows, pattern=None, tools=None):
+    """(the rows a run measures and compares, notes): PATTERN (a compiled regex) picks
+    measured cells by id, their comparators come along; a peer whose tool is not in
+    TOOLS is dropped from its cell, with a note. tools=None: every peer kept."""
+    measured, notes = [], set()
+    for c in rows:
+        if c.group in COMPARATORS or (pattern and not pattern.search(c.id)):
+            continue
+        if c.peer and tools is not None and peer_tool(c) not in tools:
+            notes.add('%s not on PATH: %s has no peer row' % (peer_tool(c), c.id))
+            c = replace(c, peer=None)
+        measured.append(c)
+    out = {c.id: c for c in measured}
+    for c in measured:
+        for ref, kind in c.comparators():
+            # A measured cell that is only here as a comparator is run as one.
+            out.setdefault(ref.id, comparator(ref, kind))
+    return list(out.values()), sorted(notes)
+
+
+def peer_tool(cell):
+    """The peer tool a cell's peer row runs."""
+    p = cell.peer
+    return p.sink.tool if p.sink.external else p.gen.tool
+
+
+class AllOptions:
+    """Every option: the rows a result file may hold, whatever xdp-gen it was made with."""
+
+    def __contains__(self, _):
+        return True
+
+
+def index(modes):
+    """{cell id: row} of the quick and full matrices with every option of MODES, the
+    xdp-gen modes a result lists: what the plot reads a result's cells by."""
+    gens = {m: AllOptions() for m in set(modes) | {'kernel', 'xsk'}}
+    out = {}
+    for quick in (True, False):
+        for c in matrix(gens, quick):
+            out.setdefault(c.id, c)
+    return out
+
+
+def target_rows():
+    """The rows with a target, whether or not a given run has them."""
+    gens = {m: AllOptions() for m in ('kernel', 'xsk')}
+    return [c for c in matrix(gens, True) if c.target]

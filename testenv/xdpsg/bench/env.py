@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The run's settings and what this machine has: environment variables, the tools'
+paths (and the private copies the run uses), xdp-gen's modes, the peer tools on
+PATH, testenv.sh's backpressure options, and the machine description a result keeps."""
+
+import os
+import shutil
+import socket
+from dataclasses import dataclass, field
+
+from .. import lab as xl, proc
+
+# testenv/xdpsg/bench/ -> the checkout's root
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+PEER_TOOLS = ('xdp-bench', 'xdp-trafficgen', 'xdpsock')
+TOLERANCE = 0.01  # tool report vs kernel counter
+
+ENVIRONMENT = """Environment: BUILD (build dir, default build), BENCH=quick|full (default full),
+BENCH_REPEAT (rotations per group, default 3), BENCH_WINDOW (measured seconds per run),
+BENCH_WARM (seconds before the window), BENCH_FILTER (regex on cell ids; their
+references are added), BENCH_OUT (results dir, default bench/results),
+BENCH_PLOT=0 (no PNGs), BENCH_ALLOC=0 / BENCH_BACKPRESSURE=0 (skip those rows),
+BENCH_STATE (file that run.sh reads to tear down labs if this script dies)."""
+
+
+@dataclass
+class Paths:
+    """The binaries a run executes; copy() points them at private copies."""
+    sink: str
+    gen: str
+    ref: str
+    alloc: str
+    pktsend: str
+
+    @classmethod
+    def of_build(cls, build):
+        return cls(os.path.join(build, 'xdp-sink'), os.path.join(build, 'xdp-gen'),
+                   os.path.join(build, 'bench-ref'), os.path.join(build, 'bench-alloc'),
+                   os.path.join(build, 'tests', 'pktsend'))
+
+    def all(self):
+        return [self.sink, self.gen, self.ref, self.alloc, self.pktsend]
+
+    def copy(self, d):
+        """Run private copies in D: others may rebuild build/ while the matrix runs.
+        tmpfs under /tmp may be noexec; then the originals are kept."""
+        os.makedirs(d)
+        copies = []
+        for b in self.all():
+            dst = os.path.join(d, os.path.basename(b))
+            shutil.copy2(b, dst)
+            copies.append(dst)
+        if proc.run([copies[0], '--version']).returncode == 0:
+            self.sink, self.gen, self.ref, self.alloc, self.pktsend = copies
+
+
+@dataclass
+class Ctx:
+    """Everything a run's functions share: settings, paths, its private directory,
+    the labs it made (for cleanup) and its log."""
+    quick: bool = False
+    repeat: int = 3
+    window: float = 2.0
+    warm: float = 0.5
+    filter: str = None
+    outdir: str = os.path.join(ROOT, 'bench', 'results')
+    state: str = None  # the file bench/run.sh tears the listed labs down from
+    backpressure: bool = True
+    plot: bool = True
+    alloc: bool = True
+    root: str = ROOT
+    testenv: str = os.path.join(ROOT, 'testenv', 'testenv.sh')
+    paths: Paths = None
+    tmp: str = None
+    labs: list = field(default_factory=list)
+
+    @classmethod
+    def from_environ(cls, env):
+        quick = env.get('BENCH', 'full') == 'quick'
+        build = os.path.join(ROOT, env.get('BUILD', 'build'))
+        return cls(quick=quick, repeat=int(env.get('BENCH_REPEAT', '3')),
+                   window=float(env.get('BENCH_WINDOW', '1.0' if quick else '2.0')),
+                   warm=float(env.get('BENCH_WARM', '0.5')),
+                   filter=env.get('BENCH_FILTER') or None,
+                   outdir=env.get('BENCH_OUT', os.path.join(ROOT, 'bench', 'results')),
+                   state=env.get('BENCH_STATE'),
+                   # Quick leaves the backpressure scenario out (18 s of its 4 minutes).
+                   backpressure=env.get('BENCH_BACKPRESSURE', '0' if quick else '1') != '0',
+                   plot=env.get('BENCH_PLOT', '1') != '0',
+                   alloc=env.get('BENCH_ALLOC', '1') != '0',
+                   paths=Paths.of_build(build))
+
+    def log(self, msg):
+        print(msg, flush=True)
+
+    def sh(self, argv, check=False, timeout=60):
+        return proc.run(argv, timeout=timeout, check=check, cwd=self.root)
+
+
+def gen_modes(ctx):
+    """{mode: its long options} from 'xdp-gen --version --json', so a new mode is picked
+    up by itself; VersionError if xdp-gen does not answer that query."""
+    return proc.tool_modes(proc.version_query(ctx.paths.gen))
+
+
+def external_tools():
+    return {t: shutil.which(t) for t in PEER_TOOLS if shutil.which(t)}
+
+
+def backpressure_options(ctx):
+    """(the scenario's long options or None, why not) from 'testenv.sh --version --json'."""
+    try:
+        opts = xl.backpressure_options(proc.version_query(ctx.testenv, timeout=20))
+    except proc.VersionError as e:
+        return None, str(e)
+    return opts, None if opts is not None else \
+        "'testenv/testenv.sh --version --json' lists no backpressure command in this tree"
+
+
+def first_value(path, key):
+    """The value of the first 'KEY...: value' line of PATH, or None."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(key):
+                    return line.split(':', 1)[1].strip()
+    except OSError:
+        pass
+    return None
+
+
+def loadavg():
+    with open('/proc/loadavg') as f:
+        return f.read().split()[:3]
+
+
+def machine_info(ctx, gens):
+    pkgs = {}
+    r = ctx.sh(['dpkg-query', '-W', '-f', '${Package} ${Version}\\n', 'libbpf1', 'libbpf-dev',
+                'libxdp1', 'libxdp-dev', 'iproute2', 'ethtool', 'clang', 'bpftool',
+                'gnuplot-nox'])
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if len(p) == 2:
+            pkgs[p[0]] = p[1]
+    git = ctx.sh(['git', '-C', ctx.root, 'describe', '--always', '--dirty']).stdout.strip()
+    return {
+        'host': socket.gethostname(),
+        'kernel': os.uname().release,
+        'cpu_model': first_value('/proc/cpuinfo', 'model name'),
+        'nproc': os.cpu_count(),
+        'mem_total': first_value('/proc/meminfo', 'MemTotal'),
+        'tools': {
+            'xdp-sink': ctx.sh([ctx.paths.sink, '--version']).stdout.strip(),
+            'xdp-gen': ctx.sh([ctx.paths.gen, '--version']).stdout.strip(),
+            'xdp-gen modes': sorted(gens),
+            'git': git,
+        },
+        'packages': pkgs,
+        'loadavg_start': loadavg(),
+    }
