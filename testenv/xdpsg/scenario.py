@@ -12,7 +12,8 @@ does the rest the same way for each:
   through its finally blocks. One signal makes one Interrupted: a second one while
   the run unwinds is ignored, and so are all while cleanup() runs (SIG_IGN, which
   the commands cleanup starts inherit: a second ^C cannot cut a teardown short);
-- cleanup() runs exactly once after run(), however run() ended;
+- cleanup() runs exactly once after run(), however run() ended; if it fails
+  (Failure, LabError) the run cannot have succeeded: exit 1, after the report;
 - exit codes: 0 done, 1 the run failed (Failure, or LabError from a lab command or
   a tool), 2 bad usage (UsageError: one line on stderr naming the problem and the
   fix, nothing left behind), 130 interrupted;
@@ -313,7 +314,7 @@ def main(sc, argv, argv0=None):
             rc, result = _phase(sc, sigs, 'interrupted; cleaning up', sc.run, args)
         finally:
             sigs.ignore()
-            sc.cleanup()
+            cleaned = _cleanup(sc)
         if rc is None:
             sigs.catch()
             rc, result = _phase(sc, sigs, 'interrupted', sc.report, args, result)
@@ -321,4 +322,15 @@ def main(sc, argv, argv0=None):
                 rc = result or 0
     finally:
         sigs.restore()
-    return rc
+    # What cleanup could not undo is left behind: never a success.
+    return rc if rc or cleaned else 1
+
+
+def _cleanup(sc):
+    """sc.cleanup(); False (said on stderr) if a lab command in it failed."""
+    try:
+        sc.cleanup()
+    except (Failure, LabError) as e:
+        sc.log('FAILED: cleanup: %s' % one_line(e))
+        return False
+    return True

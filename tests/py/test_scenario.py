@@ -106,6 +106,16 @@ class ExitCodes(unittest.TestCase):
         self.assertEqual((rc, err), (2, ["testenv.sh demo: no lab 'x': make one"]))
         self.assertEqual(sc.calls.count('cleanup'), 1)
 
+    def test_failed_cleanup_is_1(self):
+        def teardown(sc):
+            raise LabError('testenv.sh teardown did not finish in 120 s')
+        sc = Stub(cleanup=teardown)
+        rc, _, err = main(sc)
+        self.assertEqual(rc, 1)
+        self.assertEqual(err, ['demo: FAILED: cleanup: testenv.sh teardown did not finish in 120 s'])
+        self.assertEqual(sc.calls, ['run', 'cleanup', 'report result'])  # the result still told
+        self.assertEqual(main(Stub(run=lambda sc: kill_self(), cleanup=teardown))[0], 130)
+
     def test_unexpected_exception_still_cleans_up(self):
         def bug(sc):
             raise ZeroDivisionError('a bug')
