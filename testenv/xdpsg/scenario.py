@@ -8,12 +8,20 @@ does the rest the same way for each:
   'testenv.sh --version --json');
 - the arguments are parsed by the scenario's parser (an argparse parser made with
   parser(), whose errors are UsageError) and checked by its check();
-- SIGINT and SIGTERM (Scenario.signals) become Interrupted in the main thread, so
-  the run unwinds through its finally blocks; while cleanup() runs they are ignored;
+- SIGINT and SIGTERM become Interrupted in the main thread, so the run unwinds
+  through its finally blocks. One signal makes one Interrupted: a second one while
+  the run unwinds is ignored, and so are all while cleanup() runs (SIG_IGN, which
+  the commands cleanup starts inherit: a second ^C cannot cut a teardown short);
+- cleanup() runs exactly once after run(), however run() ended; if it fails
+  (Failure, LabError) the run cannot have succeeded: exit 1, after the report;
 - exit codes: 0 done, 1 the run failed (Failure, or LabError from a lab command or
   a tool), 2 bad usage (UsageError: one line on stderr naming the problem and the
   fix, nothing left behind), 130 interrupted;
-- run() returns a result; report() prints it and returns the exit code.
+- run() returns a result; report() prints it after cleanup() and returns the exit
+  code.
+- The name in messages is the one the scenario was run by: 'testenv.sh rfc2544'
+  when testenv.sh ran it (testenv.sh passes '--testenv PATH' first), else the
+  script's own name ('rfc2544.py'), else the class's prog.
 
     class Backpressure(scenario.Scenario):
         prog = 'testenv.sh backpressure'
@@ -23,7 +31,13 @@ does the rest the same way for each:
         def report(self, args, result): ...
         def cleanup(self): ...
 
-    sys.exit(scenario.main(Backpressure(), sys.argv[1:]))
+    sys.exit(scenario.main(Backpressure(), sys.argv[1:], sys.argv[0]))
+
+Also here, because every scenario needs them: where the tools are built
+(build_path, require_built), the environment the tools get (tool_env), a tool's
+final JSON record or a Failure that says why there is none (summary_of), a lab
+made with its errors sorted into bad usage and failure (setup_lab), and files
+written whole or not at all (write_atomic).
 """
 
 import argparse
@@ -35,6 +49,10 @@ import tempfile
 
 from .proc import LabError
 
+# The checkout: testenv/xdpsg/scenario.py -> the directory above testenv/.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
 
 class UsageError(Exception):
     """Bad usage: the message names the problem and the fix; exit 2."""
@@ -44,8 +62,12 @@ class Failure(Exception):
     """The run failed for a reason the message gives; exit 1."""
 
 
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived; exit 130 after cleanup."""
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived; exit 130 after cleanup.
+
+    A BaseException, as KeyboardInterrupt is: an 'except Exception' in a run does
+    not swallow it.
+    """
 
 
 class Parser(argparse.ArgumentParser):
@@ -66,8 +88,27 @@ def long_options(p):
             for o in act.option_strings if o.startswith('--') and o != '--help']
 
 
-def write_atomic(path, data, mode='w'):
-    """Write PATH whole or not at all: a new file beside it, renamed over it."""
+def one_line(msg):
+    """MSG on one line: its lines joined with ' | ', as proc.one_line does for a command."""
+    return ' | '.join(ln.strip() for ln in str(msg).splitlines() if ln.strip())
+
+
+def invoked_as(prog, argv, argv0=None):
+    """The name for messages: PROG's command after testenv.sh's name when testenv.sh ran
+    us ('--testenv PATH' first in ARGV), else the name we were run by (ARGV0), else PROG."""
+    if len(argv) > 1 and argv[0] == '--testenv':
+        return '%s %s' % (os.path.basename(argv[1]), prog.split()[-1])
+    if argv0:
+        return os.path.basename(argv0)
+    return prog
+
+
+def write_atomic(path, data, mode='w', perm=0o644):
+    """Write PATH whole or not at all: a new file beside it, renamed over it.
+
+    A reader never sees half a file, and a symlink at PATH is replaced, never
+    followed. The file gets PERM (mkstemp's 0600 is for the moment before the rename).
+    """
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=d)
     try:
@@ -75,6 +116,7 @@ def write_atomic(path, data, mode='w'):
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, perm)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -84,17 +126,76 @@ def write_atomic(path, data, mode='w'):
         raise
 
 
+# ---------------------------------------------------------------------------
+# What every scenario needs of the tree and the tools
+
+
+def build_path(*parts):
+    """A path under the build directory: $BUILD (relative to the checkout), else build/."""
+    build = os.environ.get('BUILD') or os.path.join(ROOT, 'build')
+    if not os.path.isabs(build):
+        build = os.path.join(ROOT, build)
+    return os.path.join(build, *parts)
+
+
+def require_built(paths, fix="run 'make'"):
+    """UsageError naming the first of PATHS that is not an executable file."""
+    for p in paths:
+        if not os.access(p, os.X_OK):
+            raise UsageError('%s is not built: %s' % (p, fix))
+
+
+def require_root(why):
+    if os.geteuid() != 0:
+        raise UsageError('must run as root (%s)' % why)
+
+
+def tool_env():
+    """This process's environment without XDPSG_* (test hooks and settings for one
+    tool, which a scenario hands to that tool alone)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith('XDPSG_')}
+
+
+def summary_of(tool, lines=3):
+    """The tool's final {"type":"summary"} record, or a Failure with its last words."""
+    s = tool.summary()
+    if s is None:
+        raise Failure('%s exited %s without a summary: %s'
+                      % (tool.label, tool.returncode, ' | '.join(tool.err_lines[-lines:])))
+    return s
+
+
+def setup_lab(lab, *options, timeout=60):
+    """lab.setup(OPTIONS...), its refusal a UsageError (testenv's exit 2: the name is
+    taken, an option is bad) and its failure a Failure. A lab that was made but whose
+    variables could not be read stays a LabError: cleanup() removes it."""
+    try:
+        lab.setup(*options, timeout=timeout)
+    except LabError as e:
+        if lab.made:
+            raise
+        if e.returncode == 2:
+            raise UsageError('lab setup refused: %s' % e.detail) from None
+        raise Failure('lab setup failed: %s' % e.detail) from None
+
+
+# ---------------------------------------------------------------------------
+# The skeleton
+
+
 class Scenario:
     """Override parser(), run() and report(); check() and cleanup() as needed."""
 
     prog = 'scenario'
-    signals = (signal.SIGINT, signal.SIGTERM)  # turned into Interrupted while run() runs
+    json = False  # main() sets it from --json: out() is quiet then, emit() prints
+    signals = SIGNALS  # turned into Interrupted while run() and report() run
 
     def parser(self):
         raise NotImplementedError
 
     def check(self, args):
-        """Raise UsageError for values the parser cannot judge alone."""
+        """Raise UsageError for values the parser cannot judge alone, or for an
+        environment the run cannot work in (not root, a tool not built)."""
 
     def run(self, args):
         raise NotImplementedError
@@ -104,49 +205,134 @@ class Scenario:
         return 0
 
     def cleanup(self):
-        """Undo what run() made; called on every way out, signals ignored."""
+        """Undo what run() made; called once after run(), however it ended, with
+        SIGINT and SIGTERM ignored. run() may have stopped anywhere: check what exists."""
 
     def log(self, msg):
+        """A message on stderr, after the command's name ('rfc2544', 'rfc2544.py')."""
         print('%s: %s' % (self.prog.split()[-1], msg), file=sys.stderr, flush=True)
 
+    def usage(self, err):
+        """A usage error: one line, after the full name ('testenv.sh rfc2544')."""
+        print('%s: %s' % (self.prog, one_line(err)), file=sys.stderr, flush=True)
 
-def _interrupt(signum, _frame):
-    raise Interrupted(signum)
+    def out(self, text=''):
+        """A line of the human report (nothing with --json)."""
+        if not self.json:
+            print(text, flush=True)
+
+    def emit(self, obj):
+        """One JSON line (with --json only)."""
+        if self.json:
+            print(json.dumps(obj), flush=True)
 
 
-def main(sc, argv):
-    """Run scenario SC with ARGV; the exit code."""
+class _Signals:
+    """SIGINT and SIGTERM for main(): Interrupted while armed, one per phase.
+
+    The handler disarms itself before it raises, so a second signal does not cut
+    the unwinding of the first short. A signal that comes while unarmed (between
+    phases) is kept and raised when the next phase arms.
+    """
+
+    def __init__(self, sigs=SIGNALS):
+        self.sigs = tuple(sigs)
+        self.armed = False
+        self.missed = None
+        self.old = {s: signal.signal(s, self._handler) for s in self.sigs}
+
+    def _handler(self, signum, _frame):
+        if not self.armed:
+            self.missed = signum
+            return
+        self.armed = False
+        raise Interrupted(signum)
+
+    def arm(self):
+        self.armed = True
+        if self.missed is not None:
+            signum, self.missed = self.missed, None
+            self.armed = False
+            raise Interrupted(signum)
+
+    def catch(self):
+        for s in self.sigs:
+            signal.signal(s, self._handler)
+
+    def ignore(self):
+        self.armed = False
+        for s in self.sigs:
+            signal.signal(s, signal.SIG_IGN)
+        self.missed = None
+
+    def restore(self):
+        self.armed = False
+        for s, h in self.old.items():
+            signal.signal(s, h)
+
+
+def _phase(sc, sigs, what, fn, *args):
+    """(None, fn(*args)), or (exit code, None) when fn raised one of ours.
+
+    The finally disarms with a plain store: no call, so no signal handler can run
+    between the end of fn and it, and none raises after it.
+    """
+    try:
+        try:
+            sigs.arm()
+            return None, fn(*args)
+        except UsageError as e:
+            sc.usage(e)
+            return 2, None
+        except (Failure, LabError) as e:
+            sc.log('FAILED: %s' % one_line(e))
+            return 1, None
+    except Interrupted:
+        sc.log(what)
+        return 130, None
+    finally:
+        sigs.armed = False
+
+
+def main(sc, argv, argv0=None):
+    """Run scenario SC with ARGV (ARGV0: the name it was run by); the exit code."""
+    argv = list(argv)
+    sc.prog = invoked_as(sc.prog, argv, argv0)
     p = sc.parser()
+    p.prog = sc.prog
     if argv == ['--list-options']:
         print(json.dumps(long_options(p), separators=(',', ':')))
         return 0
     try:
         args = p.parse_args(argv)
+        sc.json = bool(getattr(args, 'json', False))
         sc.check(args)
     except UsageError as e:
-        print('%s: %s' % (sc.prog, e), file=sys.stderr)
+        sc.usage(e)
         return 2
-    old = {s: signal.signal(s, _interrupt) for s in sc.signals}
-    result, rc = None, 1
+    sigs = _Signals(sc.signals)
     try:
-        result = sc.run(args)
-        rc = None
-    except UsageError as e:
-        print('%s: %s' % (sc.prog, e), file=sys.stderr)
-        rc = 2
-    except (Failure, LabError) as e:
-        sc.log('FAILED: %s' % e)
-    except (Interrupted, KeyboardInterrupt):
-        sc.log('interrupted; cleaning up')
-        rc = 130
-    finally:
-        for s in old:
-            signal.signal(s, signal.SIG_IGN)
         try:
-            sc.cleanup()
+            rc, result = _phase(sc, sigs, 'interrupted; cleaning up', sc.run, args)
         finally:
-            for s, h in old.items():
-                signal.signal(s, h)
-    if rc is None:
-        rc = sc.report(args, result)
-    return rc
+            sigs.ignore()
+            cleaned = _cleanup(sc)
+        if rc is None:
+            sigs.catch()
+            rc, result = _phase(sc, sigs, 'interrupted', sc.report, args, result)
+            if rc is None:
+                rc = result or 0
+    finally:
+        sigs.restore()
+    # What cleanup could not undo is left behind: never a success.
+    return rc if rc or cleaned else 1
+
+
+def _cleanup(sc):
+    """sc.cleanup(); False (said on stderr) if a lab command in it failed."""
+    try:
+        sc.cleanup()
+    except (Failure, LabError) as e:
+        sc.log('FAILED: cleanup: %s' % one_line(e))
+        return False
+    return True

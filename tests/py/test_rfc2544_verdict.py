@@ -1,23 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of the RFC 2544 runner's trial verdict (testenv/rfc2544.py trial_verdict and
-sink_books): stdlib only, no root, no lab. The books here are what xdp-sink xsk reports per
+"""Unit tests of the RFC 2544 runner's trial verdict (xdpsg.rfc2544.verdict: trial_verdict
+and sink_books) and its throughput search (xdpsg.rfc2544.search, over stub trials): stdlib
+only, no root, no lab. The books here are what xdp-sink xsk reports per
 run (common/seqtrack.h): 'received' holds every frame of the run in its books, duplicates
 and late frames (behind the reorder window: duplicates or late originals) included.
 
-Run by tests/integration/test_pylib.sh (test_pylib_rfc2544_verdict), or directly:
-  python3 tests/py/test_rfc2544_verdict.py [-v] [CLASS[.METHOD]]
+Run by tests/integration/test_pylib.sh (test_pylib_rfc2544_verdict), or directly with the
+package on the path:
+  PYTHONPATH=testenv python3 -B tests/py/test_rfc2544_verdict.py [-v] [CLASS[.METHOD]]
 """
 
-import os
-import sys
 import unittest
 
-sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-ROOT = os.environ.get('ROOT') or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, 'testenv'))
-import rfc2544  # noqa: E402
+from xdpsg.rfc2544 import options, search
+from xdpsg.rfc2544.verdict import sink_books, trial_verdict
 
 
 def verdict(sent, received, loss_ratio=0, **kw):
@@ -25,7 +22,7 @@ def verdict(sent, received, loss_ratio=0, **kw):
     for k in ('duplicates', 'late', 'implausible', 'ts_future', 'ts_stale'):
         if k in kw:
             books[k] = kw.pop(k)
-    return rfc2544.trial_verdict(sent, books, loss_ratio, **kw)
+    return trial_verdict(sent, books, loss_ratio, **kw)
 
 
 class LossRatio(unittest.TestCase):
@@ -114,16 +111,16 @@ class Books(unittest.TestCase):
     def test_books_of_the_run(self):
         ssum = {'runs': [{'run': 7, 'received': 5, 'late': 0}, {'run': 9, 'received': 100, 'late': 3}],
                 'stamped': 105, 'late': 3}
-        books, how = rfc2544.Runner.sink_books(ssum, 9)
+        books, how = sink_books(ssum, 9)
         self.assertEqual((books['received'], books['late'], how), (100, 3, 'run'))
         # A run the sink has no books of delivered nothing.
-        books, how = rfc2544.Runner.sink_books(ssum, 8)
-        v = rfc2544.trial_verdict(100, books, 0)
+        books, how = sink_books(ssum, 8)
+        v = trial_verdict(100, books, 0)
         self.assertEqual((v['verdict'], v['lost']), ('loss', 100))
         # An older sink's totals: late frames there count as in a run's books.
-        books, how = rfc2544.Runner.sink_books({'stamped': 100, 'duplicates': 0, 'late': 4}, 9)
+        books, how = sink_books({'stamped': 100, 'duplicates': 0, 'late': 4}, 9)
         self.assertEqual(how, 'totals')
-        v = rfc2544.trial_verdict(100, books, 0)
+        v = trial_verdict(100, books, 0)
         self.assertEqual((v['verdict'], v['delivered']), ('uncertain', 96))
 
 
@@ -162,20 +159,18 @@ class Search(unittest.TestCase):
     def search(self, gen_pps, dut_pps):
         """Throughput of a DUT that delivers DUT_PPS, offered by a generator that reaches
         GEN_PPS[i] in trial i."""
-        a = rfc2544.parse_args(['--gen-if', 'a', '--sink-if', 'b', '--max-rate', '1000000',
-                                '--max-trials', '8'])
-        r = rfc2544.Runner.__new__(rfc2544.Runner)
-        r.a, r.mbit, r.emit = a, 10000, lambda o: None
+        a = options.make_parser('rfc2544').parse_args(['--gen-if', 'a', '--sink-if', 'b',
+                                                       '--max-rate', '1000000', '--max-trials', '8'])
+        options.check(a)
         n = iter(gen_pps)
 
         def trial(test, size, rate=None, count=None):
             sent = int(min(rate, next(n)) * a.trial)
             got = min(sent, int(dut_pps * a.trial))
-            t = rfc2544.trial_verdict(sent, {'received': got}, a.loss_ratio, offered=rate * a.trial)
+            t = trial_verdict(sent, {'received': got}, a.loss_ratio, offered=rate * a.trial)
             return dict(t, loss_ratio=t['lost'] / sent, achieved_pps=sent / a.trial,
                         delivered_pps=got / a.trial, offered_pps=round(rate), latency_ns=None, run=1)
-        r.trial = trial
-        return r.throughput(64)
+        return search.Search(a, 10000, trial).throughput(64)
 
     def test_generator_shortfalls_alone_do_not_blame_the_dut(self):
         # A generator that falls further behind in every trial (a machine getting busier):

@@ -1,0 +1,137 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The RFC 2544 report: a text table for the terminal, and Markdown for rfc2544.md."""
+
+import os
+
+
+def fmt_pps(v):
+    return "-" if v is None else f"{v:,.0f}"
+
+
+def fmt_us(ns):
+    return "-" if ns is None else f"{ns / 1000:,.1f}"
+
+
+def text_report(r):
+    out = []
+    tps = r["throughput"]
+    if tps:
+        out.append("")
+        out.append("throughput (loss ratio <= %g) and latency at that rate" % r["loss_ratio"])
+        hdr = ["size", "wire", "throughput pps", "Mbit/s", "% line", "limited by", "trials",
+               "lat min us", "p50", "p99", "p99.9", "max"]
+        rows = []
+        for t in tps:
+            L = t["latency_ns"] or {}
+            rows.append([t["size"], t["wire_size"], fmt_pps(t["throughput_pps"]),
+                         f"{t['throughput_mbps']:,.1f}", f"{t['line_pct']:.2f}", t["limited_by"],
+                         t["trials"], fmt_us(L.get("min")), fmt_us(L.get("p50")),
+                         fmt_us(L.get("p99")), fmt_us(L.get("p999")), fmt_us(L.get("max"))])
+        out.append(table(rows, hdr))
+        for t in tps:
+            out.append("  search %d B: " % t["size"] + " -> ".join(
+                "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"]))
+            if t["generator_limit_pps"]:
+                out.append("    generator limit seen: %s pps" % fmt_pps(t["generator_limit_pps"]))
+    for L in r["loss"]:
+        out.append("")
+        out.append("frame loss rate, %d B (%% of the maximum rate)" % L["size"])
+        rows = []
+        for x in L["rows"]:
+            if x.get("skipped"):
+                rows.append(["%g" % x["pct"], fmt_pps(x["offered_pps"]), "-", "-", "-", x["note"]])
+            else:
+                rows.append(["%g" % x["pct"], fmt_pps(x["offered_pps"]), f"{x['sent']:,}",
+                             f"{x['received']:,}", loss_cell(x), x["note"]])
+        out.append(table(rows, ["%", "offered pps", "sent", "received", "loss %", "note"]))
+    if r["b2b"]:
+        out.append("")
+        out.append("back-to-back (bursts at the generator's full speed)")
+        rows = [[b["size"], b["wire_size"], f"{b['longest_burst']:,}",
+                 "-" if b["first_loss_burst"] is None else f"{b['first_loss_burst']:,}",
+                 fmt_pps(b["burst_pps"]), b["trials"], b["note"]] for b in r["b2b"]]
+        out.append(table(rows, ["size", "wire", "longest burst, no loss", "first loss at",
+                                "burst pps", "trials", "note"]))
+    out.append("")
+    out.append("%d trials in %.0f s; books: %s" % (r["trials"], r["duration_s"], r["books"]))
+    return "\n".join(out)
+
+
+def step_text(s):
+    """A search step's result; a loss in frames, which no rounding hides."""
+    if s["result"] == "loss":
+        return "loss %s (%.3g%%)" % (f"{s['lost']:,}", 100 * s["loss_ratio"])
+    if s["result"] == "uncertain":
+        return "uncertain (%s late)" % f"{s['late']:,}"
+    return s["result"]
+
+
+def loss_cell(x):
+    """A loss-rate row's loss %: a range when late frames leave it open; never 0.0000 for a loss."""
+    if x["shortfall"]:
+        return "shortfall"
+
+    def pct(v):
+        return "<0.0001" if 0 < v < 0.0001 else "%.4f" % v
+    if x.get("verdict") == "uncertain" and x.get("loss_pct_min", x["loss_pct"]) != x["loss_pct"]:
+        return "%s-%s" % (pct(x["loss_pct_min"]), pct(x["loss_pct"]))
+    return pct(x["loss_pct"])
+
+
+def table(rows, header):
+    rows = [[str(c) for c in x] for x in rows]
+    w = [max([len(header[i])] + [len(x[i]) for x in rows]) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w[i]) for i, h in enumerate(header)).rstrip(),
+             "  ".join("-" * w[i] for i in range(len(header)))]
+    lines += ["  ".join(c.ljust(w[i]) for i, c in enumerate(x)).rstrip() for x in rows]
+    return "\n".join(lines)
+
+
+def md_table(rows, header):
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c).replace("|", "/") for c in x) + " |" for x in rows]
+    return "\n".join(out)
+
+
+def md_report(r, pngs):
+    lines = ["# RFC 2544: %s" % r["where"], "",
+             "%s, %s, kernel %s. Generator `xdp-gen %s`, sink `xdp-sink xsk`; trial %g s; warm-up: %s; "
+             "loss ratio %g; line rate %g Mbit/s (%s). Frame sizes include the 4-byte FCS; "
+             "the wire size is what xdp-gen sends (`-s`). Books: %s, %d trials in %.0f s."
+             % (r["date"], r["host"], r["kernel"], r["gen"], r["trial_s"], r["warmup"],
+                r["loss_ratio"], r["line_rate_mbps"], r["line_rate_from"], r["books"],
+                r["trials"], r["duration_s"]), ""]
+    if r["throughput"]:
+        lines += ["## Throughput and latency", ""]
+        lines.append(md_table([[t["size"], t["wire_size"], fmt_pps(t["throughput_pps"]),
+                                "%.1f" % t["throughput_mbps"], "%.2f" % t["line_pct"], t["limited_by"],
+                                t["trials"]] + [fmt_us((t["latency_ns"] or {}).get(k))
+                                                for k in ("min", "p50", "p99", "p999", "max")]
+                               for t in r["throughput"]],
+                              ["size", "wire", "throughput pps", "Mbit/s", "% line", "limited by",
+                               "trials", "min us", "p50 us", "p99 us", "p99.9 us", "max us"]))
+        lines.append("")
+        for t in r["throughput"]:
+            lines.append("- search, %d B: %s" % (t["size"], " → ".join(
+                "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"])))
+        lines.append("")
+    for L in r["loss"]:
+        lines += ["## Frame loss rate, %d B" % L["size"], ""]
+        lines.append(md_table([["%g" % x["pct"], fmt_pps(x["offered_pps"])] +
+                               (["-", "-", "-", x["note"]] if x.get("skipped") else
+                                [x["sent"], x["received"], loss_cell(x), x["note"]])
+                               for x in L["rows"]],
+                              ["% of max", "offered pps", "sent", "received", "loss %", "note"]))
+        lines.append("")
+    if r["b2b"]:
+        lines += ["## Back-to-back", ""]
+        lines.append(md_table([[b["size"], b["wire_size"], b["longest_burst"],
+                                b["first_loss_burst"] or "-", fmt_pps(b["burst_pps"]), b["trials"],
+                                b["note"]] for b in r["b2b"]],
+                              ["size", "wire", "longest burst without loss", "first loss at",
+                               "burst pps", "trials", "note"]))
+        lines.append("")
+    for p in pngs:
+        lines += ["![%s](%s)" % (os.path.basename(p), os.path.basename(p)), ""]
+    return "\n".join(lines)
+

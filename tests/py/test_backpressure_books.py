@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of the backpressure scenario's books (xdpsg.backpressure.books): stdlib
+only, no root, no lab. The inputs are what the tools' summaries and kstats-dump give;
+each test is one path packets take, and every packet must land in exactly one place.
+
+Run by tests/integration/test_pylib.sh (test_pylib_backpressure_books), or directly
+with the package on the path:
+  PYTHONPATH=testenv python3 -B tests/py/test_backpressure_books.py [-v] [CLASS[.METHOD]]
+"""
+
+import types
+import unittest
+
+from xdpsg.backpressure import books as bk, report
+
+
+def opts(**kw):
+    a = dict(gen='qdisc', sink='drop', name='bp', qdisc='pfifo', limit=1000, cost=3000,
+             threads=2, rate=0, sndbuf='64M', queues=1, duration=2.0, interval=1.0)
+    a.update(kw)
+    return types.SimpleNamespace(**a)
+
+
+def snap(qdisc_drops=0, qlen=0, tx_dropped=0, xmit_err=0, ring_in=0, rx_drops=0):
+    """A kstats-dump snapshot with the counters the books read."""
+    return {'qdisc': {'kind': 'pfifo', 'drops': qdisc_drops, 'requeues': 0, 'overlimits': 0,
+                      'sent_packets': 0, 'qlen': qlen, 'backlog_bytes': 0},
+            'link': {'tx_dropped': tx_dropped},
+            'veth': {'tx_xdp_xmit_errors': xmit_err, 'rx_xdp_tx_errors': 0,
+                     'rx_xdp_packets': ring_in, 'rx_drops': rx_drops, 'queues': []}}
+
+
+RUN = {'cpu': {'busy_pct': {'0': 50.0}, 'napi_pct': None, 'napi_cpu': 0},
+       'napi_threads': ['napi/bp-s-1'], 'stall': None, 'errors': []}
+
+
+COUNTERS = ('qdisc_drops', 'tx_dropped', 'xmit_err', 'ring_in', 'rx_drops')
+
+
+def books(a, gs, ss, gen, sink, run=RUN):
+    """The books of a run whose counters went up by GEN and SINK from 100 everywhere (the
+    books take the difference of two snapshots); the queue is empty at the end."""
+    base = snap(**{k: 100 for k in COUNTERS})
+    k1 = {'gen': snap(**{k: 100 + gen.get(k, 0) for k in COUNTERS}),
+          'sink': snap(**{k: 100 + sink.get(k, 0) for k in COUNTERS})}
+    res, drops_after = bk.books(a, gs, ss, {'gen': base, 'sink': base}, k1, run)
+    report.table(res, drops_after)  # the text table takes every record
+    return res
+
+
+class Balanced(unittest.TestCase):
+    def test_qdisc_overflow(self):
+        # 1000 attempted: 800 accepted, 200 refused at the qdisc; 800 into the sink ring.
+        res = books(opts(), {'tx_packets': 800, 'attempted': 1000, 'refused': 200, 'duration_s': 2.0},
+                    {'rx_packets': 800, 'drops': {'xdp_aborted': 0}},
+                    {'qdisc_drops': 200}, {'ring_in': 800})
+        self.assertEqual((res['balanced'], res['unexplained'], res['ok']), (True, 0, True))
+        self.assertEqual([c['check'] for c in res['checks']],
+                         ['generator', 'refused', 'transmit', 'sink ring'])
+        self.assertEqual(res['rates']['offered_pps'], 500)
+
+    def test_kernel_gen_xsk_sink(self):
+        # 1000 live frames: 900 transmitted, 100 failed at xdp_xmit; the socket takes 850,
+        # 50 found its rx ring full.
+        res = books(opts(gen='kernel', sink='xsk', threads=1),
+                    {'tx_packets': 1000, 'transmitted': 900, 'failed': 100, 'duration_s': 2.0},
+                    {'xdp_packets': 900, 'rx_packets': 850, 'drops': {'xsk_rx_ring_full': 50}},
+                    {'xmit_err': 100, 'tx_dropped': 100}, {'ring_in': 900})
+        self.assertTrue(res['balanced'], res['checks'])
+        self.assertEqual(res['drops']['xsk_rx_ring_full'], 50)
+
+
+class Unexplained(unittest.TestCase):
+    def test_one_packet_nowhere(self):
+        # 800 accepted, 799 reached the sink ring, and no counter says where one went.
+        res = books(opts(), {'tx_packets': 800, 'attempted': 1000, 'refused': 200},
+                    {'rx_packets': 799, 'drops': {}}, {'qdisc_drops': 200}, {'ring_in': 799})
+        self.assertEqual((res['balanced'], res['ok'], res['unexplained']), (False, False, 1))
+        transmit = next(c for c in res['checks'] if c['check'] == 'transmit')
+        self.assertEqual(transmit['unexplained'], 1)
+
+    def test_a_check_off_in_both_directions(self):
+        # Refused 200, but the qdisc and the veth account for 201: the sum of the parts
+        # is 0 overall, and the run still does not balance.
+        res = books(opts(), {'tx_packets': 800, 'attempted': 1000, 'refused': 200},
+                    {'rx_packets': 800, 'drops': {}}, {'qdisc_drops': 201}, {'ring_in': 800})
+        self.assertFalse(res['balanced'])
+        self.assertEqual(res['unexplained'], 1)
+
+    def test_a_stall_fails_a_balanced_run(self):
+        run = dict(RUN, stall='xdp-gen: stall: qdisc held packets, none sent for 1 s')
+        res = books(opts(), {'tx_packets': 10, 'attempted': 10, 'refused': 0},
+                    {'rx_packets': 10, 'drops': {}}, {}, {'ring_in': 10}, run)
+        self.assertEqual((res['balanced'], res['ok']), (True, False))
+
+
+if __name__ == '__main__':
+    unittest.main()
