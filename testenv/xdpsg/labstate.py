@@ -11,10 +11,9 @@ Setup and teardown hold an exclusive flock on the directory itself (so no lock f
 left behind): one lab's setup must not race another's 'teardown --all'.
 """
 
-import errno
 import fcntl
 import os
-import time
+import signal
 
 from .topology import DEFAULTS, UsageError
 
@@ -63,17 +62,23 @@ def lock(d, wait=LOCK_WAIT):
         fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except OSError as e:
         raise StateError('cannot open state directory %s: %s' % (d, e.strerror)) from None
-    end = time.monotonic() + wait
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except OSError as e:
-            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN) or time.monotonic() > end:
-                os.close(fd)
-                raise StateError('timed out waiting for the lock on %s (another setup or '
-                                 'teardown hangs?)' % d) from None
-        time.sleep(0.05)
+    # A blocked waiter is woken when the lock is released (a poller could lose to them
+    # time after time); a timer bounds the wait.
+    def expired(signum, frame):
+        raise TimeoutError
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, wait)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+    except TimeoutError:
+        os.close(fd)
+        raise StateError('timed out waiting for the lock on %s (another setup or teardown '
+                         'hangs?)' % d) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def _flag(v):
