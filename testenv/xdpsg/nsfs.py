@@ -87,7 +87,7 @@ class InNetns:
 
     def __enter__(self):
         fd = os.open(ns_path(self.ns), os.O_RDONLY | os.O_CLOEXEC)
-        self.own = os.open('/proc/self/ns/net', os.O_RDONLY | os.O_CLOEXEC)
+        self.own = os.open('/proc/thread-self/ns/net', os.O_RDONLY | os.O_CLOEXEC)
         try:
             setns(fd)
         except BaseException:
