@@ -250,7 +250,6 @@ class Cli:
     def exec(self, r, argv):
         """ARGV in the side's namespace with the lab's bpffs on /sys/fs/bpf; this process
         becomes it, so its exit code and signals are the command's."""
-        from .labnet import EXEC_SH
         name, side = r['name'], r['side']
         paths = labstate.Paths(name)
         topo = topo_.build(labstate.require(paths, self.prog))
@@ -268,7 +267,8 @@ class Cli:
         if argv is None:
             self.info('shell in %s (lab %s); exit it to leave' % (ns, name), sys.stderr)
             argv = [os.environ.get('SHELL') or '/bin/bash']
-        _exec(['ip', 'netns', 'exec', ns, 'sh', '-c', EXEC_SH, 'testenv-' + side, d] + argv)
+        _exec(['ip', 'netns', 'exec', ns, 'sh', '-c', nsfs.EXEC_SH, 'testenv-' + side, d] +
+              argv)
 
     def pin_napi(self, r):
         paths = labstate.Paths(r['name'])

@@ -25,6 +25,7 @@ import time
 from collections import namedtuple
 
 from . import labstate, nsfs
+from .nsfs import EXEC_SH
 from .topology import STEPS, names
 
 Cmd = namedtuple('Cmd', 'tool ns args')  # ns None: the host's
@@ -37,15 +38,6 @@ PinNapi = namedtuple('PinNapi', 'ifname cpu')
 
 BATCH_TOOLS = ('ip', 'tc', 'bridge')
 DUT_ATTACH_WAIT = 10.0  # seconds for the XDP DUT's program to attach
-
-# Runs as 'sh -c' inside a namespace: $1 the side's bpffs, then the command. 'ip netns
-# exec' gives every command a fresh /sys, hiding /sys/fs/bpf: this instance is
-# bind-mounted there, so pins outlive the command.
-EXEC_SH = '''
-mount --bind "$1" /sys/fs/bpf || { echo "testenv: cannot mount bpffs on /sys/fs/bpf" >&2; exit 1; }
-shift
-exec "$@"
-'''
 
 # $1 device, $2 the GRO setting to keep. Writing 'threaded' fails while the veth has no
 # NAPI (no XDP, GRO off); GRO on creates the NAPI instances, and the device keeps the

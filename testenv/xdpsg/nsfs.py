@@ -17,6 +17,15 @@ NETNS_DIR = '/run/netns'
 CLONE_NEWNET = 0x40000000
 MNT_DETACH = 2
 
+# Runs as 'sh -c' inside a namespace: $1 the side's bpffs, then the command. 'ip netns
+# exec' gives every command a fresh /sys, hiding /sys/fs/bpf: this instance is
+# bind-mounted there, so pins outlive the command.
+EXEC_SH = '''
+mount --bind "$1" /sys/fs/bpf || { echo "testenv: cannot mount bpffs on /sys/fs/bpf" >&2; exit 1; }
+shift
+exec "$@"
+'''
+
 _libc = None
 
 
