@@ -16,6 +16,9 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share
+# The Python package (testenv/xdpsg) and the scenario runners the lab calls; xdpsg-lab in
+# $(SBINDIR) finds them by their path relative to it.
+PYLIBDIR ?= $(DATADIR)/xdpsg
 DESTDIR ?=
 
 CC ?= gcc
@@ -93,7 +96,7 @@ MANPAGES := $(patsubst man/%.in,$(OUT)/man/%,$(MAN_IN))
 .SUFFIXES:
 .SECONDARY:
 .PHONY: all tools deps check test test-unit test-integration unit-tests bench demo install \
-	uninstall format check-format check-layout clean help
+	install-lab uninstall format check-format check-layout clean help
 
 all: $(SKELS) $(LIB) $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS) $(HOOK_PROGS) $(MANPAGES)
 
@@ -200,7 +203,10 @@ demo: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
 
-install: all
+PY_PKG := $(wildcard testenv/xdpsg/*.py testenv/xdpsg/*/*.py)
+PY_RUNNERS := testenv/backpressure.py testenv/rfc2544.py
+
+install: all install-lab
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(PROGS) $(DESTDIR)$(SBINDIR)/
 	$(if $(MANPAGES),install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/)
@@ -208,7 +214,21 @@ install: all
 	$(if $(wildcard completion/*),install -m 0644 $(wildcard completion/*) \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/)
 
+# The lab: the package as it is in testenv/, and xdpsg-lab, testenv.sh's installed twin.
+install-lab:
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PYLIBDIR)
+	for f in $(PY_PKG:testenv/%=%); do \
+		install -D -m 0644 testenv/$$f $(DESTDIR)$(PYLIBDIR)/$$f || exit 1; \
+	done
+	install -m 0644 $(PY_RUNNERS) $(DESTDIR)$(PYLIBDIR)/
+	sed 's|@PYLIBDIR_REL@|$(shell realpath -m --relative-to=$(SBINDIR) $(PYLIBDIR))|' \
+		testenv/xdpsg-lab.in >$(DESTDIR)$(SBINDIR)/xdpsg-lab.tmp
+	chmod 0755 $(DESTDIR)$(SBINDIR)/xdpsg-lab.tmp
+	mv -f $(DESTDIR)$(SBINDIR)/xdpsg-lab.tmp $(DESTDIR)$(SBINDIR)/xdpsg-lab
+
 uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/xdpsg-lab
+	rm -rf $(DESTDIR)$(PYLIBDIR)
 	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(notdir $(PROGS)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MANPAGES)))
 	rm -f $(addprefix $(DESTDIR)$(DATADIR)/bash-completion/completions/,$(notdir $(wildcard completion/*)))
@@ -238,7 +258,9 @@ help:
 	@echo '  test-integration  integration tests in lab namespaces (root)'
 	@echo '  demo              generator and sink in a fresh lab for 5 seconds, rates printed'
 	@echo '  bench             the benchmark matrix (BENCH=quick for a short run)'
-	@echo '  install           install binaries, man pages, completions (DESTDIR, PREFIX, SBINDIR, MANDIR)'
+	@echo '  install           install binaries, man pages, completions, the lab (xdpsg-lab and its'
+	@echo '                    Python package in PYLIBDIR); DESTDIR, PREFIX, SBINDIR, MANDIR'
+	@echo '  install-lab       only the lab: xdpsg-lab and the package'
 	@echo '  format            clang-format every source file in place'
 	@echo '  check-format      fail if any source file is not formatted'
 	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout'

@@ -3,7 +3,8 @@
 
 What this module owns, so that each driver does not grow its own copy:
 
-- Lab: one lab made by testenv.sh. setup() with the caller's options, the lab's
+- Lab: one lab made by testenv.sh (the front end of labcli.py; the lab itself is
+  topology.py and labnet.py). setup() with the caller's options, the lab's
   variables (GEN_NS, SINK_IF, ... as lab.vars, or lab.sink_if), the argv that runs a
   command in one side (exec_argv), tools started there (start), removal of an XDP
   program a run left attached (clear_xdp), teardown().
@@ -32,6 +33,7 @@ How cleanup works:
   exception and clean up on the way out.
 """
 
+import json
 import os
 import re
 import shlex
@@ -39,6 +41,7 @@ import signal
 import subprocess
 import time
 
+from .labnet import xdp_progs
 from .proc import LabError, Tool, one_line, run
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/
@@ -173,8 +176,7 @@ class Lab:
     def clear_xdp(self):
         """Detach an XDP program a run left on the lab's veth ends; True if there was one."""
         for ns, ifn in ((self.gen_ns, self.gen_if), (self.sink_ns, self.sink_if)):
-            out = run(['ip', '-n', ns, 'link', 'show', ifn]).stdout
-            if ' xdp' in out or 'prog/xdp' in out:
+            if xdp_attached(ns, ifn):
                 run(['ip', '-n', ns, 'link', 'set', 'dev', ifn, 'xdp', 'off'])
                 run(['ip', '-n', ns, 'link', 'set', 'dev', ifn, 'xdpgeneric', 'off'])
                 return True
@@ -207,8 +209,12 @@ def recorded_labs(path):
 
 
 def xdp_attached(ns, ifname):
-    r = run(['ip', '-n', ns, '-d', 'link', 'show', 'dev', ifname], timeout=5)
-    return 'prog/xdp' in r.stdout
+    """An XDP program (any mode) is attached to IFNAME in NS, as 'ip -j link' says."""
+    r = run(['ip', '-n', ns, '-j', 'link', 'show', 'dev', ifname], timeout=5)
+    try:
+        return r.returncode == 0 and bool(xdp_progs(json.loads(r.stdout)[0]))
+    except (ValueError, IndexError, TypeError):
+        return False
 
 
 def wait_xdp(ns, ifname, timeout=10.0):

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of testenv/xdpsg/lab.py (stdlib only, no root, no real lab).
 
-Run by tests/integration/test_pylib.sh, one class per test function, or directly:
-  python3 tests/py/test_xdpsg_lab.py [-v] [CLASS[.METHOD]]
+Run by tests/integration/test_pylib.sh, one class per test function, or directly
+(testenv/ on PYTHONPATH, as tests/run.sh sets it):
+  PYTHONPATH=testenv python3 tests/py/test_xdpsg_lab.py [-v] [CLASS[.METHOD]]
 Real processes stand in for tools (tiny python/sh children) and a fake testenv.sh
 (a shell script written per test) stands in for the lab, so every rule is exercised
 through the same code the drivers use.
@@ -19,9 +20,6 @@ import time
 import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-ROOT = os.environ.get('ROOT') or os.path.dirname(os.path.dirname(os.path.dirname(
-    os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, 'testenv'))
 from xdpsg import lab as xl, proc, sysstat  # noqa: E402
 
 PY = sys.executable

@@ -1,0 +1,521 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The lab's command line: testenv/testenv.sh (and the installed xdpsg-lab) run this.
+
+    python3 -P -m xdpsg.labcli --front-end=PATH [--front-sink=PATH] -- COMMAND [OPTIONS]
+
+The front end names itself (PATH: messages say its name, and the scenario runners are
+told to call it back) and the xdp-sink the XDP DUT runs unless XDPSG_SINK says another.
+Commands: setup teardown status exec enter list env pin-napi, and, as the first argument
+only, backpressure, rfc2544 (testenv/backpressure.py and testenv/rfc2544.py beside the
+package) and --version --json. Exit codes: 0 success, 1 runtime failure, 2 bad usage or
+environment (one line on stderr).
+"""
+
+import os
+import signal
+import sys
+
+from . import labstate, nsfs, topology as topo_
+from .topology import UsageError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/, or its copy
+LAB_COMMANDS = ('setup', 'teardown', 'status', 'exec', 'enter', 'list', 'env', 'pin-napi')
+RUNNER_COMMANDS = ('backpressure', 'rfc2544')
+SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', '--dut',
+                '--dut-qdisc', '--dut-cpu')
+SETUP_FLAGS = ('--threaded-napi', '--no-ipv6')
+TOOLS = ('ip', 'tc', 'bridge', 'ethtool', 'mount')
+
+
+class Failure(Exception):
+    """A runtime failure: one line, exit code 1."""
+
+
+class Interrupted(Exception):
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+class Cli:
+    """One run: the front end's name, what the user asked, and the output."""
+
+    def __init__(self, front, sink):
+        self.front = front
+        self.prog = os.path.basename(front)
+        self.sink = os.environ.get('XDPSG_SINK') or sink or 'xdp-sink'
+
+    def info(self, msg, file=None):
+        print('%s: %s' % (self.prog, msg), file=file or sys.stdout, flush=True)
+
+    def err(self, msg):
+        print('%s: %s' % (self.prog, msg), file=sys.stderr, flush=True)
+
+    # --- arguments ------------------------------------------------------------------------
+
+    def parse(self, argv):
+        """The request in ARGV, as the shell lab took it: options before or after the
+        command, --opt=value too; for exec, everything after '--' (or after the side and
+        the first word that is no option) is the command."""
+        r = {'cmd': None, 'side': None, 'args': [], 'name': 'xsg', 'name_set': False,
+             'all': False, 'cpu': None, 'given': {}, 'setup_only': []}
+        argv, i, p = list(argv), 0, self.prog
+
+        def value(opt):
+            if i + 1 >= len(argv):
+                raise UsageError('option %s needs a value; see %s --help' % (opt, p))
+            return argv[i + 1]
+
+        while i < len(argv):
+            a = argv[i]
+            if a.startswith('--') and '=' in a:
+                argv[i:i + 1] = a.split('=', 1)
+                continue
+            if a in ('-h', '--help'):
+                print(usage(p), end='')
+                raise SystemExit(0)
+            if a == '--name':
+                r['name'], r['name_set'] = value(a), True
+                i += 1
+            elif a in SETUP_VALUES:
+                r['given'][a[2:]] = value(a)
+                r['setup_only'].append(a)
+                i += 1
+            elif a == '--cpu':
+                r['cpu'] = value(a)
+                i += 1
+            elif a == '--all':
+                r['all'] = True
+            elif a in SETUP_FLAGS:
+                r['given'][a[2:]] = True
+                r['setup_only'].append(a)
+            elif a == '--':
+                r['args'] = argv[i + 1:]
+                if r['cmd'] != 'exec':
+                    raise UsageError("'--' is only used as in: %s exec gen|sink -- CMD..." % p)
+                break
+            elif a.startswith('-'):
+                raise UsageError("unknown option '%s'; see %s --help" % (a, p))
+            elif r['cmd'] is None:
+                if a in RUNNER_COMMANDS:
+                    raise UsageError("'%s' must be the first argument: %s %s [OPTIONS] (see %s "
+                                     "%s --help)" % (a, p, a, p, a))
+                r['cmd'] = a
+            elif r['cmd'] in ('exec', 'enter') and r['side'] is None:
+                r['side'] = a
+            elif r['cmd'] == 'exec':
+                r['args'] = argv[i:]  # a command without '--': all of it from here on
+                break
+            else:
+                raise UsageError("unexpected argument '%s' for '%s'; see %s --help"
+                                 % (a, r['cmd'], p))
+            i += 1
+        return r
+
+    def check(self, r, facts):
+        """UsageError for the first thing wrong with request R; setup's Options."""
+        p, cmd = self.prog, r['cmd']
+        cmds = ', '.join(LAB_COMMANDS + RUNNER_COMMANDS)
+        if cmd is None:
+            raise UsageError('no command given; use one of %s (see %s --help)' % (cmds, p))
+        if cmd not in LAB_COMMANDS:
+            raise UsageError("unknown command '%s'; use one of %s" % (cmd, cmds))
+        if r['cpu'] is not None and cmd != 'pin-napi':
+            raise UsageError("option --cpu only applies to 'pin-napi', not '%s'" % cmd)
+        if cmd == 'pin-napi':
+            if r['cpu'] is None:
+                raise UsageError("'pin-napi' needs --cpu CPU, e.g. %s pin-napi --name %s --cpu 1"
+                                 % (p, r['name']))
+            f = facts()
+            if topo_.check_cpu(r['cpu'], f) is None:
+                raise UsageError("bad --cpu '%s': use an online CPU number from 0 to %d"
+                                 % (r['cpu'], f.ncpu - 1))
+        topo_.check_name(r['name'])
+        if cmd != 'setup' and r['setup_only']:
+            raise UsageError("option %s only applies to 'setup', not '%s'"
+                             % (r['setup_only'][0], cmd))
+        if r['all']:
+            if cmd != 'teardown':
+                raise UsageError("--all only applies to 'teardown'")
+            if r['name_set']:
+                raise UsageError('use either --name or --all with teardown, not both')
+        if cmd in ('exec', 'enter'):
+            side = r['side']
+            if side is None:
+                raise UsageError("'%s' needs a side: gen or sink (or dut), e.g. %s %s --name %s "
+                                 "gen" % (cmd, p, cmd, r['name']))
+            if side not in labstate.SIDES:
+                raise UsageError("bad side '%s' for '%s': use gen or sink (or dut in a lab with "
+                                 "a DUT)" % (side, cmd))
+            if cmd == 'exec' and not r['args']:
+                raise UsageError("'exec' needs a command: %s exec [--name NAME] %s -- CMD..."
+                                 % (p, side))
+        if cmd != 'setup':
+            return None
+        given = dict(r['given'], name=r['name'])
+        return topo_.setup_options(given, facts(), self.sink,
+                                   os.environ.get('TESTENV_FAIL_AT') or None)
+
+    def check_env(self, cmd):
+        if os.geteuid() != 0:
+            raise UsageError('must run as root (namespaces, links and bpffs need it): try sudo '
+                             '%s %s ...' % (self.front, cmd))
+        path = os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin').split(':')
+        for t in TOOLS:
+            if not any(os.access(os.path.join(d, t), os.X_OK) for d in path if d):
+                raise UsageError("missing tool '%s': install iproute2, ethtool and util-linux "
+                                 "(make deps)" % t)
+
+    # --- commands -------------------------------------------------------------------------
+
+    def setup(self, o):
+        from . import labnet
+        topo = topo_.build(o)
+        paths = labstate.Paths(o.name)
+        fd = labstate.lock(paths.dir)
+        try:
+            if os.path.isfile(paths.state):
+                raise UsageError("lab '%s' already exists: remove it first with %s teardown "
+                                 "--name %s" % (o.name, self.prog, o.name))
+            for ns in topo.namespaces:
+                if nsfs.ns_exists(ns.name):
+                    raise UsageError("network namespace '%s' exists but is not a lab of this "
+                                     "script: choose another --name" % ns.name)
+            try:
+                with _signals_raise():
+                    labnet.make(topo, paths, self.prog, os.environ.get('TESTENV_FAIL_AT'))
+            except (labnet.SetupError, labstate.StateError, Interrupted) as e:
+                if not isinstance(e, Interrupted):
+                    self.err(str(e))
+                self.err("setup of lab '%s' rolled back; nothing of it is left" % o.name)
+                return getattr(e, 'code', 1)
+        finally:
+            os.close(fd)
+        self.info("lab '%s' ready: %s" % (o.name, _ready_line(topo)))
+        return 0
+
+    def teardown(self, r):
+        from . import labnet
+        d = labstate.state_dir()
+        fd = labstate.lock(d)
+        try:
+            if not r['all']:
+                name = r['name']
+                if not os.path.isfile(labstate.Paths(name, d).state):
+                    self.info("no lab '%s'; nothing to remove" % name)
+                    return 0
+                if not labnet.remove(topo_.names(name), labstate.Paths(name, d), self.info,
+                                     self.err):
+                    raise Failure("could not remove all of lab '%s'; see the messages above"
+                                  % name)
+                self.info("lab '%s' removed" % name)
+                return 0
+            rc = 0
+            for name in labstate.recorded(d):
+                if not labnet.remove(topo_.names(name), labstate.Paths(name, d), self.info,
+                                     self.err):
+                    self.err("could not remove all of lab '%s'" % name)
+                    rc = 1
+                self.info("lab '%s' removed" % name)
+            return rc
+        finally:
+            os.close(fd)
+
+    def list(self, r):
+        d = labstate.state_dir()
+        for name in labstate.recorded(d):
+            st = labstate.read(labstate.Paths(name, d))
+            if st is None:
+                continue
+            status, o = st
+            print('%s queues=%d qdisc=%s%s%s' % (
+                name, o.queues, o.qdisc,
+                ' dut=%s dut-qdisc=%s' % (o.dut, o.dut_qdisc) if o.dut else '',
+                '' if status == 'ready' else ' (incomplete: %s)' % status))
+        return 0
+
+    def env(self, r):
+        o = labstate.require(labstate.Paths(r['name']), self.prog)
+        for k, v in topo_.build(o).env:
+            print("%s='%s'" % (k, v.replace("'", "'\\''")))
+        return 0
+
+    def status(self, r):
+        from .labstatus import status
+        paths = labstate.Paths(r['name'])
+        o = labstate.require(paths, self.prog)
+        status(topo_.build(o), paths)
+        return 0
+
+    def exec(self, r, argv):
+        """ARGV in the side's namespace with the lab's bpffs on /sys/fs/bpf; this process
+        becomes it, so its exit code and signals are the command's."""
+        name, side = r['name'], r['side']
+        paths = labstate.Paths(name)
+        topo = topo_.build(labstate.require(paths, self.prog))
+        ns = topo_.side_ns(topo, side)
+        if ns is None:
+            raise UsageError("lab '%s' has no DUT: use gen or sink (a DUT comes with %s setup "
+                             "--dut MODE)" % (name, self.prog))
+        d = paths.bpffs(side)
+        if not nsfs.ns_exists(ns):
+            raise Failure("namespace %s of lab '%s' is missing: tear the lab down and set it up "
+                          "again" % (ns, name))
+        if d not in nsfs.mountpoints():
+            raise Failure("bpffs of lab '%s' (%s) is not mounted: tear the lab down and set it "
+                          "up again" % (name, d))
+        if argv is None:
+            self.info('shell in %s (lab %s); exit it to leave' % (ns, name), sys.stderr)
+            argv = [os.environ.get('SHELL') or '/bin/bash']
+        _exec(['ip', 'netns', 'exec', ns, 'sh', '-c', nsfs.EXEC_SH, 'testenv-' + side, d] +
+              argv)
+
+    def pin_napi(self, r):
+        paths = labstate.Paths(r['name'])
+        topo = topo_.build(labstate.require(paths, self.prog))
+        sink_if, cpu = topo.veths[-1].b.name, int(r['cpu'])
+        threads = nsfs.napi_threads(sink_if)
+        if not threads:
+            raise Failure('no NAPI thread for %s: threaded NAPI needs --threaded-napi at setup '
+                          'and an XDP program attached to %s (start the sink first)'
+                          % (sink_if, sink_if))
+        for pid, name in threads:
+            try:
+                os.sched_setaffinity(pid, {cpu})
+            except OSError as e:
+                raise Failure('cannot pin %s (pid %d) to CPU %d: %s'
+                              % (name, pid, cpu, e.strerror)) from None
+            print('%d %s' % (pid, name), flush=True)
+        self.info('pinned %d NAPI thread(s) of %s to CPU %d' % (len(threads), sink_if, cpu),
+                  sys.stderr)
+        return 0
+
+    def version(self, argv):
+        """One JSON line: the commands from the tables above, the scenarios' options from
+        their own parsers, so neither list is kept twice."""
+        import json
+        import subprocess
+        if argv != ['--json']:
+            raise UsageError('use: %s --version --json' % self.prog)
+        opts = {}
+        for runner in RUNNER_COMMANDS:
+            path = os.path.join(ROOT, runner + '.py')
+            r = subprocess.run([sys.executable, path, '--list-options'], stdout=subprocess.PIPE,
+                               text=True)
+            try:
+                opts[runner] = json.loads(r.stdout) if r.returncode == 0 else None
+            except ValueError:
+                opts[runner] = None
+            if opts[runner] is None:
+                raise Failure('%s %s --list-options failed' % (sys.executable, path))
+        v = {'type': 'version', 'tool': self.prog, 'commands': LAB_COMMANDS + RUNNER_COMMANDS,
+             'backpressure_options': opts['backpressure'], 'rfc2544_options': opts['rfc2544']}
+        print(json.dumps(v, separators=(',', ':')))
+        return 0
+
+    def runner(self, name, argv):
+        _exec([sys.executable, os.path.join(ROOT, name + '.py'), '--testenv', self.front] + argv)
+
+    def run(self, argv):
+        if argv[:1] and argv[0] in RUNNER_COMMANDS:
+            return self.runner(argv[0], argv[1:])
+        if argv[:1] == ['--version']:
+            return self.version(argv[1:])
+        r = self.parse(argv)
+        o = self.check(r, topo_.host_facts)
+        self.check_env(r['cmd'])
+        cmd = r['cmd']
+        if cmd == 'setup':
+            return self.setup(o)
+        if cmd in ('exec', 'enter'):
+            return self.exec(r, r['args'] if cmd == 'exec' else None)
+        return getattr(self, cmd.replace('-', '_'))(r)
+
+
+def _ready_line(t):
+    o, env = t.opts, dict(t.env)
+    gen = '%s/%s %s' % (env['GEN_NS'], env['GEN_IF'], env['GEN_IP4'])
+    sink = '%s/%s %s' % (env['SINK_NS'], env['SINK_IF'], env['SINK_IP4'])
+    tail = 'queues %d, qdisc %s' % (o.queues, o.qdisc)
+    if t.dut:
+        d = t.dut
+        return '%s <-> %s (%s, %s -> %s, qdisc %s) <-> %s, %s' % (
+            gen, d.ns, d.mode, d.ingress.name, d.egress.name, o.dut_qdisc, sink, tail)
+    return '%s <-> %s, %s' % (gen, sink, tail)
+
+
+class _signals_raise:
+    """SIGINT and SIGTERM raise Interrupted (exit 130, 143) inside the block."""
+
+    def __enter__(self):
+        def raise_(signum, frame):
+            raise Interrupted(128 + signum)
+        self.old = [(s, signal.signal(s, raise_)) for s in (signal.SIGINT, signal.SIGTERM)]
+
+    def __exit__(self, *exc):
+        for s, h in self.old:
+            signal.signal(s, h)
+
+
+def _exec(argv):
+    """Become ARGV: with the signal dispositions a shell would give it (Python ignores
+    SIGPIPE, and an ignored signal stays ignored across exec)."""
+    sys.stdout.flush()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as e:
+        raise Failure('cannot run %s: %s' % (argv[0], e.strerror)) from None
+
+
+def _front_end_args(argv):
+    """(front end path, default xdp-sink, the user's arguments)."""
+    front, sink = os.path.join(ROOT, 'testenv.sh'), None
+    if argv[:1] and argv[0].startswith('--front-end='):
+        front = argv.pop(0).split('=', 1)[1]
+        if argv[:1] and argv[0].startswith('--front-sink='):
+            sink = argv.pop(0).split('=', 1)[1]
+        if argv[:1] == ['--']:
+            argv.pop(0)
+    return front, sink, argv
+
+
+def _drop_own_pythonpath():
+    """The front end put ROOT first on PYTHONPATH for this process only: the commands the
+    lab runs (exec, the scenario runners) get the caller's PYTHONPATH back."""
+    pp = os.environ.get('PYTHONPATH', '').split(':')
+    if pp and pp[0] and os.path.realpath(pp[0]) == os.path.realpath(ROOT):
+        rest = ':'.join(pp[1:])
+        if rest:
+            os.environ['PYTHONPATH'] = rest
+        else:
+            del os.environ['PYTHONPATH']
+
+
+def main(argv=None):
+    front, sink, argv = _front_end_args(list(sys.argv[1:] if argv is None else argv))
+    _drop_own_pythonpath()
+    cli = Cli(front, sink)
+    try:
+        return cli.run(argv)
+    except UsageError as e:
+        cli.err(str(e))
+        return 2
+    except (Failure, labstate.StateError) as e:
+        cli.err(str(e))
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+def usage(p):
+    t = topo_
+    return USAGE.format(p=p, name_max=t.NAME_MAX, dut_name_max=t.DUT_NAME_MAX,
+                        queues_max=t.QUEUES_MAX, mtu_min=t.MTU_MIN, mtu_max=t.MTU_MAX,
+                        gen4=t.GEN_IP4, sink4=t.SINK_IP4, p4=t.PREFIX4, gen6=t.GEN_IP6,
+                        sink6=t.SINK_IP6, p6=t.PREFIX6, dg4=t.DUT_GEN_IP4, ds4=t.DUT_SINK_IP4,
+                        fsink4=t.FWD_SINK_IP4, fsink6=t.FWD_SINK_IP6,
+                        state=labstate.STATE_DIR_DEFAULT, steps=' '.join(t.STEPS))
+
+
+USAGE = '''\
+Usage: {p} COMMAND [OPTIONS]
+
+Commands:
+  setup                 create the lab (two namespaces joined by a veth pair;
+                        with --dut, three: gen - dut - sink)
+  teardown [--all]      remove the lab, or every lab this script made (--all);
+                        removing a lab that does not exist is not an error
+  status                namespaces, links, attached XDP programs, qdisc counters
+  exec gen|sink|dut -- CMD
+                        run CMD in that namespace with the lab's bpffs on
+                        /sys/fs/bpf; CMD's exit code is returned (dut: only in
+                        a lab made with --dut)
+  enter gen|sink|dut    interactive shell in that namespace (bpffs mounted)
+  env                   shell assignments to eval: LAB_NAME GEN_NS SINK_NS GEN_IF
+                        SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6
+                        QUEUES; with a DUT also DUT_MODE DUT_NS DUT_GEN_IF
+                        DUT_SINK_IF DUT_GEN_MAC DUT_SINK_MAC DUT_QDISC DUT_CPU
+  list                  one line per lab: name, queues, qdisc
+  pin-napi --cpu CPU    pin the sink veth's NAPI kthreads (napi/NAME-s-ID, made
+                        by threaded NAPI once an XDP program is attached) to
+                        CPU; prints "PID NAME" per thread
+  backpressure [OPTIONS]
+                        (must be the first argument) make a lab tuned to
+                        overflow, run xdp-sink and xdp-gen in it and print
+                        where every packet went; see {p} backpressure --help
+  rfc2544 --name NAME [OPTIONS]
+                        (must be the first argument) RFC 2544 throughput,
+                        latency, frame loss and back-to-back through the DUT
+                        of a lab made with --dut; see {p} rfc2544 --help
+
+Options (before or after the command; --opt=value also works):
+  --name NAME           lab name, at most {name_max} of [A-Za-z0-9_-] (default xsg);
+                        labs with different names coexist
+  -h, --help            this text
+  --version --json      (first argument) one JSON line: the commands and the
+                        backpressure scenario's long options, for scripts
+Setup only:
+  --queues N            veth rx/tx queue count, 1..{queues_max} (default 1)
+  --qdisc SPEC          root qdisc on the generator veth: none (default, veth's
+                        noqueue), pfifo:LIMIT, bfifo:BYTES, tbf:RATE:BURST:LATENCY
+                        (e.g. pfifo:1000, tbf:100mbit:32kb:50ms)
+  --threaded-napi       threaded NAPI on the sink veth
+  --gro on|off          GRO on the sink veth (default: kernel default, off)
+  --tso on|off          TSO on the generator veth (default: kernel default, on)
+  --mtu N               MTU of both veth ends, {mtu_min}..{mtu_max} (IPv6 needs >= 1280)
+  --no-ipv6             disable IPv6 in both namespaces (no ND/MLD frames at all)
+  --scenario backpressure
+                        the lab tuned to overflow: --qdisc pfifo:1000 (unless
+                        --qdisc is given), --tso off, --threaded-napi, --no-ipv6
+                        (other options given explicitly still apply)
+  --dut MODE            a device under test between gen and sink, in namespace
+                        NAME-dut (NAME at most {dut_name_max} characters): gen NAME-g <->
+                        NAME-dg [DUT] NAME-ds <-> NAME-s sink. MODE is
+                          forward  IPv4/IPv6 routing: gen {gen4}/{p4}, DUT {dg4}
+                                   and {ds4}, sink {fsink4}/{p4} (fd00:11::/64,
+                                   fd00:12::/64 likewise)
+                          bridge   a Linux bridge NAME-br of NAME-dg and NAME-ds (no
+                                   STP, static FDB entries); sink {sink4}
+                          xdp      'xdp-sink redirect --to NAME-ds NAME-dg' left
+                                   running in NAME-dut (needs build/xdp-sink, or
+                                   XDPSG_SINK=PATH); sink {sink4}
+                        The generator's first neighbour entry is the sink's
+                        address (with the DUT's MAC for forward), so xdp-gen's
+                        defaults go through the DUT; the DUT's own addresses
+                        have NOARP entries, which xdp-gen's default skips.
+                        --qdisc, --tso apply to NAME-g, --gro, --threaded-napi
+                        to NAME-s, --queues and --mtu to all four ends.
+  --dut-qdisc SPEC      root qdisc on the DUT's egress NAME-ds, as --qdisc
+                        (e.g. tbf:100mbit:16kb:50ms); forward and bridge only
+                        (XDP redirect bypasses the qdisc layer)
+  --dut-cpu CPU|none    the CPU the DUT works on: RPS on NAME-dg for forward
+                        and bridge, threaded NAPI pinned there for xdp
+                        (default 1 with 3 or more CPUs: xdp-gen's thread is on
+                        0, xdp-sink's on the last; else none). none: the DUT
+                        works in the sender's softirq, and a DUT slower than
+                        the generator slows it down instead of dropping
+pin-napi only:
+  --cpu CPU             the CPU for the NAPI threads
+
+Addresses: gen {gen4}/{p4} {gen6}/{p6}, sink {sink4}/{p4} {sink6}/{p6}
+(with --dut forward: sink {fsink4}/{p4} {fsink6}/{p6}).
+
+Kernel facts the lab is built around:
+  - Frames redirected into a veth (XDP_REDIRECT, live frames, AF_XDP copy mode)
+    need NAPI on its peer: an XDP program attached there, or GRO on. Without it
+    they are dropped and counted as TX drops on the sender.
+  - Since Linux 6.16 a full veth ring stops the TX queue instead of dropping,
+    but only a real qdisc on the transmitting veth (--qdisc) turns that into
+    backpressure and visible qdisc drops; with noqueue the veth still drops.
+  - A veth has no NAPI until XDP or GRO needs one, and the 'threaded' knob
+    refuses to change then: --threaded-napi enables GRO for a moment so the
+    setting sticks for the NAPI instances created later.
+
+Environment: TESTENV_STATE_DIR=DIR keeps the labs' state in DIR (default
+{state}); TESTENV_FAIL_AT=STEP makes setup fail after STEP (a test hook; STEP
+is one of: {steps}); XDPSG_SINK=PATH the XDP DUT's xdp-sink.
+'''
+
+if __name__ == '__main__':
+    sys.exit(main())
