@@ -274,7 +274,8 @@ static void usage(FILE *out)
 		"  --check         exit 1 if a goal is missed\n");
 }
 
-int main(int argc, char **argv)
+/* The options; -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, __u64 *frames, const char **json, bool *check)
 {
 	static const struct option long_opts[] = {
 		{ "iterations", required_argument, NULL, 'n' },
@@ -284,42 +285,30 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct result bulk_res[NR_BULK], one_res[NR_BULK], lock1_res, lock2_res, own2_res;
-	struct frame_alloc *fa, *fa2;
-	const char *json = NULL;
-	__u64 frames = 20000000;
-	bool check = false, ok_cycles, ok_speedup;
-	double at64 = 0, speedup;
-	int opt, ncpus;
-	size_t i;
-	struct outfile out;
-	FILE *f;
+	char *end;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "n:qj:ch", long_opts, NULL)) != -1) {
 		switch (opt) {
-		case 'n': {
-			char *end;
-
-			frames = strtoull(optarg, &end, 10);
-			if (*end || !frames) {
+		case 'n':
+			*frames = strtoull(optarg, &end, 10);
+			if (*end || !*frames) {
 				fprintf(stderr,
-					"bench-alloc: --iterations '%s' is not a positive "
-					"number\n",
+					"bench-alloc: --iterations '%s' is not a positive number\n",
 					optarg);
 				return 2;
 			}
 			break;
-		}
 		case 'q':
-			frames = 2000000;
+			*frames = 2000000;
 			break;
 		case 'j':
-			json = optarg;
-			if (outfile_check("--json", json))
+			*json = optarg;
+			if (outfile_check("--json", *json))
 				return 2;
 			break;
 		case 'c':
-			check = true;
+			*check = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -329,7 +318,25 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	return -1;
+}
 
+int main(int argc, char **argv)
+{
+	struct result bulk_res[NR_BULK], one_res[NR_BULK], lock1_res, lock2_res, own2_res;
+	struct frame_alloc *fa, *fa2;
+	const char *json = NULL;
+	__u64 frames = 20000000;
+	bool check = false, ok_cycles, ok_speedup;
+	double at64 = 0, speedup;
+	int ncpus, rc;
+	size_t i;
+	struct outfile out;
+	FILE *f;
+
+	rc = parse_args(argc, argv, &frames, &json, &check);
+	if (rc >= 0)
+		return rc;
 	calibrate();
 	fa = new_alloc();
 	fa2 = new_alloc();

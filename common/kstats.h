@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <linux/types.h>
 #include <linux/netlink.h>
 
@@ -56,6 +57,20 @@ struct kstats_vq {
 	__u64 rx_xdp_redirect, rx_xdp_tx, rx_xdp_tx_errors;
 	__u64 tx_xdp_xmit, tx_xdp_xmit_errors; /* ndo_xdp_xmit into the peer */
 };
+
+/*
+ * struct kstats_vq described once: ethtool's rx_queue_N_<suffix> or
+ * tx_queue_N_<suffix> (dir "rx" or "tx"), the name in JSON and text, and
+ * where the field is. The reader, the deltas and the reports loop over it.
+ */
+struct kstats_vq_field {
+	const char *dir, *suffix, *name;
+	size_t off;
+};
+
+#define KSTATS_VQ_FIELDS 9
+extern const struct kstats_vq_field kstats_vq_fields[KSTATS_VQ_FIELDS];
+#define KSTATS_VQ_FIELD(vq, i) (*(const __u64 *)((const char *)(vq) + kstats_vq_fields[i].off))
 
 struct kstats {
 	__u64 t_ns; /* CLOCK_MONOTONIC of the reading; in a delta: the time between */

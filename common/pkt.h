@@ -37,6 +37,7 @@
  */
 #include <endian.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <string.h>
 #include <linux/types.h>
@@ -128,6 +129,14 @@ void pkt_opts_init(struct pkt_opts *opts);
  * Parsers. Each returns 0 or -EINVAL, and on error writes one line into err
  * naming the problem and the fix.
  */
+/* For pkt.c and pkt_parse.c: say what is wrong in err, when the caller gave room. */
+#define PKT_SETERR(err, errlen, ...)                            \
+	do {                                                    \
+		if ((err) && (errlen))                          \
+			snprintf((err), (errlen), __VA_ARGS__); \
+	} while (0)
+#define pkt_family_name(f) ((f) == PKT_IPV6 ? "IPv6" : (f) == PKT_IPV4 ? "IPv4" : "unset")
+
 int pkt_parse_mac(const char *s, __u8 mac[6], char *err, size_t errlen);
 /* "10.0.0.1", "10.0.0.1-10.0.0.254", "fd00::1", "fd00::1-fd00::ff" */
 int pkt_parse_ip_range(const char *s, struct pkt_ip_range *out, char *err, size_t errlen);

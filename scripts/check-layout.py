@@ -1,16 +1,22 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The architecture's limits, checked on every 'make check':
+"""The architecture's limits, checked on every 'make check', in every language:
 
-- no file under user/ longer than 700 lines (a mode grows into its own file);
-- no C function under user/ or common/ longer than 120 lines;
-- code under user/ branches on the mode in at most 6 places: the modes are
-  rows of ops tables, not if/else chains (a comparison with a mode enum or
-  mode name, or a switch on one, counts as a branch).
+- no source file outside tests/ longer than 700 lines: C, Python and shell alike
+  (a mode, a scenario or a concern grows into its own file);
+- no function longer than 120 lines: C functions, Python functions and methods,
+  shell functions;
+- code under user/ branches on the mode in at most 6 places: the modes are rows
+  of ops tables, not if/else chains (a comparison with a mode enum or mode name,
+  or a switch on one, counts as a branch).
 
-Functions are found the way the kernel style lays them out (clang-format
-keeps it so): a line starting with '{' opens a body, one starting with '}'
-closes it. Prints one line per violation; exit 1 if there is any.
+A file's language is its extension (.c, .h, .py, .sh), else its first line
+(#!... python3, sh or bash); bash completion scripts count as shell. Functions
+are found the way each language is laid out here: C in the kernel style
+(clang-format keeps it so), a line starting with '{' opens a body and one
+starting with '}' closes it; Python, a 'def' and every line indented deeper than
+it (or blank) after it; shell, 'name() {' and the next line that is exactly '}'.
+Prints one line per violation; exit 1 if there is any.
 """
 import os
 import re
@@ -19,6 +25,7 @@ import sys
 FILE_MAX = 700
 FUNC_MAX = 120
 BRANCH_MAX = 6
+SKIP_DIRS = {'.git', 'build', 'tests', '__pycache__', 'results'}
 
 # A comparison with, or a switch on, a mode: enum constants such as GEN_XSK or
 # MODE_DROP, a '->mode ==' test, or a strcmp against the mode's name.
@@ -27,16 +34,41 @@ BRANCH = re.compile(r'(\b(GEN|MODE|SINK)_(XSK|KERNEL|QDISC|DROP|PASS|TX|REDIRECT
                     r'(strcmp\([^)]*mode_name)')
 
 
-def c_files(top):
-    for d, _, files in os.walk(top):
+def language(path):
+    ext = os.path.splitext(path)[1]
+    if ext in ('.c', '.h'):
+        return 'c'
+    if ext == '.py':
+        return 'py'
+    if ext == '.sh' or os.path.basename(os.path.dirname(path)) == 'completion':
+        return 'sh'
+    if ext:
+        return None
+    try:
+        with open(path, encoding='utf-8') as f:
+            first = f.readline()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if first.startswith('#!'):
+        if 'python' in first:
+            return 'py'
+        if re.search(r'\b(ba)?sh\b', first):
+            return 'sh'
+    return None
+
+
+def sources(root):
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith('.'))
         for f in sorted(files):
-            if f.endswith(('.c', '.h')):
-                yield os.path.join(d, f)
+            path = os.path.join(d, f)
+            lang = language(path)
+            if lang:
+                yield path, lang
 
 
-def functions(path):
+def c_functions(lines):
     """(name, first line, length) of every function body in a C file."""
-    lines = open(path, encoding='utf-8').read().split('\n')
     out, start, name = [], None, None
     for i, line in enumerate(lines):
         if line.startswith('{') and start is None:
@@ -52,25 +84,66 @@ def functions(path):
     return out
 
 
-def main(root):
-    bad = []
-    for path in c_files(os.path.join(root, 'user')):
-        n = sum(1 for _ in open(path, encoding='utf-8'))
-        if n > FILE_MAX:
-            bad.append('%s: %d lines (at most %d: split it by mode or concern)' %
-                       (os.path.relpath(path, root), n, FILE_MAX))
-    for top in ('user', 'common'):
-        for path in c_files(os.path.join(root, top)):
-            for name, line, n in functions(path):
-                if n > FUNC_MAX:
-                    bad.append('%s:%d: %s() is %d lines (at most %d)' %
-                               (os.path.relpath(path, root), line, name, n, FUNC_MAX))
-    branches = []
-    for path in c_files(os.path.join(root, 'user')):
+def py_functions(lines):
+    """(name, first line, length) of every def, nested ones included."""
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r'(\s*)(async\s+)?def\s+(\w+)', line)
+        if not m:
+            continue
+        indent, last = len(m.group(1)), i
+        for j in range(i + 1, len(lines)):
+            s = lines[j]
+            if not s.strip():
+                continue
+            if len(s) - len(s.lstrip()) <= indent:
+                break
+            last = j
+        out.append((m.group(3), i + 1, last - i + 1))
+    return out
+
+
+def sh_functions(lines):
+    out, start, name = [], None, None
+    for i, line in enumerate(lines):
+        m = re.match(r'(?:function\s+)?([\w-]+)\s*\(\)\s*\{', line)
+        if m and start is None:
+            start, name = i, m.group(1)
+        elif line.rstrip() == '}' and start is not None:
+            out.append((name, start + 1, i - start + 1))
+            start = None
+    return out
+
+
+FUNCTIONS = {'c': c_functions, 'py': py_functions, 'sh': sh_functions}
+
+
+def mode_branches(root):
+    found = []
+    for path, lang in sources(os.path.join(root, 'user')):
+        if lang != 'c':
+            continue
         for i, line in enumerate(open(path, encoding='utf-8'), 1):
             code = line.split('//')[0]
             if BRANCH.search(code) and not code.lstrip().startswith(('*', '/*', '#define')):
-                branches.append('%s:%d' % (os.path.relpath(path, root), i))
+                found.append('%s:%d' % (os.path.relpath(path, root), i))
+    return found
+
+
+def main(root):
+    bad = []
+    for path, lang in sources(root):
+        rel = os.path.relpath(path, root)
+        lines = open(path, encoding='utf-8').read().split('\n')
+        n = len(lines) - (lines[-1] == '')
+        if n > FILE_MAX:
+            bad.append('%s: %d lines (at most %d: split it by mode or concern)' %
+                       (rel, n, FILE_MAX))
+        for name, line, length in FUNCTIONS[lang](lines):
+            if length > FUNC_MAX:
+                bad.append('%s:%d: %s() is %d lines (at most %d)' %
+                           (rel, line, name, length, FUNC_MAX))
+    branches = mode_branches(root)
     if len(branches) > BRANCH_MAX:
         bad.append('user/ branches on the mode in %d places (at most %d): %s' %
                    (len(branches), BRANCH_MAX, ' '.join(branches)))

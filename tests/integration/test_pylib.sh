@@ -167,3 +167,9 @@ test_pylib_drivers_load() {
 	[[ "$out" == "usage: rfc2544.py"*--loss-ratio* ]] || t_fail "rfc2544.py --help: expected its usage, got: $out"
 	t_expect_eq "lines of 'testenv.sh --version --json'" 1 "$("$TESTENV" --version --json | grep -c .)"
 }
+
+# scripts/check-layout.py (make check-layout): file and function limits in C,
+# Python and shell outside tests/, and the mode branches under user/.
+test_pylib_check_layout() {
+	pl_unittest Limits test_check_layout.py
+}
