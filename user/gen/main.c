@@ -386,6 +386,9 @@ int main(int argc, char **argv)
 	int err;
 
 	log_set_prog("xdp-gen");
+	/* Hidden, like --man-options: every counter, for the docs test and scripts. */
+	if (argc == 2 && !strcmp(argv[1], "--counters"))
+		return gen_list_counters(cmds);
 	err = params_cmdline(
 		"xdp-gen",
 		"Send packets with checkable contents, as fast as possible or at a rate.", cmds,

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "log.h"
 #include "params.h"
@@ -189,6 +190,9 @@ int main(int argc, char **argv)
 	int err, ret;
 
 	log_set_prog("xdp-sink");
+	/* Hidden, like --man-options: every counter, for the docs test and scripts. */
+	if (argc == 2 && !strcmp(argv[1], "--counters"))
+		return sink_list_counters(cmds);
 	err = params_cmdline("xdp-sink", "Absorb or forward packets in XDP and count them exactly.",
 			     cmds, &defaults, argc, argv, &cfg, &cmd, &ifname);
 	if (err >= 0)
