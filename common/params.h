@@ -68,6 +68,12 @@ struct param_cmd {
 	const char *description; /* a paragraph for --help; may be NULL */
 	const char *positional; /* e.g. "IFNAME" (then checked as one); NULL if none */
 	const struct param_def *tables[PARAM_TABLES_MAX]; /* NULL-terminated */
+	/*
+	 * What the tool runs for this command: its mode's ops (struct
+	 * sink_mode_ops, struct gen_mode), so that the command row is all a
+	 * tool looks up. params never reads it.
+	 */
+	const void *ops;
 };
 
 enum {

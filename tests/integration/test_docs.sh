@@ -2,16 +2,19 @@
 # Documentation against the tools: every option of every command in --help is
 # in the generated man page and the other way round, every command has its
 # place in the man page and the README, the pages render without warnings, and
-# the bash completion offers what the tools really take. Commands and options
-# are read from the tools at run time ($BUILD/TOOL --help, TOOL CMD --help),
-# never listed here. No root or lab needed.
+# the bash completion offers what the tools really take, and every counter is
+# documented. Commands, options and counters are read from the tools at run
+# time ($BUILD/TOOL --help, TOOL CMD --help, TOOL --counters), never listed
+# here. No root or lab needed.
 #
-# DOCS_MAN_DIR (default $BUILD/man) and DOCS_README (default README.md) point
-# the checks at other copies, e.g. a deliberately broken one.
+# DOCS_MAN_DIR (default $BUILD/man), DOCS_README (default README.md) and
+# DOCS_MONITORING (default docs/monitoring.md) point the checks at other
+# copies, e.g. a deliberately broken one.
 
 DOCS_TOOLS=(xdp-sink xdp-gen)
 DOCS_MAN_DIR=${DOCS_MAN_DIR:-$BUILD/man}
 DOCS_README=${DOCS_README:-$ROOT/README.md}
+DOCS_MONITORING=${DOCS_MONITORING:-$ROOT/docs/monitoring.md}
 DOCS_ERRORS=()
 
 # Collect a problem; docs_done fails the test with all of them at once.
@@ -342,6 +345,103 @@ test_docs_readme() {
 			}
 		}' "$DOCS_README")
 	docs_done
+}
+
+# --- counters ---------------------------------------------------------------
+
+# Every counter the tools report, from their own tables (TOOL --counters),
+# against the documentation: a counter in the JSON is named in the man page's
+# OUTPUT, an exported one in its METRICS (the metric, and the counter's name
+# when it is a label value) and in docs/monitoring.md's table of metrics (on
+# the row of its metric, both in backquotes). Prints one line per problem.
+docs_counter_problems() { # MAN_DIR MONITORING
+	local t man dir
+	dir=$(mktemp -d /tmp/xdpsg-counters.XXXXXX)
+	for t in "${DOCS_TOOLS[@]}"; do
+		man="$1/$t.8"
+		"$BUILD/$t" --counters >"$dir/$t.counters" ||
+			echo "$t --counters failed"
+		docs_man_section "$man" OUTPUT >"$dir/$t.output"
+		docs_man_section "$man" METRICS >"$dir/$t.metrics"
+	done
+	python3 - "$dir" "$1" "$2" "${DOCS_TOOLS[@]}" <<-'PY'
+		import json, re, sys
+		dir, mandir, monitoring, tools = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+		def word(w, text):
+		    return re.search(r"(?<![A-Za-z0-9_])%s(?![A-Za-z0-9_])" % re.escape(w), text)
+		mon = open(monitoring).read().splitlines()
+		def mon_rows(metric):
+		    return [l for l in mon if l.startswith("|") and "`%s`" % metric in l]
+		n = 0
+		for t in tools:
+		    out = open("%s/%s.output" % (dir, t)).read()
+		    met = open("%s/%s.metrics" % (dir, t)).read()
+		    seen = set()
+		    man = "%s/%s.8" % (mandir, t)
+		    for line in open("%s/%s.counters" % (dir, t)):
+		        c = json.loads(line)
+		        n += 1
+		        what = "%s %s/%s" % (t, c["family"], c["name"])
+		        if not re.fullmatch(r"[a-z][a-z0-9_]*", c["name"]):
+		            print("%s: the name is not a JSON key or label value" % what)
+		        if (c["family"], c["name"]) in seen:
+		            print("%s: twice in its family" % what)
+		        seen.add((c["family"], c["name"]))
+		        if c["kind"] not in ("counter", "gauge") or not c["unit"]:
+		            print("%s: kind '%s', unit '%s'" % (what, c["kind"], c["unit"]))
+		        if not c["help"].endswith("."):
+		            print("%s: help '%s' is not a sentence" % (what, c["help"]))
+		        if not c["modes"]:
+		            print("%s: no mode can report it" % what)
+		        if c["json"] and not word(c["name"], out):
+		            print("%s: JSON %s is not in the OUTPUT of %s" % (what, c["json"], man))
+		        m = c["metric"]
+		        if not m:
+		            continue
+		        if not word(m, met):
+		            print("%s: metric %s is not in the METRICS of %s" % (what, m, man))
+		        if c["label"] and not word(c["name"], met):
+		            print("%s: %s{%s=\"%s\"} is not in the METRICS of %s" % (what, m, c["label"], c["name"], man))
+		        rows = mon_rows(m)
+		        if not rows:
+		            print("%s: metric %s has no row in the table of %s" % (what, m, monitoring))
+		        elif c["label"] and not any("`%s`" % c["name"] in r for r in rows):
+		            print("%s: %s{%s=\"%s\"} is not on the row of %s in %s" % (what, m, c["label"], c["name"], m, monitoring))
+		if n < 20:
+		    print("only %d counters listed by %s --counters" % (n, " and ".join(tools)))
+	PY
+	rm -rf "$dir"
+}
+
+test_docs_counters() {
+	local out n
+	docs_need_tools
+	n=$(cat <("$BUILD/xdp-sink" --counters) <("$BUILD/xdp-gen" --counters) | wc -l)
+	out=$(docs_counter_problems "$DOCS_MAN_DIR" "$DOCS_MONITORING")
+	[ -z "$out" ] || t_fail "counters the documentation misses or gets wrong:"$'\n'"$out"
+	echo "$n counters documented in the man pages and ${DOCS_MONITORING##*/}"
+}
+
+# The check above can fail: a counter's mention taken out of a copy of the
+# man page and of docs/monitoring.md is reported, for each.
+test_docs_counters_missing_mention() {
+	local dir out
+	docs_need_tools
+	dir=$(mktemp -d /tmp/xdpsg-docs.XXXXXX)
+	t_on_cleanup rm -rf "$dir"
+	mkdir "$dir/man"
+	cp "$DOCS_MAN_DIR"/*.8 "$dir/man/"
+	sed -i 's/xsk_rx_ring_full/xsk_rx_ring_X/g' "$dir/man/xdp-sink.8"
+	sed 's/`not_queued`/`not_queuedX`/' "$DOCS_MONITORING" >"$dir/monitoring.md"
+	out=$(docs_counter_problems "$dir/man" "$dir/monitoring.md")
+	echo "$out"
+	grep -q "xdp-sink sink_drops/xsk_rx_ring_full: JSON drops.xsk_rx_ring_full is not in the OUTPUT" <<<"$out" ||
+		t_fail "a drop reason missing from the man page's OUTPUT was not reported"
+	grep -q "sink_drops/xsk_rx_ring_full: xdp_sink_drops_total{reason=\"xsk_rx_ring_full\"} is not in the METRICS" <<<"$out" ||
+		t_fail "a drop reason missing from the man page's METRICS was not reported"
+	grep -q "gen_kernel_failures/not_queued: xdp_gen_failures_total{reason=\"not_queued\"} is not on the row" <<<"$out" ||
+		t_fail "a failure reason missing from monitoring.md was not reported"
+	t_expect_eq "problems reported" 3 "$(grep -c . <<<"$out")"
 }
 
 # --- bash completion -------------------------------------------------------

@@ -62,7 +62,7 @@ struct gen_cfg {
 	struct metrics_cli metrics;
 };
 
-/* A mode's own counters (failures by reason), named by the mode. */
+/* A mode's own counters (failures by reason), described by the mode's failures table. */
 #define GEN_MODE_COUNTERS 2
 
 /* Counters of one thread: written only by it, read by the main thread. */
@@ -78,6 +78,21 @@ struct gen_counters {
 	__u64 m[GEN_MODE_COUNTERS];
 } __attribute__((aligned(64)));
 
+/*
+ * Frames not sent, or dropped after the kernel took them, between two
+ * readings: the rows of the failures' tables point here (counters.c has the
+ * ones every mode has, a mode's file its own).
+ */
+struct gen_failures {
+	__u64 link_tx_dropped;
+	__u64 m[GEN_MODE_COUNTERS]; /* the threads' own counts (gen_counters.m) */
+	__u64 x[GEN_MODE_COUNTERS]; /* what the mode reads elsewhere (failures_read) */
+};
+
+#define GEN_FAIL_M(k) offsetof(struct gen_failures, m[k])
+#define GEN_FAIL_X(k) offsetof(struct gen_failures, x[k])
+
+struct ctr_family;
 struct gen;
 struct gen_replay;
 
@@ -105,7 +120,8 @@ struct gen_snapshot {
 /* Everything that differs between modes. Optional callbacks may be NULL. */
 struct gen_mode {
 	const char *unit; /* what a worker drives: "queue" or "thread" */
-	const char *counter_names[GEN_MODE_COUNTERS]; /* the m[] counters, for reports */
+	/* Its own failure reasons: rows over struct gen_failures, in every report. */
+	const struct ctr_family *failures;
 	bool needs_kstats; /* reads the qdisc even without --kernel-stats */
 	bool wake_by_signal; /* workers block in the kernel: SIGUSR1 makes them return */
 	size_t snap_size;
@@ -125,9 +141,9 @@ struct gen_mode {
 	const char *(*check)(struct gen *g, struct gen_snapshot *cur);
 	void (*json)(struct gen *g, struct jw *w, const struct gen_snapshot *a,
 		     const struct gen_snapshot *b, enum run_report kind);
-	/* Members of the "drops" object, after link_tx_dropped. */
-	void (*json_drops)(struct gen *g, struct jw *w, const struct gen_snapshot *a,
-			   const struct gen_snapshot *b);
+	/* Its failures between two readings that are not in gen_counters.m (f->x). */
+	void (*failures_read)(struct gen *g, const struct gen_snapshot *a,
+			      const struct gen_snapshot *b, struct gen_failures *f);
 	/* Members of the "kernel" object, after the link counters. */
 	void (*json_kernel)(struct gen *g, struct jw *w, const struct gen_snapshot *a,
 			    const struct gen_snapshot *b);
@@ -135,18 +151,9 @@ struct gen_mode {
 			   const struct gen_snapshot *a, enum run_report kind);
 	void (*text)(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
 		     enum run_report kind);
-	/* Appended to the "kernel:" summary line. */
-	void (*text_kernel)(struct gen *g, const struct gen_snapshot *a,
-			    const struct gen_snapshot *b);
 	/* Appended to a thread's -v line. */
 	void (*text_queue)(struct gen *g, unsigned int i, const struct gen_snapshot *a,
 			   const struct gen_snapshot *b, enum run_report kind);
-	/*
-	 * Reasons added to xdp_gen_failures_total beyond link_tx_dropped and the
-	 * named m[] counters, as counters since b (the base).
-	 */
-	void (*metrics_failures)(struct gen *g, struct metrics_w *w, const struct gen_snapshot *a,
-				 const struct gen_snapshot *b);
 	int (*verdict)(struct gen *g, const char *stop_reason);
 	void (*cleanup)(struct gen *g);
 };
@@ -202,6 +209,10 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *a, const struct ru
 void gen_text(void *ctx, const struct run_snap *a, const struct run_snap *b, enum run_report kind);
 void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *a, const struct run_snap *b,
 		 enum run_report kind);
+/* counters.c: the counter families every mode has, and --counters */
+extern const struct ctr_family gen_sent, gen_stalls, gen_failures_all, gen_config;
+int gen_list_counters(const struct param_cmd *const *cmds);
+
 /* Delta of a mode counter between two readings, over all threads. */
 static inline __u64 gen_mode_delta(const struct gen_snapshot *a, const struct gen_snapshot *b,
 				   unsigned int k)

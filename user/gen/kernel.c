@@ -19,6 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "counter_desc.h"
 #include "cpu.h"
 #include "gen.h"
 #include "replay.h"
@@ -26,8 +27,9 @@
 #include "log.h"
 #include "runtime.h"
 
-/* The mode's counter in gen_counters.m[]. */
+/* The mode's counter in gen_counters.m[]; its failures read from the kernel's books, in x[]. */
 enum { KERN_REDIRECT_ERR };
+enum { KERN_XMIT_ERR, KERN_NOT_QUEUED };
 
 #define LIVE_FRAME_MAX 3408 /* the largest frame BPF_PROG_RUN live frames takes */
 
@@ -561,25 +563,14 @@ static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *
 	}
 }
 
-static void kernel_json_drops(struct gen *g, struct jw *w, const struct gen_snapshot *a,
-			      const struct gen_snapshot *b)
+static void kernel_failures_read(struct gen *g, const struct gen_snapshot *a,
+				 const struct gen_snapshot *b, struct gen_failures *f)
 {
 	struct books bk;
 
 	books_between(g, a, b, false, &bk);
-	jw_u64(w, "redirect_refused", gen_mode_delta(a, b, KERN_REDIRECT_ERR));
-	jw_u64(w, "xdp_xmit_errors", bk.xmit_err);
-	jw_u64(w, "not_queued", bk.not_queued);
-}
-
-static void kernel_metrics_failures(struct gen *g, struct metrics_w *w,
-				    const struct gen_snapshot *a, const struct gen_snapshot *b)
-{
-	struct books bk;
-
-	books_between(g, a, b, false, &bk);
-	metrics_u64(w, "xdp_gen_failures_total", "reason", "xdp_xmit_errors", bk.xmit_err);
-	metrics_u64(w, "xdp_gen_failures_total", "reason", "not_queued", bk.not_queued);
+	f->x[KERN_XMIT_ERR] = bk.xmit_err;
+	f->x[KERN_NOT_QUEUED] = bk.not_queued;
 }
 
 static void kernel_json_kernel(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -599,12 +590,10 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 {
 	struct books bk;
 
-	books_between(g, a, b, kind == RUN_SUMMARY, &bk);
-	if (kind == RUN_INTERVAL) {
-		if (bk.xmit_err)
-			printf("  xdp_xmit_errors %" PRIu64, (uint64_t)bk.xmit_err);
+	/* An interval's failures are in its drops list. */
+	if (kind == RUN_INTERVAL)
 		return;
-	}
+	books_between(g, a, b, true, &bk);
 	if (bk.have)
 		printf("  sent %" PRIu64 "%stransmitted %" PRIu64 " + failed %" PRIu64
 		       " (xdp_xmit_errors %" PRIu64
@@ -673,9 +662,26 @@ static void kernel_cleanup(struct gen *g)
 	g->m = NULL;
 }
 
+static const struct ctr_desc failure_rows[] = {
+	{ "redirect_refused", GEN_FAIL_M(KERN_REDIRECT_ERR), CTR_COUNTER, "frames", CTR_ALL, 0,
+	  "Frames bpf_redirect refused in the program: never sent." },
+	{ "xdp_xmit_errors", GEN_FAIL_X(KERN_XMIT_ERR), CTR_COUNTER, "frames", CTR_ALL, 0,
+	  "Frames the device took and dropped (a veth: its peer's ring was full or it runs no NAPI)." },
+	{ "not_queued", GEN_FAIL_X(KERN_NOT_QUEUED), CTR_COUNTER, "frames", CTR_ALL, 0,
+	  "Frames the kernel could not hand to the device (down, frame too big: xdp_redirect_err)." },
+};
+
+static const struct ctr_family kernel_failures = {
+	.name = "gen_kernel_failures",
+	.json = "drops",
+	.metric = "xdp_gen_failures_total",
+	.label = "reason",
+	CTR_ROWS(failure_rows),
+};
+
 const struct gen_mode gen_mode_kernel = {
 	.unit = "thread",
-	.counter_names = { "redirect_refused" },
+	.failures = &kernel_failures,
 	.wake_by_signal = true,
 	.snap_size = sizeof(struct kernel_snap),
 	.plan = kernel_plan,
@@ -686,8 +692,7 @@ const struct gen_mode gen_mode_kernel = {
 	.sample = kernel_sample,
 	.check = kernel_check,
 	.json = kernel_json,
-	.json_drops = kernel_json_drops,
-	.metrics_failures = kernel_metrics_failures,
+	.failures_read = kernel_failures_read,
 	.json_kernel = kernel_json_kernel,
 	.text = kernel_text,
 	.verdict = kernel_verdict,

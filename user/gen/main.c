@@ -128,6 +128,7 @@ static const struct param_cmd cmd_kernel = {
 		"device's own counters. Bypasses the qdisc layer. Needs Linux 5.18 or newer.",
 	.positional = "IFNAME",
 	.tables = { run_opts, pkt_opts_table, kernel_opts, NULL },
+	.ops = &gen_mode_kernel,
 };
 
 static const struct param_def qdisc_opts[] = {
@@ -155,6 +156,7 @@ static const struct param_cmd cmd_qdisc = {
 		"as a stall and ends the run.",
 	.positional = "IFNAME",
 	.tables = { run_opts, pkt_opts_table, qdisc_opts, NULL },
+	.ops = &gen_mode_qdisc,
 };
 
 static const struct param_cmd cmd_xsk = {
@@ -167,21 +169,10 @@ static const struct param_cmd cmd_xsk = {
 		"AF_XDP transmit bypasses the qdisc layer.",
 	.positional = "IFNAME",
 	.tables = { run_opts, pkt_opts_table, xsk_opts, NULL },
+	.ops = &gen_mode_xsk,
 };
 
 static const struct param_cmd *const cmds[] = { &cmd_xsk, &cmd_kernel, &cmd_qdisc, NULL };
-
-/* The mode of each command, in the order of cmds[]. */
-static const struct gen_mode *const modes[] = { &gen_mode_xsk, &gen_mode_kernel, &gen_mode_qdisc };
-
-static const struct gen_mode *mode_of(const struct param_cmd *cmd)
-{
-	unsigned int i;
-
-	for (i = 0; cmds[i] && cmds[i] != cmd; i++)
-		;
-	return modes[i];
-}
 
 bool gen_worker_ready(struct gen_thread *t, int err)
 {
@@ -395,6 +386,9 @@ int main(int argc, char **argv)
 	int err;
 
 	log_set_prog("xdp-gen");
+	/* Hidden, like --man-options: every counter, for the docs test and scripts. */
+	if (argc == 2 && !strcmp(argv[1], "--counters"))
+		return gen_list_counters(cmds);
 	err = params_cmdline(
 		"xdp-gen",
 		"Send packets with checkable contents, as fast as possible or at a rate.", cmds,
@@ -402,7 +396,7 @@ int main(int argc, char **argv)
 	if (err >= 0)
 		return err;
 	log_setup(cfg.quiet, cfg.verbose);
-	g.mode = mode_of(cmd);
+	g.mode = cmd->ops;
 	g.mode_name = cmd->name;
 	snprintf(g.ifc.name, sizeof(g.ifc.name), "%s", ifname);
 

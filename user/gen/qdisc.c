@@ -13,6 +13,7 @@
 #include <linux/if_packet.h>
 #include <unistd.h>
 
+#include "counter_desc.h"
 #include "cpu.h"
 #include "gen.h"
 #include "log.h"
@@ -276,12 +277,11 @@ static void qdisc_text(struct gen *g, const struct gen_snapshot *a, const struct
 	__u64 refused = gen_mode_delta(a, b, QDISC_REFUSED), sent = a->total.sent - b->total.sent;
 
 	(void)g;
+	/* An interval's refused frames are in its drops list. */
 	if (kind == RUN_SUMMARY)
 		printf("  attempted %" PRIu64 " = accepted %" PRIu64 " + refused %" PRIu64
 		       " (ENOBUFS: the qdisc was full)\n",
 		       (uint64_t)(sent + refused), (uint64_t)sent, (uint64_t)refused);
-	else if (refused)
-		printf("  refused %" PRIu64, (uint64_t)refused);
 }
 
 static int qdisc_verdict(struct gen *g, const char *stop_reason)
@@ -296,9 +296,22 @@ static void qdisc_cleanup(struct gen *g)
 	g->m = NULL;
 }
 
+static const struct ctr_desc failure_rows[] = {
+	{ "refused", GEN_FAIL_M(QDISC_REFUSED), CTR_COUNTER, "frames", CTR_ALL, 0,
+	  "Frames the qdisc refused (ENOBUFS: it was full and dropped them); not sent again." },
+};
+
+static const struct ctr_family qdisc_failures = {
+	.name = "gen_qdisc_failures",
+	.json = "drops",
+	.metric = "xdp_gen_failures_total",
+	.label = "reason",
+	CTR_ROWS(failure_rows),
+};
+
 const struct gen_mode gen_mode_qdisc = {
 	.unit = "thread",
-	.counter_names = { "refused" },
+	.failures = &qdisc_failures,
 	.needs_kstats = true,
 	.wake_by_signal = true,
 	.plan = qdisc_plan,

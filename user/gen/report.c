@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counter_desc.h"
 #include "fmt.h"
 #include "gen.h"
 #include "replay.h"
@@ -130,16 +131,33 @@ static __u64 outstanding(const struct gen *g, const struct gen_counters *c)
 	return g->mode->outstanding ? g->mode->outstanding(c) : 0;
 }
 
-static void json_stalls(const struct gen *g, struct jw *w, const struct gen_snapshot *a,
-			const struct gen_snapshot *b)
+/* Every failure between two readings: the ones every mode has, then the mode's own. */
+static void failures_between(struct gen *g, const struct gen_snapshot *a,
+			     const struct gen_snapshot *b, struct gen_failures *f)
 {
-	jw_u64(w, "outstanding", outstanding(g, &a->total));
-	jw_obj(w, "stalls");
-	jw_u64(w, "ring_full", a->total.stall_ring - b->total.stall_ring);
-	jw_u64(w, "no_free_frame", a->total.stall_frames - b->total.stall_frames);
-	jw_u64(w, "kick_busy", a->total.stall_kick - b->total.stall_kick);
-	jw_end_obj(w);
-	jw_u64(w, "kicks", a->total.kicks - b->total.kicks);
+	unsigned int k;
+
+	memset(f, 0, sizeof(*f));
+	f->link_tx_dropped = a->link.tx_dropped - b->link.tx_dropped;
+	for (k = 0; k < GEN_MODE_COUNTERS; k++)
+		f->m[k] = gen_mode_delta(a, b, k);
+	if (g->mode->failures_read)
+		g->mode->failures_read(g, a, b, f);
+}
+
+static __u64 failures_sum(const struct gen *g, const struct gen_failures *f)
+{
+	return ctr_sum(&gen_failures_all, f, 0) +
+	       (g->mode->failures ? ctr_sum(g->mode->failures, f, 0) : 0);
+}
+
+/* "name N" of every failure, sep between them. */
+static void text_failures(const struct gen *g, const struct gen_failures *f, const char *sep)
+{
+	if (ctr_text(stdout, &gen_failures_all, f, 0, sep) && g->mode->failures)
+		fputs(sep, stdout);
+	if (g->mode->failures)
+		ctr_text(stdout, g->mode->failures, f, 0, sep);
 }
 
 static void json_queues(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -172,24 +190,28 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 	struct gen *g = ctx;
 	const struct gen_snapshot *a = snap_of(ra), *b = snap_of(rb);
 	__u64 dt = a->rs.t_ns - b->rs.t_ns;
+	struct gen_failures f;
+	struct gen_counters d;
 
+	ctr_sub(&d, &a->total, &b->total, sizeof(d));
+	failures_between(g, a, b, &f);
 	if (kind == RUN_SUMMARY) {
 		jw_u64(w, "requested", g->cfg->count);
 		jw_u64(w, "run", g->popts.run);
 	}
-	jw_u64(w, "tx_packets", a->total.sent - b->total.sent);
-	jw_u64(w, "tx_bytes", a->total.bytes - b->total.bytes);
+	ctr_json(w, &gen_sent, &d, 0);
 	jw_u64(w, "rx_packets", 0);
 	jw_u64(w, "rx_bytes", 0);
 	jw_double(w, "pps", counter_rate(a->total.sent, b->total.sent, dt));
 	jw_double(w, "bps", counter_rate(a->total.bytes, b->total.bytes, dt) * 8);
-	json_stalls(g, w, a, b);
+	jw_u64(w, "outstanding", outstanding(g, &a->total));
+	ctr_json(w, &gen_stalls, &d, 0);
 	if (g->mode->json)
 		g->mode->json(g, w, a, b, kind);
 	jw_obj(w, "drops");
-	jw_u64(w, "link_tx_dropped", a->link.tx_dropped - b->link.tx_dropped);
-	if (g->mode->json_drops)
-		g->mode->json_drops(g, w, a, b);
+	ctr_json_members(w, &gen_failures_all, &f, 0);
+	if (g->mode->failures)
+		ctr_json_members(w, g->mode->failures, &f, 0);
 	jw_end_obj(w);
 	if (g->cfg->kernel_stats && a->ks && b->ks)
 		kstats_json_delta(w, "kernel_stats", a->ks, b->ks);
@@ -204,24 +226,28 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 
 static void text_interval(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b)
 {
-	__u64 dt = a->rs.t_ns - b->rs.t_ns, link_drop = a->link.tx_dropped - b->link.tx_dropped;
-	__u64 ring = a->total.stall_ring - b->total.stall_ring,
-	      kick = a->total.stall_kick - b->total.stall_kick;
-	__u64 frames = a->total.stall_frames - b->total.stall_frames;
+	__u64 dt = a->rs.t_ns - b->rs.t_ns;
 	char b1[32], b2[32], b3[32];
+	struct gen_failures f;
+	struct gen_counters d;
 
+	ctr_sub(&d, &a->total, &b->total, sizeof(d));
+	failures_between(g, a, b, &f);
 	printf("%8.2fs  tx %7s pps %7sbit/s  total %s",
 	       (double)(a->rs.t_ns - g->base.rs.t_ns) / 1e9,
 	       fmt_si(b1, sizeof(b1), counter_rate(a->total.sent, b->total.sent, dt)),
 	       fmt_si(b2, sizeof(b2), counter_rate(a->total.bytes, b->total.bytes, dt) * 8),
 	       fmt_count(b3, sizeof(b3), a->total.sent - g->base.total.sent));
-	if (ring || frames || kick)
-		printf("  stalls: ring %" PRIu64 " frames %" PRIu64 " kick %" PRIu64,
-		       (uint64_t)ring, (uint64_t)frames, (uint64_t)kick);
+	if (ctr_sum(&gen_stalls, &d, 0)) {
+		printf("  stalls: ");
+		ctr_text(stdout, &gen_stalls, &d, 0, " ");
+	}
 	if (outstanding(g, &a->total))
 		printf("  outstanding %" PRIu64, (uint64_t)outstanding(g, &a->total));
-	if (link_drop)
-		printf("  link tx_dropped %" PRIu64, (uint64_t)link_drop);
+	if (failures_sum(g, &f)) {
+		printf("  drops: ");
+		text_failures(g, &f, " ");
+	}
 	if (g->mode->text)
 		g->mode->text(g, a, b, RUN_INTERVAL);
 	printf("\n");
@@ -231,7 +257,9 @@ static void text_summary(struct gen *g, const struct gen_snapshot *a, const stru
 {
 	__u64 dt = a->rs.t_ns - b->rs.t_ns;
 	char b1[32], b2[32], b3[32], b4[32];
+	struct gen_failures f;
 
+	failures_between(g, a, b, &f);
 	printf("xdp-gen %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s); stopped by %s\n",
 	       g->mode_name, g->ifc.name, fmt_count(b1, sizeof(b1), a->total.sent - b->total.sent),
 	       fmt_count(b2, sizeof(b2), a->total.bytes - b->total.bytes), (double)dt / 1e9,
@@ -240,12 +268,11 @@ static void text_summary(struct gen *g, const struct gen_snapshot *a, const stru
 	       g->run.stop_reason);
 	if (g->mode->text)
 		g->mode->text(g, a, b, RUN_SUMMARY);
-	printf("  kernel:   %s tx_packets %" PRIu64 ", tx_dropped %" PRIu64, g->ifc.name,
+	printf("  drops:    ");
+	text_failures(g, &f, ", ");
+	printf("\n  kernel:   %s tx_packets %" PRIu64 ", tx_dropped %" PRIu64 "\n", g->ifc.name,
 	       (uint64_t)(a->link.tx_packets - b->link.tx_packets),
 	       (uint64_t)(a->link.tx_dropped - b->link.tx_dropped));
-	if (g->mode->text_kernel)
-		g->mode->text_kernel(g, a, b);
-	printf("\n");
 }
 
 static void text_queues(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
@@ -281,49 +308,25 @@ void gen_text(void *ctx, const struct run_snap *ra, const struct run_snap *rb, e
 		text_queues(g, a, b, kind);
 }
 
-/* Frames sent or bytes sent, by queue (kernel and qdisc: by thread, numbered as queues). */
-static void metrics_tx(struct gen *g, struct metrics_w *w, const char *name, const char *help,
-		       const struct gen_snapshot *a, const struct gen_snapshot *b, bool bytes)
+/* Frames and bytes sent, by queue (kernel and qdisc: by thread, numbered as queues). */
+static void metrics_tx(struct gen *g, struct metrics_w *w, const struct gen_snapshot *a,
+		       const struct gen_snapshot *b)
 {
+	const struct ctr_desc *r;
+	struct gen_counters d;
 	unsigned int i;
+	char q[16];
 
-	metrics_family(w, name, "counter", NULL, help);
-	for (i = 0; i < g->nthreads; i++)
-		metrics_u64_at(w, name, "queue", g->th[i].queue,
-			       bytes ? a->per[i].bytes - b->per[i].bytes :
-				       a->per[i].sent - b->per[i].sent);
-}
-
-static void metrics_failures(struct gen *g, struct metrics_w *w, const struct gen_snapshot *a,
-			     const struct gen_snapshot *b)
-{
-	static const char *const name = "xdp_gen_failures_total";
-	unsigned int k;
-
-	metrics_family(
-		w, name, "counter", NULL,
-		"Frames that were not sent or that the kernel dropped after taking them, by reason.");
-	metrics_u64(w, name, "reason", "link_tx_dropped", a->link.tx_dropped - b->link.tx_dropped);
-	for (k = 0; k < GEN_MODE_COUNTERS; k++)
-		if (g->mode->counter_names[k])
-			metrics_u64(w, name, "reason", g->mode->counter_names[k],
-				    gen_mode_delta(a, b, k));
-	if (g->mode->metrics_failures)
-		g->mode->metrics_failures(g, w, a, b);
-}
-
-static void metrics_stalls(struct metrics_w *w, const struct gen_snapshot *a,
-			   const struct gen_snapshot *b)
-{
-	static const char *const name = "xdp_gen_stalls_total";
-
-	metrics_family(
-		w, name, "counter", NULL,
-		"Times a sending loop waited instead of sending, by reason (nothing is dropped).");
-	metrics_u64(w, name, "reason", "ring_full", a->total.stall_ring - b->total.stall_ring);
-	metrics_u64(w, name, "reason", "no_free_frame",
-		    a->total.stall_frames - b->total.stall_frames);
-	metrics_u64(w, name, "reason", "kick_busy", a->total.stall_kick - b->total.stall_kick);
+	for (r = gen_sent.rows; r < gen_sent.rows + gen_sent.n; r++) {
+		if (!ctr_shown(r, CTR_METRIC, 0))
+			continue;
+		ctr_metric_head(w, &gen_sent, r);
+		for (i = 0; i < g->nthreads; i++) {
+			ctr_sub(&d, &a->per[i], &b->per[i], sizeof(d));
+			snprintf(q, sizeof(q), "%u", g->th[i].queue);
+			ctr_metric_at(w, &gen_sent, r, "queue", q, &d);
+		}
+	}
 }
 
 /* The OpenMetrics rows of a reading: the same counts as the report of a against b. */
@@ -332,18 +335,20 @@ void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *ra,
 {
 	struct gen *g = ctx;
 	const struct gen_snapshot *a = snap_of(ra), *b = snap_of(rb);
+	const struct ctr_desc *r;
+	struct gen_failures f;
+	struct gen_counters d;
 
 	(void)kind;
-	metrics_tx(g, w, "xdp_gen_tx_packets_total",
-		   "Frames sent (confirmed by the kernel), by queue.", a, b, false);
-	metrics_tx(g, w, "xdp_gen_tx_bytes_total", "Bytes of the frames sent, by queue.", a, b,
-		   true);
-	metrics_failures(g, w, a, b);
-	metrics_stalls(w, a, b);
-	metrics_family(w, "xdp_gen_rate_pps", "gauge", NULL,
-		       "The configured rate in packets per second over all threads; 0: no limit.");
-	metrics_u64(w, "xdp_gen_rate_pps", NULL, NULL, g->cfg->rate);
-	metrics_family(w, "xdp_gen_requested_packets", "gauge", NULL,
-		       "The configured --count; 0: no limit.");
-	metrics_u64(w, "xdp_gen_requested_packets", NULL, NULL, g->cfg->count);
+	ctr_sub(&d, &a->total, &b->total, sizeof(d));
+	failures_between(g, a, b, &f);
+	metrics_tx(g, w, a, b);
+	ctr_metrics(w, &gen_failures_all, &f, 0);
+	if (g->mode->failures)
+		ctr_metrics_samples(w, g->mode->failures, &f, 0);
+	ctr_metrics(w, &gen_stalls, &d, 0);
+	for (r = gen_config.rows; r < gen_config.rows + gen_config.n; r++) {
+		ctr_metric_head(w, &gen_config, r);
+		ctr_metric_at(w, &gen_config, r, NULL, NULL, g->cfg);
+	}
 }

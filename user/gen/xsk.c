@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "counter_desc.h"
 #include "cpu.h"
 #include "fmt.h"
 #include "gen.h"
@@ -341,23 +342,13 @@ static __u64 xsk_outstanding(const struct gen_counters *c)
 	return c->submitted - c->sent;
 }
 
-static void xsk_json_drops(struct gen *g, struct jw *w, const struct gen_snapshot *a,
-			   const struct gen_snapshot *b)
+static void xsk_failures_read(struct gen *g, const struct gen_snapshot *a,
+			      const struct gen_snapshot *b, struct gen_failures *f)
 {
 	const struct xsk_snap *ma = a->m, *mb = b->m;
 
 	(void)g;
-	jw_u64(w, "xsk_tx_invalid", ma->tx_invalid - mb->tx_invalid);
-}
-
-static void xsk_metrics_failures(struct gen *g, struct metrics_w *w, const struct gen_snapshot *a,
-				 const struct gen_snapshot *b)
-{
-	const struct xsk_snap *ma = a->m, *mb = b->m;
-
-	(void)g;
-	metrics_u64(w, "xdp_gen_failures_total", "reason", "xsk_tx_invalid",
-		    ma->tx_invalid - mb->tx_invalid);
+	f->x[0] = ma->tx_invalid - mb->tx_invalid;
 }
 
 static void xsk_json(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -384,24 +375,16 @@ static void xsk_json_queue(struct gen *g, struct jw *w, unsigned int i,
 static void xsk_text(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
 		     enum run_report kind)
 {
-	(void)g;
-	if (kind == RUN_SUMMARY)
-		printf("  stalls:   ring full %" PRIu64 ", no free frame %" PRIu64
-		       ", kick busy %" PRIu64 " (kicks %" PRIu64 "); outstanding %" PRIu64 "\n",
-		       (uint64_t)(a->total.stall_ring - b->total.stall_ring),
-		       (uint64_t)(a->total.stall_frames - b->total.stall_frames),
-		       (uint64_t)(a->total.stall_kick - b->total.stall_kick),
-		       (uint64_t)(a->total.kicks - b->total.kicks),
-		       (uint64_t)xsk_outstanding(&a->total));
-}
-
-static void xsk_text_kernel(struct gen *g, const struct gen_snapshot *a,
-			    const struct gen_snapshot *b)
-{
-	const struct xsk_snap *ma = a->m, *mb = b->m;
+	struct gen_counters d;
 
 	(void)g;
-	printf(", xsk tx_invalid_descs %" PRIu64, (uint64_t)(ma->tx_invalid - mb->tx_invalid));
+	if (kind != RUN_SUMMARY)
+		return;
+	ctr_sub(&d, &a->total, &b->total, sizeof(d));
+	printf("  stalls:   ");
+	ctr_text(stdout, &gen_stalls, &d, 0, ", ");
+	printf(" (kicks %" PRIu64 "); outstanding %" PRIu64 "\n", (uint64_t)d.kicks,
+	       (uint64_t)xsk_outstanding(&a->total));
 }
 
 static void xsk_text_queue(struct gen *g, unsigned int i, const struct gen_snapshot *a,
@@ -455,8 +438,22 @@ static void xsk_cleanup(struct gen *g)
 	}
 }
 
+static const struct ctr_desc failure_rows[] = {
+	{ "xsk_tx_invalid", GEN_FAIL_X(0), CTR_COUNTER, "frames", CTR_ALL, 0,
+	  "Descriptors the sockets refused (XDP_STATISTICS tx_invalid_descs): never sent." },
+};
+
+static const struct ctr_family xsk_failures = {
+	.name = "gen_xsk_failures",
+	.json = "drops",
+	.metric = "xdp_gen_failures_total",
+	.label = "reason",
+	CTR_ROWS(failure_rows),
+};
+
 const struct gen_mode gen_mode_xsk = {
 	.unit = "queue",
+	.failures = &xsk_failures,
 	.snap_size = sizeof(struct xsk_snap),
 	.plan = xsk_plan,
 	.preflight = xsk_preflight,
@@ -465,11 +462,9 @@ const struct gen_mode gen_mode_xsk = {
 	.describe = xsk_describe,
 	.sample = xsk_sample,
 	.json = xsk_json,
-	.json_drops = xsk_json_drops,
-	.metrics_failures = xsk_metrics_failures,
+	.failures_read = xsk_failures_read,
 	.json_queue = xsk_json_queue,
 	.text = xsk_text,
-	.text_kernel = xsk_text_kernel,
 	.text_queue = xsk_text_queue,
 	.verdict = xsk_verdict,
 	.cleanup = xsk_cleanup,

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "log.h"
 #include "params.h"
@@ -119,6 +120,7 @@ static const struct param_cmd cmd_xsk = {
 		"Here --cost is busy work per packet in user space.",
 	.positional = "IFNAME",
 	.tables = { common_opts, xsk_opts, NULL },
+	.ops = &sink_xsk_ops,
 };
 
 static const struct param_def drop_opts[] = {
@@ -142,6 +144,7 @@ static const struct param_cmd cmd_drop = {
 		"in the kernel. A full ring loses samples (samples_lost), never frames.",
 	.positional = "IFNAME",
 	.tables = { common_opts, drop_opts, NULL },
+	.ops = &sink_drop_ops,
 };
 
 static const struct param_cmd cmd_pass = {
@@ -149,6 +152,7 @@ static const struct param_cmd cmd_pass = {
 	.summary = "count every packet and hand it to the kernel stack (XDP_PASS)",
 	.positional = "IFNAME",
 	.tables = { common_opts, NULL },
+	.ops = &sink_pass_ops,
 };
 
 static const struct param_cmd cmd_tx = {
@@ -159,6 +163,7 @@ static const struct param_cmd cmd_tx = {
 		       "and xdp-sink reports them as xdp_tx_errors.",
 	.positional = "IFNAME",
 	.tables = { common_opts, NULL },
+	.ops = &sink_tx_ops,
 };
 
 static const struct param_cmd cmd_redirect = {
@@ -170,27 +175,11 @@ static const struct param_cmd cmd_redirect = {
 		       "transmit errors (xdp_xmit_errors) on the target either way.",
 	.positional = "IFNAME",
 	.tables = { common_opts, redirect_opts, NULL },
+	.ops = &sink_redirect_ops,
 };
 
 static const struct param_cmd *const cmds[] = { &cmd_drop,     &cmd_pass, &cmd_tx,
 						&cmd_redirect, &cmd_xsk,  NULL };
-
-/* The mode of each command, in the order of cmds[]. */
-static const struct sink_mode_ops *const cmd_ops[] = {
-	&sink_drop_ops, &sink_pass_ops, &sink_tx_ops, &sink_redirect_ops, &sink_xsk_ops,
-};
-
-_Static_assert(sizeof(cmd_ops) / sizeof(cmd_ops[0]) + 1 == sizeof(cmds) / sizeof(cmds[0]),
-	       "one mode per command");
-
-static const struct sink_mode_ops *ops_of(const struct param_cmd *cmd)
-{
-	unsigned int i;
-
-	for (i = 0; cmds[i] != cmd; i++)
-		;
-	return cmd_ops[i];
-}
 
 int main(int argc, char **argv)
 {
@@ -201,12 +190,15 @@ int main(int argc, char **argv)
 	int err, ret;
 
 	log_set_prog("xdp-sink");
+	/* Hidden, like --man-options: every counter, for the docs test and scripts. */
+	if (argc == 2 && !strcmp(argv[1], "--counters"))
+		return sink_list_counters(cmds);
 	err = params_cmdline("xdp-sink", "Absorb or forward packets in XDP and count them exactly.",
 			     cmds, &defaults, argc, argv, &cfg, &cmd, &ifname);
 	if (err >= 0)
 		return err;
 	log_setup(cfg.quiet, cfg.verbose);
-	sk.ops = ops_of(cmd);
+	sk.ops = cmd->ops;
 	sk.mode_name = cmd->name;
 	snprintf(sk.ifc.name, sizeof(sk.ifc.name), "%s", ifname);
 

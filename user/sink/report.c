@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "counter_desc.h"
 #include "fmt.h"
 #include "kstats.h"
 #include "runtime.h"
@@ -79,12 +80,7 @@ static void stats_add(struct sink_stats *dst, const struct sink_stats *src)
 static void stats_sub(struct sink_stats *res, const struct sink_stats *a,
 		      const struct sink_stats *b)
 {
-	const __u64 *pa = (const __u64 *)a, *pb = (const __u64 *)b;
-	__u64 *r = (__u64 *)res;
-	unsigned int i;
-
-	for (i = 0; i < SINK_NFIELDS; i++)
-		r[i] = pa[i] - pb[i];
+	ctr_sub(res, a, b, sizeof(*res));
 }
 
 static unsigned int slot_key(const struct sink *sk, unsigned int i)
@@ -136,45 +132,25 @@ __u64 sink_received(const struct sink *sk, const struct sink_snap *s, __u64 *byt
 	return s->total.packets;
 }
 
+/* Every drop between two readings, where it was counted; the drop reasons' rows read it. */
 static void drops_between(const struct sink *sk, const struct sink_snap *a,
 			  const struct sink_snap *b, struct sink_drops *d)
 {
 	memset(d, 0, sizeof(*d));
-	d->xdp_aborted = a->total.aborted - b->total.aborted;
-	d->redirect_no_target = a->total.redirect_err - b->total.redirect_err;
+	stats_sub(&d->prog, &a->total, &b->total);
 	d->veth_rx_drops = a->veth_rx_drops - b->veth_rx_drops;
+	d->xdp_tx_errors = a->xdp_tx_errors - b->xdp_tx_errors;
 	if (sk->ops->drops)
 		sk->ops->drops(sk, a, b, d);
 }
 
-static __u64 parse_errors(const struct sink_stats *s)
+static void json_parse(struct jw *w, const struct sink_stats *s, unsigned int has)
 {
-	return s->err_eth + s->err_ip + s->err_ip6_ext + s->err_udp;
-}
-
-static void json_actions(struct jw *w, const struct sink_stats *s)
-{
-	jw_obj(w, "actions");
-	jw_u64(w, "drop", s->drop);
-	jw_u64(w, "pass", s->pass);
-	jw_u64(w, "tx", s->tx);
-	jw_u64(w, "redirect", s->redirect);
-	jw_u64(w, "aborted", s->aborted);
-	jw_end_obj(w);
-}
-
-static void json_parse(struct jw *w, const struct sink_stats *s)
-{
+	if (!(has & SINK_HAS_PARSE))
+		return;
 	jw_obj(w, "parse");
-	jw_u64(w, "udp4", s->udp4);
-	jw_u64(w, "udp6", s->udp6);
-	jw_u64(w, "other", s->other);
-	jw_obj(w, "errors");
-	jw_u64(w, "eth", s->err_eth);
-	jw_u64(w, "ip", s->err_ip);
-	jw_u64(w, "ip6_ext", s->err_ip6_ext);
-	jw_u64(w, "udp", s->err_udp);
-	jw_end_obj(w);
+	ctr_json_members(w, &sink_parse, s, has);
+	ctr_json(w, &sink_parse_errors, s, has);
 	jw_end_obj(w);
 }
 
@@ -252,29 +228,30 @@ void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
 {
 	__u64 dt = a->rs.t_ns - b->rs.t_ns, bya, byb;
 	__u64 ra = sink_received(sk, a, &bya), rb = sink_received(sk, b, &byb);
-	struct sink_stats d;
+	unsigned int has = sink_has(sk, kind);
 	struct sink_drops dr;
+	const struct sink_stats *d = &dr.prog;
 
-	stats_sub(&d, &a->total, &b->total);
 	drops_between(sk, a, b, &dr);
 	if (kind == RUN_SUMMARY)
 		json_span(sk, w, a, b);
 	jw_u64(w, "rx_packets", ra - rb);
 	jw_u64(w, "rx_bytes", bya - byb);
-	jw_u64(w, "tx_packets", sk->ops->sends ? d.tx + d.redirect : 0);
+	jw_u64(w, "tx_packets", sk->ops->sends ? d->tx + d->redirect : 0);
 	jw_double(w, "pps", counter_rate(ra, rb, dt));
 	jw_double(w, "bps", counter_rate(bya, byb, dt) * 8);
-	json_actions(w, &d);
-	if (sk->cfg->parse)
-		json_parse(w, &d);
-	sk->ops->json(sk, w, a, b, &d, &dr, kind);
+	ctr_json(w, &sink_verdicts, d, has);
+	json_parse(w, d, has);
+	ctr_json(w, &sink_drop_reasons, &dr, has);
+	if (sk->ops->json)
+		sk->ops->json(sk, w, a, b, d, &dr, kind);
 	if (a->ks && b->ks)
 		kstats_json_delta(w, "kernel_stats", a->ks, b->ks);
 	json_queues_cpus(sk, w, a, b);
 }
 
 static void text_interval(struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
-			  const struct sink_stats *d, const struct sink_drops *dr)
+			  const struct sink_stats *d, const struct sink_drops *dr, unsigned int has)
 {
 	__u64 dt = a->rs.t_ns - b->rs.t_ns, bya, byb;
 	__u64 ra = sink_received(sk, a, &bya), rb = sink_received(sk, b, &byb);
@@ -287,20 +264,18 @@ static void text_interval(struct sink *sk, const struct sink_snap *a, const stru
 	       fmt_count(b3, sizeof(b3), ra - sink_received(sk, &sk->base, NULL)));
 	if (sk->ops->text)
 		sk->ops->text(sk, a, b, d, RUN_INTERVAL);
-	if (dr->xdp_aborted || dr->redirect_no_target || dr->xdp_tx_errors || dr->xdp_xmit_errors ||
-	    dr->veth_rx_drops)
-		printf("  drops: aborted %" PRIu64 " no_target %" PRIu64 " tx_err %" PRIu64
-		       " xmit_err %" PRIu64 " veth_drops %" PRIu64,
-		       (uint64_t)dr->xdp_aborted, (uint64_t)dr->redirect_no_target,
-		       (uint64_t)dr->xdp_tx_errors, (uint64_t)dr->xdp_xmit_errors,
-		       (uint64_t)dr->veth_rx_drops);
-	if (sk->cfg->parse && parse_errors(d))
-		printf("  parse errors %" PRIu64, (uint64_t)parse_errors(d));
+	/* Each drop reason the mode can have, when one of them moved. */
+	if (ctr_sum(&sink_drop_reasons, dr, has)) {
+		printf("  drops: ");
+		ctr_text(stdout, &sink_drop_reasons, dr, has, " ");
+	}
+	if (ctr_sum(&sink_parse_errors, d, has))
+		printf("  parse errors %" PRIu64, (uint64_t)ctr_sum(&sink_parse_errors, d, has));
 	printf("\n");
 }
 
 static void text_summary(struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
-			 const struct sink_stats *d, const struct sink_drops *dr)
+			 const struct sink_stats *d, const struct sink_drops *dr, unsigned int has)
 {
 	__u64 dt = a->rs.t_ns - b->rs.t_ns, bya, byb;
 	__u64 ra = sink_received(sk, a, &bya), rb = sink_received(sk, b, &byb);
@@ -316,22 +291,17 @@ static void text_summary(struct sink *sk, const struct sink_snap *a, const struc
 		       fmt_si(b1, sizeof(b1), counter_rate(bya, byb, span) * 8), (double)span / 1e9,
 		       first > b->rs.t_ns ? (double)(first - b->rs.t_ns) / 1e9 : 0.0,
 		       fmt_si(pk, sizeof(pk), sk->peak_pps));
-	printf("  verdicts: drop %" PRIu64 ", pass %" PRIu64 ", tx %" PRIu64 ", redirect %" PRIu64
-	       ", aborted %" PRIu64 "\n",
-	       (uint64_t)d->drop, (uint64_t)d->pass, (uint64_t)d->tx, (uint64_t)d->redirect,
-	       (uint64_t)d->aborted);
-	if (sk->cfg->parse)
-		printf("  parsed:   udp4 %" PRIu64 ", udp6 %" PRIu64 ", other %" PRIu64
-		       "; errors %" PRIu64 " (eth %" PRIu64 ", ip %" PRIu64 ", ip6_ext %" PRIu64
-		       ", udp %" PRIu64 ")\n",
-		       (uint64_t)d->udp4, (uint64_t)d->udp6, (uint64_t)d->other,
-		       (uint64_t)parse_errors(d), (uint64_t)d->err_eth, (uint64_t)d->err_ip,
-		       (uint64_t)d->err_ip6_ext, (uint64_t)d->err_udp);
-	printf("  drops:    xdp_aborted %" PRIu64, (uint64_t)dr->xdp_aborted);
-	if (sk->ops->text_drops)
-		sk->ops->text_drops(sk, dr);
-	if (sk->estats)
-		printf(", veth_rx_drops %" PRIu64, (uint64_t)dr->veth_rx_drops);
+	printf("  verdicts: ");
+	ctr_text(stdout, &sink_verdicts, d, has, ", ");
+	if (has & SINK_HAS_PARSE) {
+		printf("\n  parsed:   ");
+		ctr_text(stdout, &sink_parse, d, has, ", ");
+		printf("; errors %" PRIu64 " (", (uint64_t)ctr_sum(&sink_parse_errors, d, has));
+		ctr_text(stdout, &sink_parse_errors, d, has, ", ");
+		printf(")");
+	}
+	printf("\n  drops:    ");
+	ctr_text(stdout, &sink_drop_reasons, dr, has, ", ");
 	printf("\n");
 	if (sk->ops->text)
 		sk->ops->text(sk, a, b, d, RUN_SUMMARY);
@@ -372,89 +342,54 @@ void sink_report_text(struct sink *sk, const struct sink_snap *a, const struct s
 {
 	const struct sink_cfg *cfg = sk->cfg;
 	bool summary = kind == RUN_SUMMARY;
-	struct sink_stats d;
+	unsigned int has = sink_has(sk, kind);
 	struct sink_drops dr;
 
-	stats_sub(&d, &a->total, &b->total);
 	drops_between(sk, a, b, &dr);
 	if (summary)
-		text_summary(sk, a, b, &d, &dr);
+		text_summary(sk, a, b, &dr.prog, &dr, has);
 	else
-		text_interval(sk, a, b, &d, &dr);
+		text_interval(sk, a, b, &dr.prog, &dr, has);
 	if (cfg->verbose && (summary || !cfg->quiet))
 		text_queues_cpus(sk, a, b);
 	if (a->ks && b->ks && (summary || !cfg->quiet))
 		kstats_print_delta(stdout, sk->ifc.name, a->ks, b->ks, cfg->verbose);
 }
 
-/* The program's per-queue counts of packets or bytes. */
-static void metrics_rx_queues(const struct sink *sk, struct metrics_w *w, const char *name,
-			      const char *help, const struct sink_snap *a,
-			      const struct sink_snap *b, bool bytes)
+/* The program's per-queue counts of packets and bytes (not xsk: its sockets' are its own). */
+static void metrics_rx_queues(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+			      const struct sink_snap *b, unsigned int has)
 {
+	const struct ctr_desc *r;
+	struct sink_stats dq;
 	unsigned int i, key;
-	__u64 v;
+	char q[16];
 
-	metrics_family(w, name, "counter", NULL, help);
-	for (i = 0; i < sk->nslots; i++) {
-		key = slot_key(sk, i);
-		v = bytes ? a->q[key].bytes - b->q[key].bytes :
-			    a->q[key].packets - b->q[key].packets;
-		if (key == XDPSG_MAX_QUEUES)
-			metrics_u64(w, name, "queue", "overflow", v);
-		else
-			metrics_u64_at(w, name, "queue", key, v);
+	for (r = sink_rx.rows; r < sink_rx.rows + sink_rx.n; r++) {
+		if (!ctr_shown(r, CTR_METRIC, has))
+			continue;
+		ctr_metric_head(w, &sink_rx, r);
+		for (i = 0; i < sk->nslots; i++) {
+			key = slot_key(sk, i);
+			stats_sub(&dq, &a->q[key], &b->q[key]);
+			snprintf(q, sizeof(q), "%u", key);
+			ctr_metric_at(w, &sink_rx, r, "queue",
+				      key == XDPSG_MAX_QUEUES ? "overflow" : q, &dq);
+		}
 	}
-}
-
-static void metrics_verdicts(struct metrics_w *w, const struct sink_stats *d)
-{
-	static const char *const name = "xdp_sink_verdicts_total";
-
-	metrics_family(w, name, "counter", NULL,
-		       "XDP verdicts of the sink's program, by verdict (aborted is also a drop).");
-	metrics_u64(w, name, "verdict", "drop", d->drop);
-	metrics_u64(w, name, "verdict", "pass", d->pass);
-	metrics_u64(w, name, "verdict", "tx", d->tx);
-	metrics_u64(w, name, "verdict", "redirect", d->redirect);
-	metrics_u64(w, name, "verdict", "aborted", d->aborted);
-}
-
-static void metrics_drops(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
-			  const struct sink_snap *b, const struct sink_drops *dr)
-{
-	static const char *const name = "xdp_sink_drops_total";
-
-	metrics_family(w, name, "counter", NULL,
-		       "Packets lost on the receive path, by the layer that dropped them.");
-	metrics_u64(w, name, "reason", "xdp_aborted", dr->xdp_aborted);
-	metrics_u64(w, name, "reason", "redirect_no_target", dr->redirect_no_target);
-	metrics_u64(w, name, "reason", "xdp_tx_errors", dr->xdp_tx_errors);
-	metrics_u64(w, name, "reason", "xdp_xmit_errors", dr->xdp_xmit_errors);
-	if (sk->estats)
-		metrics_u64(w, name, "reason", "veth_rx_drops", dr->veth_rx_drops);
-	if (sk->ops->metrics_drops)
-		sk->ops->metrics_drops(sk, w, a, b);
 }
 
 /* The OpenMetrics rows of a reading: the same counts as the report of a against b. */
 void sink_report_metrics(struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 			 const struct sink_snap *b, enum run_report kind)
 {
-	struct sink_stats d;
+	unsigned int has = sink_has(sk, kind);
 	struct sink_drops dr;
 
-	stats_sub(&d, &a->total, &b->total);
 	drops_between(sk, a, b, &dr);
-	/* What arrived, unless the mode counts that itself (xsk: what the sockets got). */
-	if (!sk->ops->metrics_rx) {
-		metrics_rx_queues(sk, w, "xdp_sink_rx_packets_total",
-				  "Packets received, by receive queue.", a, b, false);
-		metrics_rx_queues(sk, w, "xdp_sink_rx_bytes_total",
-				  "Bytes received, by receive queue.", a, b, true);
-	}
-	metrics_verdicts(w, &d);
-	metrics_drops(sk, w, a, b, &dr);
+	metrics_rx_queues(sk, w, a, b, has);
+	ctr_metrics(w, &sink_verdicts, &dr.prog, has);
+	ctr_metrics(w, &sink_drop_reasons, &dr, has);
 	if (sk->ops->metrics)
 		sk->ops->metrics(sk, w, a, b, kind);
 }

@@ -73,14 +73,31 @@ struct sink_snap {
 	void *mode; /* the mode's own reading, ops->snap_size() bytes, copied as they are */
 };
 
-/* Drops named by layer, as deltas between two readings. */
+/*
+ * Drops between two readings, where each is counted; the rows of the drop
+ * reasons' table (counters.c) point into it. The program's counters are all
+ * here, so a reason the program counts is a row and nothing else.
+ */
 struct sink_drops {
-	__u64 xdp_aborted;
-	__u64 redirect_no_target;
+	struct sink_stats prog; /* the program's counts */
+	__u64 veth_rx_drops;
 	__u64 xdp_tx_errors;
 	__u64 xdp_xmit_errors;
-	__u64 veth_rx_drops;
+	struct xdp_statistics xsk; /* the sockets', summed */
 };
+
+/*
+ * What a report can show (struct sink_mode_ops.has, and the 'when' of the
+ * counter tables' rows): a mode's bits, then the ones the run adds.
+ */
+#define SINK_HAS_VERDICT (1U << 0) /* the program's verdict is the packet's fate (not xsk) */
+#define SINK_HAS_TX (1U << 1) /* frames bounced out: the kernel may drop them */
+#define SINK_HAS_REDIRECT (1U << 2) /* a devmap target, which may drop */
+#define SINK_HAS_XSK (1U << 3) /* AF_XDP sockets and their books */
+#define SINK_HAS_VETH (1U << 4) /* run time: the interface is a veth, its counters are read */
+#define SINK_HAS_PARSE (1U << 5) /* run time: --parse */
+#define SINK_HAS_LIVE (1U << 6) /* run time: an interval's exposition, not the final one */
+#define SINK_HAS_RUNTIME (SINK_HAS_VETH | SINK_HAS_PARSE | SINK_HAS_LIVE)
 
 /* The maps a mode pins (bits). */
 #define SINK_PIN_STATS (1U << 0)
@@ -96,6 +113,7 @@ struct sink;
 struct sink_mode_ops {
 	const char *prog; /* the BPF program loaded and attached */
 	unsigned int pins; /* SINK_PIN_* */
+	unsigned int has; /* SINK_*: which counters its reports can show */
 	bool user_cost; /* --cost is spent in user space, not in the program */
 	bool sends; /* the tx and redirect verdicts send packets out */
 	/* Preflight, before the kernel is touched: check and plan, allocate sk->ms. */
@@ -121,24 +139,17 @@ struct sink_mode_ops {
 	void (*explain)(struct sink *sk, const struct sink_snap *s);
 	/* Every tick, after explain: the mode's own upkeep (xsk: --follow-rx). */
 	void (*tick)(struct sink *sk, const struct sink_snap *s);
-	/* Report parts: JSON members after the verdicts, text lines, the summary's drops. */
+	/*
+	 * Report parts beyond the counter tables': JSON members after the
+	 * drops, text lines, and OpenMetrics rows (counters since b, the base).
+	 */
 	void (*json)(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 		     const struct sink_snap *b, const struct sink_stats *d,
 		     const struct sink_drops *dr, enum run_report kind);
-	void (*json_drops)(const struct sink *sk, struct jw *w, const struct sink_drops *dr);
 	void (*text)(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 		     const struct sink_stats *d, enum run_report kind);
-	void (*text_drops)(const struct sink *sk, const struct sink_drops *dr);
-	/*
-	 * OpenMetrics rows (counters since b, the base). metrics_rx: the mode
-	 * writes the rx rows itself, from what it received rather than what the
-	 * program saw. metrics_drops: reasons added to xdp_sink_drops_total.
-	 */
-	bool metrics_rx;
 	void (*metrics)(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 			const struct sink_snap *b, enum run_report kind);
-	void (*metrics_drops)(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
-			      const struct sink_snap *b);
 	/* After the summary: the mode's verdict, 0 or -errno. */
 	int (*finish)(struct sink *sk);
 	/* Undo plan, loaded and start (also after a failure half-way). */
@@ -188,6 +199,19 @@ void sink_report_text(struct sink *sk, const struct sink_snap *a, const struct s
 		      enum run_report kind);
 void sink_report_metrics(struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 			 const struct sink_snap *b, enum run_report kind);
+
+/* The conditions a report of this run meets (struct ctr_desc.when). */
+static inline unsigned int sink_has(const struct sink *sk, enum run_report kind)
+{
+	return sk->ops->has | (sk->estats ? SINK_HAS_VETH : 0) |
+	       (sk->cfg->parse ? SINK_HAS_PARSE : 0) | (kind == RUN_INTERVAL ? SINK_HAS_LIVE : 0);
+}
+
+/* counters.c: the counter families, and --counters */
+struct ctr_family;
+extern const struct ctr_family sink_verdicts, sink_parse, sink_parse_errors, sink_drop_reasons,
+	sink_rx, sink_xsk_rx, sink_xsk_stats, sink_xsk_books, sink_xsk_rejected;
+int sink_list_counters(const struct param_cmd *const *cmds);
 
 /* pins.c */
 int sink_pin_maps(struct sink *sk);

@@ -48,30 +48,15 @@ static void xdp_cleanup(struct sink *sk)
 	sk->ms = NULL;
 }
 
-/* The program's own drops, and the ones named by the mode. */
-static void xdp_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
-		     const struct sink_snap *b, const struct sink_stats *d,
-		     const struct sink_drops *dr, enum run_report kind)
-{
-	(void)a;
-	(void)b;
-	(void)d;
-	(void)kind;
-	jw_obj(w, "drops");
-	jw_u64(w, "xdp_aborted", dr->xdp_aborted);
-	if (sk->ops->json_drops)
-		sk->ops->json_drops(sk, w, dr);
-	if (sk->estats)
-		jw_u64(w, "veth_rx_drops", dr->veth_rx_drops);
-	jw_end_obj(w);
-}
-
-/* drop: the verdicts' report, and --sample's when it samples. */
+/* drop: --sample's report, when it samples. */
 static void drop_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 		      const struct sink_snap *b, const struct sink_stats *d,
 		      const struct sink_drops *dr, enum run_report kind)
 {
-	xdp_json(sk, w, a, b, d, dr, kind);
+	(void)a;
+	(void)b;
+	(void)d;
+	(void)dr;
 	if (kind == RUN_SUMMARY)
 		sample_json(sk, w);
 }
@@ -118,13 +103,6 @@ static int drop_loaded(struct sink *sk)
  * tx: the kernel may drop bounced frames (xdp_tx_errors on the interface)
  */
 
-static void tx_drops(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
-		     struct sink_drops *d)
-{
-	(void)sk;
-	d->xdp_tx_errors = a->xdp_tx_errors - b->xdp_tx_errors;
-}
-
 static void tx_explain(struct sink *sk, const struct sink_snap *s)
 {
 	struct xdp_state *xs = sk->ms;
@@ -134,18 +112,6 @@ static void tx_explain(struct sink *sk, const struct sink_snap *s)
 	pr_warn("the kernel dropped bounced frames on %s (xdp_tx_errors): if it is a veth, its peer needs an XDP program or GRO on\n",
 		sk->ifc.name);
 	xs->warned = true;
-}
-
-static void tx_json_drops(const struct sink *sk, struct jw *w, const struct sink_drops *dr)
-{
-	(void)sk;
-	jw_u64(w, "xdp_tx_errors", dr->xdp_tx_errors);
-}
-
-static void tx_text_drops(const struct sink *sk, const struct sink_drops *dr)
-{
-	(void)sk;
-	printf(", xdp_tx_errors %" PRIu64, (uint64_t)dr->xdp_tx_errors);
 }
 
 /* ---------------------------------------------------------------------------
@@ -260,23 +226,9 @@ static void redirect_explain(struct sink *sk, const struct sink_snap *s)
 	xs->warned = true;
 }
 
-static void redirect_json_drops(const struct sink *sk, struct jw *w, const struct sink_drops *dr)
-{
-	(void)sk;
-	jw_u64(w, "redirect_no_target", dr->redirect_no_target);
-	jw_u64(w, "xdp_xmit_errors", dr->xdp_xmit_errors);
-}
-
-static void redirect_text_drops(const struct sink *sk, const struct sink_drops *dr)
-{
-	const struct xdp_state *xs = sk->ms;
-
-	printf(", redirect_no_target %" PRIu64 ", xdp_xmit_errors %" PRIu64 " (on %s)",
-	       (uint64_t)dr->redirect_no_target, (uint64_t)dr->xdp_xmit_errors, xs->to.name);
-}
-
 const struct sink_mode_ops sink_drop_ops = {
 	.prog = "xdp_sink_drop",
+	.has = SINK_HAS_VERDICT,
 	.pins = SINK_PIN_STATS,
 	.sends = true,
 	.plan = sample_plan,
@@ -291,26 +243,24 @@ const struct sink_mode_ops sink_drop_ops = {
 
 const struct sink_mode_ops sink_pass_ops = {
 	.prog = "xdp_sink_pass",
+	.has = SINK_HAS_VERDICT,
 	.pins = SINK_PIN_STATS,
 	.sends = true,
-	.json = xdp_json,
 };
 
 const struct sink_mode_ops sink_tx_ops = {
 	.prog = "xdp_sink_tx",
+	.has = SINK_HAS_VERDICT | SINK_HAS_TX,
 	.pins = SINK_PIN_STATS,
 	.sends = true,
 	.plan = xdp_plan,
-	.drops = tx_drops,
 	.explain = tx_explain,
-	.json = xdp_json,
-	.json_drops = tx_json_drops,
-	.text_drops = tx_text_drops,
 	.cleanup = xdp_cleanup,
 };
 
 const struct sink_mode_ops sink_redirect_ops = {
 	.prog = "xdp_sink_redirect",
+	.has = SINK_HAS_VERDICT | SINK_HAS_REDIRECT,
 	.pins = SINK_PIN_STATS | SINK_PIN_TX_PORT,
 	.sends = true,
 	.plan = redirect_plan,
@@ -319,8 +269,5 @@ const struct sink_mode_ops sink_redirect_ops = {
 	.read = redirect_read,
 	.drops = redirect_drops,
 	.explain = redirect_explain,
-	.json = xdp_json,
-	.json_drops = redirect_json_drops,
-	.text_drops = redirect_text_drops,
 	.cleanup = xdp_cleanup,
 };

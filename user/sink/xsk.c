@@ -595,19 +595,19 @@ static bool xsk_span(const struct sink *sk, const struct sink_snap *s, __u64 *fi
 }
 
 /*
- * A redirect into a socket whose rx ring is full (or fill ring empty) fails,
- * and veth counts it as a drop of its own too: leave in veth_rx_drops only
- * what the sockets' counters do not already name, so each drop shows once.
+ * The sockets' drops. A redirect into a socket whose rx ring is full (or fill
+ * ring empty) fails, and veth counts it as a drop of its own too: leave in
+ * veth_rx_drops only what the sockets' counters do not already name, so each
+ * drop shows once.
  */
 static void xsk_drops(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 		      struct sink_drops *d)
 {
 	struct xq_counts c;
-	struct xdp_statistics x;
 	__u64 named;
 
-	xsk_deltas(sk, a, b, &c, &x);
-	named = x.rx_ring_full + x.rx_dropped;
+	xsk_deltas(sk, a, b, &c, &d->xsk);
+	named = d->xsk.rx_ring_full + d->xsk.rx_dropped;
 	d->veth_rx_drops = d->veth_rx_drops > named ? d->veth_rx_drops - named : 0;
 }
 
@@ -632,6 +632,7 @@ static void xsk_cleanup(struct sink *sk)
 
 const struct sink_mode_ops sink_xsk_ops = {
 	.prog = "xdp_sink_xsk",
+	.has = SINK_HAS_XSK,
 	.pins = SINK_PIN_STATS | SINK_PIN_XSKS,
 	.user_cost = true,
 	.plan = xsk_plan,
@@ -644,9 +645,7 @@ const struct sink_mode_ops sink_xsk_ops = {
 	.drops = xsk_drops,
 	.json = xsk_json,
 	.text = xsk_text,
-	.metrics_rx = true,
 	.metrics = xsk_metrics,
-	.metrics_drops = xsk_metrics_drops,
 	.finish = xsk_finish,
 	.cleanup = xsk_cleanup,
 };

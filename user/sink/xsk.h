@@ -42,6 +42,35 @@ struct xq_counts {
 };
 
 /*
+ * The stamp checks as the reports show them, of a queue's books or a run's;
+ * the rows of the books' tables (counters.c) point here. With settled, lost
+ * is only what no late frame can take back any more (an exposition while
+ * the run goes on: a counter never falls) and lost_pending the rest.
+ */
+struct xsk_books {
+	__u64 stamped, foreign, lost, duplicates, reordered, late, lost_pending;
+	__u64 implausible, ts_future, ts_stale, unplaced;
+};
+
+static inline void xsk_books_of(const struct seqtrack_counts *st, __u64 foreign, bool settled,
+				struct xsk_books *b)
+{
+	*b = (struct xsk_books){
+		.stamped = st->received,
+		.foreign = foreign,
+		.lost = settled ? st->lost_final : st->lost,
+		.duplicates = st->duplicates,
+		.reordered = st->reordered,
+		.late = st->late,
+		.lost_pending = settled ? st->lost - st->lost_final : 0,
+		.implausible = st->implausible,
+		.ts_future = st->ts_future,
+		.ts_stale = st->ts_stale,
+		.unplaced = st->unplaced,
+	};
+}
+
+/*
  * Written by the queue's thread only, read by main: a cache line of its own,
  * and a sequence count so that a reading is one batch's (counter.h).
  */
@@ -110,7 +139,5 @@ void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sin
 int xsk_finish(struct sink *sk);
 void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 		 const struct sink_snap *b, enum run_report kind);
-void xsk_metrics_drops(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
-		       const struct sink_snap *b);
 
 #endif

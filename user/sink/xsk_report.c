@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counter_desc.h"
 #include "fmt.h"
 #include "log.h"
 #include "outfile.h"
@@ -166,38 +167,14 @@ static void json_run(const struct sink *sk, struct jw *w, const char *key,
 	jw_end_obj(w);
 }
 
-static void json_checks(struct jw *w, const struct xq_counts *c, __u64 runs)
+static void json_checks(struct jw *w, const struct xq_counts *c, __u64 runs, unsigned int has)
 {
-	jw_u64(w, "stamped", c->st.received);
-	jw_u64(w, "foreign", c->foreign);
-	/* Signed: a reordered packet filling an earlier gap takes one back. */
-	jw_i64(w, "lost", (__s64)c->st.lost);
-	jw_u64(w, "duplicates", c->st.duplicates);
-	jw_u64(w, "reordered", c->st.reordered);
-	jw_u64(w, "late", c->st.late);
-	jw_u64(w, "restarts", runs > 1 ? runs - 1 : 0);
-	jw_obj(w, "rejected");
-	jw_u64(w, "implausible", c->st.implausible);
-	jw_u64(w, "ts_future", c->st.ts_future);
-	jw_u64(w, "ts_stale", c->st.ts_stale);
-	jw_u64(w, "unplaced", c->st.unplaced);
-	jw_end_obj(w);
-}
+	struct xsk_books bk;
 
-static void json_drops(struct jw *w, const struct sink_stats *d, const struct xdp_statistics *x)
-{
-	jw_obj(w, "drops");
-	jw_u64(w, "no_socket", d->redirect_err);
-	jw_u64(w, "xsk_fill_ring_empty", x->rx_dropped);
-	jw_u64(w, "xsk_rx_ring_full", x->rx_ring_full);
-	jw_u64(w, "xsk_rx_invalid", x->rx_invalid_descs);
-	jw_end_obj(w);
-	jw_obj(w, "xsk");
-	jw_u64(w, "rx_dropped", x->rx_dropped);
-	jw_u64(w, "rx_ring_full", x->rx_ring_full);
-	jw_u64(w, "rx_fill_ring_empty_descs", x->rx_fill_ring_empty_descs);
-	jw_u64(w, "rx_invalid_descs", x->rx_invalid_descs);
-	jw_end_obj(w);
+	xsk_books_of(&c->st, c->foreign, false, &bk);
+	ctr_json_members(w, &sink_xsk_books, &bk, has);
+	jw_u64(w, "restarts", runs > 1 ? runs - 1 : 0);
+	ctr_json(w, &sink_xsk_rejected, &bk, has);
 }
 
 /* The summary's verdicts: every run's books, and the latency over all of them. */
@@ -264,6 +241,7 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 	      enum run_report kind)
 {
 	bool summary = kind == RUN_SUMMARY, books = !sk->cfg->no_verify;
+	unsigned int has = sink_has(sk, kind);
 	struct xq_counts c;
 	struct xdp_statistics x;
 	struct runs *r = NULL;
@@ -280,8 +258,8 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 	}
 	jw_u64(w, "xdp_packets", d->packets);
 	if (books)
-		json_checks(w, &c, r ? r->n : c.runs);
-	json_drops(w, d, &x);
+		json_checks(w, &c, r ? r->n : c.runs, has);
+	ctr_json(w, &sink_xsk_stats, &x, has);
 	if (summary)
 		jw_i64(w, "unexplained", xsk_balance(d, &c, &x));
 	if (r)
@@ -294,8 +272,7 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 	free(r);
 }
 
-static void text_interval(const struct sink *sk, const struct sink_stats *d,
-			  const struct xq_counts *c, const struct xdp_statistics *x)
+static void text_interval(const struct sink *sk, const struct xq_counts *c)
 {
 	__u64 rejected = c->st.implausible + c->st.ts_future + c->st.ts_stale + c->st.unplaced;
 
@@ -305,10 +282,6 @@ static void text_interval(const struct sink *sk, const struct sink_stats *d,
 		       (uint64_t)c->foreign);
 	if (rejected)
 		printf(" rejected %" PRIu64, (uint64_t)rejected);
-	if (x->rx_dropped || x->rx_ring_full || d->redirect_err)
-		printf("  drops: fill empty %" PRIu64 " ring full %" PRIu64 " no socket %" PRIu64,
-		       (uint64_t)x->rx_dropped, (uint64_t)x->rx_ring_full,
-		       (uint64_t)d->redirect_err);
 }
 
 static void text_lat(const char *label, const struct hist_summary *h)
@@ -429,7 +402,7 @@ void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sin
 		text_summary(sk, a, b, d, &c, &x);
 		capture_text(((const struct xsk_state *)sk->ms)->cap);
 	} else
-		text_interval(sk, d, &c, &x);
+		text_interval(sk, &c);
 }
 
 /* A new file renamed over the old one at the end: a failure keeps the old. */
@@ -475,64 +448,39 @@ int xsk_finish(struct sink *sk)
 	return err;
 }
 
-/* OpenMetrics: the drops only AF_XDP has, as reasons of xdp_sink_drops_total. */
-void xsk_metrics_drops(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
-		       const struct sink_snap *b)
-{
-	static const char *const name = "xdp_sink_drops_total";
-	struct xq_counts c;
-	struct xdp_statistics x;
-
-	xsk_deltas(sk, a, b, &c, &x);
-	metrics_u64(w, name, "reason", "xsk_fill_ring_empty", x.rx_dropped);
-	metrics_u64(w, name, "reason", "xsk_rx_ring_full", x.rx_ring_full);
-	metrics_u64(w, name, "reason", "xsk_rx_invalid", x.rx_invalid_descs);
-}
-
-static const char *const verdict_names[] = { "xdp_sink_lost_total", "xdp_sink_duplicates_total",
-					     "xdp_sink_reordered_total" };
-static const char *const verdict_help[] = {
-	"Stamped frames missing from their flow's sequence for good: while running, gaps past "
-	"the reorder window (xdp_sink_lost_pending has the rest); at exit, every gap.",
-	"Stamped frames received more than once.",
-	"Stamped frames that arrived after a later one of their flow.",
-};
+/* The books' rows an exposition has, each a metric of its own, with one sample per queue or run. */
+#define for_each_book_metric(r, has)                                                   \
+	for (r = sink_xsk_books.rows; r < sink_xsk_books.rows + sink_xsk_books.n; r++) \
+		if (ctr_shown(r, CTR_METRIC, has))
 
 /*
- * A counter never falls, and a gap that a late frame fills is taken back
- * from 'lost'. So while the run goes on, the lost counter is the part no
- * frame can take back any more (lost_final), and the gaps still inside the
- * reorder window are a gauge beside it; their sum is the summary's lost. At
- * exit nothing more arrives, and every gap is final.
+ * While the run goes on: the queues' published books. A counter never
+ * falls, and a gap that a late frame fills is taken back from 'lost'; so
+ * lost is the part no frame can take back any more (lost_final), and the
+ * gaps still inside the reorder window are the gauge lost_pending beside it.
  */
-static __u64 verdict_of(const struct seqtrack_counts *c, unsigned int k, bool running)
+static void metrics_queue_books(const struct sink *sk, struct metrics_w *w,
+				const struct sink_snap *a, const struct sink_snap *b,
+				unsigned int has)
 {
-	return k == 0 ? (running ? c->lost_final : c->lost) : k == 1 ? c->duplicates : c->reordered;
-}
-
-/* While the run goes on: the queues' published books. */
-static void metrics_queue_verdicts(const struct sink *sk, struct metrics_w *w,
-				   const struct sink_snap *a, const struct sink_snap *b)
-{
-	static const char *const pending = "xdp_sink_lost_pending";
 	const struct xsk_state *xs = sk->ms;
 	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
-	unsigned int i, k;
+	struct xsk_books ba, bb, d;
+	const struct ctr_desc *r;
+	unsigned int i;
+	char q[16];
 
-	for (k = 0; k < 3; k++) {
-		metrics_family(w, verdict_names[k], "counter", NULL, verdict_help[k]);
-		for (i = 0; i < xs->nxq; i++)
-			metrics_u64_at(w, verdict_names[k], "queue", xs->xq[i].queue,
-				       verdict_of(&ca[i].st, k, true) -
-					       verdict_of(&cb[i].st, k, true));
+	for_each_book_metric(r, has)
+	{
+		ctr_metric_head(w, &sink_xsk_books, r);
+		for (i = 0; i < xs->nxq; i++) {
+			xsk_books_of(&ca[i].st, ca[i].foreign, true, &ba);
+			xsk_books_of(&cb[i].st, cb[i].foreign, true, &bb);
+			ctr_sub(&d, &ba, &bb, sizeof(d));
+			snprintf(q, sizeof(q), "%u", xs->xq[i].queue);
+			ctr_metric_at(w, &sink_xsk_books, r, "queue", q, &d);
+		}
 	}
-	metrics_family(w, pending, "gauge", NULL,
-		       "Gaps in stamped flows still inside the reorder window: a late frame may "
-		       "fill them; lost = xdp_sink_lost_total + this.");
-	for (i = 0; i < xs->nxq; i++)
-		metrics_u64_at(w, pending, "queue", xs->xq[i].queue,
-			       (ca[i].st.lost - ca[i].st.lost_final) -
-				       (cb[i].st.lost - cb[i].st.lost_final));
 }
 
 static void metrics_run_hist(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
@@ -545,64 +493,81 @@ static void metrics_run_hist(const struct seqtrack_summary *s, const struct hist
 
 /*
  * At the end: every generator run's books and latency, labelled by its run
- * id; runs folded away for room together, as run="folded".
+ * id; runs folded away for room together, as run="folded". Nothing more
+ * arrives, so every gap is lost.
  */
-static void metrics_runs(const struct sink *sk, struct metrics_w *w)
+static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned int has)
 {
 	static const char *const lat = "xdp_sink_latency_seconds";
 	const struct xsk_state *xs = sk->ms;
 	struct seqtrack **tr = trackers(xs);
 	struct hist *folded = malloc(sizeof(*folded));
+	const struct ctr_desc *r;
+	struct xsk_books bk;
 	char id[16];
-	struct runs r;
-	unsigned int i, k;
+	struct runs rs;
+	unsigned int i;
 
-	if (!tr || !folded || runs_collect(sk, &r))
+	if (!tr || !folded || runs_collect(sk, &rs))
 		goto out;
-	for (k = 0; k < 3; k++) {
-		metrics_family(w, verdict_names[k], "counter", NULL, verdict_help[k]);
-		for (i = 0; i < r.n; i++) {
-			snprintf(id, sizeof(id), "%08x", r.row[i].s.id);
-			metrics_u64(w, verdict_names[k], "run", id,
-				    verdict_of(&r.row[i].s.c, k, false));
+	for_each_book_metric(r, has)
+	{
+		ctr_metric_head(w, &sink_xsk_books, r);
+		for (i = 0; i < rs.n; i++) {
+			snprintf(id, sizeof(id), "%08x", rs.row[i].s.id);
+			xsk_books_of(&rs.row[i].s.c, 0, false, &bk);
+			ctr_metric_at(w, &sink_xsk_books, r, "run", id, &bk);
 		}
-		if (r.folded_runs)
-			metrics_u64(w, verdict_names[k], "run", "folded",
-				    verdict_of(&r.folded.c, k, false));
+		if (rs.folded_runs) {
+			xsk_books_of(&rs.folded.c, 0, false, &bk);
+			ctr_metric_at(w, &sink_xsk_books, r, "run", "folded", &bk);
+		}
 	}
 	metrics_family(w, lat, "histogram", "seconds",
 		       "Send-to-receive latency of stamped frames, by generator run.");
 	seqtrack_runs(tr, xs->nxq, metrics_run_hist, w);
-	if (seqtrack_folded(tr, xs->nxq, &r.folded, folded))
+	if (seqtrack_folded(tr, xs->nxq, &rs.folded, folded))
 		metrics_hist_seconds(w, lat, "run", "folded", folded);
-	runs_free(&r);
+	runs_free(&rs);
 out:
 	free(folded);
 	free(tr);
 }
 
-void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
-		 const struct sink_snap *b, enum run_report kind)
+/* What the sockets delivered, by queue. */
+static void metrics_rx(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+		       const struct sink_snap *b, unsigned int has)
 {
 	const struct xsk_state *xs = sk->ms;
 	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
+	const struct ctr_desc *r;
+	struct xq_counts d;
 	unsigned int i;
+	char q[16];
 
-	metrics_family(w, "xdp_sink_rx_packets_total", "counter", NULL,
-		       "Packets received, by receive queue (AF_XDP: delivered to the socket).");
-	for (i = 0; i < xs->nxq; i++)
-		metrics_u64_at(w, "xdp_sink_rx_packets_total", "queue", xs->xq[i].queue,
-			       ca[i].rx_packets - cb[i].rx_packets);
-	metrics_family(w, "xdp_sink_rx_bytes_total", "counter", NULL,
-		       "Bytes received, by receive queue (AF_XDP: delivered to the socket).");
-	for (i = 0; i < xs->nxq; i++)
-		metrics_u64_at(w, "xdp_sink_rx_bytes_total", "queue", xs->xq[i].queue,
-			       ca[i].rx_bytes - cb[i].rx_bytes);
+	for (r = sink_xsk_rx.rows; r < sink_xsk_rx.rows + sink_xsk_rx.n; r++) {
+		if (!ctr_shown(r, CTR_METRIC, has))
+			continue;
+		ctr_metric_head(w, &sink_xsk_rx, r);
+		for (i = 0; i < xs->nxq; i++) {
+			ctr_sub(&d, &ca[i], &cb[i], sizeof(d));
+			snprintf(q, sizeof(q), "%u", xs->xq[i].queue);
+			ctr_metric_at(w, &sink_xsk_rx, r, "queue", q, &d);
+		}
+	}
+}
+
+void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+		 const struct sink_snap *b, enum run_report kind)
+{
+	unsigned int has = sink_has(sk, kind);
+
+	metrics_rx(sk, w, a, b, has);
 	if (sk->cfg->no_verify)
 		return;
 	/* Per-run books are read only once the queues' threads have stopped. */
 	if (kind == RUN_SUMMARY)
-		metrics_runs(sk, w);
+		metrics_runs(sk, w, has);
 	else
-		metrics_queue_verdicts(sk, w, a, b);
+		metrics_queue_books(sk, w, a, b, has);
 }

@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Every counter xdp-sink reports, described once (common/counter_desc.h): a
+ * row per counter, read by the JSON, the text, the OpenMetrics export and
+ * --counters (which the docs test checks against the man page and
+ * docs/monitoring.md). A new drop reason the program counts is a field of
+ * struct sink_stats, its increment in bpf/xdp_sink.bpf.c and a row of
+ * drop_rows[]; every output follows.
+ */
+#include <stdio.h>
+
+#include "counter_desc.h"
+#include "sink.h"
+#include "xsk.h"
+
+#define ST(f) offsetof(struct sink_stats, f)
+#define DR(f) offsetof(struct sink_drops, f)
+#define XS(f) offsetof(struct xdp_statistics, f)
+#define XQ(f) offsetof(struct xq_counts, f)
+#define BK(f) offsetof(struct xsk_books, f)
+
+#define PKTS CTR_COUNTER, "packets"
+#define FRAMES CTR_COUNTER, "frames"
+
+static const struct ctr_desc verdict_rows[] = {
+	{ "drop", ST(drop), PKTS, CTR_ALL, 0, "XDP_DROP: dropped by the program, as asked." },
+	{ "pass", ST(pass), PKTS, CTR_ALL, 0, "XDP_PASS: handed to the kernel's stack." },
+	{ "tx", ST(tx), PKTS, CTR_ALL, 0, "XDP_TX: bounced out of the interface." },
+	{ "redirect", ST(redirect), PKTS, CTR_ALL, 0,
+	  "XDP_REDIRECT that found its target (devmap) or socket (xskmap)." },
+	{ "aborted", ST(aborted), PKTS, CTR_ALL, 0,
+	  "XDP_ABORTED: frames the program could not handle (tx: shorter than an Ethernet header)." },
+};
+
+const struct ctr_family sink_verdicts = {
+	.name = "sink_verdicts",
+	.json = "actions",
+	.metric = "xdp_sink_verdicts_total",
+	.label = "verdict",
+	.help = "XDP verdicts of the sink's program, by verdict (aborted is also a drop).",
+	CTR_ROWS(verdict_rows),
+};
+
+/* --parse: what the program found in each packet. */
+static const struct ctr_desc parse_rows[] = {
+	{ "udp4", ST(udp4), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "UDP over IPv4." },
+	{ "udp6", ST(udp6), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "UDP over IPv6." },
+	{ "other", ST(other), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Well-formed, but not UDP over IPv4 or IPv6." },
+};
+
+const struct ctr_family sink_parse = {
+	.name = "sink_parse",
+	.json = "parse",
+	CTR_ROWS(parse_rows),
+};
+
+static const struct ctr_desc parse_error_rows[] = {
+	{ "eth", ST(err_eth), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Shorter than an Ethernet (+VLAN) header." },
+	{ "ip", ST(err_ip), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Truncated IP header, a bad version or an IHL below 5." },
+	{ "ip6_ext", ST(err_ip6_ext), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "IPv6 with extension headers (not followed)." },
+	{ "udp", ST(err_udp), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "Truncated UDP header." },
+};
+
+const struct ctr_family sink_parse_errors = {
+	.name = "sink_parse_errors",
+	.json = "parse.errors",
+	CTR_ROWS(parse_error_rows),
+};
+
+/* Where packets were lost on the receive path, each drop under one name. */
+static const struct ctr_desc drop_rows[] = {
+	{ "xdp_aborted", DR(prog.aborted), PKTS, CTR_ALL, SINK_HAS_VERDICT,
+	  "Frames the program aborted (XDP_ABORTED)." },
+	{ "redirect_no_target", DR(prog.redirect_err), PKTS, CTR_ALL, SINK_HAS_REDIRECT,
+	  "Redirects that found no target in the devmap." },
+	{ "no_socket", DR(prog.redirect_err), PKTS, CTR_ALL, SINK_HAS_XSK,
+	  "Frames on a queue without a socket: dropped by the program." },
+	{ "xdp_tx_errors", DR(xdp_tx_errors), PKTS, CTR_ALL, SINK_HAS_TX,
+	  "Bounced frames the kernel failed to send (the interface's xdp_tx_errors)." },
+	{ "xdp_xmit_errors", DR(xdp_xmit_errors), PKTS, CTR_ALL, SINK_HAS_REDIRECT,
+	  "Redirected frames the target dropped (its xdp_xmit_errors)." },
+	{ "xsk_fill_ring_empty", DR(xsk.rx_dropped), PKTS, CTR_ALL, SINK_HAS_XSK,
+	  "Frames a socket had no free frame for (its fill ring was empty)." },
+	{ "xsk_rx_ring_full", DR(xsk.rx_ring_full), PKTS, CTR_ALL, SINK_HAS_XSK,
+	  "Frames a socket's full rx ring refused." },
+	{ "xsk_rx_invalid", DR(xsk.rx_invalid_descs), PKTS, CTR_ALL, SINK_HAS_XSK,
+	  "Frames a socket dropped as invalid descriptors." },
+	{ "veth_rx_drops", DR(veth_rx_drops), PKTS, CTR_ALL, SINK_HAS_VETH,
+	  "Dropped in the veth's receive path after XDP, beyond what the reasons above name." },
+};
+
+const struct ctr_family sink_drop_reasons = {
+	.name = "sink_drops",
+	.json = "drops",
+	.metric = "xdp_sink_drops_total",
+	.label = "reason",
+	.help = "Packets lost on the receive path, by the layer that dropped them.",
+	CTR_ROWS(drop_rows),
+};
+
+/* What arrived, by receive queue: the program's count, or what the sockets delivered (xsk). */
+static const struct ctr_desc rx_rows[] = {
+	{ "rx_packets", ST(packets), PKTS, CTR_METRIC, SINK_HAS_VERDICT,
+	  "Packets received, by receive queue." },
+	{ "rx_bytes", ST(bytes), CTR_COUNTER, "bytes", CTR_METRIC, SINK_HAS_VERDICT,
+	  "Bytes received, by receive queue." },
+};
+
+const struct ctr_family sink_rx = {
+	.name = "sink_rx",
+	.prefix = "xdp_sink_",
+	CTR_ROWS(rx_rows),
+};
+
+static const struct ctr_desc xsk_rx_rows[] = {
+	{ "rx_packets", XQ(rx_packets), PKTS, CTR_METRIC, SINK_HAS_XSK,
+	  "Packets received, by receive queue (AF_XDP: delivered to the socket)." },
+	{ "rx_bytes", XQ(rx_bytes), CTR_COUNTER, "bytes", CTR_METRIC, SINK_HAS_XSK,
+	  "Bytes received, by receive queue (AF_XDP: delivered to the socket)." },
+};
+
+const struct ctr_family sink_xsk_rx = {
+	.name = "sink_xsk_rx",
+	.prefix = "xdp_sink_",
+	CTR_ROWS(xsk_rx_rows),
+};
+
+/* The sockets' XDP_STATISTICS, summed, as the kernel names them. */
+static const struct ctr_desc xsk_stat_rows[] = {
+	{ "rx_dropped", XS(rx_dropped), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "XDP_STATISTICS rx_dropped: no free frame (fill ring empty)." },
+	{ "rx_ring_full", XS(rx_ring_full), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "XDP_STATISTICS rx_ring_full: the rx ring was full." },
+	{ "rx_fill_ring_empty_descs", XS(rx_fill_ring_empty_descs), CTR_COUNTER, "events", CTR_JSON,
+	  SINK_HAS_XSK,
+	  "XDP_STATISTICS rx_fill_ring_empty_descs: times the fill ring was found empty." },
+	{ "rx_invalid_descs", XS(rx_invalid_descs), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "XDP_STATISTICS rx_invalid_descs: invalid descriptors." },
+};
+
+const struct ctr_family sink_xsk_stats = {
+	.name = "sink_xsk_socket",
+	.json = "xsk",
+	CTR_ROWS(xsk_stat_rows),
+};
+
+/* xsk: the stamp checks, from the queues' books (totals; by queue or by run in the export). */
+static const struct ctr_desc book_rows[] = {
+	{ "stamped", BK(stamped), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "Stamped frames entered in a run's books." },
+	{ "foreign", BK(foreign), FRAMES, CTR_JSON, SINK_HAS_XSK, "Frames without a stamp." },
+	{ "lost", BK(lost), FRAMES, CTR_JSON | CTR_METRIC | CTR_SIGNED, SINK_HAS_XSK,
+	  "Stamped frames missing from their flow's sequence for good: while running, gaps past "
+	  "the reorder window (xdp_sink_lost_pending has the rest); at exit, every gap." },
+	{ "duplicates", BK(duplicates), FRAMES, CTR_JSON | CTR_METRIC, SINK_HAS_XSK,
+	  "Stamped frames received more than once." },
+	{ "reordered", BK(reordered), FRAMES, CTR_JSON | CTR_METRIC, SINK_HAS_XSK,
+	  "Stamped frames that arrived after a later one of their flow." },
+	{ "late", BK(late), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "Stamped frames behind the reorder window: duplicates or late originals." },
+	{ "lost_pending", BK(lost_pending), CTR_GAUGE, "frames", CTR_METRIC,
+	  SINK_HAS_XSK | SINK_HAS_LIVE,
+	  "Gaps in stamped flows still inside the reorder window: a late frame may fill them; "
+	  "lost = xdp_sink_lost_total + this." },
+};
+
+const struct ctr_family sink_xsk_books = {
+	.name = "sink_xsk_books",
+	.prefix = "xdp_sink_",
+	CTR_ROWS(book_rows),
+};
+
+/* Stamped frames whose claims no sender could make: in no run's books. */
+static const struct ctr_desc rejected_rows[] = {
+	{ "implausible", BK(implausible), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "A sequence jump faster than any sender." },
+	{ "ts_future", BK(ts_future), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "A send time after the receive time." },
+	{ "ts_stale", BK(ts_stale), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "A send time from before the sink started." },
+	{ "unplaced", BK(unplaced), FRAMES, CTR_JSON, SINK_HAS_XSK,
+	  "Stamped frames that found no room in the books: never checked." },
+};
+
+const struct ctr_family sink_xsk_rejected = {
+	.name = "sink_xsk_rejected",
+	.json = "rejected",
+	CTR_ROWS(rejected_rows),
+};
+
+static const struct ctr_family *const families[] = {
+	&sink_rx,	 &sink_xsk_rx,	     &sink_verdicts,
+	&sink_parse,	 &sink_parse_errors, &sink_drop_reasons,
+	&sink_xsk_stats, &sink_xsk_books,    &sink_xsk_rejected,
+};
+
+int sink_list_counters(const struct param_cmd *const *cmds)
+{
+	struct ctr_mode modes[8];
+	unsigned int n, i;
+
+	for (n = 0; cmds[n] && n < sizeof(modes) / sizeof(modes[0]); n++) {
+		const struct sink_mode_ops *ops = cmds[n]->ops;
+
+		modes[n] = (struct ctr_mode){ cmds[n]->name, ops->has };
+	}
+	for (i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		ctr_list(stdout, "xdp-sink", families[i], modes, n, SINK_HAS_RUNTIME);
+	return 0;
+}
