@@ -88,6 +88,16 @@ const char *drops_hook_name(enum drops_hook h)
 	return h < DROPS_HOOK_COUNT ? hook_defs[h].name : "?";
 }
 
+int drops_hook_by_name(const char *name)
+{
+	int h;
+
+	for (h = 0; h < DROPS_HOOK_COUNT; h++)
+		if (!strcmp(name, hook_defs[h].name))
+			return h;
+	return -ENOENT;
+}
+
 unsigned int drops_hooks(const struct drops *d)
 {
 	return d ? d->hooks : 0;
@@ -300,6 +310,8 @@ int drops__open(const struct drops_opts *opts, struct drops **out, char *why, si
 		goto out;
 	}
 	want = have;
+	if (opts->hooks)
+		want &= opts->hooks | HOOK(DROPS_HOOK_KFREE_SKB);
 	/* Load failures are handled here: libbpf's account only with -v. */
 	log_libbpf_expect_failures(true);
 	err = load(d, opts, want);

@@ -24,6 +24,11 @@ struct drops;
 
 struct drops_opts {
 	unsigned int max_entries; /* books' size; 0: XDPSG_DROPS_ENTRIES */
+	/*
+	 * Bits (1 << enum drops_hook) of the hooks to attach if the kernel has
+	 * them; 0: all. kfree_skb is always attached.
+	 */
+	unsigned int hooks;
 	bool no_unstamped; /* do not count frames without a stamp */
 	const char *btf_path; /* kernel BTF to read; NULL: /sys/kernel/btf/vmlinux */
 };
@@ -69,6 +74,9 @@ void drops__destroy(struct drops *d);
 /* Bits (1 << enum drops_hook) of the hooks attached. */
 unsigned int drops_hooks(const struct drops *d);
 const char *drops_hook_name(enum drops_hook h);
+
+/* The hook of that name, or -ENOENT. */
+int drops_hook_by_name(const char *name);
 
 /*
  * How often a hook's program ran and how long it took in all, as the kernel

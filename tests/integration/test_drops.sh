@@ -5,8 +5,9 @@
 # up to what the run lost (generator's count less the sink's), each equal to
 # the kernel's own counter of that layer: the tbf's and the pfifo's dropped,
 # the veth's xdp_xmit_errors, the AF_XDP socket's ring counters. Frames
-# without a stamp are never a run's. The tracer is host-wide: every check
-# looks only at this test's devices (their names carry the lab's).
+# without a stamp are never a run's; the stamp is found behind VLAN tags, in
+# IPv6 and after IPv4 options. The tracer is host-wide: every check looks
+# only at this test's devices (their names carry the lab's).
 
 PROBE="$BUILD/tests/drops-probe"
 SINK="$BUILD/xdp-sink"
@@ -289,6 +290,74 @@ PY
 	t_expect_le "frames counted" 2000 "$n"
 	# Other traffic on the host may take keys too; ours are counted or overflow.
 	t_expect_ge "counted + overflow" 2000 $((n + $(json_get "$POUT" summary 'o["overflow"]')))
+}
+
+# Frames of each shape the parser knows, stamped, dropped at a tbf on the
+# generator veth with their headers as sent: IPv4, IPv6, 802.1Q and 802.1ad
+# tags, IPv4 options. An IPv4 fragment and a frame with a wrong magic carry
+# no stamp the tracer may believe.
+test_drops_frame_shapes() {
+	local sent
+	lab_setup --qdisc tbf:1mbit:4kb:1ms
+	probe_start
+	sent=$(lab_exec gen python3 - "$GEN_IF" "$GEN_MAC" "$SINK_MAC" <<'PY'
+import socket, struct, sys
+ifname, smac, dmac = sys.argv[1:4]
+mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+def udp(run, magic=0x3253):
+    payload = struct.pack("<HIHIIH", magic, run, 0, 1, 0, 0) + bytes(100)
+    return struct.pack("!HHHH", 1024, 9, 8 + len(payload), 0) + payload
+def ip4(l4, opts=b"", frag=0x4000):
+    h = struct.pack("!BBHHHBBH4s4s", 0x45 + len(opts) // 4, 0, 20 + len(opts) + len(l4), 0,
+                    frag, 64, 17, 0, bytes([10, 11, 0, 1]), bytes([10, 11, 0, 2])) + opts
+    return h[:10] + struct.pack("!H", csum(h)) + h[12:] + l4
+def ip6(l4):
+    return struct.pack("!IHBB16s16s", 6 << 28, len(l4), 17, 64, b"\xfd" + bytes(14) + b"\x01",
+                       b"\xfd" + bytes(14) + b"\x02") + l4
+eth = lambda t, p: mac(dmac) + mac(smac) + struct.pack("!H", t) + p
+shapes = {
+    0x5eed2004: eth(0x0800, ip4(udp(0x5eed2004))),
+    0x5eed2006: eth(0x86dd, ip6(udp(0x5eed2006))),
+    0x5eed2081: eth(0x8100, struct.pack("!HH", 5, 0x0800) + ip4(udp(0x5eed2081))),
+    0x5eed2088: eth(0x88a8, struct.pack("!HH", 5, 0x86dd) + ip6(udp(0x5eed2088))),
+    0x5eed2044: eth(0x0800, ip4(udp(0x5eed2044), opts=bytes([1]) * 40)),
+    0x5eed20f0: eth(0x0800, ip4(udp(0x5eed20f0), frag=0x2000)),
+    0x5eed20ff: eth(0x0800, ip4(udp(0x5eed20ff, magic=0x3254))),
+}
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+sock.bind((ifname, 0))
+n = 0
+for i in range(100):
+    for f in shapes.values():
+        try:
+            sock.send(f)
+        except OSError:
+            pass # the qdisc dropped it: what the test wants
+        n += 1
+print(n)
+PY
+) || t_fail "could not send the frames"
+	sleep 0.5
+	probe_stop
+	dshow
+	local r
+	for r in 0x5eed2004 0x5eed2006 0x5eed2081 0x5eed2088 0x5eed2044; do
+		t_expect_ge "run $r: drops found by the stamp" 1 \
+			"$(dsum "c['kind'] == 'run' and c['run'] == $r and c['dev'] == '$GEN_IF'")"
+	done
+	t_expect_eq "an IPv4 fragment is no run's" 0 "$(dsum "c['kind'] == 'run' and c['run'] == 0x5eed20f0")"
+	t_expect_eq "a wrong magic is no run's" 0 "$(dsum "c['kind'] == 'run' and c['run'] == 0x5eed20ff")"
+	t_expect_eq "the tbf's dropped = the runs' + unstamped" \
+		"$(qdisc_drops "$GEN_NS" "$GEN_IF")" \
+		"$(dsum "c['dev'] == '$GEN_IF' and c['ns'] == '$GEN_NS' and c['kind'] != 'unidentified'")"
+	t_expect_ge "unstamped drops (the fragments and wrong magics)" 1 \
+		"$(dsum "c['kind'] == 'unstamped' and c['dev'] == '$GEN_IF'")"
+	echo "$sent frames sent"
 }
 
 # Names of our programs loaded now (bpftool shows at most 15 characters).

@@ -35,6 +35,7 @@ struct cfg {
 	bool no_unstamped;
 	bool prog_stats;
 	const char *btf;
+	const char *hooks;
 	int verbose;
 };
 
@@ -50,6 +51,8 @@ static const struct param_def opts[] = {
 	  "do not count drops of frames without a stamp" },
 	{ "prog-stats", 0, PARAM_FLAG, OPT(prog_stats), NULL,
 	  "turn on the kernel's BPF run-time statistics while running; report each hook's" },
+	{ "hooks", 0, PARAM_STRING, OPT(hooks), "LIST",
+	  "attach only these hooks (comma-separated; kfree_skb always)" },
 	{ "btf", 0, PARAM_STRING, OPT(btf), "PATH",
 	  "kernel BTF (default /sys/kernel/btf/vmlinux)" },
 	{ "verbose", 'v', PARAM_COUNTER, OPT(verbose), NULL, "more messages (-vv: libbpf's)" },
@@ -152,6 +155,30 @@ static void emit_final(struct drops *d, const struct drops_snapshot *s, __u64 t0
 	fflush(stdout);
 }
 
+/* --hooks: names to bits; -EINVAL after one line naming the unknown one. */
+static int parse_hooks(const char *list, unsigned int *out)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int h, err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	*out = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		h = drops_hook_by_name(tok);
+		if (h < 0) {
+			fprintf(stderr,
+				"drops-probe: --hooks: no hook '%s'; give kfree_skb, xdp_redirect_err, xdp_devmap_xmit or xdp_bulk_tx\n",
+				tok);
+			err = -EINVAL;
+			break;
+		}
+		*out |= 1U << h;
+	}
+	free(copy);
+	return err;
+}
+
 /* Count until the deadline or a signal; print each period's deltas if asked. */
 static int run(struct drops *d, const struct cfg *c, struct drops_snapshot *last, __u64 t0)
 {
@@ -205,6 +232,12 @@ int main(int argc, char **argv)
 	log_setup(false, c.verbose);
 	runtime_install_signals();
 
+	o.max_entries = (unsigned int)c.max_entries;
+	o.no_unstamped = c.no_unstamped;
+	o.btf_path = c.btf;
+	if (c.hooks && parse_hooks(c.hooks, &o.hooks))
+		return 2;
+	/* On only while we run: it costs every BPF program on the host two clock reads. */
 	if (c.prog_stats) {
 		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (stats_fd < 0) {
@@ -214,15 +247,11 @@ int main(int argc, char **argv)
 	}
 
 	/* Load and attach; the books start empty, so a final read is the count since now. */
-	o.max_entries = (unsigned int)c.max_entries;
-	o.no_unstamped = c.no_unstamped;
-	o.btf_path = c.btf;
 	err = drops__open(&o, &d, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "drops-probe: %s\n", why);
-		if (stats_fd >= 0)
-			close(stats_fd);
-		return 2;
+		ret = 2;
+		goto out;
 	}
 	t0 = now_ns();
 	jw_begin(&w, stdout, "ready");
