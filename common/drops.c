@@ -473,7 +473,8 @@ int drops_read(struct drops *d, struct drops_snapshot *s)
 	}
 	if (err != -ENOENT)
 		return err;
-	qsort(s->v, s->n, sizeof(*s->v), key_cmp);
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), key_cmp);
 	return 0;
 }
 
