@@ -1,0 +1,613 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "drops.h"
+#include "log.h"
+#include "runtime.h"
+#include "xdp_drops.skel.h"
+
+#define KERNEL_BTF "/sys/kernel/btf/vmlinux"
+#define REASON_PREFIX "SKB_DROP_REASON_"
+
+struct drops_reason {
+	__u32 value;
+	char *name; /* without the prefix */
+};
+
+/* A text symbol of the kernel, from /proc/kallsyms. */
+struct drops_sym {
+	__u64 addr;
+	char *name;
+};
+
+struct drops {
+	struct xdp_drops_bpf *skel;
+	struct bpf_link *links[DROPS_HOOK_COUNT];
+	unsigned int hooks; /* attached */
+	struct drops_reason *reasons;
+	size_t nreasons;
+	int ncpus;
+	struct xdpsg_drops_val *vals; /* one per possible CPU, for reading */
+	struct xdpsg_drops_stats *svals;
+	struct drops_sym *syms; /* sorted by address; read at the first drops_location_name() */
+	size_t nsyms;
+	bool syms_read;
+};
+
+/* What each hook attaches to, and how its presence shows in the kernel's BTF. */
+static const struct {
+	const char *name; /* drops_hook_name() */
+	const char *btf_name; /* typedef of a tracepoint, or a function */
+	int btf_kind;
+} hook_defs[DROPS_HOOK_COUNT] = {
+	[DROPS_HOOK_KFREE_SKB] = { "kfree_skb", "btf_trace_kfree_skb", BTF_KIND_TYPEDEF },
+	[DROPS_HOOK_REDIRECT_ERR] = { "xdp_redirect_err", "btf_trace_xdp_redirect_err",
+				      BTF_KIND_TYPEDEF },
+	[DROPS_HOOK_DEVMAP_XMIT] = { "xdp_devmap_xmit", "btf_trace_xdp_devmap_xmit",
+				     BTF_KIND_TYPEDEF },
+	[DROPS_HOOK_BULK_TX] = { "xdp_bulk_tx", "btf_trace_xdp_bulk_tx", BTF_KIND_TYPEDEF },
+};
+
+#define HOOK(h) (1U << (h))
+
+static const char *const own_reasons[] = {
+	[XDPSG_DROPS_XSK_RING_FULL & 0xffff] = "XSK_RING_FULL",
+	[XDPSG_DROPS_XSK_FILL_EMPTY & 0xffff] = "XSK_FILL_EMPTY",
+	[XDPSG_DROPS_XSK_INVALID & 0xffff] = "XSK_INVALID",
+	[XDPSG_DROPS_XDP_XMIT & 0xffff] = "XDP_XMIT",
+	[XDPSG_DROPS_XDP_TX & 0xffff] = "XDP_TX",
+};
+
+static struct bpf_program *hook_prog(struct xdp_drops_bpf *skel, enum drops_hook h)
+{
+	switch (h) {
+	case DROPS_HOOK_KFREE_SKB:
+		return skel->progs.drops_kfree_skb;
+	case DROPS_HOOK_REDIRECT_ERR:
+		return skel->progs.drops_redir_err;
+	case DROPS_HOOK_DEVMAP_XMIT:
+		return skel->progs.drops_devmap;
+	case DROPS_HOOK_BULK_TX:
+		return skel->progs.drops_bulk_tx;
+	default:
+		return NULL;
+	}
+}
+
+const char *drops_hook_name(enum drops_hook h)
+{
+	return h < DROPS_HOOK_COUNT ? hook_defs[h].name : "?";
+}
+
+int drops_hook_by_name(const char *name)
+{
+	int h;
+
+	for (h = 0; h < DROPS_HOOK_COUNT; h++)
+		if (!strcmp(name, hook_defs[h].name))
+			return h;
+	return -ENOENT;
+}
+
+unsigned int drops_hooks(const struct drops *d)
+{
+	return d ? d->hooks : 0;
+}
+
+const char *drops_kind_name(__u8 kind)
+{
+	switch (kind) {
+	case XDPSG_DROPS_RUN:
+		return "run";
+	case XDPSG_DROPS_UNSTAMPED:
+		return "unstamped";
+	case XDPSG_DROPS_UNIDENTIFIED:
+		return "unidentified";
+	default:
+		return "?";
+	}
+}
+
+/* The names of enum skb_drop_reason, as this kernel has them. */
+static int load_reasons(struct drops *d, const struct btf *btf)
+{
+	const struct btf_type *t;
+	const char *name;
+	__u32 i, n;
+	__s32 id;
+
+	id = btf__find_by_name_kind(btf, "skb_drop_reason", BTF_KIND_ENUM);
+	if (id < 0)
+		return -ENOENT;
+	t = btf__type_by_id(btf, id);
+	n = btf_vlen(t);
+	d->reasons = calloc(n, sizeof(*d->reasons));
+	if (!d->reasons)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const struct btf_enum *e = btf_enum(t) + i;
+
+		name = btf__name_by_offset(btf, e->name_off);
+		if (!name)
+			continue;
+		if (!strncmp(name, REASON_PREFIX, strlen(REASON_PREFIX)))
+			name += strlen(REASON_PREFIX);
+		else if (!strncmp(name, "SKB_", 4))
+			name += 4;
+		d->reasons[d->nreasons].value = (__u32)e->val;
+		d->reasons[d->nreasons].name = strdup(name);
+		if (!d->reasons[d->nreasons].name)
+			return -ENOMEM;
+		d->nreasons++;
+	}
+	return 0;
+}
+
+const char *drops_reason_name(const struct drops *d, __u32 reason, char *buf, size_t len)
+{
+	size_t i;
+
+	if ((reason & ~0xffU) == XDPSG_DROPS_XDP_REDIRECT) {
+		const char *e = strerrorname_np(reason & 0xff);
+
+		if (e)
+			snprintf(buf, len, "XDP_REDIRECT_%s", e);
+		else
+			snprintf(buf, len, "XDP_REDIRECT_ERR%u", reason & 0xff);
+		return buf;
+	}
+	if ((reason & XDPSG_DROPS_OWN) == XDPSG_DROPS_OWN) {
+		i = reason & 0xffff;
+		if (i < sizeof(own_reasons) / sizeof(own_reasons[0]) && own_reasons[i])
+			return own_reasons[i];
+	} else if (d) {
+		for (i = 0; i < d->nreasons; i++)
+			if (d->reasons[i].value == reason)
+				return d->reasons[i].name;
+	}
+	snprintf(buf, len, "REASON_%u", reason);
+	return buf;
+}
+
+/* Which hooks this kernel has, from its BTF; the reasons' names on the way. */
+static int read_kernel_btf(struct drops *d, const char *path, unsigned int *have, char *why,
+			   size_t why_len)
+{
+	struct btf *btf;
+	unsigned int h;
+	int err;
+
+	if (access(path, R_OK)) {
+		err = -errno;
+		if (strcmp(path, KERNEL_BTF))
+			snprintf(why, why_len,
+				 "kernel BTF %s: %s; give the path of a readable BTF file", path,
+				 strerror(-err));
+		else
+			snprintf(
+				why, why_len,
+				"kernel BTF %s: %s; the drop tracer needs a kernel built with CONFIG_DEBUG_INFO_BTF",
+				path, strerror(-err));
+		return err;
+	}
+	btf = btf__parse(path, NULL);
+	if (!btf) {
+		err = -errno;
+		snprintf(why, why_len, "cannot read kernel BTF %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = load_reasons(d, btf);
+	if (err == -ENOENT)
+		snprintf(
+			why, why_len,
+			"kernel BTF %s has no enum skb_drop_reason: drop reasons need Linux 5.17 or newer",
+			path);
+	else if (err)
+		snprintf(why, why_len, "reading drop reasons: %s", strerror(-err));
+	for (h = 0; !err && h < DROPS_HOOK_COUNT; h++)
+		if (btf__find_by_name_kind(btf, hook_defs[h].btf_name, hook_defs[h].btf_kind) > 0)
+			*have |= HOOK(h);
+	if (!err && !(*have & HOOK(DROPS_HOOK_KFREE_SKB))) {
+		snprintf(
+			why, why_len,
+			"kernel BTF %s has no tracepoint skb:kfree_skb (btf_trace_kfree_skb): the drop tracer needs Linux 5.17 or newer",
+			path);
+		err = -ENOENT;
+	}
+	btf__free(btf);
+	return err;
+}
+
+/* Open and load the skeleton with the hooks in want; 0 or -errno. */
+static int load(struct drops *d, const struct drops_opts *opts, unsigned int want)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = opts->btf_path);
+	unsigned int h;
+	int err;
+
+	xdp_drops_bpf__destroy(d->skel);
+	d->skel = xdp_drops_bpf__open_opts(&oo);
+	if (!d->skel)
+		return -errno;
+	err = bpf_map__set_max_entries(d->skel->maps.drops,
+				       opts->max_entries ? opts->max_entries : XDPSG_DROPS_ENTRIES);
+	if (err)
+		return err;
+	d->skel->rodata->count_unstamped = !opts->no_unstamped;
+	for (h = 0; h < DROPS_HOOK_COUNT; h++)
+		bpf_program__set_autoload(hook_prog(d->skel, h), want & HOOK(h));
+	return xdp_drops_bpf__load(d->skel);
+}
+
+static void attach(struct drops *d, unsigned int loaded)
+{
+	unsigned int h;
+
+	for (h = 0; h < DROPS_HOOK_COUNT; h++) {
+		if (!(loaded & HOOK(h)))
+			continue;
+		d->links[h] = bpf_program__attach(hook_prog(d->skel, h));
+		if (!d->links[h]) {
+			pr_debug("drops: %s not attached: %s\n", hook_defs[h].name,
+				 strerror(errno));
+			continue;
+		}
+		d->hooks |= HOOK(h);
+	}
+}
+
+static void load_failed(int err, char *why, size_t why_len)
+{
+	if (err == -EPERM)
+		snprintf(why, why_len,
+			 "loading the drop tracer: %s; it needs root (CAP_BPF and CAP_PERFMON)",
+			 strerror(-err));
+	else
+		snprintf(
+			why, why_len,
+			"loading the drop tracer: %s; with -vv libbpf says what the kernel refused",
+			strerror(-err));
+}
+
+int drops__open(const struct drops_opts *opts, struct drops **out, char *why, size_t why_len)
+{
+	const struct drops_opts none = { 0 };
+	unsigned int have = 0, want, h;
+	struct drops *d;
+	int err;
+
+	*out = NULL;
+	if (!opts)
+		opts = &none;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		snprintf(why, why_len, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	err = read_kernel_btf(d, opts->btf_path ? opts->btf_path : KERNEL_BTF, &have, why, why_len);
+	if (err)
+		goto out;
+	d->ncpus = libbpf_num_possible_cpus();
+	if (d->ncpus <= 0) {
+		err = d->ncpus ? d->ncpus : -EINVAL;
+		snprintf(why, why_len, "counting possible CPUs: %s", strerror(-err));
+		goto out;
+	}
+	d->vals = calloc(d->ncpus, sizeof(*d->vals));
+	d->svals = calloc(d->ncpus, sizeof(*d->svals));
+	if (!d->vals || !d->svals) {
+		err = -ENOMEM;
+		snprintf(why, why_len, "%s", strerror(-err));
+		goto out;
+	}
+	want = have;
+	if (opts->hooks)
+		want &= opts->hooks | HOOK(DROPS_HOOK_KFREE_SKB);
+	/* Load failures are handled here: libbpf's account only with -v. */
+	log_libbpf_expect_failures(true);
+	err = load(d, opts, want);
+	/* A hook this kernel will not load: do without it, the last ones first. */
+	while (err && err != -EPERM && want != HOOK(DROPS_HOOK_KFREE_SKB)) {
+		h = 31 - __builtin_clz(want);
+		pr_debug("drops: loading failed (%s); again without %s\n", strerror(-err),
+			 hook_defs[h].name);
+		want &= ~HOOK(h);
+		err = load(d, opts, want);
+	}
+	log_libbpf_expect_failures(false);
+	if (err) {
+		load_failed(err, why, why_len);
+		goto out;
+	}
+	attach(d, want);
+	if (!(d->hooks & HOOK(DROPS_HOOK_KFREE_SKB))) {
+		err = -ENOTSUP;
+		snprintf(
+			why, why_len,
+			"attaching the drop tracer to skb:kfree_skb failed; it needs tp_btf support (Linux 5.5 or newer)");
+		goto out;
+	}
+	*out = d;
+	return 0;
+out:
+	drops__destroy(d);
+	return err;
+}
+
+void drops__destroy(struct drops *d)
+{
+	unsigned int h;
+	size_t i;
+
+	if (!d)
+		return;
+	for (h = 0; h < DROPS_HOOK_COUNT; h++)
+		bpf_link__destroy(d->links[h]);
+	xdp_drops_bpf__destroy(d->skel);
+	for (i = 0; i < d->nreasons; i++)
+		free(d->reasons[i].name);
+	free(d->reasons);
+	for (i = 0; i < d->nsyms; i++)
+		free(d->syms[i].name);
+	free(d->syms);
+	free(d->vals);
+	free(d->svals);
+	free(d);
+}
+
+int drops_hook_stats(const struct drops *d, enum drops_hook h, __u64 *runs, __u64 *run_ns)
+{
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int err;
+
+	*runs = *run_ns = 0;
+	if (!d || h >= DROPS_HOOK_COUNT || !(d->hooks & HOOK(h)))
+		return -ENOENT;
+	memset(&info, 0, sizeof(info));
+	err = bpf_obj_get_info_by_fd(bpf_program__fd(hook_prog(d->skel, h)), &info, &len);
+	if (err)
+		return err;
+	*runs = info.run_cnt;
+	*run_ns = info.run_time_ns;
+	return 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct xdpsg_drops_key));
+}
+
+static int snapshot_push(struct drops_snapshot *s, const struct drops_count *c)
+{
+	struct drops_count *v;
+	size_t cap;
+
+	if (s->n == s->cap) {
+		cap = s->cap ? s->cap * 2 : 64;
+		v = realloc(s->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = *c;
+	return 0;
+}
+
+/* One key's per-CPU values summed; the name from whichever CPU wrote it. */
+static void sum_cpus(const struct drops *d, struct drops_count *c)
+{
+	int cpu;
+
+	c->packets = c->bytes = c->location = 0;
+	c->dev[0] = '\0';
+	for (cpu = 0; cpu < d->ncpus; cpu++) {
+		const struct xdpsg_drops_val *v = &d->vals[cpu];
+
+		c->packets += v->packets;
+		c->bytes += v->bytes;
+		if (!c->dev[0] && v->dev[0]) {
+			memcpy(c->dev, v->dev, sizeof(c->dev));
+			c->dev[sizeof(c->dev) - 1] = '\0';
+		}
+		if (v->location)
+			c->location = v->location;
+	}
+}
+
+static int read_stats(struct drops *d, struct drops_snapshot *s)
+{
+	__u32 zero = 0;
+	int cpu, err;
+
+	err = bpf_map__lookup_elem(d->skel->maps.drop_stats, &zero, sizeof(zero), d->svals,
+				   d->ncpus * sizeof(*d->svals), 0);
+	if (err)
+		return err;
+	s->overflow = s->events = 0;
+	for (cpu = 0; cpu < d->ncpus; cpu++) {
+		s->overflow += d->svals[cpu].overflow;
+		s->events += d->svals[cpu].events;
+	}
+	return 0;
+}
+
+int drops_read(struct drops *d, struct drops_snapshot *s)
+{
+	struct xdpsg_drops_key key, next;
+	struct bpf_map *map = d->skel->maps.drops;
+	struct drops_count c;
+	void *prev = NULL;
+	int err;
+
+	s->n = 0;
+	s->t_ns = now_ns();
+	err = read_stats(d, s);
+	if (err)
+		return err;
+	while (!(err = bpf_map__get_next_key(map, prev, &next, sizeof(next)))) {
+		key = next;
+		prev = &key;
+		err = bpf_map__lookup_elem(map, &key, sizeof(key), d->vals,
+					   d->ncpus * sizeof(*d->vals), 0);
+		if (err == -ENOENT)
+			continue; /* deleted between the two calls: nothing deletes, but be safe */
+		if (err)
+			return err;
+		memset(&c, 0, sizeof(c));
+		c.key = key;
+		sum_cpus(d, &c);
+		err = snapshot_push(s, &c);
+		if (err)
+			return err;
+	}
+	if (err != -ENOENT)
+		return err;
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), key_cmp);
+	return 0;
+}
+
+int drops_delta(const struct drops_snapshot *now, const struct drops_snapshot *before,
+		struct drops_snapshot *out)
+{
+	const struct drops_count *b;
+	struct drops_count c;
+	size_t i;
+	int err;
+
+	out->n = 0;
+	out->t_ns = now->t_ns;
+	out->overflow = now->overflow - before->overflow;
+	out->events = now->events - before->events;
+	for (i = 0; i < now->n; i++) {
+		c = now->v[i];
+		b = before->n ? bsearch(&c.key, before->v, before->n, sizeof(*b), key_cmp) : NULL;
+		if (b) {
+			c.packets -= b->packets;
+			c.bytes -= b->bytes;
+		}
+		if (!c.packets && !c.bytes)
+			continue;
+		err = snapshot_push(out, &c);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void drops_snapshot_free(struct drops_snapshot *s)
+{
+	if (!s)
+		return;
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+int drops_netns_name(__u32 inum, char *buf, size_t len)
+{
+	char path[300];
+	struct dirent *e;
+	struct stat st;
+	DIR *dir;
+	int err = -ENOENT;
+
+	if (!stat("/proc/self/ns/net", &st) && st.st_ino == inum) {
+		snprintf(buf, len, "%s", "");
+		return 0;
+	}
+	dir = opendir("/run/netns");
+	if (!dir)
+		return -ENOENT;
+	while ((e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", e->d_name);
+		if (!stat(path, &st) && st.st_ino == inum) {
+			snprintf(buf, len, "%s", e->d_name);
+			err = 0;
+			break;
+		}
+	}
+	closedir(dir);
+	return err;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct drops_sym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The kernel's text symbols; none if kallsyms hides addresses (kptr_restrict). */
+static int read_syms(struct drops *d)
+{
+	char line[512], type, name[256];
+	unsigned long long addr;
+	struct drops_sym *v;
+	size_t cap = 0;
+	FILE *f;
+
+	f = fopen("/proc/kallsyms", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || !addr)
+			continue;
+		if (type != 't' && type != 'T')
+			continue;
+		if (d->nsyms == cap) {
+			cap = cap ? cap * 2 : 4096;
+			v = realloc(d->syms, cap * sizeof(*v));
+			if (!v)
+				break;
+			d->syms = v;
+		}
+		d->syms[d->nsyms].addr = addr;
+		d->syms[d->nsyms].name = strdup(name);
+		if (!d->syms[d->nsyms].name)
+			break;
+		d->nsyms++;
+	}
+	fclose(f);
+	qsort(d->syms, d->nsyms, sizeof(*d->syms), sym_cmp);
+	return 0;
+}
+
+int drops_location_name(struct drops *d, __u64 location, char *buf, size_t len)
+{
+	size_t lo = 0, hi;
+
+	if (!location)
+		return -ENOENT;
+	if (!d->syms_read) {
+		d->syms_read = true;
+		read_syms(d);
+	}
+	hi = d->nsyms;
+	/* The last symbol at or below the address. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->syms[mid].addr <= location)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	snprintf(buf, len, "%s+0x%llx", d->syms[lo - 1].name,
+		 (unsigned long long)(location - d->syms[lo - 1].addr));
+	return 0;
+}

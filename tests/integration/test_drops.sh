@@ -1,0 +1,391 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The drop tracer (bpf/xdp_drops.bpf.c, common/drops.c) through its test tool
+# drops-probe: every frame a run lost has a named cause, and the causes add
+# up to what the run lost (generator's count less the sink's), each equal to
+# the kernel's own counter of that layer: the tbf's and the pfifo's dropped,
+# the veth's xdp_xmit_errors, the AF_XDP socket's ring counters. Frames
+# without a stamp are never a run's; the stamp is found behind VLAN tags, in
+# IPv6 and after IPv4 options. The tracer is host-wide: every check looks
+# only at this test's devices (their names carry the lab's).
+
+PROBE="$BUILD/tests/drops-probe"
+SINK="$BUILD/xdp-sink"
+GEN="$BUILD/xdp-gen"
+
+# probe_start [options]: the tracer, in the background, attached when this returns.
+probe_start() {
+	POUT=$(mktemp)
+	t_on_cleanup rm -f "$POUT"
+	"$PROBE" "$@" >"$POUT" 2>&1 &
+	PROBE_PID=$!
+	T_PIDS+=("$PROBE_PID")
+	t_wait_for "$POUT" '"type":"ready"' 20 || t_fail "drops-probe did not attach: $(cat "$POUT")"
+	[[ "$(head -n 1 "$POUT")" == *'"kfree_skb"'* ]] || t_fail "kfree_skb not attached: $(cat "$POUT")"
+}
+
+probe_stop() {
+	kill -INT "$PROBE_PID"
+	wait "$PROBE_PID"
+	t_expect_eq "drops-probe exit code" 0 $?
+	json_get "$POUT" summary 'o["overflow"]' >/dev/null || t_fail "no probe summary: $(cat "$POUT")"
+	t_expect_eq "tracer overflow" 0 "$(json_get "$POUT" summary 'o["overflow"]')"
+}
+
+# dsum EXPR [AGG]: packets of the tracer's counts c for which EXPR holds (AGG
+# "keys": how many such counts there are).
+dsum() {
+	python3 - "$POUT" "$1" "${2:-packets}" <<'PY'
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        c = json.loads(line)
+        if c.get("type") == "count" and eval("(%s)" % sys.argv[2], {"c": c}):
+            n += c["packets"] if sys.argv[3] == "packets" else 1
+print(n)
+PY
+}
+
+# For the log, should an expectation fail: this lab's counts.
+dshow() {
+	grep "\"$LAB_NAME" "$POUT" | sed 's/^/    /'
+}
+
+sink_start() { # [options]: xdp-sink xsk on the sink side, attached when this returns
+	SOUT=$(mktemp)
+	t_on_cleanup rm -f "$SOUT"
+	lab_bg "$SOUT" sink "$SINK" xsk -j -q -d 300 --ring-size 32768 "$@" "$SINK_IF"
+	SINK_PID=$LAST_PID
+	t_wait_for "$SOUT" '"type":"ready"' 20 || t_fail "xsk sink did not start: $(cat "$SOUT")"
+}
+
+sink_stop() {
+	sleep 1 # what is in flight through the DUT's queue arrives
+	kill -INT "$SINK_PID"
+	wait "$SINK_PID"
+	t_expect_eq "sink exit code" 0 $?
+}
+
+sink_get() { # python expression on the sink's summary
+	json_get "$SOUT" summary "$1"
+}
+
+gen_get() { # GEN_OUTFILE EXPR: on the generator's summary
+	json_get "$1" summary "$2" || t_fail "no generator summary in $1: $(cat "$1")"
+}
+
+# What a run lost: its generator's count less what the sink received of it.
+run_lost() { # GEN_OUTFILE
+	local run sent got
+	run=$(gen_get "$1" 'o["run"]')
+	sent=$(gen_get "$1" 'o["tx_packets"]')
+	got=$(sink_get "sum(r['received'] for r in o['runs'] if r['run'] == $run)")
+	echo $((sent - got))
+}
+
+# The root qdisc's dropped counter: qdisc_drops NS DEV
+qdisc_drops() {
+	tc -n "$1" -s -j qdisc show dev "$2" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["drops"])'
+}
+
+veth_stat() { # NS DEV NAME-PATTERN: the sum of the matching ethtool -S counters
+	ip netns exec "$1" ethtool -S "$2" | awk -v p="$3" '$1 ~ p { n += $2 } END { print n + 0 }'
+}
+
+# Every frame the run lost is named, and the names add up: the tracer's count
+# for the run equals the run's loss, and every frame of it is the run's own.
+expect_causes_add_up() { # GEN_OUTFILE LABEL
+	local run lost causes
+	run=$(gen_get "$1" 'o["run"]')
+	lost=$(run_lost "$1")
+	causes=$(dsum "c['kind'] == 'run' and c['run'] == $run")
+	echo "$2: run $run lost $lost, causes $causes"
+	t_expect_eq "$2: causes add up to the frames lost" "$lost" "$causes"
+}
+
+dut_lab() {
+	lab_setup --no-ipv6 --dut forward --dut-qdisc tbf:20mbit:8kb:10ms
+}
+
+test_drops_dut_tbf() {
+	local g run tbf q
+	dut_lab
+	probe_start
+	sink_start
+	g=$(mktemp)
+	t_on_cleanup rm -f "$g"
+	# 500-byte frames at up to 100 kpps into 20 Mbit/s: most cannot pass.
+	lab_exec gen "$GEN" xsk -s 500 -n 60000 -r 100000 -j -q "$GEN_IF" >"$g" ||
+		t_fail "generator: $(cat "$g")"
+	sink_stop
+	probe_stop
+	dshow
+	run=$(gen_get "$g" 'o["run"]')
+	tbf=$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF")
+	q=$(dsum "c['kind'] == 'run' and c['run'] == $run and c['dev'] == '$DUT_SINK_IF' and
+		c['ns'] == '$DUT_NS' and c['reason'].startswith('QDISC_')")
+	t_expect_ge "frames the tbf dropped" 10000 "$tbf"
+	t_expect_eq "the run's QDISC_* drops on the DUT's egress = the tbf's dropped" "$tbf" "$q"
+	t_expect_eq "unstamped drops there" 0 \
+		"$(dsum "c['kind'] == 'unstamped' and c['dev'] == '$DUT_SINK_IF'")"
+	expect_causes_add_up "$g" "tbf run"
+}
+
+test_drops_backpressure_qdisc() {
+	local out err name q drops
+	out=$(mktemp) err=$(mktemp)
+	t_on_cleanup rm -f "$out" "$err"
+	name=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
+	T_LABS+=("$name")
+	probe_start
+	"$TESTENV" backpressure --name "$name" --duration 2 --limit 500 --json >"$out" 2>"$err" ||
+		t_fail "backpressure scenario failed: $(tail -n 5 "$err")"
+	probe_stop
+	LAB_NAME=$name dshow
+	drops=$(json_get "$out" summary 'o["qdisc_stats"]["drops"]') || t_fail "no summary: $(cat "$out")"
+	q=$(dsum "c['kind'] == 'run' and c['dev'] == '$name-g' and c['reason'].startswith('QDISC_')")
+	t_expect_ge "pfifo drops" 1 "$drops"
+	t_expect_eq "the run's QDISC_* drops on the generator veth = the pfifo's dropped" "$drops" "$q"
+	t_expect_eq "unstamped drops there" 0 "$(dsum "c['kind'] == 'unstamped' and c['dev'] == '$name-g'")"
+	t_expect_eq "nothing else of the runs dropped on the generator veth" "$q" \
+		"$(dsum "c['kind'] == 'run' and c['dev'] == '$name-g'")"
+}
+
+# A slow AF_XDP sink fed by live frames, its NAPI in a thread: the veth's ring
+# overflows (frames seen: per run) and the socket's rings do (no frame: unidentified).
+test_drops_slow_xsk_sink() {
+	local g run xmit_err0 xmit sock redir lost causes
+	lab_setup --no-ipv6 --threaded-napi
+	probe_start
+	sink_start --cost 2000
+	g=$(mktemp)
+	t_on_cleanup rm -f "$g"
+	xmit_err0=$(veth_stat "$GEN_NS" "$GEN_IF" 'xdp_xmit_errors')
+	lab_exec gen "$GEN" kernel -n 2000000 -j -q "$GEN_IF" >"$g" || t_fail "generator: $(cat "$g")"
+	sink_stop
+	probe_stop
+	dshow
+	run=$(gen_get "$g" 'o["run"]')
+	xmit=$(dsum "c['kind'] == 'run' and c['run'] == $run and c['reason'] == 'XDP_XMIT' and
+		c['dev'] == '$GEN_IF' and c['ns'] == '$GEN_NS'")
+	t_expect_eq "the run's XDP_XMIT drops = the veth's xdp_xmit_errors" \
+		$(($(veth_stat "$GEN_NS" "$GEN_IF" 'xdp_xmit_errors') - xmit_err0)) "$xmit"
+	sock=$(dsum "c['kind'] == 'unidentified' and c['reason'].startswith('XSK_') and
+		c['dev'] == '$SINK_IF'")
+	t_expect_eq "XSK_* drops = the socket's ring counters" \
+		"$(sink_get 'o["drops"]["xsk_fill_ring_empty"] + o["drops"]["xsk_rx_ring_full"]')" "$sock"
+	redir=$(dsum "c['reason'].startswith('XDP_REDIRECT_') and c['dev'] == '$GEN_IF'")
+	t_expect_eq "redirect failures = the generator's not_queued" \
+		"$(gen_get "$g" 'o["drops"]["not_queued"]')" "$redir"
+	# One run was active: the frames no cause names by run are the socket's.
+	lost=$(run_lost "$g")
+	causes=$(dsum "c['kind'] == 'run' and c['run'] == $run")
+	echo "run $run lost $lost: $causes by run, $sock at the socket, $redir not queued"
+	t_expect_ge "frames lost" 1 "$lost"
+	t_expect_eq "causes add up to the frames lost" "$lost" $((causes + sock + redir))
+}
+
+test_drops_two_runs_one_dut() {
+	local ga gb pa pb qa qb ra rb
+	dut_lab
+	probe_start
+	sink_start
+	ga=$(mktemp) gb=$(mktemp)
+	t_on_cleanup rm -f "$ga" "$gb"
+	# AF_XDP and AF_PACKET at once through the tbf: 500-byte frames, 40 kpps each.
+	lab_bg "$ga" gen "$GEN" xsk -s 500 -n 40000 -r 40000 -j -q "$GEN_IF"
+	pa=$LAST_PID
+	lab_bg "$gb" gen "$GEN" qdisc -s 500 -n 40000 -r 40000 --src-port 2000 -j -q "$GEN_IF"
+	pb=$LAST_PID
+	wait "$pa" || t_fail "xsk generator: $(cat "$ga")"
+	wait "$pb" || t_fail "qdisc generator: $(cat "$gb")"
+	sink_stop
+	probe_stop
+	dshow
+	ra=$(gen_get "$ga" 'o["run"]')
+	rb=$(gen_get "$gb" 'o["run"]')
+	[ "$ra" != "$rb" ] || t_fail "both generators have run id $ra"
+	qa=$(dsum "c['kind'] == 'run' and c['run'] == $ra and c['dev'] == '$DUT_SINK_IF' and
+		c['reason'].startswith('QDISC_')")
+	qb=$(dsum "c['kind'] == 'run' and c['run'] == $rb and c['dev'] == '$DUT_SINK_IF' and
+		c['reason'].startswith('QDISC_')")
+	t_expect_ge "run A's tbf drops" 1 "$qa"
+	t_expect_ge "run B's tbf drops" 1 "$qb"
+	t_expect_eq "the tbf's dropped = run A's + run B's" "$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF")" \
+		$((qa + qb))
+	expect_causes_add_up "$ga" "run A (xsk)"
+	expect_causes_add_up "$gb" "run B (qdisc)"
+	t_expect_eq "drops of neither run's frames" 0 \
+		"$(dsum "c['kind'] == 'run' and c['run'] not in ($ra, $rb) and
+			c['dev'].startswith('$LAB_NAME')")"
+}
+
+test_drops_stray_unstamped() {
+	local g pg run q u
+	dut_lab
+	probe_start
+	sink_start
+	g=$(mktemp)
+	t_on_cleanup rm -f "$g"
+	lab_bg "$g" gen "$GEN" xsk -s 500 -n 40000 -r 40000 -j -q "$GEN_IF"
+	pg=$LAST_PID
+	# Frames without a stamp, as fast as they go, to the same qdisc at the same time.
+	lab_exec gen "$BUILD/tests/pktsend" -q -s 500 -n 20000 --dst-mac "$DUT_GEN_MAC" \
+		--src-ip "$GEN_IP4" --dst-ip "$SINK_IP4" "$GEN_IF" || t_fail "pktsend failed"
+	wait "$pg" || t_fail "generator: $(cat "$g")"
+	sink_stop
+	probe_stop
+	dshow
+	run=$(gen_get "$g" 'o["run"]')
+	q=$(dsum "c['kind'] == 'run' and c['dev'] == '$DUT_SINK_IF' and c['reason'].startswith('QDISC_')")
+	u=$(dsum "c['kind'] == 'unstamped' and c['dev'] == '$DUT_SINK_IF' and
+		c['reason'].startswith('QDISC_')")
+	t_expect_ge "stray frames the tbf dropped" 1 "$u"
+	t_expect_eq "the tbf's dropped = the run's + the stray frames'" \
+		"$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF")" $((q + u))
+	t_expect_eq "the run's tbf drops are all the run's" "$q" \
+		"$(dsum "c['kind'] == 'run' and c['run'] == $run and c['dev'] == '$DUT_SINK_IF' and
+			c['reason'].startswith('QDISC_')")"
+	expect_causes_add_up "$g" "run with stray traffic"
+}
+
+# More keys than the books hold: what does not fit is counted as overflow,
+# never lost silently and never folded into another key.
+test_drops_overflow() {
+	local n ours
+	lab_setup --no-ipv6
+	probe_start --max-entries 16
+	# 40 runs of 50 stamped frames each to a port nobody listens on: NO_SOCKET.
+	lab_exec gen python3 - "$GEN_IF" "$GEN_MAC" "$SINK_MAC" "$GEN_IP4" "$SINK_IP4" <<'PY' ||
+import socket, struct, sys
+ifname, smac, dmac, sip, dip = sys.argv[1:6]
+mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+sock.bind((ifname, 0))
+for run in range(0x5eed0000, 0x5eed0000 + 40):
+    for seq in range(50):
+        stamp = struct.pack("<HIHIIH", 0x3253, run, 0, seq, 0, 0)
+        udp = struct.pack("!HHHH", 1024, 9, 8 + len(stamp), 0) + stamp
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                         socket.inet_aton(sip), socket.inet_aton(dip))
+        s = sum(struct.unpack("!10H", ip))
+        while s >> 16:
+            s = (s & 0xffff) + (s >> 16)
+        ip = ip[:10] + struct.pack("!H", ~s & 0xffff) + ip[12:]
+        sock.send(mac(dmac) + mac(smac) + b"\x08\x00" + ip + udp)
+PY
+		t_fail "could not send the frames"
+	sleep 0.5
+	kill -INT "$PROBE_PID"
+	wait "$PROBE_PID"
+	t_expect_eq "drops-probe exit code" 0 $?
+	ours="c['kind'] == 'run' and 0x5eed0000 <= c['run'] < 0x5eed0000 + 40"
+	n=$(dsum "$ours")
+	t_expect_ge "keys of ours counted (frames found by their stamp)" 1 "$(dsum "$ours" keys)"
+	t_expect_le "keys counted" 16 "$(dsum "$ours" keys)"
+	t_expect_eq "runs counted in part" 0 "$(dsum "$ours and c['packets'] % 50" keys)"
+	t_expect_ge "overflow" 1 "$(json_get "$POUT" summary 'o["overflow"]')"
+	t_expect_le "frames counted" 2000 "$n"
+	# Other traffic on the host may take keys too; ours are counted or overflow.
+	t_expect_ge "counted + overflow" 2000 $((n + $(json_get "$POUT" summary 'o["overflow"]')))
+}
+
+# Frames of each shape the parser knows, stamped, dropped at a tbf on the
+# generator veth with their headers as sent: IPv4, IPv6, 802.1Q and 802.1ad
+# tags, IPv4 options. An IPv4 fragment and a frame with a wrong magic carry
+# no stamp the tracer may believe.
+test_drops_frame_shapes() {
+	local sent
+	lab_setup --qdisc tbf:1mbit:4kb:1ms
+	probe_start
+	sent=$(lab_exec gen python3 - "$GEN_IF" "$GEN_MAC" "$SINK_MAC" <<'PY'
+import socket, struct, sys
+ifname, smac, dmac = sys.argv[1:4]
+mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
+def csum(b):
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+def udp(run, magic=0x3253):
+    payload = struct.pack("<HIHIIH", magic, run, 0, 1, 0, 0) + bytes(100)
+    return struct.pack("!HHHH", 1024, 9, 8 + len(payload), 0) + payload
+def ip4(l4, opts=b"", frag=0x4000):
+    h = struct.pack("!BBHHHBBH4s4s", 0x45 + len(opts) // 4, 0, 20 + len(opts) + len(l4), 0,
+                    frag, 64, 17, 0, bytes([10, 11, 0, 1]), bytes([10, 11, 0, 2])) + opts
+    return h[:10] + struct.pack("!H", csum(h)) + h[12:] + l4
+def ip6(l4):
+    return struct.pack("!IHBB16s16s", 6 << 28, len(l4), 17, 64, b"\xfd" + bytes(14) + b"\x01",
+                       b"\xfd" + bytes(14) + b"\x02") + l4
+eth = lambda t, p: mac(dmac) + mac(smac) + struct.pack("!H", t) + p
+shapes = {
+    0x5eed2004: eth(0x0800, ip4(udp(0x5eed2004))),
+    0x5eed2006: eth(0x86dd, ip6(udp(0x5eed2006))),
+    0x5eed2081: eth(0x8100, struct.pack("!HH", 5, 0x0800) + ip4(udp(0x5eed2081))),
+    0x5eed2088: eth(0x88a8, struct.pack("!HH", 5, 0x86dd) + ip6(udp(0x5eed2088))),
+    0x5eed2044: eth(0x0800, ip4(udp(0x5eed2044), opts=bytes([1]) * 40)),
+    0x5eed20f0: eth(0x0800, ip4(udp(0x5eed20f0), frag=0x2000)),
+    0x5eed20ff: eth(0x0800, ip4(udp(0x5eed20ff, magic=0x3254))),
+}
+sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+sock.bind((ifname, 0))
+n = 0
+for i in range(100):
+    for f in shapes.values():
+        try:
+            sock.send(f)
+        except OSError:
+            pass # the qdisc dropped it: what the test wants
+        n += 1
+print(n)
+PY
+) || t_fail "could not send the frames"
+	sleep 0.5
+	probe_stop
+	dshow
+	local r
+	for r in 0x5eed2004 0x5eed2006 0x5eed2081 0x5eed2088 0x5eed2044; do
+		t_expect_ge "run $r: drops found by the stamp" 1 \
+			"$(dsum "c['kind'] == 'run' and c['run'] == $r and c['dev'] == '$GEN_IF'")"
+	done
+	t_expect_eq "an IPv4 fragment is no run's" 0 "$(dsum "c['kind'] == 'run' and c['run'] == 0x5eed20f0")"
+	t_expect_eq "a wrong magic is no run's" 0 "$(dsum "c['kind'] == 'run' and c['run'] == 0x5eed20ff")"
+	t_expect_eq "the tbf's dropped = the runs' + unstamped" \
+		"$(qdisc_drops "$GEN_NS" "$GEN_IF")" \
+		"$(dsum "c['dev'] == '$GEN_IF' and c['ns'] == '$GEN_NS' and c['reason'].startswith('QDISC_')")"
+	t_expect_ge "unstamped drops (the fragments and wrong magics)" 1 \
+		"$(dsum "c['kind'] == 'unstamped' and c['dev'] == '$GEN_IF'")"
+	echo "$sent frames sent"
+}
+
+# Names of our programs loaded now (bpftool shows at most 15 characters).
+our_progs() {
+	bpftool prog list 2>/dev/null | grep -oE 'name drops_[a-z_]+' | sort | tr '\n' ' '
+}
+
+test_drops_cannot_load() {
+	local before msg rc
+	before=$(our_progs)
+	msg=$("$PROBE" --btf /nonexistent/vmlinux -d 1 2>&1)
+	rc=$?
+	t_expect_eq "exit code, no BTF" 2 "$rc"
+	t_expect_eq "one line, no BTF" 1 "$(wc -l <<<"$msg")"
+	[[ "$msg" == *"/nonexistent/vmlinux"* ]] || t_fail "message does not name the file: $msg"
+	# Without privileges (a user namespace has none over the host).
+	msg=$(unshare -U "$PROBE" -d 1 2>&1)
+	rc=$?
+	t_expect_eq "exit code, unprivileged" 2 "$rc"
+	t_expect_eq "one line, unprivileged" 1 "$(wc -l <<<"$msg")"
+	[[ "$msg" == *"needs root"* ]] || t_fail "message does not say what is missing: $msg"
+	msg=$("$PROBE" --max-entries 0 2>&1)
+	t_expect_eq "exit code, bad option" 2 $?
+	[[ "$msg" == *"--max-entries"* ]] || t_fail "message does not name the option: $msg"
+	t_expect_eq "programs of ours after the failures" "$before" "$(our_progs)"
+	# The same check sees a tracer that is attached, and one that has gone.
+	probe_start
+	[[ "$(our_progs)" == *"name drops_kfree_skb"* ]] || t_fail "bpftool does not show the tracer"
+	probe_stop
+	t_expect_eq "programs of ours after a run" "$before" "$(our_progs)"
+}

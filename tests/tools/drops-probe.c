@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * drops-probe: the drop tracer (common/drops) alone, host-wide, for tests and
+ * for looking at a lab by hand, until the sink carries it.
+ *   drops-probe -d 5          count for 5 seconds
+ *   drops-probe               count until SIGINT or SIGTERM
+ *   drops-probe -i 1 -d 10    and a line of deltas every second
+ * Output, one JSON object a line: {"type":"ready","hooks":[..]} once attached;
+ * with -i, {"type":"interval","counts":[..]} per period; at the end one
+ * {"type":"count",..} per (kind, run, reason, device) counted since attach,
+ * then {"type":"summary","hooks":[..],"overflow":N,"events":N,"duration_s":T}
+ * (with --prog-stats also each hook's runs and run_ns, the kernel's count).
+ * A count: kind (run|unstamped|unidentified), run (kind run only), reason,
+ * dev, ifindex, netns (inode), ns (its /run/netns name, "" for ours), where
+ * (skb drops: function+offset of the last one), packets, bytes. Exit 2 if
+ * the tracer cannot load: one line says what is missing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "drops.h"
+#include "json_writer.h"
+#include "log.h"
+#include "params.h"
+#include "runtime.h"
+
+struct cfg {
+	__u64 duration;
+	__u64 interval;
+	__u64 max_entries;
+	bool no_unstamped;
+	bool prog_stats;
+	const char *btf;
+	const char *hooks;
+	int verbose;
+};
+
+#define OPT(f) offsetof(struct cfg, f)
+static const struct param_def opts[] = {
+	{ "duration", 'd', PARAM_DURATION, OPT(duration), "TIME",
+	  "stop after this long (0: on a signal)" },
+	{ "interval", 'i', PARAM_DURATION, OPT(interval), "TIME",
+	  "print the counts of each period (0: only at the end)" },
+	{ "max-entries", 0, PARAM_UINT, OPT(max_entries), "N", "size of the tracer's books", 16,
+	  1 << 20 },
+	{ "no-unstamped", 0, PARAM_FLAG, OPT(no_unstamped), NULL,
+	  "do not count drops of frames without a stamp" },
+	{ "prog-stats", 0, PARAM_FLAG, OPT(prog_stats), NULL,
+	  "turn on the kernel's BPF run-time statistics while running; report each hook's" },
+	{ "hooks", 0, PARAM_STRING, OPT(hooks), "LIST",
+	  "attach only these hooks (comma-separated; kfree_skb always)" },
+	{ "btf", 0, PARAM_STRING, OPT(btf), "PATH",
+	  "kernel BTF (default /sys/kernel/btf/vmlinux)" },
+	{ "verbose", 'v', PARAM_COUNTER, OPT(verbose), NULL, "more messages (-vv: libbpf's)" },
+	{ NULL },
+};
+
+static const struct param_cmd cmd = {
+	.name = "",
+	.summary = "count drops per generator run, reason and device, host-wide",
+	.description = "Attaches the drop tracer to every hook the kernel has and prints "
+		       "what it counted as JSON lines.",
+	.tables = { opts, NULL },
+};
+
+static void emit_hooks(struct jw *w, const struct drops *d)
+{
+	unsigned int h;
+
+	jw_arr(w, "hooks");
+	for (h = 0; h < DROPS_HOOK_COUNT; h++)
+		if (drops_hooks(d) & (1U << h))
+			jw_str(w, NULL, drops_hook_name(h));
+	jw_end_arr(w);
+}
+
+static void emit_prog_stats(struct jw *w, const struct drops *d)
+{
+	__u64 runs, ns;
+	unsigned int h;
+
+	jw_arr(w, "prog_stats");
+	for (h = 0; h < DROPS_HOOK_COUNT; h++) {
+		if (drops_hook_stats(d, h, &runs, &ns))
+			continue;
+		jw_obj(w, NULL);
+		jw_str(w, "hook", drops_hook_name(h));
+		jw_u64(w, "runs", runs);
+		jw_u64(w, "run_ns", ns);
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+}
+
+static void emit_count(struct jw *w, struct drops *d, const struct drops_count *c)
+{
+	char rbuf[48], ns[256], where[300];
+
+	jw_str(w, "kind", drops_kind_name(c->key.kind));
+	if (c->key.kind == XDPSG_DROPS_RUN)
+		jw_u64(w, "run", c->key.run);
+	jw_str(w, "reason", drops_reason_name(d, c->key.reason, rbuf, sizeof(rbuf)));
+	jw_str(w, "dev", c->dev);
+	jw_i64(w, "ifindex", c->key.ifindex);
+	jw_u64(w, "netns", c->key.netns);
+	if (c->key.netns && !drops_netns_name(c->key.netns, ns, sizeof(ns)))
+		jw_str(w, "ns", ns);
+	if (!drops_location_name(d, c->location, where, sizeof(where)))
+		jw_str(w, "where", where);
+	jw_u64(w, "packets", c->packets);
+	jw_u64(w, "bytes", c->bytes);
+}
+
+static void emit_interval(struct drops *d, const struct drops_snapshot *s)
+{
+	struct jw w;
+	size_t i;
+
+	jw_begin(&w, stdout, "interval");
+	jw_u64(&w, "overflow", s->overflow);
+	jw_arr(&w, "counts");
+	for (i = 0; i < s->n; i++) {
+		jw_obj(&w, NULL);
+		emit_count(&w, d, &s->v[i]);
+		jw_end_obj(&w);
+	}
+	jw_end_arr(&w);
+	jw_finish(&w);
+	fflush(stdout);
+}
+
+static void emit_final(struct drops *d, const struct drops_snapshot *s, __u64 t0, bool prog_stats)
+{
+	struct jw w;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		jw_begin(&w, stdout, "count");
+		emit_count(&w, d, &s->v[i]);
+		jw_finish(&w);
+	}
+	jw_begin(&w, stdout, "summary");
+	emit_hooks(&w, d);
+	if (prog_stats)
+		emit_prog_stats(&w, d);
+	jw_u64(&w, "counts", s->n);
+	jw_u64(&w, "overflow", s->overflow);
+	jw_u64(&w, "events", s->events);
+	jw_double(&w, "duration_s", (double)(s->t_ns - t0) / 1e9);
+	jw_finish(&w);
+	fflush(stdout);
+}
+
+/* --hooks: names to bits; -EINVAL after one line naming the unknown one. */
+static int parse_hooks(const char *list, unsigned int *out)
+{
+	char *copy = strdup(list), *tok, *save = NULL;
+	int h, err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	*out = 0;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		h = drops_hook_by_name(tok);
+		if (h < 0) {
+			fprintf(stderr,
+				"drops-probe: --hooks: no hook '%s'; give kfree_skb, xdp_redirect_err, xdp_devmap_xmit or xdp_bulk_tx\n",
+				tok);
+			err = -EINVAL;
+			break;
+		}
+		*out |= 1U << h;
+	}
+	free(copy);
+	return err;
+}
+
+/* Count until the deadline or a signal; print each period's deltas if asked. */
+static int run(struct drops *d, const struct cfg *c, struct drops_snapshot *last, __u64 t0)
+{
+	struct drops_snapshot cur = { 0 }, delta = { 0 }, tmp;
+	__u64 end = c->duration ? deadline_after(t0, c->duration) : ~0ULL, next;
+	int err = 0;
+
+	while (!runtime_stop && now_ns() < end) {
+		next = c->interval ? deadline_after(now_ns(), c->interval) : end;
+		if (next > end)
+			next = end;
+		/* Without a duration or an interval: wake now and then to see the signal flag. */
+		if (next == ~0ULL)
+			next = now_ns() + 1000000000ULL;
+		runtime_sleep_until(next);
+		if (!c->interval)
+			continue;
+		err = drops_read(d, &cur);
+		if (!err)
+			err = drops_delta(&cur, last, &delta);
+		if (err)
+			break;
+		emit_interval(d, &delta);
+		tmp = *last;
+		*last = cur;
+		cur = tmp;
+	}
+	drops_snapshot_free(&cur);
+	drops_snapshot_free(&delta);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	struct cfg c = { .max_entries = XDPSG_DROPS_ENTRIES };
+	const struct cfg defaults = c;
+	struct drops_snapshot last = { 0 };
+	const char *positional;
+	struct drops_opts o = { 0 };
+	struct drops *d = NULL;
+	int stats_fd = -1;
+	char why[512];
+	struct jw w;
+	__u64 t0;
+	int err, ret = 1;
+
+	log_set_prog("drops-probe");
+	err = params_parse("drops-probe", &cmd, argc, argv, &c, &defaults, &positional);
+	if (err)
+		return err == PARAMS_EXIT ? 0 : 2;
+	log_setup(false, c.verbose);
+	runtime_install_signals();
+
+	o.max_entries = (unsigned int)c.max_entries;
+	o.no_unstamped = c.no_unstamped;
+	o.btf_path = c.btf;
+	if (c.hooks && parse_hooks(c.hooks, &o.hooks))
+		return 2;
+	/* On only while we run: it costs every BPF program on the host two clock reads. */
+	if (c.prog_stats) {
+		stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (stats_fd < 0) {
+			fprintf(stderr, "drops-probe: --prog-stats: %s\n", strerror(errno));
+			return 2;
+		}
+	}
+
+	/* Load and attach; the books start empty, so a final read is the count since now. */
+	err = drops__open(&o, &d, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "drops-probe: %s\n", why);
+		ret = 2;
+		goto out;
+	}
+	t0 = now_ns();
+	jw_begin(&w, stdout, "ready");
+	emit_hooks(&w, d);
+	jw_finish(&w);
+	fflush(stdout);
+
+	err = run(d, &c, &last, t0);
+	if (!err)
+		err = drops_read(d, &last);
+	if (err) {
+		fprintf(stderr, "drops-probe: reading the tracer's books: %s\n", strerror(-err));
+		goto out;
+	}
+	emit_final(d, &last, t0, c.prog_stats);
+	ret = 0;
+out:
+	drops_snapshot_free(&last);
+	drops__destroy(d);
+	if (stats_fd >= 0)
+		close(stats_fd);
+	return ret;
+}
