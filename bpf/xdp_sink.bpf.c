@@ -19,6 +19,12 @@ const volatile __u64 cost_ns = 0;
 /* drop --sample N: one frame in N (0: none) into the samples ring, snap bytes of it. */
 const volatile __u32 sample_every = 0;
 const volatile __u32 sample_snap = XDPSG_SAMPLE_MAX;
+/*
+ * Queues with a stats slot of their own: those the interface had when the
+ * sink started, which it reads. A queue added later (ethtool -L) counts in
+ * the overflow slot, which it always reads, so no packet goes uncounted.
+ */
+const volatile __u32 queue_slots = XDPSG_MAX_QUEUES;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -82,7 +88,7 @@ static __always_inline struct sink_stats *count(struct xdp_md *ctx)
 	__u32 key = ctx->rx_queue_index;
 	struct sink_stats *s;
 
-	if (key >= XDPSG_MAX_QUEUES)
+	if (key >= queue_slots || key >= XDPSG_MAX_QUEUES)
 		key = XDPSG_MAX_QUEUES;
 	s = bpf_map_lookup_elem(&stats, &key);
 	if (!s)

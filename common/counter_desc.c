@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "counter_desc.h"
+#include "fmt.h"
 
 void ctr_json_members(struct jw *w, const struct ctr_family *f, const void *vals, unsigned int have)
 {
@@ -45,23 +46,35 @@ void ctr_json(struct jw *w, const struct ctr_family *f, const void *vals, unsign
 	jw_end_obj(w);
 }
 
-unsigned int ctr_text(FILE *out, const struct ctr_family *f, const void *vals, unsigned int have,
-		      const char *sep)
+static unsigned int text_rows(FILE *out, const struct ctr_family *f, const void *vals,
+			      unsigned int have, const char *sep, bool nonzero)
 {
 	const struct ctr_desc *d;
 	unsigned int n = 0;
 
 	for (d = f->rows; d < f->rows + f->n; d++) {
-		if (!ctr_shown(d, CTR_TEXT, have))
+		if (!ctr_shown(d, CTR_TEXT, have) || (nonzero && !ctr_get(d, vals)))
 			continue;
 		if (d->flags & CTR_SIGNED)
-			fprintf(out, "%s%s %" PRId64, n++ ? sep : "", d->name,
-				(int64_t)ctr_get(d, vals));
+			fprintf(out, "%s%s %s", n++ ? sep : "", d->name,
+				FMT_ICOUNT((__s64)ctr_get(d, vals)));
 		else
-			fprintf(out, "%s%s %" PRIu64, n++ ? sep : "", d->name,
-				(uint64_t)ctr_get(d, vals));
+			fprintf(out, "%s%s %s", n++ ? sep : "", d->name,
+				FMT_COUNT(ctr_get(d, vals)));
 	}
 	return n;
+}
+
+unsigned int ctr_text(FILE *out, const struct ctr_family *f, const void *vals, unsigned int have,
+		      const char *sep)
+{
+	return text_rows(out, f, vals, have, sep, false);
+}
+
+unsigned int ctr_text_nonzero(FILE *out, const struct ctr_family *f, const void *vals,
+			      unsigned int have, const char *sep)
+{
+	return text_rows(out, f, vals, have, sep, true);
 }
 
 __u64 ctr_sum(const struct ctr_family *f, const void *vals, unsigned int have)

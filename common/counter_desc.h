@@ -106,6 +106,10 @@ void ctr_json(struct jw *w, const struct ctr_family *f, const void *vals, unsign
 unsigned int ctr_text(FILE *out, const struct ctr_family *f, const void *vals, unsigned int have,
 		      const char *sep);
 
+/* The same, rows that are not 0 only. */
+unsigned int ctr_text_nonzero(FILE *out, const struct ctr_family *f, const void *vals,
+			      unsigned int have, const char *sep);
+
 /* The sum of the text rows (a line that lists them only when one is not 0). */
 __u64 ctr_sum(const struct ctr_family *f, const void *vals, unsigned int have);
 

@@ -6,6 +6,7 @@
 
 #include <xdp/xsk.h>
 
+#include "fmt.h"
 #include "frame_alloc.h"
 #include "log.h"
 
@@ -261,11 +262,10 @@ int frame_alloc_check(const struct frame_alloc *fa, char *buf, size_t len)
 		err = -EINVAL;
 	}
 	if (buf && len)
-		snprintf(buf, len,
-			 "free %u kernel_rx %" PRId64 " kernel_tx %" PRId64 " app %" PRId64
-			 " = %" PRId64 " of %u frames%s%s",
-			 fa->nr_free, (int64_t)c->kernel_rx, (int64_t)c->kernel_tx, (int64_t)c->app,
-			 (int64_t)sum, fa->nr_frames, why,
+		snprintf(buf, len, "free %s kernel_rx %s kernel_tx %s app %s = %s of %s frames%s%s",
+			 FMT_COUNT(fa->nr_free), FMT_ICOUNT((__s64)c->kernel_rx),
+			 FMT_ICOUNT((__s64)c->kernel_tx), FMT_ICOUNT((__s64)c->app),
+			 FMT_ICOUNT((__s64)sum), FMT_COUNT(fa->nr_frames), why,
 			 fa->debug ? "; debug: every free checked" : "");
 	return err;
 }

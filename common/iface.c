@@ -67,7 +67,7 @@ static int ethtool_ioctl(const char *ifname, void *cmd)
 	return err;
 }
 
-static unsigned int count_queues(const char *ifname, const char *prefix)
+unsigned int iface_count_queues(const char *ifname, const char *prefix)
 {
 	char path[256];
 	unsigned int n = 0;
@@ -110,8 +110,8 @@ int iface_get(const char *name, struct iface *out)
 		memcpy(out->mac, ifr.ifr_hwaddr.sa_data, 6);
 	if (ethtool_ioctl(name, &drv) == 0)
 		snprintf(out->driver, sizeof(out->driver), "%s", drv.driver);
-	out->rx_queues = count_queues(name, "rx");
-	out->tx_queues = count_queues(name, "tx");
+	out->rx_queues = iface_count_queues(name, "rx");
+	out->tx_queues = iface_count_queues(name, "tx");
 	out->numa_node = -1;
 	if (iface_sysfs_u64(name, "device/numa_node", &v) == 0)
 		out->numa_node = (int)(__s64)v;

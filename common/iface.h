@@ -31,6 +31,8 @@ int iface_get(const char *name, struct iface *out);
  * once it was deleted, renamed or moved to another namespace (its index then
  * names nothing, or another device). One ioctl: for the main thread's ticks.
  */
+/* The interface's queues now: prefix "rx" or "tx" (/sys/class/net/IFNAME/queues/). */
+unsigned int iface_count_queues(const char *ifname, const char *prefix);
 /* /sys/class/net/IFNAME/ATTR as a number (iface.c and iface_peer.c). */
 int iface_sysfs_u64(const char *ifname, const char *attr, __u64 *val);
 bool iface_still_there(const struct iface *ifc);

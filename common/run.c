@@ -262,6 +262,8 @@ static int first_worker_error(const struct run *r)
 	return 0;
 }
 
+#define RUN_LAST_ROW_MIN_NS 1000000ULL
+
 int run_loop(struct run *r)
 {
 	__u64 next_report, end = 0;
@@ -291,6 +293,16 @@ int run_loop(struct run *r)
 	err = r->ops->sample(r->ctx, r->cur);
 	if (err)
 		return err;
+	/*
+	 * The stretch since the last row gets its row too (a 5 s run shows five),
+	 * unless the stop came with that row.
+	 */
+	if (r->cur->t_ns >= r->prev->t_ns + RUN_LAST_ROW_MIN_NS) {
+		if (r->ops->observe)
+			r->ops->observe(r->ctx, r->cur, r->prev);
+		if (!r->o.quiet)
+			report(r, r->cur, r->prev, RUN_INTERVAL);
+	}
 	err = first_worker_error(r);
 	if (!err)
 		err = r->err;

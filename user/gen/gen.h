@@ -25,6 +25,7 @@
 #include "params.h"
 #include "pkt.h"
 #include "run.h"
+#include "runtime.h"
 #include "xsk_queue.h"
 
 struct gen_cfg {
@@ -104,6 +105,8 @@ struct gen_thread {
 	int cpu;
 	struct pace pace; /* this thread's share of --count and --rate */
 	struct gen_counters c;
+	/* when it began handing frames to the kernel, and last did (its writer: the thread) */
+	__u64 first_ns, last_ns;
 	struct pkt_gen *pg;
 	void *m; /* the mode's per-thread state */
 };
@@ -113,6 +116,8 @@ struct gen_snapshot {
 	struct gen_counters total;
 	struct gen_counters *per; /* per thread */
 	struct link_stats link;
+	/* the earliest any thread began sending, the latest any sent; 0 before */
+	__u64 first_send_ns, last_send_ns;
 	struct kstats *ks; /* with --kernel-stats, or when the mode watches the qdisc */
 	void *m; /* the mode's own readings, mode->snap_size bytes */
 };
@@ -218,6 +223,18 @@ static inline __u64 gen_mode_delta(const struct gen_snapshot *a, const struct ge
 				   unsigned int k)
 {
 	return a->total.m[k] - b->total.m[k];
+}
+
+/*
+ * A worker handed frames to the kernel in a call or batch that began at
+ * 'began': the summary's sending span runs from its first such start to its
+ * last end.
+ */
+static inline void gen_note_sent(struct gen_thread *t, __u64 began)
+{
+	if (!t->first_ns)
+		CNT_SET(t->first_ns, began);
+	CNT_SET(t->last_ns, now_ns());
 }
 
 #endif

@@ -24,6 +24,7 @@
 #include "gen.h"
 #include "replay.h"
 #include "gen_prog.h"
+#include "fmt.h"
 #include "log.h"
 #include "runtime.h"
 
@@ -181,6 +182,7 @@ static void kernel_paced_loop(struct gen_thread *t)
 		}
 		if (run_call(t, (__u32)cap))
 			break;
+		gen_note_sent(t, now);
 		chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, KERNEL_PACED_CHUNK_NS,
 				     KERNEL_PACED_CHUNK_MAX);
 	}
@@ -206,6 +208,7 @@ static void kernel_loop(struct gen_thread *t)
 		if (run_call(t, want))
 			break;
 		CNT_ADD(t->c.submitted, want);
+		gen_note_sent(t, now);
 		chunk = resize_chunk(chunk, want, now_ns() - now, &est_pps, KERNEL_CHUNK_NS,
 				     KERNEL_CHUNK_MAX);
 	}
@@ -595,34 +598,30 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 		return;
 	books_between(g, a, b, true, &bk);
 	if (bk.have)
-		printf("  sent %" PRIu64 "%stransmitted %" PRIu64 " + failed %" PRIu64
-		       " (xdp_xmit_errors %" PRIu64
-		       ": %s; not queued, device down or frame too big: %" PRIu64 ")%s%s\n"
+		printf("  sent %s%stransmitted %s + failed %s (xdp_xmit_errors %s: %s; not queued, device down or frame too big: %s)%s%s\n"
 		       "  counted by %s\n",
-		       (uint64_t)bk.sent, bk.shared ? "; the device's, SHARED (below): " : " = ",
-		       (uint64_t)bk.xmit, (uint64_t)bk.failed, (uint64_t)bk.xmit_err,
+		       FMT_COUNT(bk.sent), bk.shared ? "; the device's, SHARED (below): " : " = ",
+		       FMT_COUNT(bk.xmit), FMT_COUNT(bk.failed), FMT_COUNT(bk.xmit_err),
 		       bk.xmit_err ? "the peer's ring was full or it runs no NAPI" : "none",
-		       (uint64_t)bk.not_queued, bk.unconfirmed ? " + unconfirmed (below)" : "",
+		       FMT_COUNT(bk.not_queued), bk.unconfirmed ? " + unconfirmed (below)" : "",
 		       bk.unexplained ? "  UNEXPLAINED difference" : "",
 		       bk.own ? "this process's xdp_devmap_xmit and xdp_redirect_err tracepoints" :
 				"the device's xdp_xmit counters (every sender's)");
 	if (bk.others)
-		printf("  another sender was seen: %s's xdp_xmit counters hold %" PRIu64
-		       " frames that were not this run's; %s\n",
-		       g->ifc.name, (uint64_t)bk.foreign,
+		printf("  another sender was seen: %s's xdp_xmit counters hold %s frames that were not this run's; %s\n",
+		       g->ifc.name, FMT_COUNT(bk.foreign),
 		       bk.shared ? "transmitted and failed above include them, so this run's "
 				   "own cannot be told (the tracepoints could not attach)" :
 				   "the figures above are this run's own");
 	if (bk.unconfirmed)
-		printf("  unconfirmed %" PRIu64 ": sent after the last reading of %s's counters, "
+		printf("  unconfirmed %s: sent after the last reading of %s's counters, "
 		       "before it went away\n",
-		       (uint64_t)bk.unconfirmed, g->ifc.name);
-	printf("  redirect refused by the kernel: %" PRIu64 "\n",
-	       (uint64_t)gen_mode_delta(a, b, KERN_REDIRECT_ERR));
+		       FMT_COUNT(bk.unconfirmed), g->ifc.name);
+	printf("  redirect refused by the kernel: %s\n",
+	       FMT_COUNT(gen_mode_delta(a, b, KERN_REDIRECT_ERR)));
 	if (kg(g)->tp_links[TP_XMIT])
-		printf("  tracepoints: xdp_devmap_xmit sent %" PRIu64 ", dropped %" PRIu64
-		       "; xdp_redirect_err %" PRIu64 "\n",
-		       (uint64_t)bk.tp.sent, (uint64_t)bk.tp.drops, (uint64_t)bk.tp.err);
+		printf("  tracepoints: xdp_devmap_xmit sent %s, dropped %s; xdp_redirect_err %s\n",
+		       FMT_COUNT(bk.tp.sent), FMT_COUNT(bk.tp.drops), FMT_COUNT(bk.tp.err));
 }
 
 static int kernel_verdict(struct gen *g, const char *stop_reason)

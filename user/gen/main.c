@@ -56,7 +56,8 @@ static const struct param_def run_opts[] = {
 static const struct param_def pkt_opts_table[] = {
 	{ "size", 's', PARAM_UINT, OPT(size), "BYTES",
 	  "frame size without FCS (default: the smallest that holds the stamp, 60 for IPv4, 80 for IPv6)",
-	  42, PKT_SIZE_MAX },
+	  /* The real minimum depends on the family and the stamp: pkt_check_size() says it. */
+	  1, PKT_SIZE_MAX },
 	{ "imix", 0, PARAM_FLAG, OPT(imix), NULL, "mixed sizes, 7:4:1 of 60/576/1500 bytes" },
 	{ "imix-sizes", 0, PARAM_STRING, OPT(imix_sizes), "SPEC",
 	  "mixed sizes as SIZE:WEIGHT,... e.g. 60:7,576:4,1500:1" },

@@ -16,6 +16,7 @@
 #include "counter_desc.h"
 #include "cpu.h"
 #include "gen.h"
+#include "fmt.h"
 #include "log.h"
 #include "runtime.h"
 #include "stall.h"
@@ -174,6 +175,7 @@ static void qdisc_loop(struct gen_thread *t, struct qdisc_tx *x)
 		}
 		pace_sent(&t->pace, (__u32)done);
 		CNT_ADD(t->c.submitted, (__u64)done);
+		gen_note_sent(t, ts);
 	}
 }
 
@@ -210,7 +212,7 @@ static int qdisc_plan(struct gen *g, unsigned int maxq)
 static const char *qdisc_describe(const struct gen *g)
 {
 	(void)g;
-	return "copy mode";
+	return "AF_PACKET through the qdisc";
 }
 
 #ifdef XDPSG_TEST_HOOKS
@@ -279,9 +281,8 @@ static void qdisc_text(struct gen *g, const struct gen_snapshot *a, const struct
 	(void)g;
 	/* An interval's refused frames are in its drops list. */
 	if (kind == RUN_SUMMARY)
-		printf("  attempted %" PRIu64 " = accepted %" PRIu64 " + refused %" PRIu64
-		       " (ENOBUFS: the qdisc was full)\n",
-		       (uint64_t)(sent + refused), (uint64_t)sent, (uint64_t)refused);
+		printf("  attempted %s = accepted %s + refused %s (ENOBUFS: the qdisc was full)\n",
+		       FMT_COUNT((sent + refused)), FMT_COUNT(sent), FMT_COUNT(refused));
 }
 
 static int qdisc_verdict(struct gen *g, const char *stop_reason)

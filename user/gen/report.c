@@ -75,9 +75,16 @@ int gen_sample(void *ctx, struct run_snap *rs)
 	unsigned int i;
 
 	s->rs.t_ns = now_ns();
+	s->first_send_ns = s->last_send_ns = 0;
 	for (i = 0; i < g->nthreads; i++) {
+		__u64 f = CNT_READ(g->th[i].first_ns), l = CNT_READ(g->th[i].last_ns);
+
 		memset(&s->per[i], 0, sizeof(s->per[i]));
 		counters_add(&s->per[i], &g->th[i].c);
+		if (f && (!s->first_send_ns || f < s->first_send_ns))
+			s->first_send_ns = f;
+		if (l > s->last_send_ns)
+			s->last_send_ns = l;
 	}
 	if (g->mode->sample)
 		g->mode->sample(g, s);
@@ -100,6 +107,8 @@ void gen_copy(void *ctx, struct run_snap *dst_rs, const struct run_snap *src_rs)
 	d->rs = s->rs;
 	d->total = s->total;
 	d->link = s->link;
+	d->first_send_ns = s->first_send_ns;
+	d->last_send_ns = s->last_send_ns;
 	memcpy(d->per, s->per, g->nthreads * sizeof(*d->per));
 	if (d->ks && s->ks)
 		*d->ks = *s->ks;
@@ -160,10 +169,24 @@ static void text_failures(const struct gen *g, const struct gen_failures *f, con
 		ctr_text(stdout, g->mode->failures, f, 0, sep);
 }
 
+/* The same, failures that are not 0 only. */
+static void text_failures_nonzero(const struct gen *g, const struct gen_failures *f,
+				  const char *sep)
+{
+	if (ctr_text_nonzero(stdout, &gen_failures_all, f, 0, sep) && g->mode->failures &&
+	    ctr_sum(g->mode->failures, f, 0))
+		fputs(sep, stdout);
+	if (g->mode->failures)
+		ctr_text_nonzero(stdout, g->mode->failures, f, 0, sep);
+}
+
+static __u64 rate_ns(const struct gen_snapshot *a, const struct gen_snapshot *b,
+		     enum run_report kind);
+
 static void json_queues(struct gen *g, struct jw *w, const struct gen_snapshot *a,
 			const struct gen_snapshot *b, enum run_report kind)
 {
-	__u64 dt = a->rs.t_ns - b->rs.t_ns;
+	__u64 dt = rate_ns(a, b, kind);
 	unsigned int i;
 
 	jw_arr(w, "queues");
@@ -184,20 +207,61 @@ static void json_queues(struct gen *g, struct jw *w, const struct gen_snapshot *
 	jw_end_arr(w);
 }
 
+/*
+ * The summary's sending span: from the first frame handed to the kernel to
+ * the last (the time a mode takes to start sending is not its rate's).
+ */
+static __u64 send_span(const struct gen_snapshot *a, const struct gen_snapshot *b)
+{
+	__u64 from = a->first_send_ns > b->rs.t_ns ? a->first_send_ns : b->rs.t_ns;
+
+	return a->last_send_ns > from ? a->last_send_ns - from : 0;
+}
+
+/* The basis of a report's rates: the row, or in the summary the sending span. */
+static __u64 rate_ns(const struct gen_snapshot *a, const struct gen_snapshot *b,
+		     enum run_report kind)
+{
+	__u64 span = kind == RUN_SUMMARY ? send_span(a, b) : 0;
+
+	return span ? span : a->rs.t_ns - b->rs.t_ns;
+}
+
+/* --rate was reached: at least 99% of it over the sending span. -1 without --rate. */
+static int rate_reached(const struct gen *g, __u64 sent, __u64 span)
+{
+	if (!g->cfg->rate)
+		return -1;
+	if (!sent || !span)
+		return sent ? 1 : 0;
+	return (unsigned __int128)sent * 1000000000ULL * 100 >=
+	       (unsigned __int128)g->cfg->rate * 99 * span;
+}
+
 void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct run_snap *rb,
 	      enum run_report kind)
 {
 	struct gen *g = ctx;
 	const struct gen_snapshot *a = snap_of(ra), *b = snap_of(rb);
-	__u64 dt = a->rs.t_ns - b->rs.t_ns;
+	__u64 dt = rate_ns(a, b, kind);
 	struct gen_failures f;
 	struct gen_counters d;
+	int reached;
 
 	ctr_sub(&d, &a->total, &b->total, sizeof(d));
 	failures_between(g, a, b, &f);
 	if (kind == RUN_SUMMARY) {
 		jw_u64(w, "requested", g->cfg->count);
 		jw_u64(w, "run", g->popts.run);
+		jw_str(w, "rate_basis", "sending");
+		jw_double(w, "send_s", (double)send_span(a, b) / 1e9);
+		reached = rate_reached(g, d.sent, send_span(a, b));
+		if (reached >= 0) {
+			jw_u64(w, "rate_asked", g->cfg->rate);
+			jw_bool(w, "rate_reached", reached);
+		}
+	} else {
+		jw_str(w, "rate_basis", "interval");
 	}
 	ctr_json(w, &gen_sent, &d, 0);
 	jw_u64(w, "rx_packets", 0);
@@ -243,7 +307,7 @@ static void text_interval(struct gen *g, const struct gen_snapshot *a, const str
 		ctr_text(stdout, &gen_stalls, &d, 0, " ");
 	}
 	if (outstanding(g, &a->total))
-		printf("  outstanding %" PRIu64, (uint64_t)outstanding(g, &a->total));
+		printf("  outstanding %s", FMT_COUNT(outstanding(g, &a->total)));
 	if (failures_sum(g, &f)) {
 		printf("  drops: ");
 		text_failures(g, &f, " ");
@@ -253,42 +317,84 @@ static void text_interval(struct gen *g, const struct gen_snapshot *a, const str
 	printf("\n");
 }
 
+/* --rate given: say whether it was reached, in one line. */
+static void text_rate(const struct gen *g, __u64 sent, __u64 span)
+{
+	int reached = rate_reached(g, sent, span);
+	double got = counter_rate(sent, 0, span);
+
+	if (reached < 0)
+		return;
+	if (reached)
+		printf("  rate:     reached: %s pps of the %s asked\n", FMT_SI(got),
+		       FMT_SI((double)g->cfg->rate));
+	else
+		printf("  rate:     NOT reached: %s pps of the %s asked (%.1f%%); this machine sends no faster this way (more queues or threads, or kernel mode, send more)\n",
+		       FMT_SI(got), FMT_SI((double)g->cfg->rate),
+		       got * 100.0 / (double)g->cfg->rate);
+}
+
+/* The line a person reads first, last: what went out, and whether it was what was asked. */
+static void text_result(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
+			const struct gen_failures *f)
+{
+	__u64 sent = a->total.sent - b->total.sent, span = send_span(a, b);
+	int reached = rate_reached(g, sent, span);
+
+	printf("RESULT: %s", FMT_COUNT(sent));
+	if (g->cfg->count)
+		printf(" of %s asked", FMT_COUNT(g->cfg->count));
+	printf(" sent at %s pps", FMT_SI(counter_rate(sent, 0, span)));
+	if (reached >= 0)
+		printf(", rate %s (asked %s pps)", reached ? "reached" : "NOT reached",
+		       FMT_SI((double)g->cfg->rate));
+	if (failures_sum(g, f)) {
+		printf("; %s failed (", FMT_COUNT(failures_sum(g, f)));
+		text_failures_nonzero(g, f, ", ");
+		printf(")");
+	}
+	if (g->cfg->count && sent < g->cfg->count)
+		printf("; stopped by %s before the count", g->run.stop_reason);
+	printf("\n");
+}
+
 static void text_summary(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b)
 {
-	__u64 dt = a->rs.t_ns - b->rs.t_ns;
+	__u64 dt = a->rs.t_ns - b->rs.t_ns, span = rate_ns(a, b, RUN_SUMMARY);
 	char b1[32], b2[32], b3[32], b4[32];
 	struct gen_failures f;
 
 	failures_between(g, a, b, &f);
-	printf("xdp-gen %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s); stopped by %s\n",
+	printf("xdp-gen %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s over the %.2f s of sending); stopped by %s\n",
 	       g->mode_name, g->ifc.name, fmt_count(b1, sizeof(b1), a->total.sent - b->total.sent),
 	       fmt_count(b2, sizeof(b2), a->total.bytes - b->total.bytes), (double)dt / 1e9,
-	       fmt_si(b3, sizeof(b3), counter_rate(a->total.sent, b->total.sent, dt)),
-	       fmt_si(b4, sizeof(b4), counter_rate(a->total.bytes, b->total.bytes, dt) * 8),
-	       g->run.stop_reason);
+	       fmt_si(b3, sizeof(b3), counter_rate(a->total.sent, b->total.sent, span)),
+	       fmt_si(b4, sizeof(b4), counter_rate(a->total.bytes, b->total.bytes, span) * 8),
+	       (double)span / 1e9, g->run.stop_reason);
+	text_rate(g, a->total.sent - b->total.sent, span);
 	if (g->mode->text)
 		g->mode->text(g, a, b, RUN_SUMMARY);
 	printf("  drops:    ");
 	text_failures(g, &f, ", ");
-	printf("\n  kernel:   %s tx_packets %" PRIu64 ", tx_dropped %" PRIu64 "\n", g->ifc.name,
-	       (uint64_t)(a->link.tx_packets - b->link.tx_packets),
-	       (uint64_t)(a->link.tx_dropped - b->link.tx_dropped));
+	printf("\n  kernel:   %s tx_packets %s, tx_dropped %s\n", g->ifc.name,
+	       FMT_COUNT((a->link.tx_packets - b->link.tx_packets)),
+	       FMT_COUNT((a->link.tx_dropped - b->link.tx_dropped)));
 }
 
 static void text_queues(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
 			enum run_report kind)
 {
-	__u64 dt = a->rs.t_ns - b->rs.t_ns;
+	__u64 dt = rate_ns(a, b, kind);
 	char b1[32], b2[32];
 	unsigned int i;
 
 	for (i = 0; i < g->nthreads; i++) {
 		const struct gen_counters *pa = &a->per[i], *pb = &b->per[i];
 
-		printf("    queue %-4u cpu %-3d %12s packets %8s pps  outstanding %" PRIu64,
+		printf("    queue %-4u cpu %-3d %12s packets %8s pps  outstanding %s",
 		       g->th[i].queue, g->th[i].cpu, fmt_count(b1, sizeof(b1), pa->sent - pb->sent),
 		       fmt_si(b2, sizeof(b2), counter_rate(pa->sent, pb->sent, dt)),
-		       (uint64_t)outstanding(g, pa));
+		       FMT_COUNT(outstanding(g, pa)));
 		if (g->mode->text_queue)
 			g->mode->text_queue(g, i, a, b, kind);
 		printf("\n");
@@ -306,6 +412,15 @@ void gen_text(void *ctx, const struct run_snap *ra, const struct run_snap *rb, e
 		text_interval(g, a, b);
 	if (g->cfg->verbose)
 		text_queues(g, a, b, kind);
+	/* --kernel-stats: the qdisc's and the veth's own counters, each row and the summary. */
+	if (g->cfg->kernel_stats && a->ks && b->ks)
+		kstats_print_delta(stdout, g->ifc.name, a->ks, b->ks, g->cfg->verbose);
+	if (kind == RUN_SUMMARY) {
+		struct gen_failures f;
+
+		failures_between(g, a, b, &f);
+		text_result(g, a, b, &f);
+	}
 }
 
 /* Frames and bytes sent, by queue (kernel and qdisc: by thread, numbered as queues). */

@@ -197,6 +197,7 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u3
 	if (got) {
 		xsk_queue_tx_submit(q, got);
 		CNT_ADD(t->c.submitted, got);
+		gen_note_sent(t, now);
 	}
 	return got;
 }
@@ -383,8 +384,8 @@ static void xsk_text(struct gen *g, const struct gen_snapshot *a, const struct g
 	ctr_sub(&d, &a->total, &b->total, sizeof(d));
 	printf("  stalls:   ");
 	ctr_text(stdout, &gen_stalls, &d, 0, ", ");
-	printf(" (kicks %" PRIu64 "); outstanding %" PRIu64 "\n", (uint64_t)d.kicks,
-	       (uint64_t)xsk_outstanding(&a->total));
+	printf(" (kicks %s); outstanding %s\n", FMT_COUNT(d.kicks),
+	       FMT_COUNT(xsk_outstanding(&a->total)));
 }
 
 static void xsk_text_queue(struct gen *g, unsigned int i, const struct gen_snapshot *a,

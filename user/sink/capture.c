@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "fmt.h"
 #include "log.h"
 #include "outfile.h"
 #include "pcapio.h"
@@ -327,8 +328,8 @@ void capture_text(const struct capture *c)
 {
 	if (!c)
 		return;
-	printf("  capture:  %" PRIu64 " frames %s %s, %" PRIu64 " not captured (writer behind)%s\n",
-	       (uint64_t)c->written, c->err ? "captured; could not write" : "written to", c->path,
-	       (uint64_t)dropped(c),
+	printf("  capture:  %s frames %s %s, %s not captured (writer behind)%s\n",
+	       FMT_COUNT(c->written), c->err ? "captured; could not write" : "written to", c->path,
+	       FMT_COUNT(dropped(c)),
 	       __atomic_load_n(&c->full, __ATOMIC_RELAXED) ? "; --capture-max reached" : "");
 }

@@ -19,7 +19,7 @@
 static const struct sink_cfg defaults = {
 	.interval = 1000000000ULL,
 	.xdp_mode = XDPSG_MODE_NATIVE,
-	.queues = { .n = 1, .ids = { 0 } },
+	.queues = { .all = true }, /* a socket on every queue: nothing arrives unchecked */
 	.batch = 64,
 	/*
 	 * An AF_XDP rx ring has no backpressure: whatever arrives while the

@@ -89,6 +89,33 @@ static unsigned int slot_key(const struct sink *sk, unsigned int i)
 	return i + 1 == sk->nslots ? XDPSG_MAX_QUEUES : i;
 }
 
+/*
+ * Frames the kernel's XDP counters saw on queues the device did not have at
+ * the start. veth (6.18) runs no program on queues added while one is
+ * attached (ethtool -L): they pass the sink unseen, and only these counters
+ * know them.
+ */
+static __u64 added_queue_xdp(const struct sink *sk)
+{
+	__u64 sum = 0, v;
+	unsigned int q;
+
+	for (q = sk->nslots - 1; q < XDPSG_MAX_QUEUES; q++) {
+		if (!iface_estat_queue(sk->estats, "rx_queue_", q, "_xdp_packets", &v))
+			break;
+		sum += v;
+	}
+	return sum;
+}
+
+__u64 sink_unseen(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b)
+{
+	__u64 added = a->added_queue_xdp - b->added_queue_xdp;
+	__u64 counted = a->q[XDPSG_MAX_QUEUES].packets - b->q[XDPSG_MAX_QUEUES].packets;
+
+	return sk->estats && added > counted ? added - counted : 0;
+}
+
 int sink_snap_read(struct sink *sk, struct sink_snap *s)
 {
 	int fd = bpf_map__fd(sk->skel->maps.stats);
@@ -116,6 +143,7 @@ int sink_snap_read(struct sink *sk, struct sink_snap *s)
 	if (sk->estats && !iface_estats_read(sk->estats)) {
 		s->veth_rx_drops = iface_estat_sum(sk->estats, "rx_queue_", "_drops", NULL);
 		s->xdp_tx_errors = iface_estat_sum(sk->estats, "rx_queue_", "_xdp_tx_errors", NULL);
+		s->added_queue_xdp = added_queue_xdp(sk);
 	}
 	if (sk->ops->read)
 		sk->ops->read(sk, s);
@@ -155,9 +183,8 @@ static void json_parse(struct jw *w, const struct sink_stats *s, unsigned int ha
 }
 
 static void json_queues_cpus(const struct sink *sk, struct jw *w, const struct sink_snap *a,
-			     const struct sink_snap *b)
+			     const struct sink_snap *b, __u64 dt)
 {
-	__u64 dt = a->rs.t_ns - b->rs.t_ns;
 	struct sink_stats dq, dc;
 	unsigned int i, key;
 	int c;
@@ -167,10 +194,13 @@ static void json_queues_cpus(const struct sink *sk, struct jw *w, const struct s
 		key = slot_key(sk, i);
 		stats_sub(&dq, &a->q[key], &b->q[key]);
 		jw_obj(w, NULL);
-		if (key == XDPSG_MAX_QUEUES)
+		if (key == XDPSG_MAX_QUEUES) {
+			/* Queues the interface did not have at the start (or beyond 64) */
 			jw_str(w, "queue", "overflow");
-		else
+			jw_u64(w, "queues_from", sk->nslots - 1);
+		} else {
 			jw_u64(w, "queue", key);
+		}
 		jw_u64(w, "rx_packets", dq.packets);
 		jw_u64(w, "rx_bytes", dq.bytes);
 		jw_double(w, "pps", counter_rate(a->q[key].packets, b->q[key].packets, dt));
@@ -196,18 +226,35 @@ static void json_queues_cpus(const struct sink *sk, struct jw *w, const struct s
  * count moved, the first stretched back one tick (it started after the
  * previous one). 0 when nothing arrived.
  */
+bool sink_traffic_span(const struct sink *sk, const struct sink_snap *a, __u64 *first, __u64 *last)
+{
+	if (sk->ops->span && sk->ops->span(sk, a, first, last))
+		return true;
+	if (!sk->seen)
+		return false;
+	*first = sk->first_rx_ns - SINK_TICK_NS;
+	*last = sk->last_rx_ns;
+	return true;
+}
+
 static __u64 traffic_span(const struct sink *sk, const struct sink_snap *a, __u64 *first)
 {
 	__u64 f = 0, l = 0;
 
-	if (!sk->ops->span || !sk->ops->span(sk, a, &f, &l)) {
-		if (!sk->seen)
-			return 0;
-		f = sk->first_rx_ns - SINK_TICK_NS;
-		l = sk->last_rx_ns;
-	}
+	if (!sink_traffic_span(sk, a, &f, &l))
+		return 0;
 	*first = f;
 	return l > f ? l - f : 0;
+}
+
+/*
+ * The summary's rates are over the span that carried traffic, in text and
+ * JSON alike; the busiest row is shown beside them only when it is at least
+ * their average (rows too short to judge are left out of it, see observe()).
+ */
+static double peak_of(const struct sink *sk, double avg)
+{
+	return sk->peak_pps >= avg ? sk->peak_pps : 0;
 }
 
 static void json_span(struct sink *sk, struct jw *w, const struct sink_snap *a,
@@ -215,18 +262,33 @@ static void json_span(struct sink *sk, struct jw *w, const struct sink_snap *a,
 {
 	__u64 first = 0, span = traffic_span(sk, a, &first);
 	__u64 n = sink_received(sk, a, NULL) - sink_received(sk, b, NULL);
+	double avg = span ? (double)n * 1e9 / (double)span : 0;
 
+	jw_str(w, "rate_basis", "active");
+	jw_u64(w, "unseen", sink_unseen(sk, a, b));
 	jw_double(w, "active_s", (double)span / 1e9);
-	jw_double(w, "active_pps", span ? (double)n * 1e9 / (double)span : 0);
+	jw_double(w, "active_pps", avg);
+	jw_double(w, "run_pps", counter_rate(n, 0, a->rs.t_ns - b->rs.t_ns));
 	jw_double(w, "first_packet_s",
 		  first > sk->base.rs.t_ns ? (double)(first - sk->base.rs.t_ns) / 1e9 : 0);
-	jw_double(w, "peak_pps", sk->peak_pps);
+	if (peak_of(sk, avg))
+		jw_double(w, "peak_pps", peak_of(sk, avg));
+}
+
+/* Rates of a report: over the row in an interval, over the traffic's span in the summary. */
+static __u64 rate_ns(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		     enum run_report kind)
+{
+	__u64 first;
+	__u64 span = kind == RUN_SUMMARY ? traffic_span(sk, a, &first) : 0;
+
+	return span ? span : a->rs.t_ns - b->rs.t_ns;
 }
 
 void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
 		      const struct sink_snap *b, enum run_report kind)
 {
-	__u64 dt = a->rs.t_ns - b->rs.t_ns, bya, byb;
+	__u64 dt = rate_ns(sk, a, b, kind), bya, byb;
 	__u64 ra = sink_received(sk, a, &bya), rb = sink_received(sk, b, &byb);
 	unsigned int has = sink_has(sk, kind);
 	struct sink_drops dr;
@@ -235,6 +297,8 @@ void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
 	drops_between(sk, a, b, &dr);
 	if (kind == RUN_SUMMARY)
 		json_span(sk, w, a, b);
+	else
+		jw_str(w, "rate_basis", "interval");
 	jw_u64(w, "rx_packets", ra - rb);
 	jw_u64(w, "rx_bytes", bya - byb);
 	jw_u64(w, "tx_packets", sk->ops->sends ? d->tx + d->redirect : 0);
@@ -247,7 +311,7 @@ void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
 		sk->ops->json(sk, w, a, b, d, &dr, kind);
 	if (a->ks && b->ks)
 		kstats_json_delta(w, "kernel_stats", a->ks, b->ks);
-	json_queues_cpus(sk, w, a, b);
+	json_queues_cpus(sk, w, a, b, dt);
 }
 
 static void text_interval(struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
@@ -270,7 +334,7 @@ static void text_interval(struct sink *sk, const struct sink_snap *a, const stru
 		ctr_text(stdout, &sink_drop_reasons, dr, has, " ");
 	}
 	if (ctr_sum(&sink_parse_errors, d, has))
-		printf("  parse errors %" PRIu64, (uint64_t)ctr_sum(&sink_parse_errors, d, has));
+		printf("  parse errors %s", FMT_COUNT(ctr_sum(&sink_parse_errors, d, has)));
 	printf("\n");
 }
 
@@ -285,18 +349,27 @@ static void text_summary(struct sink *sk, const struct sink_snap *a, const struc
 	printf("xdp-sink %s %s: %s packets, %s bytes in %.2f s; stopped by %s\n", sk->mode_name,
 	       sk->ifc.name, fmt_count(b1, sizeof(b1), ra - rb),
 	       fmt_count(b2, sizeof(b2), bya - byb), (double)dt / 1e9, sk->run.stop_reason);
-	if (span)
-		printf("  rate:     %s pps, %sbit/s over the %.3f s from the first packet (at %.3f s) to the last; %s pps peak interval\n",
-		       fmt_si(b3, sizeof(b3), counter_rate(ra, rb, span)),
+	if (span) {
+		double avg = counter_rate(ra, rb, span);
+
+		printf("  rate:     %s pps, %sbit/s over the %.3f s from the first packet (at %.3f s) to the last",
+		       fmt_si(b3, sizeof(b3), avg),
 		       fmt_si(b1, sizeof(b1), counter_rate(bya, byb, span) * 8), (double)span / 1e9,
-		       first > b->rs.t_ns ? (double)(first - b->rs.t_ns) / 1e9 : 0.0,
-		       fmt_si(pk, sizeof(pk), sk->peak_pps));
+		       first > b->rs.t_ns ? (double)(first - b->rs.t_ns) / 1e9 : 0.0);
+		if (peak_of(sk, avg))
+			printf("; %s pps in the busiest interval",
+			       fmt_si(pk, sizeof(pk), peak_of(sk, avg)));
+		printf("\n");
+	}
+	if (sink_unseen(sk, a, b))
+		printf("  NOT SEEN: %s frames arrived on receive queues added during the run (from queue %u on), where the kernel ran no program; restart xdp-sink to cover them\n",
+		       FMT_COUNT(sink_unseen(sk, a, b)), sk->nslots - 1);
 	printf("  verdicts: ");
 	ctr_text(stdout, &sink_verdicts, d, has, ", ");
 	if (has & SINK_HAS_PARSE) {
 		printf("\n  parsed:   ");
 		ctr_text(stdout, &sink_parse, d, has, ", ");
-		printf("; errors %" PRIu64 " (", (uint64_t)ctr_sum(&sink_parse_errors, d, has));
+		printf("; errors %s (", FMT_COUNT(ctr_sum(&sink_parse_errors, d, has)));
 		ctr_text(stdout, &sink_parse_errors, d, has, ", ");
 		printf(")");
 	}
@@ -307,11 +380,10 @@ static void text_summary(struct sink *sk, const struct sink_snap *a, const struc
 		sk->ops->text(sk, a, b, d, RUN_SUMMARY);
 }
 
-/* -v: where the packets arrived, by queue and by CPU. */
+/* -v: where the packets arrived, by queue and by CPU, at rates over dt (the report's basis). */
 static void text_queues_cpus(const struct sink *sk, const struct sink_snap *a,
-			     const struct sink_snap *b)
+			     const struct sink_snap *b, __u64 dt)
 {
-	__u64 dt = a->rs.t_ns - b->rs.t_ns;
 	struct sink_stats dq, dc;
 	char b1[32], b2[32];
 	unsigned int i, key;
@@ -323,7 +395,8 @@ static void text_queues_cpus(const struct sink *sk, const struct sink_snap *a,
 		if (!dq.packets && key == XDPSG_MAX_QUEUES)
 			continue;
 		printf("    queue %-3s%-4u %12s packets %8s pps\n",
-		       key == XDPSG_MAX_QUEUES ? ">=" : "", key,
+		       key == XDPSG_MAX_QUEUES ? ">=" : "",
+		       key == XDPSG_MAX_QUEUES ? sk->nslots - 1 : key,
 		       fmt_count(b1, sizeof(b1), dq.packets),
 		       fmt_si(b2, sizeof(b2),
 			      counter_rate(a->q[key].packets, b->q[key].packets, dt)));
@@ -335,6 +408,33 @@ static void text_queues_cpus(const struct sink *sk, const struct sink_snap *a,
 		       fmt_si(b2, sizeof(b2),
 			      counter_rate(a->cpu[c].packets, b->cpu[c].packets, dt)));
 	}
+}
+
+/*
+ * The line a person reads first, last: what was received and whether every
+ * packet is accounted for. A mode with books of its own says its verdict.
+ */
+static void text_result(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+			const struct sink_drops *dr, unsigned int has)
+{
+	__u64 n = sink_received(sk, a, NULL) - sink_received(sk, b, NULL);
+	__u64 lost = ctr_sum(&sink_drop_reasons, dr, has);
+
+	if (sk->ops->result) {
+		sk->ops->result(sk, a, b, dr);
+		return;
+	}
+	printf("RESULT: ");
+	if (sink_unseen(sk, a, b))
+		printf("NOT ALL SEEN: %s frames passed unseen on queues added during the run; ",
+		       FMT_COUNT(sink_unseen(sk, a, b)));
+	printf("%s packets, each counted once (", FMT_COUNT(n));
+	ctr_text(stdout, &sink_verdicts, &dr->prog, has, ", ");
+	if (lost) {
+		printf("); %s dropped on the way (", FMT_COUNT(lost));
+		ctr_text_nonzero(stdout, &sink_drop_reasons, dr, has, ", ");
+	}
+	printf(")\n");
 }
 
 void sink_report_text(struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
@@ -351,9 +451,11 @@ void sink_report_text(struct sink *sk, const struct sink_snap *a, const struct s
 	else
 		text_interval(sk, a, b, &dr.prog, &dr, has);
 	if (cfg->verbose && (summary || !cfg->quiet))
-		text_queues_cpus(sk, a, b);
+		text_queues_cpus(sk, a, b, rate_ns(sk, a, b, kind));
 	if (a->ks && b->ks && (summary || !cfg->quiet))
 		kstats_print_delta(stdout, sk->ifc.name, a->ks, b->ks, cfg->verbose);
+	if (summary)
+		text_result(sk, a, b, &dr, has);
 }
 
 /* The program's per-queue counts of packets and bytes (not xsk: its sockets' are its own). */

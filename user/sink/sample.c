@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "outfile.h"
 #include "pcapio.h"
@@ -197,10 +198,9 @@ void sample_text(const struct sink *sk)
 
 	if (!s || !sk->cfg->sample)
 		return;
-	printf("  samples:  %" PRIu64 " %s %s (one in %" PRIu64 "), %" PRIu64
-	       " lost (ring buffer full)\n",
-	       (uint64_t)s->written, s->err ? "taken; could not write" : "written to",
-	       sk->cfg->capture, (uint64_t)sk->cfg->sample, (uint64_t)s->lost);
+	printf("  samples:  %s %s %s (one in %s), %s lost (ring buffer full)\n",
+	       FMT_COUNT(s->written), s->err ? "taken; could not write" : "written to",
+	       sk->cfg->capture, FMT_COUNT(sk->cfg->sample), FMT_COUNT(s->lost));
 }
 
 void sample_cleanup(struct sink *sk)

@@ -38,6 +38,25 @@ static void started(void *ctx)
 	       sk->ifc.rx_queues, xdp_attachment_is_single(sk->att) ? "" : " via libxdp");
 }
 
+/*
+ * ethtool -L during the run: say so when it happens. Queues added while the
+ * program is attached may never run it (veth here), and the summary counts
+ * what passed there unseen from the kernel's counters.
+ */
+static void watch_queues(struct sink *sk)
+{
+	unsigned int n = iface_count_queues(sk->ifc.name, "rx");
+
+	if (!n || n == sk->rx_queues_now)
+		return;
+	pr_warn("%s has %u receive queues now (%u before, %u at the start)%s\n", sk->ifc.name, n,
+		sk->rx_queues_now, sk->nslots - 1,
+		n > sk->nslots - 1 ? "; frames on the added ones may pass without the program "
+				     "(veth runs none there): restart xdp-sink to cover them" :
+				     "");
+	sk->rx_queues_now = n;
+}
+
 static const char *check(void *ctx, struct run_snap *cur, const struct run_snap *base)
 {
 	struct sink *sk = ctx;
@@ -49,6 +68,7 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 		run_fail(&sk->run, err);
 		return "error";
 	}
+	watch_queues(sk);
 	if (sk->ops->explain)
 		sk->ops->explain(sk, s);
 	if (sk->ops->tick)
@@ -64,13 +84,31 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 	return sk->cfg->count && n >= sk->cfg->count ? "count" : NULL;
 }
 
+/*
+ * The peak interval: each row's packets over the part of it that carried
+ * traffic (the row in which traffic started counts from the first packet, the
+ * one in which it stopped up to the last), so the peak is measured the way the
+ * summary's average is. Rows carrying traffic for less than half their length
+ * are too short to judge and are left out.
+ */
 static void observe(void *ctx, const struct run_snap *a, const struct run_snap *b)
 {
 	struct sink *sk = ctx;
-	double pps = counter_rate(sink_received(sk, (const struct sink_snap *)a, NULL),
-				  sink_received(sk, (const struct sink_snap *)b, NULL),
-				  a->t_ns - b->t_ns);
+	const struct sink_snap *sa = (const struct sink_snap *)a;
+	__u64 first = 0, last = a->t_ns, from = b->t_ns, to = a->t_ns;
+	__u64 n =
+		sink_received(sk, sa, NULL) - sink_received(sk, (const struct sink_snap *)b, NULL);
+	double pps;
 
+	if (!n || !sink_traffic_span(sk, sa, &first, &last))
+		return;
+	if (first > from)
+		from = first;
+	if (last < to)
+		to = last;
+	if (to <= from || (to - from) * 2 < a->t_ns - b->t_ns)
+		return;
+	pps = (double)n * 1e9 / (double)(to - from);
 	if (pps > sk->peak_pps)
 		sk->peak_pps = pps;
 }
@@ -175,6 +213,7 @@ static int alloc_readings(struct sink *sk)
 	sk->nslots = (sk->ifc.rx_queues ? sk->ifc.rx_queues : 1);
 	if (sk->nslots > XDPSG_MAX_QUEUES)
 		sk->nslots = XDPSG_MAX_QUEUES;
+	sk->rx_queues_now = sk->nslots;
 	sk->nslots++; /* the overflow slot */
 	if (sk->cfg->kernel_stats) {
 		err = kstats_reader__open(sk->ifc.name, &sk->kr);
@@ -205,6 +244,7 @@ static int load(struct sink *sk)
 		return err;
 	}
 	sk->skel->rodata->do_parse = cfg->parse;
+	sk->skel->rodata->queue_slots = sk->nslots - 1;
 	sk->skel->rodata->cost_ns = sk->ops->user_cost ? 0 : cfg->cost;
 	sample_configure(sk);
 	bpf_object__for_each_program(p, sk->skel->obj)

@@ -69,6 +69,8 @@ struct sink_snap {
 	struct link_stats link;
 	__u64 veth_rx_drops; /* dropped in the veth receive path after XDP (e.g. failed redirects) */
 	__u64 xdp_tx_errors; /* XDP_TX frames the kernel failed to send */
+	/* veth: what the kernel's XDP counters saw on queues added during the run */
+	__u64 added_queue_xdp;
 	struct kstats *ks; /* with --kernel-stats */
 	void *mode; /* the mode's own reading, ops->snap_size() bytes, copied as they are */
 };
@@ -150,6 +152,9 @@ struct sink_mode_ops {
 		     const struct sink_stats *d, enum run_report kind);
 	void (*metrics)(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 			const struct sink_snap *b, enum run_report kind);
+	/* The summary's last line, RESULT: ...; NULL: every packet counted by its verdict. */
+	void (*result)(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		       const struct sink_drops *dr);
 	/* After the summary: the mode's verdict, 0 or -errno. */
 	int (*finish)(struct sink *sk);
 	/* Undo plan, loaded and start (also after a failure half-way). */
@@ -172,6 +177,7 @@ struct sink {
 	bool pinned;
 	int ncpus;
 	unsigned int nslots; /* queue slots read: the device's rx queues (+ overflow) */
+	unsigned int rx_queues_now; /* the device's rx queues at the last tick (-L may change them) */
 	struct sink_stats *buf; /* lookup buffer, one value per possible CPU */
 	struct sink_snap base, prev, cur;
 	double peak_pps; /* highest interval rate */
@@ -192,6 +198,14 @@ int sink_snap_alloc(struct sink *sk, struct sink_snap *s);
 void sink_snap_free(struct sink_snap *s);
 int sink_snap_read(struct sink *sk, struct sink_snap *s);
 void sink_snap_copy(const struct sink *sk, struct sink_snap *dst, const struct sink_snap *src);
+/* Frames on queues added during the run that the program never saw (veth), 0 if none. */
+__u64 sink_unseen(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b);
+/*
+ * The receive times of the first and last packet: exact where the mode knows
+ * them, else the ticks where the count moved (the first stretched back one
+ * tick). False when nothing arrived.
+ */
+bool sink_traffic_span(const struct sink *sk, const struct sink_snap *a, __u64 *first, __u64 *last);
 __u64 sink_received(const struct sink *sk, const struct sink_snap *s, __u64 *bytes);
 void sink_report_json(struct sink *sk, struct jw *w, const struct sink_snap *a,
 		      const struct sink_snap *b, enum run_report kind);

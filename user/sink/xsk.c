@@ -394,6 +394,19 @@ static __u32 xsk_frame_size(const struct sink *sk)
 	return sk->ifc.mtu && sk->ifc.mtu <= XQ_FRAME_ROOM ? XQ_SMALL_FRAME : 4096;
 }
 
+static bool ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n > m && !strcmp(s + n - m, end);
+}
+
+/* --hist writes CSV or JSON, as its name ends: no other name, so no format is guessed. */
+static bool hist_name_ok(const char *path)
+{
+	return ends_with(path, ".csv") || ends_with(path, ".json");
+}
+
 static int xsk_plan(struct sink *sk)
 {
 	const struct sink_cfg *cfg = sk->cfg;
@@ -413,6 +426,11 @@ static int xsk_plan(struct sink *sk)
 		return -EINVAL;
 	}
 	/* Only checked here: the file is written when the run has ended. */
+	if (cfg->hist && !hist_name_ok(cfg->hist)) {
+		pr_warn("--hist %s: the name says the format; end it in .csv or .json\n",
+			cfg->hist);
+		return -EINVAL;
+	}
 	if (cfg->hist && outfile_check("--hist", cfg->hist))
 		return -EINVAL;
 	if (capture_check(cfg))
@@ -646,6 +664,7 @@ const struct sink_mode_ops sink_xsk_ops = {
 	.json = xsk_json,
 	.text = xsk_text,
 	.metrics = xsk_metrics,
+	.result = xsk_result,
 	.finish = xsk_finish,
 	.cleanup = xsk_cleanup,
 };

@@ -137,6 +137,8 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 	      const struct sink_stats *d, enum run_report kind);
 int xsk_finish(struct sink *sk);
+void xsk_result(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		const struct sink_drops *dr);
 void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 		 const struct sink_snap *b, enum run_report kind);
 

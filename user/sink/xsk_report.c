@@ -257,6 +257,8 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 		}
 	}
 	jw_u64(w, "xdp_packets", d->packets);
+	/* Frames on queues without a socket: never read, never in any books. */
+	jw_u64(w, "not_checked", d->redirect_err);
 	if (books)
 		json_checks(w, &c, r ? r->n : c.runs, has);
 	ctr_json(w, &sink_xsk_stats, &x, has);
@@ -277,11 +279,11 @@ static void text_interval(const struct sink *sk, const struct xq_counts *c)
 	__u64 rejected = c->st.implausible + c->st.ts_future + c->st.ts_stale + c->st.unplaced;
 
 	if (!sk->cfg->no_verify)
-		printf("  lost %" PRId64 " dup %" PRIu64 " reord %" PRIu64 " foreign %" PRIu64,
-		       (int64_t)c->st.lost, (uint64_t)c->st.duplicates, (uint64_t)c->st.reordered,
-		       (uint64_t)c->foreign);
+		printf("  lost %s dup %s reord %s foreign %s", FMT_ICOUNT(c->st.lost),
+		       FMT_COUNT(c->st.duplicates), FMT_COUNT(c->st.reordered),
+		       FMT_COUNT(c->foreign));
 	if (rejected)
-		printf(" rejected %" PRIu64, (uint64_t)rejected);
+		printf(" rejected %s", FMT_COUNT(rejected));
 }
 
 static void text_lat(const char *label, const struct hist_summary *h)
@@ -301,19 +303,17 @@ static void text_run(const struct seqtrack_summary *s, const struct hist_summary
 {
 	char l[3][24];
 
-	printf("    run %08x: %s received, lost %" PRId64 ", duplicates %" PRIu64
-	       ", reordered %" PRIu64 ", late %" PRIu64 ", rejected %" PRIu64
-	       "; sent at %s pps, at most %u in 100 us (even: %.1f)\n",
-	       s->id, fmt_count(l[0], sizeof(l[0]), s->c.received), (int64_t)s->c.lost,
-	       (uint64_t)s->c.duplicates, (uint64_t)s->c.reordered, (uint64_t)s->c.late,
-	       (uint64_t)(s->c.implausible + s->c.ts_future + s->c.ts_stale),
+	printf("    run %08x: %s received, lost %s, duplicates %s, reordered %s, late %s, rejected %s; sent at %s pps, at most %u in 100 us (even: %.1f)\n",
+	       s->id, fmt_count(l[0], sizeof(l[0]), s->c.received), FMT_ICOUNT(s->c.lost),
+	       FMT_COUNT(s->c.duplicates), FMT_COUNT(s->c.reordered), FMT_COUNT(s->c.late),
+	       FMT_COUNT((s->c.implausible + s->c.ts_future + s->c.ts_stale)),
 	       fmt_si(l[1], sizeof(l[1]), run_rate(s)), (unsigned int)s->burst_max,
 	       run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	text_lat("      latency: ", lat);
 	if (s->c.unplaced || s->reopened)
-		printf("      not checked: %" PRIu64 " frames found no room in the books; "
+		printf("      not checked: %s frames found no room in the books; "
 		       "books reopened %u times (losses around a reopening are not counted)\n",
-		       (uint64_t)s->c.unplaced, s->reopened);
+		       FMT_COUNT(s->c.unplaced), s->reopened);
 }
 
 static void text_checks(const struct sink *sk, const struct xq_counts *c)
@@ -325,32 +325,61 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 
 	if (runs_collect(sk, &r))
 		return;
-	printf("  checked:  %s stamped, %s foreign; lost %" PRIu64 ", duplicates %" PRIu64
-	       ", reordered %" PRIu64 ", late %" PRIu64 ", runs %u\n",
+	printf("  checked:  %s stamped, %s foreign; lost %s, duplicates %s, reordered %s, late %s, runs %u\n",
 	       fmt_count(l[0], sizeof(l[0]), c->st.received),
-	       fmt_count(l[1], sizeof(l[1]), c->foreign), (uint64_t)c->st.lost,
-	       (uint64_t)c->st.duplicates, (uint64_t)c->st.reordered, (uint64_t)c->st.late, r.n);
+	       fmt_count(l[1], sizeof(l[1]), c->foreign), FMT_COUNT(c->st.lost),
+	       FMT_COUNT(c->st.duplicates), FMT_COUNT(c->st.reordered), FMT_COUNT(c->st.late), r.n);
 	if (c->st.implausible || c->st.ts_future || c->st.ts_stale)
-		printf("  rejected: implausible sequence %" PRIu64
-		       ", send time in the future %" PRIu64 ", before the sink started %" PRIu64
-		       " (in no run's books)\n",
-		       (uint64_t)c->st.implausible, (uint64_t)c->st.ts_future,
-		       (uint64_t)c->st.ts_stale);
+		printf("  rejected: implausible sequence %s, send time in the future %s, before the sink started %s (in no run's books)\n",
+		       FMT_COUNT(c->st.implausible), FMT_COUNT(c->st.ts_future),
+		       FMT_COUNT(c->st.ts_stale));
 	if (c->st.unplaced)
-		printf("  not checked: %" PRIu64 " stamped frames found no room in the books "
+		printf("  not checked: %s stamped frames found no room in the books "
 		       "(more runs or flows at once than a queue keeps; man xdp-sink, FORGED FRAMES)\n",
-		       (uint64_t)c->st.unplaced);
+		       FMT_COUNT(c->st.unplaced));
 	if (r.folded_runs)
-		printf("  folded:   %" PRIu64
-		       " closed runs' books kept only together: %s received, "
-		       "lost %" PRId64 "\n",
-		       (uint64_t)r.folded_runs, fmt_count(l[0], sizeof(l[0]), r.folded.c.received),
-		       (int64_t)r.folded.c.lost);
+		printf("  folded:   %s closed runs' books kept only together: %s received, "
+		       "lost %s\n",
+		       FMT_COUNT(r.folded_runs), fmt_count(l[0], sizeof(l[0]), r.folded.c.received),
+		       FMT_ICOUNT(r.folded.c.lost));
 	hist_summarize(&r.all, &all);
 	text_lat("  latency:  ", &all);
 	for (i = 0; sk->cfg->verbose && i < r.n; i++)
 		text_run(&r.row[i].s, &r.row[i].lat);
 	runs_free(&r);
+}
+
+/* Does a socket of the sink's take this queue's packets? */
+static bool has_socket(const struct xsk_state *xs, unsigned int queue)
+{
+	unsigned int i;
+
+	for (i = 0; i < xs->nxq; i++)
+		if (xs->xq[i].queue == queue)
+			return true;
+	return false;
+}
+
+/*
+ * Frames that reached a queue without a socket were never read, so no book
+ * can say whether they were lost: say so before the books, with the queues.
+ */
+static void text_unchecked(const struct sink *sk, const struct sink_snap *a,
+			   const struct sink_snap *b, __u64 n)
+{
+	const struct xsk_state *xs = sk->ms;
+	unsigned int key, shown = 0;
+
+	printf("  NOT CHECKED: %s frames reached queues without a socket (", FMT_COUNT(n));
+	for (key = 0; key <= XDPSG_MAX_QUEUES; key++) {
+		__u64 q = a->q[key].packets - b->q[key].packets;
+
+		if (q && (key == XDPSG_MAX_QUEUES || !has_socket(xs, key)))
+			printf("%s %s%u: %s", shown++ ? "," : "queue",
+			       key == XDPSG_MAX_QUEUES ? ">=" : "",
+			       key == XDPSG_MAX_QUEUES ? sk->nslots - 1 : key, FMT_COUNT(q));
+	}
+	printf("); the books below cover only the queues with one (--queues all: a socket on every queue)\n");
 }
 
 static void text_summary(const struct sink *sk, const struct sink_snap *a,
@@ -362,15 +391,15 @@ static void text_summary(const struct sink *sk, const struct sink_snap *a,
 	char l[2][24];
 	unsigned int i;
 
+	if (d->redirect_err)
+		text_unchecked(sk, a, b, d->redirect_err);
 	if (!sk->cfg->no_verify)
 		text_checks(sk, c);
-	printf("  accounted: XDP saw %s = delivered %s + no socket %" PRIu64
-	       " + fill ring empty %" PRIu64 " + rx ring full %" PRIu64 " + invalid %" PRIu64
-	       "; unexplained %" PRId64 "\n",
+	printf("  accounted: XDP saw %s = delivered %s + no socket %s + fill ring empty %s + rx ring full %s + invalid %s; unexplained %s\n",
 	       fmt_count(l[0], sizeof(l[0]), d->packets),
-	       fmt_count(l[1], sizeof(l[1]), c->rx_packets), (uint64_t)d->redirect_err,
-	       (uint64_t)x->rx_dropped, (uint64_t)x->rx_ring_full, (uint64_t)x->rx_invalid_descs,
-	       (int64_t)xsk_balance(d, c, x));
+	       fmt_count(l[1], sizeof(l[1]), c->rx_packets), FMT_COUNT(d->redirect_err),
+	       FMT_COUNT(x->rx_dropped), FMT_COUNT(x->rx_ring_full), FMT_COUNT(x->rx_invalid_descs),
+	       FMT_ICOUNT(xsk_balance(d, c, x)));
 	for (i = 0; i < xs->nxq; i++) {
 		const struct xq *q = &xs->xq[i];
 
@@ -403,6 +432,56 @@ void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sin
 		capture_text(((const struct xsk_state *)sk->ms)->cap);
 	} else
 		text_interval(sk, &c);
+}
+
+/*
+ * RESULT: the books in one line. What was checked and what it found; what was
+ * not checked (frames on queues without a socket, frames with no room in the
+ * books) and what does not balance come first in it, never a bare "lost 0".
+ */
+void xsk_result(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+		const struct sink_drops *dr)
+{
+	const struct sink_stats *d = &dr->prog;
+	__u64 sock_drops, no_socket = d->redirect_err;
+	struct xq_counts c;
+	struct xdp_statistics x;
+	__s64 unexplained;
+	struct runs r;
+
+	xsk_deltas(sk, a, b, &c, &x);
+	sock_drops = x.rx_dropped + x.rx_ring_full + x.rx_invalid_descs;
+	unexplained = xsk_balance(d, &c, &x);
+	printf("RESULT: ");
+	if (sink_unseen(sk, a, b))
+		printf("NOT ALL SEEN: %s frames passed unseen on queues added during the run; ",
+		       FMT_COUNT(sink_unseen(sk, a, b)));
+	if (unexplained)
+		printf("the books DO NOT balance (%s unexplained); ", FMT_ICOUNT(unexplained));
+	if (no_socket)
+		printf("NOT ALL CHECKED: %s of %s frames reached queues without a socket; ",
+		       FMT_COUNT(no_socket), FMT_COUNT(d->packets));
+	if (sk->cfg->no_verify) {
+		printf("%s frames delivered, not checked (--no-verify)", FMT_COUNT(c.rx_packets));
+	} else if (!c.st.received || runs_collect(sk, &r)) {
+		printf("%s frames delivered, none stamped by xdp-gen: nothing to check",
+		       FMT_COUNT(c.rx_packets));
+	} else {
+		printf("%s stamped frames of %u run%s checked: lost %s, duplicates %s, reordered %s, late %s",
+		       FMT_COUNT(c.st.received), r.n, r.n == 1 ? "" : "s", FMT_ICOUNT(c.st.lost),
+		       FMT_COUNT(c.st.duplicates), FMT_COUNT(c.st.reordered), FMT_COUNT(c.st.late));
+		runs_free(&r);
+	}
+	if (c.st.unplaced)
+		printf("; %s not checked (no room in the books)", FMT_COUNT(c.st.unplaced));
+	if (sock_drops)
+		printf("; %s dropped at the sockets", FMT_COUNT(sock_drops));
+	if (c.st.implausible + c.st.ts_future + c.st.ts_stale)
+		printf("; %s rejected claims",
+		       FMT_COUNT(c.st.implausible + c.st.ts_future + c.st.ts_stale));
+	if (c.foreign && !sk->cfg->no_verify)
+		printf("; %s foreign", FMT_COUNT(c.foreign));
+	printf("\n");
 }
 
 /* A new file renamed over the old one at the end: a failure keeps the old. */

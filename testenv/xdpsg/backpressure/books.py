@@ -146,9 +146,11 @@ def record(a, gs, ss, G, S, k1, delivered, sink_drops):
                   "sink_veth_rx": g(S, "veth", "rx_drops"),
                   **({"xdp_aborted": g(ss, "drops", "xdp_aborted")} if a.sink == "drop" else
                      {"xsk_" + n.replace(" ", "_"): v for n, v in sink_drops})},
-        "sink_queues": [{"queue": q.get("queue"), "rx_xdp_packets": q.get("rx_xdp_packets", 0),
+        # By position: the readings' "queue" numbers were subtracted with the counters.
+        "sink_queues": [{"queue": i, "rx_xdp_packets": q.get("rx_xdp_packets", 0),
                          "rx_xdp_drops": q.get("rx_xdp_drops", 0), "rx_xdp_redirect": q.get("rx_xdp_redirect", 0),
-                         "rx_drops": q.get("rx_drops", 0)} for q in g(S, "veth", "queues", default=[])],
+                         "rx_drops": q.get("rx_drops", 0)}
+                        for i, q in enumerate(g(S, "veth", "queues", default=[]))],
         "gen_stalls": gs.get("stalls", {}),
         "rates": {"offered_pps": round(attempted / gdur), "accepted_pps": round(sent / gdur),
                   "delivered_pps": round(delivered / gdur),

@@ -53,7 +53,9 @@ def path_lines(r):
            _w("received from the ring (NAPI)", r["received"]),
            _w("rx drops", r["drops"]["sink_veth_rx"])]
     for sq in r["sink_queues"]:
-        out.append(_w(f"queue {sq['queue']}: xdp packets/drops/redirect", sq["rx_xdp_packets"],
+        # rx_xdp_drops are the program's XDP_DROP verdicts (the drop sink's work), not losses.
+        out.append(_w(f"queue {sq['queue']}: xdp packets / XDP_DROP verdicts / redirects",
+                      sq["rx_xdp_packets"],
                       f"{sq['rx_xdp_drops']:,} / {sq['rx_xdp_redirect']:,}"))
     return out
 
