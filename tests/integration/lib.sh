@@ -369,7 +369,7 @@ gen_workers() {
 
 # One result line: on stdout (the test's log) and, under tests/run.sh, in
 # T_RESULTS, where run.sh counts it like a test of its own.
-t_mode_result() { # MODE PASS|FAIL|SKIP DETAIL
+t_mode_result() { # LABEL PASS|FAIL|SKIP DETAIL
 	local line="[$T_TEST:$1] $2 ($3)"
 	echo "$line"
 	[ -z "${T_RESULTS:-}" ] || echo "$line" >>"$T_RESULTS"
@@ -381,12 +381,13 @@ t_mode_result() { # MODE PASS|FAIL|SKIP DETAIL
 # makes goes when it ends, what the caller made (a lab, a sink) is shared and
 # stays. Each mode is one line, "[TEST:MODE] PASS (Ns)", "FAIL (Ns)" or
 # "SKIP (why)": skipped when the mode lacks a --needs option, or the body
-# calls t_skip. T_MODE_FILTER (run.sh --filter TEST:MODE) runs one mode. A
-# mode's output goes to the test's log after it; under run.sh also to
-# T_LOGDIR/TEST:MODE.log, which run.sh shows when the mode fails. Returns 1
-# if any mode failed.
+# calls t_skip. A mode of another tool than xdp-gen is named TOOL-MODE
+# without "xdp-" ("[TEST:sink-xsk]"). T_MODE_FILTER (run.sh --filter
+# TEST:MODE) runs one mode. A mode's output goes to the test's log after it;
+# under run.sh also to T_LOGDIR/TEST:MODE.log, which run.sh shows when the
+# mode fails. Returns 1 if any mode failed.
 t_each_mode() {
-	local tool=xdp-gen needs=() mode need rc failed=0 start log
+	local tool=xdp-gen needs=() mode label need rc failed=0 start log
 	while :; do
 		case $1 in
 		--tool) tool=$2; shift 2 ;;
@@ -397,14 +398,16 @@ t_each_mode() {
 	[ $# -ge 1 ] || t_fail "t_each_mode: no test body given"
 	t_modes_load "$tool"
 	for mode in $(t_modes "$tool"); do
-		[ -n "${T_MODE_FILTER:-}" ] && [ "$mode" != "$T_MODE_FILTER" ] && continue
+		label=$mode
+		[ "$tool" = xdp-gen ] || label=${tool#xdp-}-$mode
+		[ -n "${T_MODE_FILTER:-}" ] && [ "$label" != "$T_MODE_FILTER" ] && continue
 		for need in "${needs[@]}"; do
 			mode_has "$mode" "$need" "$tool" && continue
-			t_mode_result "$mode" SKIP "$tool $mode takes no --${need//|/ or --}"
+			t_mode_result "$label" SKIP "$tool $mode takes no --${need//|/ or --}"
 			continue 2
 		done
 		if [ -n "${T_LOGDIR:-}" ]; then
-			log="$T_LOGDIR/$T_TEST:$mode.log"
+			log="$T_LOGDIR/$T_TEST:$label.log"
 		else
 			log=$(mktemp /tmp/xdpsg-mode.XXXXXX)
 			t_on_cleanup rm -f "$log"
@@ -417,13 +420,13 @@ t_each_mode() {
 			"$1" "$mode" "${@:2}"
 		) >"$log" 2>&1 </dev/null
 		rc=$?
-		echo "--- $T_TEST:$mode (exit $rc) ---"
+		echo "--- $T_TEST:$label (exit $rc) ---"
 		cat "$log"
 		case $rc in
-		0) t_mode_result "$mode" PASS "$((SECONDS - start))s" ;;
-		77) t_mode_result "$mode" SKIP "$(tail -n 1 "$log")" ;;
+		0) t_mode_result "$label" PASS "$((SECONDS - start))s" ;;
+		77) t_mode_result "$label" SKIP "$(tail -n 1 "$log")" ;;
 		*)
-			t_mode_result "$mode" FAIL "$((SECONDS - start))s"
+			t_mode_result "$label" FAIL "$((SECONDS - start))s"
 			failed=1
 			;;
 		esac
