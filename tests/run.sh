@@ -85,6 +85,7 @@ run_unit_dir() { # dir label
 run_integ_test() { # file function
 	local f=$1 fn=$2 log="$LOGDIR/$2.log" res="$LOGDIR/$2.modes" start secs rc line name
 	local nmodes=0 mode_failed=0
+	mkdir -p "$LOGDIR" # in case something else cleaned /tmp under a long run
 	start=$(date +%s)
 	T_RESULTS=$res timeout -k 10 "$TEST_TIMEOUT" bash -c \
 		'. "$ROOT/tests/integration/lib.sh"; . "$1"; t_run "$2"' \

@@ -235,7 +235,9 @@ path, typ, expr = sys.argv[1:4]
 obj = None
 for line in open(path):
     line = line.strip()
-    if not line.startswith("{"):
+    # Parse only the lines that can be of the type: the reports before a
+    # summary can be many.
+    if not line.startswith("{") or '"%s"' % typ not in line:
         continue
     try:
         o = json.loads(line)
@@ -277,7 +279,7 @@ bad, n = [], 0
 for line in open(path):
     line = line.strip()
     try:
-        o = json.loads(line) if line.startswith("{") else {}
+        o = json.loads(line) if line.startswith("{") and '"summary"' in line else {}
     except ValueError:
         continue
     if o.get("type") != "summary" or o.get("tool") != "xdp-sink":
