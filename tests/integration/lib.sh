@@ -87,6 +87,7 @@ t_labname() {
 # SINK_MAC, GEN_IP4, SINK_IP4, GEN_IP6, SINK_IP6, QUEUES).
 lab_setup() {
 	local name
+	json_server_start
 	name=$(t_labname)
 	T_LABS+=("$name")
 	"$TESTENV" setup --name "$name" "$@" || t_fail "testenv setup --name $name $* failed"
@@ -226,29 +227,122 @@ wait_idle() {
 		$(( $(json_lines "$1" interval) + 2 ))
 }
 
-# A JSON field of the last line that has it: json_field FILE TYPE FIELD
-# (numbers and strings at the top level only; python3 for nested paths).
-json_get() { # file type python-expression-on-obj
-	python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-path, typ, expr = sys.argv[1:4]
-obj = None
-for line in open(path):
-    line = line.strip()
-    # Parse only the lines that can be of the type: the reports before a
-    # summary can be many.
-    if not line.startswith("{") or '"%s"' % typ not in line:
-        continue
+# --- python calls: one python per test ------------------------------------------
+#
+# Tests read the tools' JSON with python some hundreds of times in the suite,
+# and a python start costs 0.15 s here (seconds on a busy machine). So a test
+# process has one python that answers them all: json_server_start (lab_setup
+# calls it, so it loads while the lab is made) runs PY_FUNCS in the
+# background behind a pair of FIFOs, for the test and its subshells, and
+# py_call asks it; without it, py_call starts python itself. A test file adds
+# its own functions to PY_FUNCS when sourced. A function takes strings and
+# returns (exit status, stdout, stderr).
+
+T_JSON_DIR=
+T_JSON_PID=
+
+PY_FUNCS='
+import json, sys, traceback
+
+def last_of(path, typ):
+    obj = None
+    for line in open(path):
+        line = line.strip()
+        # Parse only the lines that can be of the type: the reports before a
+        # summary can be many.
+        if not line.startswith("{") or ("\"%s\"" % typ) not in line:
+            continue
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if o.get("type") == typ:
+            obj = o
+    return obj
+
+# json_get: EXPR evaluated on the last object of TYPE in PATH (as o).
+def get(path, typ, expr):
+    obj = last_of(path, typ)
+    if obj is None:
+        return 1, "", ""
+    return 0, "%s\n" % (eval(expr, {"o": obj}),), ""
+
+def call(name, args):
     try:
-        o = json.loads(line)
-    except ValueError:
-        continue
-    if o.get("type") == typ:
-        obj = o
-if obj is None:
-    sys.exit(1)
-print(eval(expr, {"o": obj}))
-PY
+        return globals()[name](*args)
+    except Exception:
+        return 1, "", traceback.format_exc()
+'
+
+# The server: a request is "ID<US>FUNCTION<US>ARG..." on a line of DIR/req;
+# the answer, on DIR/resp, "ID<US>STATUS<US>STDOUT<US>STDERR<NUL>". Both
+# FIFOs are opened read-write, so that no open blocks and req never ends.
+PY_SERVER='
+import os
+d = sys.argv[1]
+req = os.fdopen(os.open(os.path.join(d, "req"), os.O_RDWR), "r")
+resp = os.open(os.path.join(d, "resp"), os.O_RDWR)
+for line in req:
+    rid, name, *args = line.rstrip("\n").split("\x1f")
+    rc, out, err = call(name, args)
+    os.write(resp, ("%s\x1f%d\x1f%s\x1f%s\0" % (rid, rc, out, err)).encode())
+'
+
+json_server_start() {
+	[ -n "$T_JSON_DIR" ] && return 0
+	T_JSON_DIR=$(mktemp -d /tmp/xdpsg-json.XXXXXX) || return 0
+	t_on_cleanup rm -rf "$T_JSON_DIR"
+	if ! mkfifo "$T_JSON_DIR/req" "$T_JSON_DIR/resp"; then
+		T_JSON_DIR=
+		return 0
+	fi
+	python3 -c "$PY_FUNCS$PY_SERVER" "$T_JSON_DIR" </dev/null >/dev/null 2>&1 &
+	T_JSON_PID=$!
+	T_PIDS+=("$T_JSON_PID")
+}
+
+# py_call FUNCTION ARG...: FUNCTION of PY_FUNCS on the ARGs (one line each):
+# its stdout, its stderr, its exit status.
+py_call() {
+	local id res w r args
+	if [ -z "$T_JSON_DIR" ] || [[ "$*" == *[$'\n\x1f']* ]] ||
+		! kill -0 "$T_JSON_PID" 2>/dev/null; then
+		python3 -c "$PY_FUNCS"'
+rc, out, err = call(sys.argv[1], sys.argv[2:])
+sys.stdout.write(out)
+sys.stderr.write(err)
+sys.exit(rc)' "$@"
+		return
+	fi
+	id=$BASHPID.$RANDOM
+	printf -v args '\x1f%s' "$@"
+	exec {w}<>"$T_JSON_DIR/req" {r}<>"$T_JSON_DIR/resp"
+	printf '%s%s\n' "$id" "$args" >&"$w"
+	# An answer to an earlier request that gave up is skipped.
+	while IFS= read -r -d '' -t 10 -u "$r" res; do
+		[ "${res%%$'\x1f'*}" = "$id" ] && break
+		res=
+	done
+	exec {w}>&- {r}<&-
+	if [ -z "$res" ]; then
+		# No answer in 10 s: this call (and its shell) do without the server.
+		T_JSON_DIR=
+		py_call "$@"
+		return
+	fi
+	res=${res#*$'\x1f'}
+	set -- "${res%%$'\x1f'*}"
+	res=${res#*$'\x1f'}
+	printf '%s' "${res%%$'\x1f'*}"
+	res=${res#*$'\x1f'}
+	[ -z "$res" ] || printf '%s' "$res" >&2
+	return "$1"
+}
+
+# json_get FILE TYPE EXPR: EXPR (python, on the object as o) of the last JSON
+# line of TYPE in FILE; 1 if there is none.
+json_get() {
+	py_call get "$1" "$2" "$3"
 }
 
 # Kernel counter from "ip -s -j link": iface_stat NS IFNAME rx|tx FIELD
@@ -266,59 +360,60 @@ iface_stat() {
 # lost are one in N of the drops, per queue and CPU (each counts down alone).
 # Only summaries: they are read after the program is detached, while an
 # interval's reading can catch a CPU between its packet and verdict counts.
+PY_FUNCS+='
+def balance(path, every):
+    every = int(every)
+    # The verdicts each mode gives, and where it counts a redirect with no target.
+    own = {"drop": {"drop"}, "pass": {"pass"}, "tx": {"tx", "aborted"},
+           "redirect": {"redirect"}, "xsk": {"redirect"}}
+    miss = {"redirect": "redirect_no_target", "xsk": "no_socket"}
+    bad, n = [], 0
+    for line in open(path):
+        line = line.strip()
+        try:
+            o = json.loads(line) if line.startswith("{") and "\"summary\"" in line else {}
+        except ValueError:
+            continue
+        if o.get("type") != "summary" or o.get("tool") != "xdp-sink":
+            continue
+        n += 1
+        mode, a, d = o["mode"], o["actions"], o.get("drops", {})
+        seen = o["xdp_packets"] if mode == "xsk" else o["rx_packets"]
+        got = sum(a.values()) + d.get(miss.get(mode), 0)
+        what = "summary %d (%s)" % (n, mode)
+        def expect(name, want, have):
+            if want != have:
+                bad.append("%s: %s: expected %s, got %s" % (what, name, want, have))
+        expect("packets seen = verdicts %s + %s %s" % (a, miss.get(mode, "redirect_err"),
+               d.get(miss.get(mode), 0)), seen, got)
+        expect("verdicts no %s program gives" % mode,
+               0, sum(v for k, v in a.items() if k not in own[mode]))
+        expect("per-queue packets", seen, sum(q["rx_packets"] for q in o["queues"]))
+        expect("per-CPU packets", seen, sum(c["rx_packets"] for c in o["cpus"]))
+        if mode == "xsk":
+            named = sum(d[k] for k in ("no_socket", "xsk_fill_ring_empty", "xsk_rx_ring_full",
+                                       "xsk_rx_invalid"))
+            expect("xdp_packets = delivered %d + named drops %s" % (o["rx_packets"], d),
+                   seen, o["rx_packets"] + named)
+            expect("unexplained", 0, o["unexplained"])
+            expect("delivered, by socket", o["rx_packets"],
+                   sum(s["rx_packets"] for s in o["sockets"]))
+        if every and "samples_taken" in o:
+            sampled = o["samples_taken"] + o["samples_lost"]
+            slots = len(o["queues"]) * len(o["cpus"])
+            if not max(0, a["drop"] - slots * (every - 1)) // every <= sampled <= a["drop"] // every:
+                bad.append("%s: samples taken + lost %d is not 1 in %d of %d drops" %
+                           (what, sampled, every, a["drop"]))
+        elif every:
+            bad.append("%s: no samples_taken with --sample %d" % (what, every))
+    if not n:
+        bad.append("no xdp-sink JSON summary")
+    return (1 if bad else 0), ("\n".join(bad) if bad else "%d summaries balance" % n) + "\n", ""
+'
+
 check_verdicts_balance() {
 	local res
-	res=$(python3 - "$1" "${2:-0}" <<'PY'
-import json, sys
-path, every = sys.argv[1], int(sys.argv[2])
-# The verdicts each mode's program gives, and where it counts a redirect with no target.
-own = {"drop": {"drop"}, "pass": {"pass"}, "tx": {"tx", "aborted"},
-       "redirect": {"redirect"}, "xsk": {"redirect"}}
-miss = {"redirect": "redirect_no_target", "xsk": "no_socket"}
-bad, n = [], 0
-for line in open(path):
-    line = line.strip()
-    try:
-        o = json.loads(line) if line.startswith("{") and '"summary"' in line else {}
-    except ValueError:
-        continue
-    if o.get("type") != "summary" or o.get("tool") != "xdp-sink":
-        continue
-    n += 1
-    mode, a, d = o["mode"], o["actions"], o.get("drops", {})
-    seen = o["xdp_packets"] if mode == "xsk" else o["rx_packets"]
-    got = sum(a.values()) + d.get(miss.get(mode), 0)
-    what = "summary %d (%s)" % (n, mode)
-    def expect(name, want, have):
-        if want != have:
-            bad.append("%s: %s: expected %s, got %s" % (what, name, want, have))
-    expect("packets seen = verdicts %s + %s %s" % (a, miss.get(mode, "redirect_err"),
-           d.get(miss.get(mode), 0)), seen, got)
-    expect("verdicts no %s program gives" % mode,
-           0, sum(v for k, v in a.items() if k not in own[mode]))
-    expect("per-queue packets", seen, sum(q["rx_packets"] for q in o["queues"]))
-    expect("per-CPU packets", seen, sum(c["rx_packets"] for c in o["cpus"]))
-    if mode == "xsk":
-        named = sum(d[k] for k in ("no_socket", "xsk_fill_ring_empty", "xsk_rx_ring_full",
-                                   "xsk_rx_invalid"))
-        expect("xdp_packets = delivered %d + named drops %s" % (o["rx_packets"], d),
-               seen, o["rx_packets"] + named)
-        expect("unexplained", 0, o["unexplained"])
-        expect("delivered, by socket", o["rx_packets"],
-               sum(s["rx_packets"] for s in o["sockets"]))
-    if every and "samples_taken" in o:
-        sampled, slots = o["samples_taken"] + o["samples_lost"], len(o["queues"]) * len(o["cpus"])
-        if not max(0, a["drop"] - slots * (every - 1)) // every <= sampled <= a["drop"] // every:
-            bad.append("%s: samples taken + lost %d is not 1 in %d of %d drops" %
-                       (what, sampled, every, a["drop"]))
-    elif every:
-        bad.append("%s: no samples_taken with --sample %d" % (what, every))
-if not n:
-    bad.append("no xdp-sink JSON summary")
-print("\n".join(bad) if bad else "%d summaries balance" % n)
-sys.exit(1 if bad else 0)
-PY
-) || t_fail "verdicts do not balance in $1: $res"
+	res=$(py_call balance "$1" "${2:-0}") || t_fail "verdicts do not balance in $1: $res"
 	echo "$1: $res"
 }
 

@@ -62,62 +62,63 @@ gen_run() {
 #   qdisc sent them all;
 # - otherwise, with N, the link sent them all (the kernel's tx counter);
 # - each EXPR (python on the summary o, with n = N) is true.
-# One python run for all of it: a json_get per field costs a start each.
+# One python call for all of it (py_call, lib.sh).
+PY_FUNCS+='
+def gen_books(path, n="", *exprs):
+    n = int(n) if n else None
+    o = None
+    for line in open(path):
+        if line.startswith("{\"type\":\"summary\""):
+            o = json.loads(line)
+    if o is None:
+        return 1, "", "no summary in %s: %s\n" % (path, open(path).read()[-600:])
+    bad = []
+    def expect(what, want, got):
+        if want != got:
+            bad.append("%s: expected %r, got %r" % (what, want, got))
+    sent = o["tx_packets"]
+    if n is not None:
+        expect("sent", n, sent)
+        expect("stop reason", "count", o["stop_reason"])
+    for q in o["queues"]:
+        if "frames_balanced" in q:
+            expect("queue %s frame accounting (%s)" % (q["queue"], q.get("frame_accounting")),
+                   True, q["frames_balanced"])
+    expect("outstanding at exit", 0, o.get("outstanding", 0))
+    left = sent
+    if "transmitted" in o:
+        left = o["transmitted"]
+        expect("transmitted + failed", sent, o["transmitted"] + o["failed"])
+        if sent and not o["transmitted"]:
+            bad.append("nothing transmitted of %d sent" % sent)
+        expect("unexplained", 0, o["unexplained"])
+        expect("unconfirmed", 0, o["unconfirmed"])
+        tp = o.get("tracepoints")
+        if tp:
+            expect("tracepoint xdp_devmap_xmit sent", o["transmitted"], tp["devmap_xmit_sent"])
+            expect("tracepoint xdp_devmap_xmit drops", o["failed"], tp["devmap_xmit_drops"])
+            expect("refused redirects (the device was up)", 0, tp["redirect_err"])
+    elif "refused" in o:
+        expect("attempted", sent, o["attempted"])
+        expect("refused by the qdisc (a fast sink, default buffers)", 0, o["refused"])
+        if "kernel_stats" in o:
+            expect("sent by the qdisc", sent, o["kernel_stats"]["qdisc"]["sent_packets"])
+    elif n is not None:
+        expect("sent by the link", sent, o["kernel"]["link_tx_packets"])
+    for e in exprs:
+        try:
+            ok = eval(e, {"o": o, "n": n})
+        except Exception as x:
+            ok = "%s: %s" % (type(x).__name__, x)
+        if ok is not True:
+            bad.append("%s: %s" % (e, ok))
+    if bad:
+        return 1, "xdp-gen %s, %s: %s\n" % (o["mode"], path, "; ".join(bad)), ""
+    return 0, "%d\n" % left, ""
+'
+
 gen_books() {
-	python3 - "$@" <<'PY'
-import json, sys
-path, n, exprs = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "", sys.argv[3:]
-n = int(n) if n else None
-o = None
-for line in open(path):
-    if line.startswith('{"type":"summary"'):
-        o = json.loads(line)
-if o is None:
-    sys.exit("no summary in %s: %s" % (path, open(path).read()[-600:]))
-bad = []
-def expect(what, want, got):
-    if want != got:
-        bad.append("%s: expected %r, got %r" % (what, want, got))
-sent = o["tx_packets"]
-if n is not None:
-    expect("sent", n, sent)
-    expect("stop reason", "count", o["stop_reason"])
-for q in o["queues"]:
-    if "frames_balanced" in q:
-        expect("queue %s frame accounting (%s)" % (q["queue"], q.get("frame_accounting")),
-               True, q["frames_balanced"])
-expect("outstanding at exit", 0, o.get("outstanding", 0))
-left = sent
-if "transmitted" in o:
-    left = o["transmitted"]
-    expect("transmitted + failed", sent, o["transmitted"] + o["failed"])
-    if sent and not o["transmitted"]:
-        bad.append("nothing transmitted of %d sent" % sent)
-    expect("unexplained", 0, o["unexplained"])
-    expect("unconfirmed", 0, o["unconfirmed"])
-    tp = o.get("tracepoints")
-    if tp:
-        expect("tracepoint xdp_devmap_xmit sent", o["transmitted"], tp["devmap_xmit_sent"])
-        expect("tracepoint xdp_devmap_xmit drops", o["failed"], tp["devmap_xmit_drops"])
-        expect("refused redirects (the device was up)", 0, tp["redirect_err"])
-elif "refused" in o:
-    expect("attempted", sent, o["attempted"])
-    expect("refused by the qdisc (a fast sink, default buffers)", 0, o["refused"])
-    if "kernel_stats" in o:
-        expect("sent by the qdisc", sent, o["kernel_stats"]["qdisc"]["sent_packets"])
-elif n is not None:
-    expect("sent by the link", sent, o["kernel"]["link_tx_packets"])
-for e in exprs:
-    try:
-        ok = eval(e, {"o": o, "n": n})
-    except Exception as x:
-        ok = "%s: %s" % (type(x).__name__, x)
-    if ok is not True:
-        bad.append("%s: %s" % (e, ok))
-if bad:
-    sys.exit("xdp-gen %s, %s: %s" % (o["mode"], path, "; ".join(bad)))
-print(left)
-PY
+	py_call gen_books "$@"
 }
 
 # --- every mode -------------------------------------------------------------

@@ -32,14 +32,12 @@ ks_send_delta() {
 		t_fail "kstats-dump/pktsend failed: $(cat "$out")"
 }
 
-# ks_get OUT EXPR: a value of the kstats object 'k' of the last line in OUT.
+# ks_get OUT EXPR: a value of the kstats object 'k' of the last line in OUT
+# (through json_get, which answers without a python start of its own).
 ks_get() {
-	python3 - "$1" "$2" <<'PY'
-import json, sys
-lines = [l for l in open(sys.argv[1]) if l.startswith("{")]
-k = json.loads(lines[-1])["kstats"]
-print(eval(sys.argv[2], {"k": k}))
-PY
+	local type
+	type=$(sed -n 's/^{"type":"\([a-z]*\)".*/\1/p' "$1" | tail -n 1)
+	json_get "$1" "$type" "(lambda k: $2)(o[\"kstats\"])"
 }
 
 # ks_cmp_tc KSTATS_FILE TC_JSON_FILE: the root and every child agree with tc -s -j.

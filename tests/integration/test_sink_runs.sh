@@ -61,21 +61,19 @@ veth_xdp_packets() {
 
 # One generator run's books in one look:
 # "sent received lost duplicates late latency-samples largest-100us-burst".
+PY_FUNCS+='
+def run_books(gen_out, sink_out):
+    g, k = last_of(gen_out, "summary"), last_of(sink_out, "summary")
+    r = [r for r in k["runs"] if r["run"] == g["run"]]
+    r = r[0] if r else {"received": "none", "lost": "-", "duplicates": "-", "late": "-",
+                        "latency_ns": {"count": "-"}, "burst_100us_max": "-"}
+    return 0, "%s %s %s %s %s %s %s\n" % (g["tx_packets"], r["received"], r["lost"],
+                                         r["duplicates"], r["late"], r["latency_ns"]["count"],
+                                         r["burst_100us_max"]), ""
+'
+
 run_books() { # GEN_OUTFILE
-	python3 - "$1" "$ROUT" <<'PY'
-import json, sys
-def summary(path):
-    for line in open(path):
-        if line.startswith('{"type":"summary"'):
-            s = json.loads(line)
-    return s
-g, k = summary(sys.argv[1]), summary(sys.argv[2])
-r = [r for r in k["runs"] if r["run"] == g["run"]]
-r = r[0] if r else {"received": "none", "lost": "-", "duplicates": "-", "late": "-",
-                    "latency_ns": {"count": "-"}, "burst_100us_max": "-"}
-print(g["tx_packets"], r["received"], r["lost"], r["duplicates"], r["late"],
-      r["latency_ns"]["count"], r["burst_100us_max"])
-PY
+	py_call run_books "$1" "$ROUT"
 }
 
 expect_clean_run() { # GEN_OUTFILE LABEL
