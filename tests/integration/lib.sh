@@ -5,11 +5,18 @@
 # returning 0, fails with t_fail (exit 1), skips with t_skip (exit 77).
 # Everything a test creates through these helpers is removed on every exit
 # path: labs, background processes, pins.
+#
+# A test written once for every mode of a tool runs its body through
+# t_each_mode, which reports each mode on its own line (see there). Waits are
+# on conditions (t_wait_until and the helpers built on it: the tools' ready
+# line, their JSON reports, the kernel's view), each bounded; a fixed sleep is
+# left only where time itself is what a test checks.
 
 TESTENV="$ROOT/testenv/testenv.sh"
 T_LABS=()
 T_PIDS=()
 T_CLEANUPS=()
+T_TEST=
 
 t_cleanup() {
 	local rc=$? pid c lab
@@ -19,7 +26,7 @@ t_cleanup() {
 	done
 	for pid in "${T_PIDS[@]}"; do
 		# Give tools time to detach and print their summary, then insist.
-		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		t_wait_until 5 t_gone "$pid"
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
@@ -33,6 +40,7 @@ t_cleanup() {
 }
 
 t_run() {
+	T_TEST=$1
 	trap t_cleanup EXIT
 	trap 'exit 143' TERM INT
 	set -o pipefail
@@ -79,6 +87,7 @@ t_labname() {
 # SINK_MAC, GEN_IP4, SINK_IP4, GEN_IP6, SINK_IP6, QUEUES).
 lab_setup() {
 	local name
+	json_server_start
 	name=$(t_labname)
 	T_LABS+=("$name")
 	"$TESTENV" setup --name "$name" "$@" || t_fail "testenv setup --name $name $* failed"
@@ -93,20 +102,47 @@ lab_exec() {
 	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@"
 }
 
+# t_wait_until SECONDS CMD...: run CMD until it succeeds, for at most SECONDS
+# (a decimal number); 0 once it does, 1 if it never did. Every wait of the
+# tests is one of these: on a condition, bounded, never a fixed time.
+t_wait_until() {
+	local secs=$1 frac end now
+	shift
+	frac=000000
+	[[ $secs == *.* ]] && frac=${secs#*.}000000
+	end=$(( ${EPOCHREALTIME//[!0-9]/} + ${secs%.*} * 1000000 + 10#${frac:0:6} ))
+	until "$@"; do
+		now=${EPOCHREALTIME//[!0-9]/}
+		[ "$now" -lt "$end" ] || return 1
+		sleep 0.05
+	done
+}
+
+t_gone() { # PID: has the process ended?
+	! kill -0 "$1" 2>/dev/null
+}
+
+# t_wait_gone PID [SECONDS]: until PID has ended (at most 10 s); 1 if it has not.
+t_wait_gone() {
+	t_wait_until "${2:-10}" t_gone "$1"
+}
+
+xdp_attached() { # NS IF
+	[[ "$(ip -n "$1" -d link show dev "$2")" == *prog/xdp* ]]
+}
+
+xdp_detached() { # NS IF
+	! xdp_attached "$@"
+}
+
 # wait_xdp NS IF [none]: wait up to 10 s until an XDP program is attached to
 # IF in namespace NS (with "none": until none is); 1 if it never happens.
 wait_xdp() {
-	local i out
-	for i in $(seq 100); do
-		out=$(ip -n "$1" -d link show dev "$2")
-		if [[ "$out" == *prog/xdp* ]]; then
-			[ "${3:-}" != none ] && return 0
-		else
-			[ "${3:-}" = none ] && return 0
-		fi
-		sleep 0.1
-	done
-	return 1
+	if [ "${3:-}" = none ]; then
+		t_wait_until 10 xdp_detached "$1" "$2"
+	else
+		t_wait_until 10 xdp_attached "$1" "$2"
+	fi
 }
 
 # lab_bg OUTFILE gen|sink CMD...: like lab_exec, in the background; the pid is
@@ -119,37 +155,194 @@ lab_bg() {
 	T_PIDS+=("$LAST_PID")
 }
 
-# Wait up to SECONDS for a file to contain a pattern.
-t_wait_for() { # file pattern seconds
-	local i
-	for i in $(seq $(( $3 * 10 ))); do
-		grep -q -- "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
+t_has() { # FILE PATTERN
+	grep -q -- "$2" "$1" 2>/dev/null
 }
 
-# A JSON field of the last line that has it: json_field FILE TYPE FIELD
-# (numbers and strings at the top level only; python3 for nested paths).
-json_get() { # file type python-expression-on-obj
-	python3 - "$1" "$2" "$3" <<'PY'
-import json, sys
-path, typ, expr = sys.argv[1:4]
-obj = None
-for line in open(path):
-    line = line.strip()
-    if not line.startswith("{"):
-        continue
+# Wait up to SECONDS for a file to contain a pattern.
+t_wait_for() { # file pattern seconds
+	t_wait_until "$3" t_has "$1" "$2"
+}
+
+t_ready_or_gone() { # FILE PID
+	t_has "$1" '^{"type":"ready"' || t_gone "$2"
+}
+
+# wait_ready FILE PID [SECONDS]: until the tool writing FILE (xdp-sink -j)
+# prints its ready line: attached, sockets bound, counting. 1 if PID ends
+# first or SECONDS (default 20) pass.
+wait_ready() {
+	t_wait_until "${3:-20}" t_ready_or_gone "$1" "$2"
+	t_has "$1" '^{"type":"ready"'
+}
+
+# json_total FILE TYPE FIELD: the sum of FIELD over the JSON lines of TYPE in
+# FILE, taking its first occurrence in each line: the top-level one, which
+# the tools write before any nested object that repeats the name. awk, not
+# python: the waits below run it many times. 0 without such lines.
+json_total() {
+	awk -v t="{\"type\":\"$2\"" -v f="\"$3\":" '
+		index($0, t) == 1 { i = index($0, f); if (i) s += substr($0, i + length(f)) }
+		END { printf "%.0f\n", s }' "$1" 2>/dev/null || echo 0
+}
+
+json_total_ge() { # FILE TYPE FIELD MIN
+	[ "$(json_total "$1" "$2" "$3")" -ge "$4" ]
+}
+
+# wait_total FILE TYPE FIELD MIN [SECONDS]: until FIELD, summed over the
+# reports of TYPE in FILE, reaches MIN (at most SECONDS, default 10): a tool
+# run with -j -i has counted at least MIN. 1 if it never did.
+wait_total() {
+	t_wait_until "${5:-10}" json_total_ge "$1" "$2" "$3" "$4"
+}
+
+# The number of reports of TYPE in FILE.
+json_lines() { # FILE TYPE
+	grep -c "^{\"type\":\"$2\"" "$1" 2>/dev/null
+}
+
+json_lines_ge() { # FILE TYPE MIN
+	[ "$(json_lines "$1" "$2")" -ge "$3" ]
+}
+
+# wait_reports FILE N [SECONDS]: until FILE has N more interval reports than
+# now (at most SECONDS, default 10): the tool has read its counters N more
+# times since the call.
+wait_reports() {
+	t_wait_until "${3:-10}" json_lines_ge "$1" interval $(( $(json_lines "$1" interval) + $2 ))
+}
+
+t_last_interval_idle() { # FILE FIELD MIN-LINES
+	json_lines_ge "$1" interval "$3" &&
+		[ "$(json_total <(grep '^{"type":"interval"' "$1" | tail -n 1) interval "$2")" = 0 ]
+}
+
+# wait_idle FILE [FIELD] [SECONDS]: until an interval report that began after
+# the call counts no FIELD (default rx_packets): the traffic has ended and
+# the tool has read all of it. For runs whose count is not known; where it
+# is, wait_total says more. 1 if it never happens (at most SECONDS, 10).
+wait_idle() {
+	t_wait_until "${3:-10}" t_last_interval_idle "$1" "${2:-rx_packets}" \
+		$(( $(json_lines "$1" interval) + 2 ))
+}
+
+# --- python calls: one python per test ------------------------------------------
+#
+# Tests read the tools' JSON with python some hundreds of times in the suite,
+# and a python start costs 0.15 s here (seconds on a busy machine). So a test
+# process has one python that answers them all: json_server_start (lab_setup
+# calls it, so it loads while the lab is made) runs PY_FUNCS in the
+# background behind a pair of FIFOs, for the test and its subshells, and
+# py_call asks it; without it, py_call starts python itself. A test file adds
+# its own functions to PY_FUNCS when sourced. A function takes strings and
+# returns (exit status, stdout, stderr).
+
+T_JSON_DIR=
+T_JSON_PID=
+
+PY_FUNCS='
+import json, sys, traceback
+
+def last_of(path, typ):
+    obj = None
+    for line in open(path):
+        line = line.strip()
+        # Parse only the lines that can be of the type: the reports before a
+        # summary can be many.
+        if not line.startswith("{") or ("\"%s\"" % typ) not in line:
+            continue
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if o.get("type") == typ:
+            obj = o
+    return obj
+
+# json_get: EXPR evaluated on the last object of TYPE in PATH (as o).
+def get(path, typ, expr):
+    obj = last_of(path, typ)
+    if obj is None:
+        return 1, "", ""
+    return 0, "%s\n" % (eval(expr, {"o": obj}),), ""
+
+def call(name, args):
     try:
-        o = json.loads(line)
-    except ValueError:
-        continue
-    if o.get("type") == typ:
-        obj = o
-if obj is None:
-    sys.exit(1)
-print(eval(expr, {"o": obj}))
-PY
+        return globals()[name](*args)
+    except Exception:
+        return 1, "", traceback.format_exc()
+'
+
+# The server: a request is "ID<US>FUNCTION<US>ARG..." on a line of DIR/req;
+# the answer, on DIR/resp, "ID<US>STATUS<US>STDOUT<US>STDERR<NUL>". Both
+# FIFOs are opened read-write, so that no open blocks and req never ends.
+PY_SERVER='
+import os
+d = sys.argv[1]
+req = os.fdopen(os.open(os.path.join(d, "req"), os.O_RDWR), "r")
+resp = os.open(os.path.join(d, "resp"), os.O_RDWR)
+for line in req:
+    rid, name, *args = line.rstrip("\n").split("\x1f")
+    rc, out, err = call(name, args)
+    os.write(resp, ("%s\x1f%d\x1f%s\x1f%s\0" % (rid, rc, out, err)).encode())
+'
+
+json_server_start() {
+	[ -n "$T_JSON_DIR" ] && return 0
+	T_JSON_DIR=$(mktemp -d /tmp/xdpsg-json.XXXXXX) || return 0
+	t_on_cleanup rm -rf "$T_JSON_DIR"
+	if ! mkfifo "$T_JSON_DIR/req" "$T_JSON_DIR/resp"; then
+		T_JSON_DIR=
+		return 0
+	fi
+	python3 -c "$PY_FUNCS$PY_SERVER" "$T_JSON_DIR" </dev/null >/dev/null 2>&1 &
+	T_JSON_PID=$!
+	T_PIDS+=("$T_JSON_PID")
+}
+
+# py_call FUNCTION ARG...: FUNCTION of PY_FUNCS on the ARGs (one line each):
+# its stdout, its stderr, its exit status.
+py_call() {
+	local id res w r args
+	if [ -z "$T_JSON_DIR" ] || [[ "$*" == *[$'\n\x1f']* ]] ||
+		! kill -0 "$T_JSON_PID" 2>/dev/null; then
+		python3 -c "$PY_FUNCS"'
+rc, out, err = call(sys.argv[1], sys.argv[2:])
+sys.stdout.write(out)
+sys.stderr.write(err)
+sys.exit(rc)' "$@"
+		return
+	fi
+	id=$BASHPID.$RANDOM
+	printf -v args '\x1f%s' "$@"
+	exec {w}<>"$T_JSON_DIR/req" {r}<>"$T_JSON_DIR/resp"
+	printf '%s%s\n' "$id" "$args" >&"$w"
+	# An answer to an earlier request that gave up is skipped.
+	while IFS= read -r -d '' -t 10 -u "$r" res; do
+		[ "${res%%$'\x1f'*}" = "$id" ] && break
+		res=
+	done
+	exec {w}>&- {r}<&-
+	if [ -z "$res" ]; then
+		# No answer in 10 s: this call (and its shell) do without the server.
+		T_JSON_DIR=
+		py_call "$@"
+		return
+	fi
+	res=${res#*$'\x1f'}
+	set -- "${res%%$'\x1f'*}"
+	res=${res#*$'\x1f'}
+	printf '%s' "${res%%$'\x1f'*}"
+	res=${res#*$'\x1f'}
+	[ -z "$res" ] || printf '%s' "$res" >&2
+	return "$1"
+}
+
+# json_get FILE TYPE EXPR: EXPR (python, on the object as o) of the last JSON
+# line of TYPE in FILE; 1 if there is none.
+json_get() {
+	py_call get "$1" "$2" "$3"
 }
 
 # Kernel counter from "ip -s -j link": iface_stat NS IFNAME rx|tx FIELD
@@ -167,58 +360,173 @@ iface_stat() {
 # lost are one in N of the drops, per queue and CPU (each counts down alone).
 # Only summaries: they are read after the program is detached, while an
 # interval's reading can catch a CPU between its packet and verdict counts.
+PY_FUNCS+='
+def balance(path, every):
+    every = int(every)
+    # The verdicts each mode gives, and where it counts a redirect with no target.
+    own = {"drop": {"drop"}, "pass": {"pass"}, "tx": {"tx", "aborted"},
+           "redirect": {"redirect"}, "xsk": {"redirect"}}
+    miss = {"redirect": "redirect_no_target", "xsk": "no_socket"}
+    bad, n = [], 0
+    for line in open(path):
+        line = line.strip()
+        try:
+            o = json.loads(line) if line.startswith("{") and "\"summary\"" in line else {}
+        except ValueError:
+            continue
+        if o.get("type") != "summary" or o.get("tool") != "xdp-sink":
+            continue
+        n += 1
+        mode, a, d = o["mode"], o["actions"], o.get("drops", {})
+        seen = o["xdp_packets"] if mode == "xsk" else o["rx_packets"]
+        got = sum(a.values()) + d.get(miss.get(mode), 0)
+        what = "summary %d (%s)" % (n, mode)
+        def expect(name, want, have):
+            if want != have:
+                bad.append("%s: %s: expected %s, got %s" % (what, name, want, have))
+        expect("packets seen = verdicts %s + %s %s" % (a, miss.get(mode, "redirect_err"),
+               d.get(miss.get(mode), 0)), seen, got)
+        expect("verdicts no %s program gives" % mode,
+               0, sum(v for k, v in a.items() if k not in own[mode]))
+        expect("per-queue packets", seen, sum(q["rx_packets"] for q in o["queues"]))
+        expect("per-CPU packets", seen, sum(c["rx_packets"] for c in o["cpus"]))
+        if mode == "xsk":
+            named = sum(d[k] for k in ("no_socket", "xsk_fill_ring_empty", "xsk_rx_ring_full",
+                                       "xsk_rx_invalid"))
+            expect("xdp_packets = delivered %d + named drops %s" % (o["rx_packets"], d),
+                   seen, o["rx_packets"] + named)
+            expect("unexplained", 0, o["unexplained"])
+            expect("delivered, by socket", o["rx_packets"],
+                   sum(s["rx_packets"] for s in o["sockets"]))
+        if every and "samples_taken" in o:
+            sampled = o["samples_taken"] + o["samples_lost"]
+            slots = len(o["queues"]) * len(o["cpus"])
+            if not max(0, a["drop"] - slots * (every - 1)) // every <= sampled <= a["drop"] // every:
+                bad.append("%s: samples taken + lost %d is not 1 in %d of %d drops" %
+                           (what, sampled, every, a["drop"]))
+        elif every:
+            bad.append("%s: no samples_taken with --sample %d" % (what, every))
+    if not n:
+        bad.append("no xdp-sink JSON summary")
+    return (1 if bad else 0), ("\n".join(bad) if bad else "%d summaries balance" % n) + "\n", ""
+'
+
 check_verdicts_balance() {
 	local res
-	res=$(python3 - "$1" "${2:-0}" <<'PY'
-import json, sys
-path, every = sys.argv[1], int(sys.argv[2])
-# The verdicts each mode's program gives, and where it counts a redirect with no target.
-own = {"drop": {"drop"}, "pass": {"pass"}, "tx": {"tx", "aborted"},
-       "redirect": {"redirect"}, "xsk": {"redirect"}}
-miss = {"redirect": "redirect_no_target", "xsk": "no_socket"}
-bad, n = [], 0
-for line in open(path):
-    line = line.strip()
-    try:
-        o = json.loads(line) if line.startswith("{") else {}
-    except ValueError:
-        continue
-    if o.get("type") != "summary" or o.get("tool") != "xdp-sink":
-        continue
-    n += 1
-    mode, a, d = o["mode"], o["actions"], o.get("drops", {})
-    seen = o["xdp_packets"] if mode == "xsk" else o["rx_packets"]
-    got = sum(a.values()) + d.get(miss.get(mode), 0)
-    what = "summary %d (%s)" % (n, mode)
-    def expect(name, want, have):
-        if want != have:
-            bad.append("%s: %s: expected %s, got %s" % (what, name, want, have))
-    expect("packets seen = verdicts %s + %s %s" % (a, miss.get(mode, "redirect_err"),
-           d.get(miss.get(mode), 0)), seen, got)
-    expect("verdicts no %s program gives" % mode,
-           0, sum(v for k, v in a.items() if k not in own[mode]))
-    expect("per-queue packets", seen, sum(q["rx_packets"] for q in o["queues"]))
-    expect("per-CPU packets", seen, sum(c["rx_packets"] for c in o["cpus"]))
-    if mode == "xsk":
-        named = sum(d[k] for k in ("no_socket", "xsk_fill_ring_empty", "xsk_rx_ring_full",
-                                   "xsk_rx_invalid"))
-        expect("xdp_packets = delivered %d + named drops %s" % (o["rx_packets"], d),
-               seen, o["rx_packets"] + named)
-        expect("unexplained", 0, o["unexplained"])
-        expect("delivered, by socket", o["rx_packets"],
-               sum(s["rx_packets"] for s in o["sockets"]))
-    if every and "samples_taken" in o:
-        sampled, slots = o["samples_taken"] + o["samples_lost"], len(o["queues"]) * len(o["cpus"])
-        if not max(0, a["drop"] - slots * (every - 1)) // every <= sampled <= a["drop"] // every:
-            bad.append("%s: samples taken + lost %d is not 1 in %d of %d drops" %
-                       (what, sampled, every, a["drop"]))
-    elif every:
-        bad.append("%s: no samples_taken with --sample %d" % (what, every))
-if not n:
-    bad.append("no xdp-sink JSON summary")
-print("\n".join(bad) if bad else "%d summaries balance" % n)
-sys.exit(1 if bad else 0)
-PY
-) || t_fail "verdicts do not balance in $1: $res"
+	res=$(py_call balance "$1" "${2:-0}") || t_fail "verdicts do not balance in $1: $res"
 	echo "$1: $res"
+}
+
+# --- one test body, every mode ------------------------------------------------
+#
+# As xskxceiver runs one table of tests across its modes: a test body written
+# once runs for every mode a tool lists in --version --json (so a new mode is
+# tested without a line here), and a mode the body cannot apply to is skipped
+# by a rule about what the mode takes (--needs OPTION), never by its name.
+
+# T_MODES: one line per mode of TOOL, "MODE OPTION...", from its --version
+# --json; read once per test process.
+t_modes_load() { # TOOL
+	[ "${T_MODES_TOOL:-}" = "$1" ] && return 0
+	T_MODES=$("$BUILD/$1" --version --json | python3 -c '
+import json, sys
+for m in json.load(sys.stdin)["modes"]:
+    print(m["name"], *m["options"])') || t_fail "$BUILD/$1 --version --json lists no modes"
+	[ -n "$T_MODES" ] || t_fail "$BUILD/$1 --version --json lists no modes"
+	T_MODES_TOOL=$1
+}
+
+# The modes of TOOL (default xdp-gen), one per line.
+t_modes() { # [TOOL]
+	t_modes_load "${1:-xdp-gen}"
+	awk '{ print $1 }' <<<"$T_MODES"
+}
+
+# mode_has MODE OPTION[|OPTION...] [TOOL]: does TOOL (default xdp-gen) MODE
+# take --OPTION (any of them), by its --version --json?
+mode_has() {
+	t_modes_load "${3:-xdp-gen}"
+	awk -v m="$1" -v o="|$2|" '
+		$1 == m { for (i = 2; i <= NF; i++) if (index(o, "|" $i "|")) f = 1 }
+		END { exit !f }' <<<"$T_MODES"
+}
+
+# gen_workers MODE N: the xdp-gen MODE options for N sending workers: N
+# threads, or N queues (queues 0..N-1: the lab needs that many). Return 1 for
+# a mode with neither option (t_each_mode --needs 'threads|queues' skips it).
+gen_workers() {
+	if mode_has "$1" threads; then
+		echo "-t $2"
+	elif mode_has "$1" queues; then
+		echo "--queues $(seq -s, 0 $(($2 - 1)))"
+	else
+		return 1
+	fi
+}
+
+# One result line: on stdout (the test's log) and, under tests/run.sh, in
+# T_RESULTS, where run.sh counts it like a test of its own.
+t_mode_result() { # LABEL PASS|FAIL|SKIP DETAIL
+	local line="[$T_TEST:$1] $2 ($3)"
+	echo "$line"
+	[ -z "${T_RESULTS:-}" ] || echo "$line" >>"$T_RESULTS"
+}
+
+# t_each_mode [--tool TOOL] [--needs OPTION[|OPTION...]]... BODY [ARGS...]:
+# run "BODY MODE ARGS..." for every mode of TOOL (default xdp-gen), one after
+# the other, each in a subshell with cleanups of its own: what it starts and
+# makes goes when it ends, what the caller made (a lab, a sink) is shared and
+# stays. Each mode is one line, "[TEST:MODE] PASS (Ns)", "FAIL (Ns)" or
+# "SKIP (why)": skipped when the mode lacks a --needs option, or the body
+# calls t_skip. A mode of another tool than xdp-gen is named TOOL-MODE
+# without "xdp-" ("[TEST:sink-xsk]"). T_MODE_FILTER (run.sh --filter
+# TEST:MODE) runs one mode. A mode's output goes to the test's log after it;
+# under run.sh also to T_LOGDIR/TEST:MODE.log, which run.sh shows when the
+# mode fails. Returns 1 if any mode failed.
+t_each_mode() {
+	local tool=xdp-gen needs=() mode label need rc failed=0 start log
+	while :; do
+		case $1 in
+		--tool) tool=$2; shift 2 ;;
+		--needs) needs+=("$2"); shift 2 ;;
+		*) break ;;
+		esac
+	done
+	[ $# -ge 1 ] || t_fail "t_each_mode: no test body given"
+	t_modes_load "$tool"
+	for mode in $(t_modes "$tool"); do
+		label=$mode
+		[ "$tool" = xdp-gen ] || label=${tool#xdp-}-$mode
+		[ -n "${T_MODE_FILTER:-}" ] && [ "$label" != "$T_MODE_FILTER" ] && continue
+		for need in "${needs[@]}"; do
+			mode_has "$mode" "$need" "$tool" && continue
+			t_mode_result "$label" SKIP "$tool $mode takes no --${need//|/ or --}"
+			continue 2
+		done
+		if [ -n "${T_LOGDIR:-}" ]; then
+			log="$T_LOGDIR/$T_TEST:$label.log"
+		else
+			log=$(mktemp /tmp/xdpsg-mode.XXXXXX)
+			t_on_cleanup rm -f "$log"
+		fi
+		start=$SECONDS
+		(
+			T_LABS=() T_PIDS=() T_CLEANUPS=()
+			trap t_cleanup EXIT
+			trap 'exit 143' TERM INT
+			"$1" "$mode" "${@:2}"
+		) >"$log" 2>&1 </dev/null
+		rc=$?
+		echo "--- $T_TEST:$label (exit $rc) ---"
+		cat "$log"
+		case $rc in
+		0) t_mode_result "$label" PASS "$((SECONDS - start))s" ;;
+		77) t_mode_result "$label" SKIP "$(tail -n 1 "$log")" ;;
+		*)
+			t_mode_result "$label" FAIL "$((SECONDS - start))s"
+			failed=1
+			;;
+		esac
+	done
+	return $failed
 }

@@ -12,22 +12,12 @@ GEN_HOOKS="$BUILD/test-hooks/xdp-gen"
 ASAN_SINK="$BUILD/sanitize/xdp-sink"
 ASAN_GEN="$BUILD/sanitize/xdp-gen"
 
-# hd_alive PID SECONDS: still running after that long?
-hd_alive() {
-	sleep "$2"
-	kill -0 "$1" 2>/dev/null
-}
-
 # hd_stop_within PID SECONDS: SIGINT, then the process must be gone in time.
 # Returns the exit code; fails the test if it hangs.
 hd_stop_within() {
-	local pid=$1 limit=$2 i
+	local pid=$1 limit=$2
 	kill -INT "$pid" 2>/dev/null
-	for i in $(seq $((limit * 10))); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$pid" 2>/dev/null && t_fail "pid $pid still running ${limit}s after SIGINT (hang on stop)"
+	t_wait_gone "$pid" "$limit" || t_fail "pid $pid still running ${limit}s after SIGINT (hang on stop)"
 	wait "$pid"
 }
 
@@ -41,9 +31,31 @@ hd_py() { # FILE CLASS: one class of a tests/py unittest file
 }
 
 # 1. A name longer than IFNAMSIZ - 1 is refused, never cut to the 15-character
-# prefix that names another interface (here a veth called exactly that).
+# prefix that names another interface (here a veth called exactly that), in
+# every mode of both tools (a mode with --to: there).
+HD_LONG=abcdefghijklmnopqrstuvwxyz
+
+long_ifname_sink_body() { # MODE
+	local msg
+	if mode_has "$1" to xdp-sink; then
+		msg=$(lab_exec sink "$SINK" "$1" -m skb -q -d 1 --to "$HD_LONG" "$SINK_IF" 2>&1)
+		t_expect_eq "xdp-sink $1 --to exit code with a 26-character name" 2 $?
+	else
+		msg=$(lab_exec sink "$SINK" "$1" -m skb -q -d 1 "$HD_LONG" 2>&1)
+		t_expect_eq "xdp-sink $1 exit code with a 26-character name" 2 $?
+	fi
+	[[ "$msg" == *"'$HD_LONG' is too long"* ]] || t_fail "xdp-sink $1 message: $msg"
+}
+
+long_ifname_gen_body() { # MODE
+	local msg
+	msg=$(lab_exec gen "$GEN" "$1" -q -n 10 "$HD_LONG" 2>&1)
+	t_expect_eq "xdp-gen $1 exit code with a 26-character name" 2 $?
+	[[ "$msg" == *"too long"* ]] || t_fail "xdp-gen $1 message: $msg"
+}
+
 test_hardening_long_ifname_refused() {
-	local long=abcdefghijklmnopqrstuvwxyz short=abcdefghijklmno mode msg rc ns
+	local short=abcdefghijklmno msg ns rc=0
 	lab_setup --no-ipv6
 	for ns in "$SINK_NS" "$GEN_NS"; do
 		ip -n "$ns" link add "$short" type veth peer name "${LAB_NAME}d" ||
@@ -51,28 +63,17 @@ test_hardening_long_ifname_refused() {
 		ip -n "$ns" link set "$short" up
 		ip -n "$ns" link set "${LAB_NAME}d" up
 	done
-	for mode in drop pass tx xsk; do
-		msg=$(lab_exec sink "$SINK" "$mode" -m skb -q -d 1 "$long" 2>&1)
-		rc=$?
-		t_expect_eq "xdp-sink $mode exit code with a 26-character name" 2 "$rc"
-		[[ "$msg" == *"'$long' is too long"* ]] || t_fail "xdp-sink $mode message: $msg"
-	done
-	msg=$(lab_exec sink "$SINK" redirect -m skb -q -d 1 --to "$long" "$SINK_IF" 2>&1)
-	t_expect_eq "xdp-sink redirect --to exit code" 2 $?
-	[[ "$msg" == *"too long"* ]] || t_fail "redirect --to message: $msg"
-	for mode in xsk kernel qdisc; do
-		msg=$(lab_exec gen "$GEN" "$mode" -q -n 10 "$long" 2>&1)
-		t_expect_eq "xdp-gen $mode exit code with a 26-character name" 2 $?
-		[[ "$msg" == *"too long"* ]] || t_fail "xdp-gen $mode message: $msg"
-	done
-	msg=$(lab_exec gen "$BUILD/tests/pktsend" --dst-mac 02:00:00:00:00:02 -n 1 "$long" 2>&1)
+	t_each_mode --tool xdp-sink long_ifname_sink_body || rc=1
+	t_each_mode long_ifname_gen_body || rc=1
+	msg=$(lab_exec gen "$BUILD/tests/pktsend" --dst-mac 02:00:00:00:00:02 -n 1 "$HD_LONG" 2>&1)
 	t_expect_eq "pktsend exit code" 2 $?
 	[[ "$msg" == *"too long"* ]] || t_fail "pktsend message: $msg"
-	msg=$(lab_exec gen "$BUILD/tests/xsk-probe" "$long" 2>&1)
+	msg=$(lab_exec gen "$BUILD/tests/xsk-probe" "$HD_LONG" 2>&1)
 	t_expect_eq "xsk-probe exit code" 2 $?
 	[[ "$msg" == *"too long"* ]] || t_fail "xsk-probe message: $msg"
 	wait_xdp "$SINK_NS" "$short" none || t_fail "a program was attached to $short"
 	t_expect_eq "packets sent on $short" 0 "$(iface_stat "$GEN_NS" "$short" tx packets)"
+	return $rc
 }
 
 # 2. --hist: a run that fails leaves the file as it was; a symlink is refused;
@@ -149,7 +150,7 @@ test_hardening_ethtool_count_changes() {
 	lab_bg "$gout" gen env ASAN_OPTIONS=detect_leaks=0 "$ASAN_GEN" qdisc -j -i 100ms \
 		--kernel-stats -r 1000 -d 120 "$GEN_IF"
 	gpid=$LAST_PID
-	sleep 1
+	wait_total "$gout" interval tx_packets 1 || t_fail "xdp-gen did not send: $(tail -n 20 "$gout")"
 	for i in 4 2 4; do
 		# XDP on the sink side needs its rx queues >= the generator side's tx
 		# queues: grow the sink side first, shrink it last.
@@ -160,7 +161,9 @@ test_hardening_ethtool_count_changes() {
 			lab_exec gen ethtool -L "$GEN_IF" rx "$i" tx "$i" || t_fail "ethtool -L $GEN_IF $i"
 			lab_exec sink ethtool -L "$SINK_IF" rx "$i" tx "$i" || t_fail "ethtool -L $SINK_IF $i"
 		fi
-		sleep 0.7
+		# Each tool has read the counters twice since the change (or died).
+		wait_reports "$sout" 2
+		wait_reports "$gout" 2
 		kill -0 "$spid" 2>/dev/null || t_fail "xdp-sink died with $i channels: $(tail -n 20 "$sout")"
 		kill -0 "$gpid" 2>/dev/null || t_fail "xdp-gen died with $i channels: $(tail -n 20 "$gout")"
 	done
@@ -189,19 +192,33 @@ test_hardening_huge_duration() {
 	lab_setup --no-ipv6
 	sout=$(mktemp) gout=$(mktemp)
 	t_on_cleanup rm -f "$sout" "$gout"
-	lab_bg "$sout" sink "$SINK" drop -j -q -d 5124095h "$SINK_IF"
+	lab_bg "$sout" sink "$SINK" drop -j -i 100ms -d 5124095h "$SINK_IF"
 	spid=$LAST_PID
-	wait_xdp "$SINK_NS" "$SINK_IF" ||
-		t_fail "xdp-sink -d 5124095h is not attached (ended at once?): $(cat "$sout")"
-	lab_bg "$gout" gen "$GEN" kernel -j -q -r 1000 -d 5124095h "$GEN_IF"
+	wait_ready "$sout" "$spid" || t_fail "xdp-sink -d 5124095h did not start: $(cat "$sout")"
+	lab_bg "$gout" gen "$GEN" kernel -j -i 100ms -r 1000 -d 5124095h "$GEN_IF"
 	gpid=$LAST_PID
-	hd_alive "$gpid" 2 || t_fail "xdp-gen -d 5124095h ended at once: $(cat "$gout")"
+	# A deadline that wrapped ends the run at its first tick: three reports
+	# and still running, it did not.
+	wait_reports "$gout" 3
+	kill -0 "$gpid" 2>/dev/null || t_fail "xdp-gen -d 5124095h ended at once: $(cat "$gout")"
+	wait_reports "$sout" 3
 	kill -0 "$spid" 2>/dev/null || t_fail "xdp-sink -d 5124095h ended at once: $(cat "$sout")"
 	hd_stop_within "$gpid" 5
 	t_expect_eq "xdp-gen stop reason" SIGINT "$(json_get "$gout" summary 'o["stop_reason"]')"
 	hd_stop_within "$spid" 5
 	t_expect_eq "xdp-sink stop reason" SIGINT "$(json_get "$sout" summary 'o["stop_reason"]')"
 	check_verdicts_balance "$sout"
+}
+
+# hd_threads_blocked PID N: N threads of PID sleep in the kernel's send path
+# (their wchan), which is where sendmmsg blocks when the socket buffer is full.
+hd_threads_blocked() {
+	local t n=0 w
+	for t in /proc/"$1"/task/*; do
+		w=$(cat "$t/wchan" 2>/dev/null)
+		[[ "$w" == *send* ]] && n=$((n + 1))
+	done
+	[ $n -ge "$2" ]
 }
 
 # 7. xdp-gen qdisc blocked in sendmmsg behind a qdisc that holds every frame
@@ -217,8 +234,10 @@ test_hardening_qdisc_stop_unblocks() {
 	t_on_cleanup rm -f "$out"
 	lab_bg "$out" gen "$GEN" qdisc -j -t 2 -d 60 "$GEN_IF"
 	pid=$LAST_PID
-	# Blocked within milliseconds; the stall detector would end the run after 1 s.
-	sleep 0.6
+	# Blocked within milliseconds (the stall detector would end the run a
+	# second later): both sending threads wait for socket buffer space.
+	t_wait_until 5 hd_threads_blocked "$pid" 2 ||
+		t_fail "xdp-gen's threads are not blocked in a send: $(cat /proc/"$pid"/task/*/wchan)"
 	kill -0 "$pid" 2>/dev/null || t_fail "xdp-gen ended before the stop: $(cat "$out")"
 	start=$(date +%s%N)
 	hd_stop_within "$pid" 2
@@ -229,60 +248,75 @@ test_hardening_qdisc_stop_unblocks() {
 	[ "$rc" -le 1 ] || t_fail "exit code $rc: $(cat "$out")"
 }
 
-# 9. SIGKILL leaves nothing attached (BPF links), and the next run needs no --force.
+# 9. SIGKILL leaves nothing attached (BPF links), and the next run needs no
+# --force. With --pin (in every mode that takes it: the attachment is made
+# the same way with or without), the pins outlive the kill by design (README)
+# and the attachment does not.
+sigkill_sink_round() { # MODE OPTIONS...
+	local mode=$1 out pid
+	shift
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_bg "$out" sink "$SINK" "$mode" "$@" -j -d 120 "$SINK_IF"
+	pid=$LAST_PID
+	wait_ready "$out" "$pid" || t_fail "$mode $* did not start: $(cat "$out")"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	wait_xdp "$SINK_NS" "$SINK_IF" none ||
+		t_fail "$mode $*: a program is still attached after SIGKILL"
+	lab_exec sink "$SINK" "$mode" ${HD_TO:+--to "$HD_TO"} -j -q -d 300ms "$SINK_IF" >"$out" 2>&1 ||
+		t_fail "$mode $*: the run after SIGKILL failed without --force: $(cat "$out")"
+	check_verdicts_balance "$out"
+	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: attached after a clean run"
+}
+
+sigkill_sink_body() { # MODE
+	local HD_TO=
+	mode_has "$1" to xdp-sink && HD_TO="${LAB_NAME}r0"
+	if ! mode_has "$1" pin xdp-sink; then
+		sigkill_sink_round "$1" ${HD_TO:+--to "$HD_TO"}
+		return
+	fi
+	sigkill_sink_round "$1" ${HD_TO:+--to "$HD_TO"} --pin
+	lab_exec sink test -e "/sys/fs/bpf/xdp-sink/$SINK_IF" ||
+		t_fail "$1 --pin: the pins did not outlive SIGKILL"
+	lab_exec sink rm -rf "/sys/fs/bpf/xdp-sink/$SINK_IF"
+}
+
+# xdp-gen attaches nothing: killed in any mode, its interface holds no program.
+sigkill_gen_body() { # MODE
+	local mode=$1 out pid
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_bg "$out" gen "$GEN" "$mode" -j -i 100ms -r 1000 -d 120 "$GEN_IF"
+	pid=$LAST_PID
+	wait_total "$out" interval tx_packets 1 || t_fail "xdp-gen $mode did not send: $(cat "$out")"
+	kill -KILL "$pid"
+	wait "$pid" 2>/dev/null
+	wait_xdp "$GEN_NS" "$GEN_IF" none || t_fail "xdp-gen $mode left a program on $GEN_IF"
+	lab_exec gen "$GEN" "$mode" -q -n 1000 "$GEN_IF" >"$out" 2>&1 ||
+		t_fail "xdp-gen $mode after SIGKILL: $(cat "$out")"
+}
+
 test_hardening_sigkill_leaves_nothing() {
-	local mode out pid r0 spid sout
+	local r0 spid sout rc=0
 	lab_setup --no-ipv6
 	r0="${LAB_NAME}r0"
 	ip -n "$SINK_NS" link add "$r0" type veth peer name "${LAB_NAME}r1" || t_fail "redirect pair"
 	ip -n "$SINK_NS" link set "$r0" up
 	ip -n "$SINK_NS" link set "${LAB_NAME}r1" up
 	lab_exec sink ethtool -K "${LAB_NAME}r1" gro on >/dev/null # NAPI for redirected frames
-	out=$(mktemp)
-	t_on_cleanup rm -f "$out"
-	for mode in drop pass tx redirect xsk drop-pin; do
-		local args=() again=()
-		case $mode in
-		redirect) args=(redirect --to "$r0") ;;
-		drop-pin) args=(drop --pin) ;;
-		*) args=("$mode") ;;
-		esac
-		again=("${args[@]}")
-		# Pins outlive a kill by design (README); the attachment does not.
-		[ "$mode" = drop-pin ] && again=(drop)
-		lab_bg "$out" sink "$SINK" "${args[@]}" -q -d 120 "$SINK_IF"
-		pid=$LAST_PID
-		wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "$mode did not attach: $(cat "$out")"
-		sleep 0.3
-		kill -KILL "$pid"
-		wait "$pid" 2>/dev/null
-		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: a program is still attached after SIGKILL"
-		lab_exec sink "$SINK" "${again[@]}" -j -q -d 300ms "$SINK_IF" >"$out" 2>&1 ||
-			t_fail "$mode: the run after SIGKILL failed without --force: $(cat "$out")"
-		check_verdicts_balance "$out"
-		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: attached after a clean run"
-	done
-	lab_exec sink rm -rf "/sys/fs/bpf/xdp-sink/$SINK_IF"
-	# xdp-gen attaches nothing: killed in any mode, its interface holds no program.
+	t_each_mode --tool xdp-sink sigkill_sink_body || rc=1
 	sout=$(mktemp)
 	t_on_cleanup rm -f "$sout"
 	lab_bg "$sout" sink "$SINK" drop -j -q -d 120 "$SINK_IF"
 	spid=$LAST_PID
-	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink for the generator runs did not attach"
-	for mode in xsk kernel qdisc; do
-		lab_bg "$out" gen "$GEN" "$mode" -q -r 1000 -d 120 "$GEN_IF"
-		pid=$LAST_PID
-		sleep 1
-		kill -0 "$pid" 2>/dev/null || t_fail "xdp-gen $mode ended early: $(cat "$out")"
-		kill -KILL "$pid"
-		wait "$pid" 2>/dev/null
-		wait_xdp "$GEN_NS" "$GEN_IF" none || t_fail "xdp-gen $mode left a program on $GEN_IF"
-		lab_exec gen "$GEN" "$mode" -q -n 1000 "$GEN_IF" >"$out" 2>&1 ||
-			t_fail "xdp-gen $mode after SIGKILL: $(cat "$out")"
-	done
+	wait_ready "$sout" "$spid" || t_fail "sink for the generator runs did not start: $(cat "$sout")"
+	t_each_mode sigkill_gen_body || rc=1
 	kill -INT "$spid"
 	wait "$spid"
 	check_verdicts_balance "$sout"
+	return $rc
 }
 
 # 11. The production xdp-gen has no test hooks: no code reads XDPSG_TEST_*; the

@@ -16,24 +16,28 @@ ks_need_tools() {
 	done
 }
 
-# ks_send_delta OUT SIDE IFNAME COUNT: the delta of IFNAME's counters (read in
-# SIDE's namespace) across sending COUNT frames from the generator, plus
-# KS_SETTLE seconds after it (for NAPI on the receiver).
+# ks_send_delta OUT SIDE IFNAME COUNT [SINK_OUT]: the delta of IFNAME's
+# counters (read in SIDE's namespace) across sending COUNT frames from the
+# generator and, with the JSON output of an xdp-sink -j -i on the receiver,
+# until that sink has counted them all (NAPI on the receiver may run after
+# the send returns; the checks show it if it never does).
 ks_send_delta() {
 	local out=$1 side=$2 ifname=$3 n=$4
-	lab_exec "$side" "$KSDUMP" "$ifname" -- ip netns exec "$GEN_NS" sh -c \
-		"\"\$0\" -q -n $n --dst-mac $SINK_MAC --dst-ip $KS_DST_IP $GEN_IF && sleep ${KS_SETTLE:-0}" \
-		"$KSEND" >"$out" || t_fail "kstats-dump/pktsend failed: $(cat "$out")"
+	lab_exec "$side" "$KSDUMP" "$ifname" -- bash -c '
+		ip netns exec "$1" "$2" -q -n "$3" --dst-mac "$4" --dst-ip "$5" "$6" || exit
+		[ -z "$7" ] && exit
+		. "$ROOT/tests/integration/lib.sh"
+		wait_total "$7" interval rx_packets "$3" || true' \
+		_ "$GEN_NS" "$KSEND" "$n" "$SINK_MAC" "$KS_DST_IP" "$GEN_IF" "${5:-}" >"$out" ||
+		t_fail "kstats-dump/pktsend failed: $(cat "$out")"
 }
 
-# ks_get OUT EXPR: a value of the kstats object 'k' of the last line in OUT.
+# ks_get OUT EXPR: a value of the kstats object 'k' of the last line in OUT
+# (through json_get, which answers without a python start of its own).
 ks_get() {
-	python3 - "$1" "$2" <<'PY'
-import json, sys
-lines = [l for l in open(sys.argv[1]) if l.startswith("{")]
-k = json.loads(lines[-1])["kstats"]
-print(eval(sys.argv[2], {"k": k}))
-PY
+	local type
+	type=$(sed -n 's/^{"type":"\([a-z]*\)".*/\1/p' "$1" | tail -n 1)
+	json_get "$1" "$type" "(lambda k: $2)(o[\"kstats\"])"
 }
 
 # ks_cmp_tc KSTATS_FILE TC_JSON_FILE: the root and every child agree with tc -s -j.
@@ -81,16 +85,15 @@ sys.exit(1 if bad else 0)
 PY
 }
 
+ks_drained() { # NS IFNAME: every qdisc on IFNAME empty (tc -s -j)?
+	local out
+	out=$(tc -n "$1" -s -j qdisc show dev "$2") || return 1
+	! grep -qE '"qlen":[1-9]' <<<"$out"
+}
+
 # ks_wait_drained NS IFNAME: until tc shows an empty root qdisc (at most 10 s).
 ks_wait_drained() {
-	local out i
-	for i in $(seq 100); do
-		out=$(tc -n "$1" -s -j qdisc show dev "$2")
-		python3 -c 'import json,sys; sys.exit(0 if all(q["qlen"] == 0 for q in json.loads(sys.argv[1])) else 1)' \
-			"$out" && return 0
-		sleep 0.1
-	done
-	return 1
+	t_wait_until 10 ks_drained "$1" "$2"
 }
 
 # ks_snapshot_vs_tc OUT_PREFIX: a kstats snapshot and tc's view of the generator
@@ -196,17 +199,10 @@ test_kstats_veth_rx_xdp() {
 	lab_setup --no-ipv6
 	out=$(ks_tmp)
 	sinklog=$(ks_tmp)
-	lab_bg "$sinklog" sink "$KSINK" drop -j -q -d 60 "$SINK_IF"
+	lab_bg "$sinklog" sink "$KSINK" drop -j -i 100ms -d 60 "$SINK_IF"
 	local spid=$LAST_PID
-	local i ok=0 l
-	for i in $(seq 100); do
-		l=$(ip -n "$SINK_NS" -d link show dev "$SINK_IF")
-		[[ "$l" == *prog/xdp* ]] && ok=1 && break
-		sleep 0.1
-	done
-	[ $ok -eq 1 ] || t_fail "xdp-sink did not attach: $(cat "$sinklog")"
-	# The receiver's NAPI runs right after each send; a moment covers stragglers.
-	KS_SETTLE=0.5 ks_send_delta "$out" sink "$SINK_IF" $n
+	wait_ready "$sinklog" "$spid" || t_fail "xdp-sink did not start: $(cat "$sinklog")"
+	ks_send_delta "$out" sink "$SINK_IF" $n "$sinklog"
 	t_expect_eq "veth rx_queue_0_xdp_packets delta" $n \
 		"$(ks_get "$out" 'k["veth"]["queues"][0]["rx_xdp_packets"]')"
 	t_expect_eq "veth rx_xdp_packets sum" $n "$(ks_get "$out" 'k["veth"]["rx_xdp_packets"]')"

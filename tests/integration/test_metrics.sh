@@ -68,25 +68,29 @@ m_check_summaries() { # out prom [out prom ...]
 	PY
 }
 
+# One generator mode's exposition, into the sink the caller started.
+m_gen_body() { # MODE DIR
+	local m=$1 d=$2
+	lab_exec gen "$GEN" "$m" -j -q -n 20000 --metrics-file "$d/gen-$m.prom" \
+		--metrics-label host=h2 "$GEN_IF" >"$d/gen-$m.out" 2>&1 ||
+		t_fail "xdp-gen $m failed: $(cat "$d/gen-$m.out")"
+	m_promtool "$d/gen-$m.prom"
+	grep -q "^xdp_gen_tx_packets_total{interface=\"$GEN_IF\",mode=\"$m\",host=\"h2\",queue=\"0\"} " \
+		"$d/gen-$m.prom" || t_fail "xdp-gen $m: labels: $(grep tx_packets "$d/gen-$m.prom")"
+}
+
 test_metrics_files_pass_promtool() {
-	local d s_out g_out
+	local d m pairs=()
 	m_need
 	lab_setup --no-ipv6
 	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
 	t_on_cleanup rm -rf "$d"
-	# xdp-sink drop, fed by the three generator modes in turn.
+	# xdp-sink drop, fed by every generator mode in turn.
 	lab_bg "$d/drop.out" sink "$SINK" drop -j -q -d 120 --metrics-file "$d/drop.prom" \
 		--metrics-label host=h1 --metrics-label 'note=a "b" \c' "$SINK_IF"
 	local spid=$LAST_PID
-	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/drop.out")"
-	for m in xsk kernel qdisc; do
-		lab_exec gen "$GEN" "$m" -j -q -n 20000 --metrics-file "$d/gen-$m.prom" \
-			--metrics-label host=h2 "$GEN_IF" >"$d/gen-$m.out" 2>&1 ||
-			t_fail "xdp-gen $m failed: $(cat "$d/gen-$m.out")"
-		m_promtool "$d/gen-$m.prom"
-		grep -q "^xdp_gen_tx_packets_total{interface=\"$GEN_IF\",mode=\"$m\",host=\"h2\",queue=\"0\"} " \
-			"$d/gen-$m.prom" || t_fail "xdp-gen $m: labels: $(grep tx_packets "$d/gen-$m.prom")"
-	done
+	wait_ready "$d/drop.out" "$spid" || t_fail "sink did not start: $(cat "$d/drop.out")"
+	t_each_mode m_gen_body "$d" || t_fail "a generator mode's exposition is wrong (above)"
 	kill -INT "$spid"
 	wait "$spid" || t_fail "sink exited with $?: $(cat "$d/drop.out")"
 	check_verdicts_balance "$d/drop.out"
@@ -96,16 +100,17 @@ test_metrics_files_pass_promtool() {
 	# xdp-sink xsk: the per-run books and the latency histogram at the end.
 	lab_bg "$d/xsk.out" sink "$SINK" xsk -j -q -d 120 --metrics-file "$d/xsk.prom" "$SINK_IF"
 	spid=$LAST_PID
-	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$d/xsk.out")"
-	t_wait_for "$d/xsk.out" '"type":"ready"' 10 || t_fail "xsk sink not ready: $(cat "$d/xsk.out")"
+	wait_ready "$d/xsk.out" "$spid" || t_fail "xsk sink not ready: $(cat "$d/xsk.out")"
 	lab_exec gen "$GEN" xsk -q -n 5000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen xsk into xsk failed"
 	kill -INT "$spid"
 	wait "$spid" || t_fail "xsk sink exited with $?: $(cat "$d/xsk.out")"
 	check_verdicts_balance "$d/xsk.out"
 	m_promtool "$d/xsk.prom"
-	m_check_summaries "$d/gen-xsk.out" "$d/gen-xsk.prom" "$d/gen-kernel.out" "$d/gen-kernel.prom" \
-		"$d/gen-qdisc.out" "$d/gen-qdisc.prom" "$d/drop.out" "$d/drop.prom" \
-		"$d/xsk.out" "$d/xsk.prom" >&2 || t_fail "exported counts differ from the summaries (above)"
+	for m in $(t_modes); do
+		pairs+=("$d/gen-$m.out" "$d/gen-$m.prom")
+	done
+	m_check_summaries "${pairs[@]}" "$d/drop.out" "$d/drop.prom" "$d/xsk.out" "$d/xsk.prom" >&2 ||
+		t_fail "exported counts differ from the summaries (above)"
 	grep -q '^xdp_sink_lost_total{.*run="[0-9a-f]\{8\}"} ' "$d/xsk.prom" ||
 		t_fail "no per-run lost row: $(grep lost "$d/xsk.prom")"
 	return 0
@@ -118,7 +123,7 @@ test_metrics_exact_count() {
 	t_on_cleanup rm -rf "$d"
 	lab_bg "$d/out" sink "$SINK" drop -j -q -n $n -d 120 --metrics-file "$d/m.prom" "$SINK_IF"
 	local pid=$LAST_PID
-	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/out")"
+	wait_ready "$d/out" "$pid" || t_fail "sink did not start: $(cat "$d/out")"
 	lab_exec gen "$SEND" -q -n $n --dst-mac "$SINK_MAC" --src-ip "$GEN_IP4" --dst-ip "$SINK_IP4" \
 		"$GEN_IF" || t_fail "pktsend failed"
 	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"
@@ -137,8 +142,14 @@ test_metrics_exact_count() {
 # end), and 20 at most 100 frames before the end (the jump lands after the
 # first batch of at most 16 that reaches frame 99,900), so all 20 are still
 # inside the 128-frame window when the run ends.
+# m_copy_has FILE COPY METRIC N: copy FILE (a snapshot: it is replaced, never
+# rewritten in place); do the metric's samples sum to N in it?
+m_copy_has() {
+	cp "$1" "$2" && [ "$(m_sum "$2" "$3")" = "$4" ]
+}
+
 test_metrics_lost_is_a_counter() {
-	local d hooks="$BUILD/test-hooks/xdp-gen" pid i lost pend
+	local d hooks="$BUILD/test-hooks/xdp-gen" pid lost pend
 	m_need
 	lab_setup --no-ipv6
 	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
@@ -146,18 +157,13 @@ test_metrics_lost_is_a_counter() {
 	lab_bg "$d/out" sink "$SINK" xsk -j -q -d 120 -i 200ms --ring-size 32768 \
 		--metrics-file "$d/m.prom" "$SINK_IF"
 	pid=$LAST_PID
-	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$d/out")"
-	t_wait_for "$d/out" '"type":"ready"' 10 || t_fail "xsk sink not ready: $(cat "$d/out")"
+	wait_ready "$d/out" "$pid" || t_fail "xsk sink not ready: $(cat "$d/out")"
 	for jump in 50000:57 99900:20; do
 		lab_exec gen env XDPSG_TEST_SEQ_JUMP=$jump "$hooks" xsk -q -n 100000 -r 200k -b 16 \
 			"$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen (jump $jump) failed"
 	done
 	# The file is rewritten every 200 ms (renamed into place): wait for the last frames in it.
-	for i in $(seq 50); do
-		cp "$d/m.prom" "$d/mid.prom"
-		[ "$(m_sum "$d/mid.prom" xdp_sink_rx_packets_total)" = 200000 ] && break
-		sleep 0.1
-	done
+	t_wait_until 5 m_copy_has "$d/m.prom" "$d/mid.prom" xdp_sink_rx_packets_total 200000
 	m_promtool "$d/mid.prom"
 	t_expect_eq "delivered, mid-run" 200000 "$(m_sum "$d/mid.prom" xdp_sink_rx_packets_total)"
 	lost=$(sed -n 's/^xdp_sink_lost_total{.*queue="0"} //p' "$d/mid.prom")
@@ -207,6 +213,20 @@ m_free_ports() { # n
 	return 1
 }
 
+# Is Prometheus on PORT scraping the target on TARGET_PORT, and finding it up?
+m_target_up() { # port target-port
+	m_ns curl -sf "http://127.0.0.1:$1/api/v1/targets?state=active" 2>/dev/null |
+		grep -q "\"scrapeUrl\":\"http://127.0.0.1:$2/metrics\",[^}]*\"health\":\"up\""
+}
+
+# Does Prometheus on PORT have the sink's total (M_GOT) equal to the sink's
+# own exposition and to WANT, and not 0?
+m_prom_total_is() { # port sink.prom want
+	M_GOT=$(m_query "$1" 'sum(xdp_sink_rx_packets_total{host="sinkhost"})')
+	[ "$M_GOT" = "$(m_sum "$2" xdp_sink_rx_packets_total)" ] && [ "$M_GOT" != 0 ] &&
+		[ "$M_GOT" = "$3" ]
+}
+
 # Prometheus and both tools in the sink namespace: the generator on an extra veth pair
 # there, so the scrapes go over that namespace's loopback and never through the sink's
 # XDP program.
@@ -238,12 +258,8 @@ test_metrics_prometheus_scrape() {
 	lab_bg "$d/sink.out" sink "$SINK" drop -j -q -d 120 --metrics-listen "127.0.0.1:$ps" \
 		--metrics-file "$d/sink.prom" --metrics-label host=sinkhost "$g1"
 	local spid=$LAST_PID
-	wait_xdp "$SINK_NS" "$g1" || t_fail "sink did not attach: $(cat "$d/sink.out")"
-	for _ in $(seq 150); do
-		m_ns curl -sf "http://127.0.0.1:$pp/api/v1/targets?state=active" 2>/dev/null |
-			grep -q "\"scrapeUrl\":\"http://127.0.0.1:$ps/metrics\",[^}]*\"health\":\"up\"" && break
-		sleep 0.1
-	done
+	wait_ready "$d/sink.out" "$spid" || t_fail "sink did not start: $(cat "$d/sink.out")"
+	t_wait_until 15 m_target_up "$pp" "$ps"
 	m_ns curl -sf "http://127.0.0.1:$pp/api/v1/targets?state=active" |
 		grep -q "\"health\":\"up\"" || t_fail "prometheus does not scrape the sink: $(tail -n 5 "$d/prom.log")"
 	# A paced generator, so that Prometheus scrapes it while it sends.
@@ -274,12 +290,8 @@ test_metrics_prometheus_scrape() {
 	PY
 	# The sink's total as Prometheus has it, once it stops moving, equals its summary.
 	want=$(m_top "$d/gen.out" tx_packets)
-	for _ in $(seq 60); do
-		got=$(m_query "$pp" 'sum(xdp_sink_rx_packets_total{host="sinkhost"})')
-		[ "$got" = "$(m_sum "$d/sink.prom" xdp_sink_rx_packets_total)" ] && [ "$got" != 0 ] &&
-			[ "$got" = "$want" ] && break
-		sleep 0.2
-	done
+	t_wait_until 12 m_prom_total_is "$pp" "$d/sink.prom" "$want"
+	got=$M_GOT
 	# The labels (common and --metrics-label) as Prometheus stored them, while the sink runs.
 	v=$(m_ns curl -sf --get --data-urlencode 'query=xdp_sink_rx_packets_total{queue="0"}' \
 		"http://127.0.0.1:$pp/api/v1/query")
@@ -309,19 +321,19 @@ m_refused() { # what expected-pattern side ifname cmd...
 	return 0
 }
 
+m_listening() { # port: does something in the sink namespace listen on it?
+	m_ns ss -Htln "sport = :$1" | grep -q .
+}
+
 test_metrics_bad_input() {
 	local port
 	lab_setup --no-ipv6
 	port=$(m_free_ports 1) || t_fail "no free port"
-	# Something else holds the port.
+	# Something else holds the port (until cleanup stops it).
 	lab_bg /dev/null sink perl -MIO::Socket::INET -e \
-		'my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1:" . shift, Listen => 1, ReuseAddr => 1) or die; sleep 60' \
+		'my $s = IO::Socket::INET->new(LocalAddr => "127.0.0.1:" . shift, Listen => 1, ReuseAddr => 1) or die; 1 while $s->accept' \
 		"$port"
-	for _ in $(seq 50); do
-		m_ns ss -Htln "sport = :$port" | grep -q . && break
-		sleep 0.1
-	done
-	m_ns ss -Htln "sport = :$port" | grep -q . || t_fail "the port holder did not start"
+	t_wait_until 5 m_listening "$port" || t_fail "the port holder did not start"
 	m_refused "busy port" "127.0.0.1:$port: address in use; pick another port" sink "$SINK_IF" \
 		"$SINK" drop --pin -d 1 --metrics-listen "127.0.0.1:$port" "$SINK_IF"
 	m_refused "busy port (xsk)" "address in use" sink "$SINK_IF" \
@@ -420,7 +432,7 @@ m_slow_clients() { # out port n from seconds
 		            live.discard(i)
 		    k += 1
 		    print("open", len(live), flush=True)
-		    time.sleep(1)
+		    time.sleep(1)  # the trickle is the test: a byte a second per client
 		print("all closed" if not live else "still open %d" % len(live), flush=True)
 	PY
 	ip netns exec "$SINK_NS" python3 "$out.py" "$@" >"$out" 2>&1 &
@@ -428,15 +440,17 @@ m_slow_clients() { # out port n from seconds
 	T_PIDS+=("$LAST_PID")
 }
 
+# One scrape that ends in '# EOF', given at most the time left until END.
+m_scrape_once() { # port out end
+	local left=$(($3 - SECONDS))
+	[ $left -ge 1 ] || left=1
+	m_ns curl -sf --max-time $left "http://127.0.0.1:$1/metrics" >"$2" 2>/dev/null &&
+		[ "$(tail -n 1 "$2")" = "# EOF" ]
+}
+
 # One scrape that ends in '# EOF', tried for up to SECONDS in all.
 m_scrape_within() { # port seconds out
-	local end=$((SECONDS + $2))
-	while [ $SECONDS -lt $end ]; do
-		m_ns curl -sf --max-time $((end - SECONDS)) "http://127.0.0.1:$1/metrics" >"$3" \
-			2>/dev/null && [ "$(tail -n 1 "$3")" = "# EOF" ] && return 0
-		sleep 1
-	done
-	return 1
+	t_wait_until "$2" m_scrape_once "$1" "$3" $((SECONDS + $2))
 }
 
 # Slow clients cannot starve the scrape: twenty from one address (more than
@@ -472,19 +486,13 @@ test_metrics_listen_slow_clients() {
 	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"
 }
 
-# Interval lines in a JSON output so far.
-m_intervals() { # out
-	grep -c '^{"type":"interval"' "$1"
-}
-
 # Wait for N more interval reports: the writer has had N more texts to write.
 m_wait_intervals() { # out n
-	local want=$(($(m_intervals "$1") + $2))
-	for _ in $(seq 300); do
-		[ "$(m_intervals "$1")" -ge "$want" ] && return 0
-		sleep 0.1
-	done
-	t_fail "no $2 more interval reports: $(tail -n 2 "$1")"
+	wait_reports "$1" "$2" 30 || t_fail "no $2 more interval reports: $(tail -n 2 "$1")"
+}
+
+m_said_twice() { # out: has the sink said twice that the file is not written?
+	[ "$(grep -c 'm.prom: not written' "$1")" -ge 2 ]
 }
 
 # Fill a file system until it refuses.
@@ -507,8 +515,7 @@ test_metrics_file_errors_said_once() {
 	lab_bg "$d/out" sink "$SINK" drop -j -i 100ms -d 200 --metrics-file "$fs/m.prom" "$SINK_IF"
 	pid=$LAST_PID
 	t_wait_for "$d/out" '"type":"ready"' 15 || t_fail "sink not ready: $(cat "$d/out")"
-	for _ in $(seq 100); do [ -s "$fs/m.prom" ] && break; sleep 0.1; done
-	[ -s "$fs/m.prom" ] || t_fail "no metrics file: $(cat "$d/out")"
+	t_wait_until 10 test -s "$fs/m.prom" || t_fail "no metrics file: $(cat "$d/out")"
 
 	m_fill "$fs/fill"
 	t_wait_for "$d/out" 'm.prom: not written' 20 || t_fail "a full file system is not reported"
@@ -519,10 +526,7 @@ test_metrics_file_errors_said_once() {
 	t_wait_for "$d/out" 'm.prom: written again' 20 || t_fail "the recovery is not reported"
 	m_wait_intervals "$d/out" 10
 	m_fill "$fs/fill"
-	for _ in $(seq 200); do
-		[ "$(grep -c 'm.prom: not written' "$d/out")" -ge 2 ] && break
-		sleep 0.1
-	done
+	t_wait_until 20 m_said_twice "$d/out"
 	m_wait_intervals "$d/out" 10
 	kill -INT "$pid"
 	wait "$pid" || t_fail "sink exited with $?: $(cat "$d/out")"

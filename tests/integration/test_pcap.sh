@@ -15,19 +15,21 @@ pcap_dir() {
 	t_on_cleanup rm -rf "$PDIR"
 }
 
+# An xsk sink reporting every 100 ms (stop_capture_sink waits on its reports).
 start_capture_sink() { # [options]
 	XOUT="$PDIR/sink.out"
-	lab_bg "$XOUT" sink "$SINK" xsk -j -q -d 300 "$@" "$SINK_IF"
+	lab_bg "$XOUT" sink "$SINK" xsk -j -i 100ms -d 300 "$@" "$SINK_IF"
 	XPID=$LAST_PID
-	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$XOUT")"
+	wait_ready "$XOUT" "$XPID" || t_fail "xsk sink did not start: $(cat "$XOUT")"
 }
 
-stop_capture_sink() { # [--sample N, for a drop sink]
-	sleep 0.5
+# Once the sink has counted FRAMES, stop it and check its books.
+stop_capture_sink() { # FRAMES [--sample N, for a drop sink]
+	wait_total "$XOUT" interval rx_packets "$1"
 	kill -INT "$XPID"
 	wait "$XPID"
 	t_expect_eq "xsk sink exit code" 0 $?
-	check_verdicts_balance "$XOUT" "${2:-}"
+	check_verdicts_balance "$XOUT" "${3:-}"
 }
 
 xs() { # python expression on the sink's summary
@@ -54,7 +56,7 @@ test_pcap_replay_capture_exact() {
 		t_fail "xdp-gen xsk --pcap failed"
 	lab_exec gen "$GEN" xsk -q --pcap "$PDIR/mixed.pcap" --pcap-timing original -n 40 \
 		"$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen xsk --pcap --pcap-timing original failed"
-	stop_capture_sink
+	stop_capture_sink 440
 	t_expect_eq "delivered" 440 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "captured" 440 "$(xs 'o["captured"]')"
 	t_expect_eq "capture_dropped" 0 "$(xs 'o["capture_dropped"]')"
@@ -65,7 +67,7 @@ test_pcap_replay_capture_exact() {
 	start_capture_sink --capture "$PDIR/stamped.pcap"
 	lab_exec gen "$GEN" xsk -q --pcap "$PDIR/mixed.pcap" --stamp -n 400 "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen xsk --pcap --stamp failed"
-	stop_capture_sink
+	stop_capture_sink 400
 	t_expect_eq "stamped" $((stampable * 10)) "$(xs 'o["stamped"]')"
 	t_expect_eq "foreign" $(((total - stampable) * 10)) "$(xs 'o["foreign"]')"
 	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
@@ -80,7 +82,7 @@ test_pcap_anomalies_around_a_gap() {
 	start_capture_sink --capture "$PDIR/gap.pcap" --capture-what anomalies --ring-size 32768
 	lab_exec gen env XDPSG_TEST_SEQ_JUMP=10000:57 "$GEN_HOOKS" xsk -q -n 20000 -r 200k \
 		"$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_capture_sink
+	stop_capture_sink 20000
 	t_expect_eq "delivered" 20000 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "lost" 57 "$(xs 'o["lost"]')"
 	t_expect_eq "captured" 2 "$(xs 'o["captured"]')"
@@ -132,14 +134,14 @@ test_pcap_drop_sample() {
 	lab_setup --no-ipv6
 	pcap_dir
 	XOUT="$PDIR/drop.out"
-	lab_bg "$XOUT" sink "$SINK" drop -j -q -d 300 --capture "$PDIR/s.pcap" --sample 100 \
+	lab_bg "$XOUT" sink "$SINK" drop -j -i 100ms -d 300 --capture "$PDIR/s.pcap" --sample 100 \
 		--snaplen 100 "$SINK_IF"
 	XPID=$LAST_PID
-	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "drop sink did not attach: $(cat "$XOUT")"
+	wait_ready "$XOUT" "$XPID" || t_fail "drop sink did not start: $(cat "$XOUT")"
 	# One sending thread: the program runs on one CPU, so its 1-in-100 is exact.
 	lab_exec gen "$GEN" kernel -q -n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_capture_sink --sample 100
+	stop_capture_sink 100000 --sample 100
 	t_expect_eq "dropped in the kernel" 100000 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "one in 100 sampled (taken + lost)" 1000 \
 		"$(xs 'o["samples_taken"] + o["samples_lost"]')"
@@ -179,7 +181,7 @@ test_pcap_capture_replaces_only_when_complete() {
 	f="$PDIR/c.pcap"
 	start_capture_sink --capture "$f"
 	lab_exec gen "$GEN" xsk -q -n 100 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_capture_sink
+	stop_capture_sink 100
 	expect_capture "$f" 100
 	no_temporaries "$f"
 	old=$(md5sum <"$f")
@@ -203,11 +205,11 @@ test_pcap_capture_replaces_only_when_complete() {
 	for mode in "${SAMPLE_MODES[@]}"; do
 		XOUT="$PDIR/killed.out"
 		# shellcheck disable=SC2086
-		lab_bg "$XOUT" sink "$SINK" $mode -q -d 300 --capture "$f" "$SINK_IF"
+		lab_bg "$XOUT" sink "$SINK" $mode -j -i 100ms -d 300 --capture "$f" "$SINK_IF"
 		XPID=$LAST_PID
-		wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "$mode did not attach: $(cat "$XOUT")"
+		wait_ready "$XOUT" "$XPID" || t_fail "$mode did not start: $(cat "$XOUT")"
 		lab_exec gen "$GEN" xsk -q -n 2000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-		sleep 0.3
+		wait_total "$XOUT" interval rx_packets 2000 || t_fail "$mode did not see the frames"
 		kill -KILL "$XPID"
 		wait "$XPID" 2>/dev/null
 		t_expect_eq "the old capture after $mode was killed" "$old" "$(md5sum <"$f")"
@@ -219,7 +221,7 @@ test_pcap_capture_replaces_only_when_complete() {
 	# A run that ends replaces it.
 	start_capture_sink --capture "$f"
 	lab_exec gen "$GEN" xsk -q -n 300 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_capture_sink
+	stop_capture_sink 300
 	expect_capture "$f" 300
 	no_temporaries "$f"
 }
@@ -265,11 +267,15 @@ test_pcap_capture_symlink() {
 	start_capture_sink --capture "$f"
 	ln -s "$victim" "$f"
 	lab_exec gen "$GEN" xsk -q -n 100 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_capture_sink
+	stop_capture_sink 100
 	t_expect_eq "victim after a symlink appeared during the run" "$vsum" "$(md5sum <"$victim")"
 	[ -L "$f" ] && t_fail "the symlink is still at $f: the capture did not replace it"
 	expect_capture "$f" 100
 	no_temporaries "$f"
+}
+
+pcap_seen_or_gone() { # OUT FRAMES PID
+	json_total_ge "$1" interval rx_packets "$2" || t_gone "$3"
 }
 
 # A capture that cannot be written whole (the file system is full) fails the
@@ -288,13 +294,14 @@ test_pcap_capture_disk_full() {
 	for mode in "xsk" "drop --sample 1"; do
 		XOUT="$PDIR/full.out"
 		# shellcheck disable=SC2086
-		lab_bg "$XOUT" sink "$SINK" $mode -q -d 300 --capture "$f" "$SINK_IF"
+		lab_bg "$XOUT" sink "$SINK" $mode -j -i 100ms -d 300 --capture "$f" "$SINK_IF"
 		XPID=$LAST_PID
-		wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "$mode did not attach: $(cat "$XOUT")"
+		wait_ready "$XOUT" "$XPID" || t_fail "$mode did not start: $(cat "$XOUT")"
 		# 5,000 frames of 80 bytes and more: several times what 64 KiB hold.
 		lab_exec gen "$GEN" xsk -q -n 5000 -r 100k "$GEN_IF" >/dev/null 2>&1 ||
 			t_fail "xdp-gen failed"
-		sleep 0.5
+		# The sink counted them all, or ended on its own at the failed write.
+		t_wait_until 10 pcap_seen_or_gone "$XOUT" 5000 "$XPID"
 		kill -INT "$XPID"
 		wait "$XPID"
 		rc=$?
@@ -325,7 +332,7 @@ test_pcap_stamp_one_rule() {
 	start_capture_sink --capture "$PDIR/got.pcap"
 	lab_exec gen "$GEN" xsk -j --pcap "$PDIR/malformed.pcap" --stamp -n $((total * passes)) \
 		"$GEN_IF" >"$gout" 2>"$PDIR/gen.err" || t_fail "xdp-gen failed: $(cat "$PDIR/gen.err")"
-	stop_capture_sink
+	stop_capture_sink $((total * passes))
 	t_expect_eq "generator: stamped" "$good" "$(json_get "$gout" summary 'o["pcap"]["stamped"]')"
 	t_expect_eq "generator: unstamped, malformed" "$bad" \
 		"$(json_get "$gout" summary 'o["pcap"]["unstamped"]["malformed"]')"

@@ -18,13 +18,28 @@ pinned_sum() { # field
 		python3 -c 'import json,sys; f=sys.argv[1]; print(sum(v["value"][f] for e in json.load(sys.stdin) for v in e["formatted"]["values"]))' "$1"
 }
 
+# Does the pinned stats map hold N of FIELD (summed)? The sum in PINNED_GOT.
+pinned_is() { # field n
+	PINNED_GOT=$(pinned_sum "$1")
+	[ "$PINNED_GOT" = "$2" ]
+}
+
+# UDP datagrams the sink namespace's stack found no socket for (/proc/net/snmp).
+udp_noports() {
+	ip netns exec "$SINK_NS" awk '/^Udp: [0-9]/ {print $3}' /proc/net/snmp
+}
+
+noports_reached() { # n
+	[ "$(udp_noports)" -ge "$1" ]
+}
+
 stop_and_wait() { # pid
 	kill -INT "$1" 2>/dev/null
 	wait "$1"
 }
 
 test_sink_drop_exact() {
-	local n=300000 out=/tmp/$LAB_NAME.drop rx0 rx1 got
+	local n=300000 out=/tmp/$LAB_NAME.drop rx0 rx1
 	lab_setup --no-ipv6
 	rx0=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
 	out=$(mktemp)
@@ -34,12 +49,8 @@ test_sink_drop_exact() {
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach: $(cat "$out")"
 	send $n
 	# The pinned map is readable by anyone with bpftool while the sink runs.
-	for _ in $(seq 50); do
-		got=$(pinned_sum packets)
-		[ "$got" = "$n" ] && break
-		sleep 0.1
-	done
-	t_expect_eq "packets in the pinned map" "$n" "$got"
+	t_wait_until 5 pinned_is packets "$n"
+	t_expect_eq "packets in the pinned map" "$n" "$PINNED_GOT"
 	t_expect_eq "drop verdicts in the pinned map" "$n" "$(pinned_sum drop)"
 	rx1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
 	t_expect_eq "ip -s link rx packets on $SINK_IF" "$n" "$((rx1 - rx0))"
@@ -80,14 +91,15 @@ test_sink_pass_reaches_stack() {
 	lab_setup --no-ipv6
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	noports0=$(lab_exec sink awk '/^Udp: [0-9]/ {print $3}' /proc/net/snmp)
+	noports0=$(udp_noports)
 	lab_bg "$out" sink "$SINK" pass -j -q -d 120 "$SINK_IF"
 	local pid=$LAST_PID
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "sink did not attach"
 	send $n
-	sleep 0.5
+	# The stack has had them all (or never will: the check below says how many).
+	t_wait_until 10 noports_reached $((noports0 + n))
 	stop_and_wait "$pid"
-	noports1=$(lab_exec sink awk '/^Udp: [0-9]/ {print $3}' /proc/net/snmp)
+	noports1=$(udp_noports)
 	t_expect_eq "pass verdicts" "$n" "$(json_get "$out" summary 'o["actions"]["pass"]')"
 	check_verdicts_balance "$out"
 	# The stack saw every datagram: nothing listens on the port, so each is NoPorts.
@@ -101,13 +113,13 @@ test_sink_tx_bounces() {
 	gout=$(mktemp)
 	t_on_cleanup rm -f "$out" "$gout"
 	# The generator side counts what comes back; its XDP program gives it NAPI.
-	lab_bg "$gout" gen "$SINK" drop -j -q -d 120 "$GEN_IF"
+	lab_bg "$gout" gen "$SINK" drop -j -i 100ms -d 120 "$GEN_IF"
 	local gpid=$LAST_PID
 	lab_bg "$out" sink "$SINK" tx -j -q -d 120 "$SINK_IF"
 	local pid=$LAST_PID
 	wait_xdp "$GEN_NS" "$GEN_IF" && wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "attach failed"
 	send $n
-	sleep 0.5
+	wait_total "$gout" interval rx_packets $n
 	stop_and_wait "$pid"
 	stop_and_wait "$gpid"
 	t_expect_eq "tx verdicts" "$n" "$(json_get "$out" summary 'o["actions"]["tx"]')"
@@ -124,11 +136,11 @@ test_sink_tx_without_peer_napi_is_counted() {
 	lab_exec gen ethtool -K "$GEN_IF" gro off >/dev/null 2>&1
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	lab_bg "$out" sink "$SINK" tx -j -d 120 "$SINK_IF"
+	lab_bg "$out" sink "$SINK" tx -j -i 100ms -d 120 "$SINK_IF"
 	local pid=$LAST_PID
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "attach failed"
 	send $n
-	sleep 1.5
+	wait_total "$out" interval xdp_tx_errors $n
 	stop_and_wait "$pid"
 	# Every bounced frame is lost in the kernel, and the summary says where.
 	t_expect_eq "xdp_tx_errors" "$n" "$(json_get "$out" summary 'o["drops"]["xdp_tx_errors"]')"
@@ -155,14 +167,14 @@ test_sink_redirect() {
 	[[ "$err" == *"runs no NAPI"* ]] || t_fail "preflight message: $err"
 	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "refused run left a program attached"
 
-	lab_bg "$rout" sink "$SINK" drop -j -q -d 120 "${LAB_NAME}r1"
+	lab_bg "$rout" sink "$SINK" drop -j -i 100ms -d 120 "${LAB_NAME}r1"
 	local rpid=$LAST_PID
 	wait_xdp "$SINK_NS" "${LAB_NAME}r1" || t_fail "receiver did not attach"
 	lab_bg "$out" sink "$SINK" redirect --to "${LAB_NAME}r0" -j -q -d 120 "$SINK_IF"
 	local pid=$LAST_PID
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "redirect did not attach: $(cat "$out")"
 	send $n
-	sleep 0.5
+	wait_total "$rout" interval rx_packets $n
 	stop_and_wait "$pid"
 	stop_and_wait "$rpid"
 	t_expect_eq "redirect verdicts" "$n" "$(json_get "$out" summary 'o["actions"]["redirect"]')"

@@ -13,16 +13,19 @@ GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_SEQ_JUMP
 # let the books be tested on a busy machine that stalls the sink's thread for
 # longer than the default's 4096 frames last (a CI run once lost 1681 frames
 # of one run with 8192).
-runs_sink() { # [options]: start xdp-sink xsk, wait until it is attached
+runs_sink() { # [options]: start xdp-sink xsk, reporting every 100 ms, once it is ready
 	ROUT=$(mktemp)
 	t_on_cleanup rm -f "$ROUT"
-	lab_bg "$ROUT" sink "$SINK" xsk -j -q -d 300 --ring-size 32768 "$@" "$SINK_IF"
+	lab_bg "$ROUT" sink "$SINK" xsk -j -i 100ms -d 300 --ring-size 32768 "$@" "$SINK_IF"
 	RPID=$LAST_PID
-	t_wait_for "$ROUT" '"type":"ready"' 20 || t_fail "xsk sink did not start: $(cat "$ROUT")"
+	wait_ready "$ROUT" "$RPID" || t_fail "xsk sink did not start: $(cat "$ROUT")"
 }
 
+# runs_stop GENUINE: once the sink has delivered the generators' GENUINE
+# frames and then nothing new (forged frames come on top), stop it.
 runs_stop() {
-	sleep 0.5
+	wait_total "$ROUT" interval rx_packets "$1"
+	wait_idle "$ROUT"
 	kill -INT "$RPID"
 	wait "$RPID"
 	t_expect_eq "sink exit code" 0 $?
@@ -58,21 +61,19 @@ veth_xdp_packets() {
 
 # One generator run's books in one look:
 # "sent received lost duplicates late latency-samples largest-100us-burst".
+PY_FUNCS+='
+def run_books(gen_out, sink_out):
+    g, k = last_of(gen_out, "summary"), last_of(sink_out, "summary")
+    r = [r for r in k["runs"] if r["run"] == g["run"]]
+    r = r[0] if r else {"received": "none", "lost": "-", "duplicates": "-", "late": "-",
+                        "latency_ns": {"count": "-"}, "burst_100us_max": "-"}
+    return 0, "%s %s %s %s %s %s %s\n" % (g["tx_packets"], r["received"], r["lost"],
+                                         r["duplicates"], r["late"], r["latency_ns"]["count"],
+                                         r["burst_100us_max"]), ""
+'
+
 run_books() { # GEN_OUTFILE
-	python3 - "$1" "$ROUT" <<'PY'
-import json, sys
-def summary(path):
-    for line in open(path):
-        if line.startswith("{") and json.loads(line).get("type") == "summary":
-            s = json.loads(line)
-    return s
-g, k = summary(sys.argv[1]), summary(sys.argv[2])
-r = [r for r in k["runs"] if r["run"] == g["run"]]
-r = r[0] if r else {"received": "none", "lost": "-", "duplicates": "-", "late": "-",
-                    "latency_ns": {"count": "-"}, "burst_100us_max": "-"}
-print(g["tx_packets"], r["received"], r["lost"], r["duplicates"], r["late"],
-      r["latency_ns"]["count"], r["burst_100us_max"])
-PY
+	py_call run_books "$1" "$ROUT"
 }
 
 expect_clean_run() { # GEN_OUTFILE LABEL
@@ -106,7 +107,7 @@ test_sink_runs_concurrent_generators() {
 	wait "$pa" || t_fail "xsk generator: $(cat "$ga")"
 	wait "$pb" || t_fail "kernel generator: $(cat "$gb")"
 	wait "$pc" || t_fail "second xsk generator: $(cat "$gc")"
-	runs_stop
+	runs_stop 240000
 	expect_clean_run "$ga" "xsk run"
 	expect_clean_run "$gb" "kernel run"
 	expect_clean_run "$gc" "second xsk run"
@@ -132,7 +133,7 @@ test_sink_runs_gap_in_one_run() {
 	local pb=$LAST_PID
 	wait "$pa" || t_fail "generator A: $(cat "$ga")"
 	wait "$pb" || t_fail "generator B: $(cat "$gb")"
-	runs_stop
+	runs_stop 180000
 	t_expect_eq "run A: exactly the gap is lost" 57 "$(run_of "$ga" 'r["lost"]')"
 	t_expect_eq "run A: received" 100000 "$(run_of "$ga" 'r["received"]')"
 	t_expect_eq "run A: duplicates" 0 "$(run_of "$ga" 'r["duplicates"]')"
@@ -174,7 +175,8 @@ test_sink_runs_forged_frames() {
 	local pa=$LAST_PID
 	t_wait_for "$ga" 'run [0-9a-f]\{8\}' 10 || t_fail "no run id in the start line: $(cat "$ga")"
 	run=0x$(grep -o 'run [0-9a-f]\{8\}' "$ga" | head -n 1 | cut -d' ' -f2)
-	sleep 0.5
+	# Forged while the genuine run's frames arrive.
+	wait_total "$ROUT" interval rx_packets 1000 || t_fail "the sink gets none of the run's frames"
 	send_forged 0xdeadbeef 5 now || t_fail "could not send a forged frame"
 	# A jump of about 2^31, sent (it says) before the run began: implausible
 	# however late it arrives (a send time of 'now' is plausible once the
@@ -183,7 +185,7 @@ test_sink_runs_forged_frames() {
 	send_forged "$run" 1 1            # sent at 1 ns
 	send_forged "$run" 2 now+10000000000 # ten seconds in the future
 	wait "$pa" || t_fail "generator: $(cat "$ga")"
-	runs_stop
+	runs_stop 150000
 	local sel="[r for r in o['runs'] if r['run'] == $((run))][0]"
 	t_expect_eq "genuine run: received what was sent" 150000 "$(rs "$sel['received']")"
 	t_expect_eq "genuine run: lost" 0 "$(rs "$sel['lost']")"
@@ -202,26 +204,28 @@ test_sink_runs_forged_frames() {
 
 # A paced live-frames generator into a sink with default options (but the
 # ring, see runs_sink): the frames are spread evenly, so nothing is lost, ten
-# runs in a row.
+# runs in a row. 250,000 frames a run (0.6 s at 400 kpps, 6,250 windows of
+# 100 us): the pacing repeats every batch of 64, so a longer run adds time,
+# not a window of another kind.
 test_sink_runs_paced_kernel_default_sink() {
-	local i out
+	local i out n=250000
 	lab_setup --no-ipv6
 	runs_sink
 	for i in $(seq 10); do
 		out=$(mktemp)
 		t_on_cleanup rm -f "$out"
-		lab_exec gen "$GEN" kernel -j -q -n 1000000 -r 400000 "$GEN_IF" >"$out" 2>&1 ||
+		lab_exec gen "$GEN" kernel -j -q -n $n -r 400000 "$GEN_IF" >"$out" 2>&1 ||
 			t_fail "run $i: $(tail -n 3 "$out")"
 		eval "G$i=$out"
 	done
-	runs_stop
+	runs_stop $((10 * n))
 	t_expect_eq "ten runs" 10 "$(rs 'len(o["runs"])')"
 	for i in $(seq 10); do
 		eval "out=\$G$i"
 		local sent received lost dups late lat burst
 		read -r sent received lost dups late lat burst <<<"$(run_books "$out")"
-		t_expect_eq "run $i: sent" 1000000 "$sent"
-		t_expect_eq "run $i: received" 1000000 "$received"
+		t_expect_eq "run $i: sent" $n "$sent"
+		t_expect_eq "run $i: received" $n "$received"
 		t_expect_eq "run $i: lost" 0 "$lost"
 		# The program keeps frames at least half the interval apart: at most
 		# 100 us / 1.25 us = 80 in any 100 us of send time (40 when even).
@@ -275,7 +279,7 @@ test_sink_runs_forged_flood() {
 	forge jumps 100 "$run" "$ts0"
 	wait "$pa" || t_fail "generator: $(tail -n 3 "$ga")"
 	read -r rss1 hwm1 <<<"$(rss_kib "$pid")"
-	runs_stop
+	runs_stop 150001
 	local sel="[r for r in o['runs'] if r['run'] == $((run))][0]"
 	rs "$sel" >/dev/null 2>&1 || t_fail "the genuine run $run has no books"
 	t_expect_eq "genuine run: received what was sent" 150001 "$(rs "$sel['received']")"

@@ -10,18 +10,32 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_SEQ_JUMP
 
+# An xsk sink reporting every 100 ms (stop_xsk_sink waits on its reports).
 start_xsk_sink() { # [options]
 	XOUT=$(mktemp)
 	t_on_cleanup rm -f "$XOUT"
-	lab_bg "$XOUT" sink "$SINK" xsk -j -q -d 300 "$@" "$SINK_IF"
+	lab_bg "$XOUT" sink "$SINK" xsk -j -i 100ms -d 300 "$@" "$SINK_IF"
 	XPID=$LAST_PID
 	XJSON=$XOUT
-	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$XOUT")"
+	wait_ready "$XOUT" "$XPID" || t_fail "xsk sink did not start: $(cat "$XOUT")"
 }
 
-# Stops the sink in XPID; one that start_xsk_sink started (JSON) has its books checked.
+# stop_xsk_sink [DELIVERED | SEEN+ | idle | -]: stops the sink in XPID once
+# it has delivered DELIVERED frames; once its program saw SEEN and its thread
+# then delivers nothing new (drops expected; what is left in its ring
+# drained); once it delivers nothing new (idle); or at once (-, the default:
+# no traffic, traffic that still flows, or a text sink without reports). One
+# that start_xsk_sink started (JSON) has its books checked.
 stop_xsk_sink() {
-	sleep 0.5
+	case ${1:--} in
+	-) ;;
+	idle) wait_idle "$XOUT" ;;
+	*+)
+		wait_total "$XOUT" interval xdp_packets "${1%+}"
+		wait_idle "$XOUT"
+		;;
+	*) wait_total "$XOUT" interval rx_packets "$1" ;;
+	esac
 	kill -INT "$XPID"
 	wait "$XPID"
 	t_expect_eq "xsk sink exit code" 0 $?
@@ -45,7 +59,7 @@ test_sink_xsk_exact() {
 	# (16k descriptors, 80 ms at this rate) in case a busy machine delays it.
 	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" kernel -q -n $n -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_xsk_sink
+	stop_xsk_sink $n
 	t_expect_eq "delivered" $n "$(xs 'o["rx_packets"]')"
 	t_expect_eq "stamped" $n "$(xs 'o["stamped"]')"
 	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
@@ -65,7 +79,7 @@ test_sink_xsk_forced_gap_and_duplicates() {
 	start_xsk_sink --ring-size 32768
 	XDPSG_TEST_SEQ_JUMP=50000:57 lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:57 "$GEN_HOOKS" xsk -q \
 		-n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_xsk_sink
+	stop_xsk_sink 100000
 	t_expect_eq "delivered" 100000 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "lost after a forced gap of 57" 57 "$(xs 'o["lost"]')"
 	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
@@ -78,7 +92,7 @@ test_sink_xsk_forced_gap_and_duplicates() {
 	start_xsk_sink --ring-size 32768
 	lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:-23 "$GEN_HOOKS" xsk -q -n 100000 -r 200k "$GEN_IF" \
 		>/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_xsk_sink
+	stop_xsk_sink 100000
 	t_expect_eq "a rewind of 23 is implausible" 23 "$(xs 'o["rejected"]["implausible"]')"
 	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
 	t_expect_eq "stamped, in the books" 99977 "$(xs 'o["stamped"]')"
@@ -91,7 +105,7 @@ test_sink_xsk_restart_is_not_loss() {
 	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 1"
 	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 2"
-	stop_xsk_sink
+	stop_xsk_sink 60000
 	t_expect_eq "delivered" 60000 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "restarts" 1 "$(xs 'o["restarts"]')"
 	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
@@ -105,7 +119,7 @@ test_sink_xsk_two_queues() {
 	# modest rate keeps this a test of spreading and accounting, not capacity.
 	start_xsk_sink --queues all --ring-size 32768
 	lab_exec gen "$GEN" kernel -q -n $n -t 2 -r 50k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
-	stop_xsk_sink
+	stop_xsk_sink $n
 	t_expect_eq "sockets" 2 "$(xs 'len(o["sockets"])')"
 	t_expect_eq "delivered" $n "$(xs 'o["rx_packets"]')"
 	t_expect_ge "socket 0 traffic" 1 "$(xs 'o["sockets"][0]["rx_packets"]')"
@@ -122,7 +136,7 @@ test_sink_xsk_slow_sink_balances() {
 	gout=$(mktemp) && t_on_cleanup rm -f "$gout"
 	lab_exec gen "$GEN" kernel -j -q -n 500000 "$GEN_IF" >"$gout" 2>&1 ||
 		t_fail "xdp-gen failed: $(cat "$gout")"
-	stop_xsk_sink
+	stop_xsk_sink "$(json_get "$gout" summary 'o["transmitted"]')+"
 	seen=$(xs 'o["xdp_packets"]')
 	delivered=$(xs 'o["rx_packets"]')
 	full=$(xs 'o["drops"]["xsk_rx_ring_full"]+o["drops"]["xsk_fill_ring_empty"]')
@@ -145,12 +159,12 @@ test_sink_xsk_no_verify_and_hist() {
 	t_on_cleanup rm -f "$hist"
 	start_xsk_sink --hist "$hist"
 	lab_exec gen "$GEN" kernel -q -n 20000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
-	stop_xsk_sink
+	stop_xsk_sink 20000
 	t_expect_eq "histogram rows sum to the samples" 20000 \
 		"$(python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); print(sum(int(x[-1]) for x in r[1:]))' "$hist")"
 	start_xsk_sink --no-verify
 	lab_exec gen "$GEN" kernel -q -n 20000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
-	stop_xsk_sink
+	stop_xsk_sink 20000
 	t_expect_eq "delivered without verification" 20000 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "no loss fields without verification" False "$(xs '"lost" in o')"
 }
@@ -172,12 +186,15 @@ test_sink_xsk_bad_input() {
 
 test_sink_xsk_starts_under_traffic() {
 	lab_setup --no-ipv6
-	# Traffic first, then the sink: its books must still balance.
-	lab_bg /dev/null gen "$GEN" kernel -q -d 8 "$GEN_IF" --fix-peer
-	sleep 1
+	local gout
+	gout=$(mktemp) && t_on_cleanup rm -f "$gout"
+	# Traffic first, then the sink, stopped while it still flows: its books
+	# must balance all the same.
+	lab_bg "$gout" gen "$GEN" kernel -j -i 100ms -d 30 "$GEN_IF" --fix-peer
+	wait_total "$gout" interval tx_packets 1 || t_fail "xdp-gen did not send: $(cat "$gout")"
 	start_xsk_sink --ring-size 32768
-	sleep 2
-	stop_xsk_sink
+	wait_total "$XOUT" interval rx_packets 10000 || t_fail "the sink delivered no traffic"
+	stop_xsk_sink -
 	t_expect_ge "delivered" 1 "$(xs 'o["rx_packets"]')"
 	expect_balanced
 }
@@ -194,7 +211,7 @@ test_sink_xsk_follow_rx() {
 	lab_exec gen "$GEN" kernel -j -q --cpus 0 -n $n -r 600k "$GEN_IF" >"$XOUT.gen" 2>&1 ||
 		t_fail "xdp-gen failed: $(tail -n 3 "$XOUT.gen")"
 	t_on_cleanup rm -f "$XOUT.gen"
-	stop_xsk_sink
+	stop_xsk_sink $n+
 	sent=$(json_get "$XOUT.gen" summary 'o["tx_packets"]')
 	t_expect_eq "sent" $n "$sent"
 	t_expect_eq "the thread followed the receive path to CPU 0" 0 "$(xs 'o["sockets"][0]["cpu"]')"
@@ -217,7 +234,7 @@ test_sink_xsk_frame_size_from_mtu() {
 	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" kernel -q -s 1514 -n 1000 -r 100k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_xsk_sink
+	stop_xsk_sink 1000
 	t_expect_eq "MTU 1500: 2048-byte frames" 2048 "$(xs 'o["sockets"][0]["frame_size"]')"
 	t_expect_eq "1514-byte frames delivered" 1000 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "bytes" 1514000 "$(xs 'o["rx_bytes"]')"
@@ -241,7 +258,7 @@ test_sink_xsk_rx_cpu_hint() {
 	start_xsk_sink --cpus 1 --ring-size 32768
 	lab_exec gen "$GEN" kernel -q --cpus 0 -n 200000 -r 400k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_xsk_sink
+	stop_xsk_sink 200000+
 	t_expect_eq "stayed on CPU 1" 1 "$(xs 'o["sockets"][0]["cpu"]')"
 	t_expect_eq "no moves" 0 "$(xs 'o["sockets"][0]["cpu_moves"]')"
 	t_expect_eq "follow" off "$(xs 'o["sockets"][0]["follow"]')"
@@ -252,7 +269,8 @@ test_sink_xsk_rx_cpu_hint() {
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$out")"
 	lab_exec gen "$GEN" kernel -q --cpus 0 -n 200000 -r 400k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_xsk_sink
+	# The hint needs the receive CPU only, which the first frame tells.
+	stop_xsk_sink -
 	grep -q "hint: queue 0's packets arrive on CPU 0; --follow-rx" "$out" ||
 		t_fail "no --follow-rx hint: $(tail -n 4 "$out")"
 }
@@ -266,7 +284,7 @@ test_sink_xsk_follow_auto_stays() {
 	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" kernel -q --cpus 0 -n 200000 -r 200k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_xsk_sink
+	stop_xsk_sink 200000
 	t_expect_eq "delivered" 200000 "$(xs 'o["rx_packets"]')"
 	t_expect_eq "follow" auto "$(xs 'o["sockets"][0]["follow"]')"
 	t_expect_eq "no moves" 0 "$(xs 'o["sockets"][0]["cpu_moves"]')"
@@ -289,7 +307,7 @@ test_sink_xsk_follow_auto_moves() {
 	lab_exec gen "$GEN" xsk -q --cpus 0 -r 200k -d 1.5 "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
 	kill $hog
-	stop_xsk_sink
+	stop_xsk_sink idle
 	t_expect_eq "follow" moved "$(xs 'o["sockets"][0]["follow"]')"
 	t_expect_eq "moved once" 1 "$(xs 'o["sockets"][0]["cpu_moves"]')"
 	t_expect_eq "now on the receive CPU" 0 "$(xs 'o["sockets"][0]["cpu"]')"
@@ -314,7 +332,8 @@ test_sink_xsk_follow_auto_returns() {
 	wait_xdp "$SINK_NS" "$SINK_IF" || t_fail "xsk sink did not attach: $(cat "$out")"
 	lab_exec gen chrt -f 10 "$GEN" kernel -q --cpus 0 -d 1 "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_xsk_sink
+	# A text sink: its summary says where the queue ended, whatever is still in its ring.
+	stop_xsk_sink -
 	grep -q "socket queue 0 .*cpu $last .*(follow returned)" "$out" ||
 		t_fail "not back on CPU $last: $(grep 'socket queue' "$out")"
 	grep -q "note: queue 0 delivered less on its receive CPU 0 .* went back to CPU $last" "$out" ||
@@ -322,7 +341,7 @@ test_sink_xsk_follow_auto_returns() {
 	start_xsk_sink --cost 2000
 	lab_exec gen chrt -f 10 "$GEN" kernel -q --cpus 0 -d 1 "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_xsk_sink
+	stop_xsk_sink idle
 	t_expect_eq "follow" returned "$(xs 'o["sockets"][0]["follow"]')"
 	t_expect_eq "there and back" 2 "$(xs 'o["sockets"][0]["cpu_moves"]')"
 	t_expect_eq "back on the last CPU" $last "$(xs 'o["sockets"][0]["cpu"]')"
@@ -344,7 +363,8 @@ test_sink_xsk_iface_goes_away() {
 	gout=$(mktemp) && t_on_cleanup rm -f "$gout"
 	lab_bg "$gout" gen "$GEN" kernel -j -q -d 30 "$GEN_IF"
 	local gpid=$LAST_PID
-	sleep 1.5 # traffic flows (the books are checked, not the timing)
+	# Traffic flows (the books are checked, not the timing).
+	wait_total "$XOUT" interval xdp_packets 10000 || t_fail "no traffic: $(tail -n 2 "$gout")"
 	ip -n "$SINK_NS" link del "$SINK_IF" || t_fail "cannot delete $SINK_IF"
 	wait "$gpid"
 	t_expect_eq "xdp-gen exit code" 1 $?
