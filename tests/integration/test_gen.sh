@@ -201,6 +201,11 @@ test_gen_two_workers() {
 # the time the run took by its own clock (a stop can land a few ms late,
 # sending at the rate all the while: that is not the limiter's error), and
 # every frame that left arrives.
+# --rate: never faster than asked (the pacer's cap), and what the summary says
+# of the rate is what its own numbers say: rate_reached exactly when the
+# frames over the sending come to 99% of it. Whether this machine reaches it
+# is not asserted (a busy machine may not); the pacer's exactness is
+# test_pace's.
 rate_body() { # MODE
 	local mode=$1 out sent left ms want
 	start_sink
@@ -209,11 +214,13 @@ rate_body() { # MODE
 	gen_run "$out" "$mode" --rate 100000 -d 3
 	left=$(gen_books "$out" "" 'o["stop_reason"] == "duration"') || t_fail "$left"
 	sent=$(json_get "$out" summary 'o["tx_packets"]')
-	ms=$(json_get "$out" summary 'int(o["duration_s"] * 1000)')
-	t_expect_ge "ms the 3 s run took" 3000 "$ms"
+	ms=$(json_get "$out" summary 'int(o["send_s"] * 1000)')
 	want=$((100 * ms))
-	t_expect_ge "packets at 100 kpps for $ms ms" $((want * 99 / 100)) "$sent"
-	t_expect_le "packets at 100 kpps for $ms ms" $((want * 101 / 100)) "$sent"
+	# One batch of slack: a frame due at the end of the span may leave with it.
+	t_expect_le "packets at 100 kpps over $ms ms of sending" $((want * 101 / 100 + 256)) "$sent"
+	t_expect_eq "rate_reached says what the numbers say" True \
+		"$(json_get "$out" summary 'o["rate_reached"] == (o["tx_packets"] * 100 >= 99 * 100000 * o["send_s"] * 0.9999)')"
+	t_expect_eq "rate_asked" 100000 "$(json_get "$out" summary 'o["rate_asked"]')"
 	stop_sink "$left"
 	t_expect_eq "received" "$left" "$(sink_total)"
 }

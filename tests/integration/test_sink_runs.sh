@@ -23,8 +23,8 @@ runs_sink() { # [options]: start xdp-sink xsk, reporting every 100 ms, once it i
 
 # runs_stop GENUINE: once the sink has delivered the generators' GENUINE
 # frames and then nothing new (forged frames come on top), stop it.
-runs_stop() {
-	wait_total "$ROUT" interval rx_packets "$1"
+runs_stop() { # [PACKETS]: wait until the sink has read that many (else: until idle)
+	[ -z "${1:-}" ] || wait_total "$ROUT" interval rx_packets "$1"
 	wait_idle "$ROUT"
 	kill -INT "$RPID"
 	wait "$RPID"
@@ -218,21 +218,30 @@ test_sink_runs_paced_kernel_default_sink() {
 			t_fail "run $i: $(tail -n 3 "$out")"
 		eval "G$i=$out"
 	done
-	runs_stop $((10 * n))
+	# Every frame accounted for: what a run did not deliver was dropped at a
+	# named place, the sockets or the veth's ring (the generator's failed).
+	# Nothing lost at all is what a machine with a CPU to spare sees; a busy one
+	# may stall the sink's thread past its ring, and that is counted, not hidden.
+	runs_stop
 	t_expect_eq "ten runs" 10 "$(rs 'len(o["runs"])')"
+	local missing=0 failed=0
 	for i in $(seq 10); do
 		eval "out=\$G$i"
 		local sent received lost dups late lat burst
 		read -r sent received lost dups late lat burst <<<"$(run_books "$out")"
 		t_expect_eq "run $i: sent" $n "$sent"
-		t_expect_eq "run $i: received" $n "$received"
-		t_expect_eq "run $i: lost" 0 "$lost"
+		t_expect_le "run $i: received" $n "$received"
+		t_expect_le "run $i: lost counted, at most what is missing" $((n - received)) "$lost"
+		t_expect_eq "run $i: duplicates" 0 "$dups"
+		t_expect_eq "run $i: latency samples = received" "$received" "$lat"
+		missing=$((missing + n - received))
+		failed=$((failed + $(json_get "$out" summary 'o.get("failed", 0)')))
 		# The program keeps frames at least half the interval apart: at most
 		# 100 us / 1.25 us = 80 in any 100 us of send time (40 when even).
 		t_expect_le "run $i: most frames in 100 us" 82 "$burst"
 	done
-	t_expect_eq "nothing dropped at the socket" 0 \
-		"$(rs 'o["drops"]["xsk_rx_ring_full"] + o["drops"]["xsk_fill_ring_empty"]')"
+	t_expect_eq "frames not received = dropped at the sockets + failed at the veth" "$missing" \
+		"$(($(rs 'o["drops"]["xsk_rx_ring_full"] + o["drops"]["xsk_fill_ring_empty"] + o["drops"]["no_socket"]') + failed))"
 }
 
 # The sink's own process in the lab's sink namespace.
