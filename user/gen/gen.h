@@ -56,6 +56,7 @@ struct gen_cfg {
 	/* kernel (live frames) */
 	__u64 threads;
 	bool fix_peer;
+	bool own_counts; /* count transmitted/failed from this process's tracepoint events */
 	/* qdisc (AF_PACKET) */
 	__u64 sndbuf;
 	bool kernel_stats;

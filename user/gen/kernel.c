@@ -22,6 +22,7 @@
 #include "counter_desc.h"
 #include "cpu.h"
 #include "gen.h"
+#include "kernel.h"
 #include "replay.h"
 #include "gen_prog.h"
 #include "fmt.h"
@@ -34,200 +35,10 @@ enum { KERN_XMIT_ERR, KERN_NOT_QUEUED };
 
 #define LIVE_FRAME_MAX 3408 /* the largest frame BPF_PROG_RUN live frames takes */
 
-/*
- * Frames per BPF_PROG_RUN call. Each call sets up and tears down a page pool
- * (measured 24 ms once, 0.5-1 ms later into xdp-sink drop), so calls must be
- * long: the chunk is sized to
- * about 250 ms of work at the rate the thread achieves. A stop interrupts a
- * running call with SIGUSR1 (BPF_PROG_RUN returns EINTR between batches), and
- * the last chunk of a --duration run is trimmed to the time left.
- */
-#define KERNEL_CHUNK_FIRST (1U << 20)
-#define KERNEL_CHUNK_MIN (1U << 16)
-#define KERNEL_CHUNK_MAX (1U << 23)
-#define KERNEL_CHUNK_NS 250000000ULL
-/* Paced calls mostly skip runs: longer calls, fewer setup pauses to catch up on. */
-#define KERNEL_PACED_CHUNK_NS 1000000000ULL
-#define KERNEL_PACED_CHUNK_MAX (1U << 30)
-
-struct kernel_gen {
-	struct xdp_gen_bpf *skel;
-	__u8 *frames; /* BPF_PROG_RUN's input per thread (gen_prog_input_frame()) */
-	unsigned int frame_len;
-	struct gen_cpu *cpu_vals; /* lookup buffer, one per possible CPU */
-	struct iface_estats *estats; /* the device's own ndo_xdp_xmit counters (veth) */
-	bool peer_fixed;
-	char peer_desc[96];
-	/*
-	 * Tracepoints, where the kernel has them: [TP_ERR] xdp_redirect_err
-	 * (fires only on a failure) and [TP_XMIT] xdp_devmap_xmit (fires for
-	 * every bulk of up to 16 frames). Both count this process's frames only:
-	 * a device's xdp_xmit counters count every sender's.
-	 */
-	struct bpf_link *tp_links[2];
-	struct gen_xmit_stats *tp_vals;
-};
-
-enum { TP_XMIT, TP_ERR };
-
 struct kernel_snap {
 	__u64 xdp_xmit, xdp_xmit_errors; /* the device's own ndo_xdp_xmit counters */
 	struct gen_xmit_stats tp; /* what the raw tracepoints saw for the target */
 };
-
-static struct kernel_gen *kg(const struct gen *g)
-{
-	return g->m;
-}
-
-/* How many frames the next call may send: the chunk, trimmed to the time left. */
-static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 end, __u64 now,
-		       __u64 *due)
-{
-	__u32 want, batch = t->g->cfg->batch;
-	__u64 cap = chunk;
-
-	if (end && est_pps) {
-		__u64 left = end > now ? end - now : 0;
-		/* 128 bits: a saturated --duration leaves centuries. */
-		unsigned __int128 fit = (unsigned __int128)left * est_pps / 1000000000ULL + 1;
-
-		if (fit < cap)
-			cap = (__u64)fit;
-	}
-	want = pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
-	/*
-	 * Whole batches, so the program's one clock reading per batch (clock_every)
-	 * stays at the start of each batch the kernel builds; a remainder below a
-	 * batch goes in a call of its own at the end.
-	 */
-	if (want > batch)
-		want -= want % batch;
-	return want;
-}
-
-/* The next chunk: about target_ns at the rate this call achieved, at most max. */
-static __u32 resize_chunk(__u32 chunk, __u32 sent, __u64 took, __u64 *est_pps, __u64 target_ns,
-			  __u64 max)
-{
-	__u64 cap;
-
-	if (!took || sent < KERNEL_CHUNK_MIN)
-		return chunk;
-	*est_pps = (__u64)((unsigned __int128)sent * 1000000000ULL / took);
-	cap = (__u64)((unsigned __int128)*est_pps * target_ns / 1000000000ULL);
-	return (__u32)(cap < KERNEL_CHUNK_MIN ? KERNEL_CHUNK_MIN : cap > max ? max : cap);
-}
-
-/*
- * One BPF_PROG_RUN call of 'repeat' runs on the thread's own input frame.
- * Returns 0, or nonzero when the thread must end: stopped (a stop interrupts
- * a call between batches with EINTR), or failed (t->w.err set).
- */
-static int run_call(struct gen_thread *t, __u32 repeat)
-{
-	struct kernel_gen *k = kg(t->g);
-	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
-		    .data_size_in = k->frame_len, .repeat = repeat,
-		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)t->g->cfg->batch);
-
-	if (!bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xdp_gen), &o))
-		return 0;
-	if (errno == EINTR && gen_should_stop(t->g))
-		return 1;
-	t->w.err = -errno;
-	pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
-	return 1;
-}
-
-/*
- * With --rate the program paces itself (struct gen_cpu): every run of a call
- * either sends the frame that is due or nothing, so frames leave evenly
- * spaced however long the call; the repeat count is runs, not frames, and
- * the program's own count says how many went. Calls are sized to about
- * KERNEL_PACED_CHUNK_NS, so the time each call spends setting up is a pause
- * once a second, which the program catches up on.
- */
-static void kernel_paced_loop(struct gen_thread *t)
-{
-	struct gen *g = t->g;
-	struct kernel_gen *k = kg(g);
-	__u64 est = 0, end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
-	__u32 chunk = KERNEL_CHUNK_FIRST;
-	struct gen_cpu c;
-
-	while (!gen_should_stop(g)) {
-		__u64 now = now_ns(), cap = chunk;
-
-		if (gen_prog_cpu_state(k->skel, t->cpu, &c))
-			break;
-		CNT_SET(t->c.submitted, c.packets);
-		if (pace_done(&t->pace, c.packets) || (end && now >= end))
-			break;
-		if (end && est) {
-			__u64 fit =
-				(__u64)((unsigned __int128)(end - now) * est / 1000000000ULL) + 1;
-
-			if (fit < cap)
-				cap = fit;
-		}
-		/* The runs the rest of the quota needs (5% more), not a second of spinning after. */
-		if (t->pace.quota && est) {
-			__u64 fit = (__u64)((unsigned __int128)(t->pace.quota - c.packets) * est /
-					    t->pace.rate * 21 / 20) +
-				    KERNEL_CHUNK_MIN;
-
-			if (fit < cap)
-				cap = fit;
-		}
-		if (run_call(t, (__u32)cap))
-			break;
-		gen_note_sent(t, now);
-		chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, KERNEL_PACED_CHUNK_NS,
-				     KERNEL_PACED_CHUNK_MAX);
-	}
-	if (!gen_prog_cpu_state(k->skel, t->cpu, &c))
-		CNT_SET(t->c.submitted, c.packets);
-}
-
-static void kernel_loop(struct gen_thread *t)
-{
-	struct gen *g = t->g;
-	__u64 due, est_pps = 0;
-	__u64 end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
-	__u32 chunk = KERNEL_CHUNK_FIRST;
-
-	while (!gen_should_stop(g) && !pace_done(&t->pace, t->c.submitted)) {
-		__u64 now = now_ns();
-		__u32 want = next_call(t, chunk, est_pps, end, now, &due);
-
-		if (!want) {
-			pace_wait(due, false);
-			continue;
-		}
-		if (run_call(t, want))
-			break;
-		CNT_ADD(t->c.submitted, want);
-		gen_note_sent(t, now);
-		chunk = resize_chunk(chunk, want, now_ns() - now, &est_pps, KERNEL_CHUNK_NS,
-				     KERNEL_CHUNK_MAX);
-	}
-}
-
-static void *kernel_worker(void *arg)
-{
-	struct gen_thread *t = arg;
-
-	runtime_block_signals();
-	if (gen_worker_ready(t, cpu_pin_self(t->cpu))) {
-		if (t->pace.rate)
-			kernel_paced_loop(t);
-		else
-			kernel_loop(t);
-	}
-	run_worker_done(&t->w);
-	return NULL;
-}
 
 static bool kernel_has_live_frames(void)
 {
@@ -338,15 +149,23 @@ static bool no_tracepoints_hook(void)
 #endif
 }
 
+/*
+ * xdp_redirect_err fires only on a failure: always attached, it costs
+ * nothing while all goes well. xdp_devmap_xmit fires for every flushed bulk
+ * (about 3% of the rate here, measured): attached with --own-counts, or where
+ * the device keeps no xmit counters of its own to count with.
+ */
 static void kernel_attach_tracepoints(struct gen *g)
 {
 	struct kernel_gen *k = kg(g);
+	bool per_bulk = g->cfg->own_counts || !k->estats;
 
 	if (bpf_program__fd(k->skel->progs.gen_devmap_xmit) < 0 || no_tracepoints_hook())
 		return;
-	k->tp_links[TP_XMIT] = bpf_program__attach(k->skel->progs.gen_devmap_xmit);
 	k->tp_links[TP_ERR] = bpf_program__attach(k->skel->progs.gen_redirect_err);
-	if (!k->tp_links[TP_XMIT] || !k->tp_links[TP_ERR]) {
+	if (per_bulk)
+		k->tp_links[TP_XMIT] = bpf_program__attach(k->skel->progs.gen_devmap_xmit);
+	if ((per_bulk && !k->tp_links[TP_XMIT]) || !k->tp_links[TP_ERR]) {
 		pr_debug("xdp tracepoints not attachable; counting with the device's counters\n");
 		bpf_link__destroy(k->tp_links[0]);
 		bpf_link__destroy(k->tp_links[1]);
@@ -559,8 +378,10 @@ static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *
 	}
 	if (kg(g)->tp_links[TP_ERR]) {
 		jw_obj(w, "tracepoints");
-		jw_u64(w, "devmap_xmit_sent", bk.tp.sent);
-		jw_u64(w, "devmap_xmit_drops", bk.tp.drops);
+		if (kg(g)->tp_links[TP_XMIT]) {
+			jw_u64(w, "devmap_xmit_sent", bk.tp.sent);
+			jw_u64(w, "devmap_xmit_drops", bk.tp.drops);
+		}
 		jw_u64(w, "redirect_err", bk.tp.err);
 		jw_end_obj(w);
 	}
@@ -611,7 +432,7 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 		printf("  another sender was seen: %s's xdp_xmit counters hold %s frames that were not this run's; %s\n",
 		       g->ifc.name, FMT_COUNT(bk.foreign),
 		       bk.shared ? "transmitted and failed above include them, so this run's "
-				   "own cannot be told (the tracepoints could not attach)" :
+				   "own cannot be told; --own-counts counts them apart" :
 				   "the figures above are this run's own");
 	if (bk.unconfirmed)
 		printf("  unconfirmed %s: sent after the last reading of %s's counters, "
@@ -631,7 +452,7 @@ static int kernel_verdict(struct gen *g, const char *stop_reason)
 	(void)stop_reason;
 	books_between(g, &g->cur, &g->base, true, &bk);
 	if (bk.shared)
-		pr_warn("another sender used %s during the run and its counters count both, so this run's books cannot be checked\n",
+		pr_warn("another sender used %s during the run and its counters count both, so this run's books cannot be checked; --own-counts counts its own apart\n",
 			g->ifc.name);
 	if (bk.unexplained) {
 		pr_warn("the books do not balance: the program sent %llu, the kernel counted %llu transmitted or failed\n",

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* xdp-gen kernel mode's state, shared by its setup and books (kernel.c) and its send loops (kernel_loop.c). */
+#ifndef XDPSG_GEN_KERNEL_H
+#define XDPSG_GEN_KERNEL_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+#include "gen.h"
+
+struct xdp_gen_bpf;
+struct gen_cpu;
+struct iface_estats;
+struct bpf_link;
+struct gen_xmit_stats;
+
+struct kernel_gen {
+	struct xdp_gen_bpf *skel;
+	__u8 *frames; /* BPF_PROG_RUN's input per thread (gen_prog_input_frame()) */
+	unsigned int frame_len;
+	struct gen_cpu *cpu_vals; /* lookup buffer, one per possible CPU */
+	struct iface_estats *estats; /* the device's own ndo_xdp_xmit counters (veth) */
+	bool peer_fixed;
+	char peer_desc[96];
+	/*
+	 * Tracepoints, where the kernel has them: [TP_ERR] xdp_redirect_err
+	 * (fires only on a failure) and [TP_XMIT] xdp_devmap_xmit (fires for
+	 * every bulk of up to 16 frames). Both count this process's frames only:
+	 * a device's xdp_xmit counters count every sender's.
+	 */
+	struct bpf_link *tp_links[2];
+	struct gen_xmit_stats *tp_vals;
+};
+
+enum { TP_XMIT, TP_ERR };
+
+static inline struct kernel_gen *kg(const struct gen *g)
+{
+	return g->m;
+}
+
+void *kernel_worker(void *arg);
+
+#endif

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp-gen kernel: the send loops. Each thread calls BPF_PROG_RUN with live
+ * frames on its own CPU, in calls long enough that the page pool each call
+ * sets up costs little, and short enough that a stop or a --duration ends
+ * the run on time.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cpu.h"
+#include "gen_prog.h"
+#include "kernel.h"
+#include "log.h"
+#include "runtime.h"
+
+/*
+ * Frames per BPF_PROG_RUN call. Each call sets up and tears down a page pool
+ * (measured 24 ms once, 0.5-1 ms later into xdp-sink drop), so calls must be
+ * long: the chunk is sized to
+ * about 250 ms of work at the rate the thread achieves. A stop interrupts a
+ * running call with SIGUSR1 (BPF_PROG_RUN returns EINTR between batches), and
+ * the last chunk of a --duration run is trimmed to the time left.
+ */
+#define KERNEL_CHUNK_FIRST (1U << 20)
+#define KERNEL_CHUNK_MIN (1U << 16)
+#define KERNEL_CHUNK_MAX (1U << 23)
+#define KERNEL_CHUNK_NS 250000000ULL
+/* Paced calls mostly skip runs: longer calls, fewer setup pauses to catch up on. */
+#define KERNEL_PACED_CHUNK_NS 1000000000ULL
+#define KERNEL_PACED_CHUNK_MAX (1U << 30)
+
+/* How many frames the next call may send: the chunk, trimmed to the time left. */
+static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 end, __u64 now,
+		       __u64 *due)
+{
+	__u32 want, batch = t->g->cfg->batch;
+	__u64 cap = chunk;
+
+	if (end && est_pps) {
+		__u64 left = end > now ? end - now : 0;
+		/* 128 bits: a saturated --duration leaves centuries. */
+		unsigned __int128 fit = (unsigned __int128)left * est_pps / 1000000000ULL + 1;
+
+		if (fit < cap)
+			cap = (__u64)fit;
+	}
+	want = pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
+	/*
+	 * Whole batches, so the program's one clock reading per batch (clock_every)
+	 * stays at the start of each batch the kernel builds; a remainder below a
+	 * batch goes in a call of its own at the end.
+	 */
+	if (want > batch)
+		want -= want % batch;
+	return want;
+}
+
+/* The next chunk: about target_ns at the rate this call achieved, at most max. */
+static __u32 resize_chunk(__u32 chunk, __u32 sent, __u64 took, __u64 *est_pps, __u64 target_ns,
+			  __u64 max)
+{
+	__u64 cap;
+
+	if (!took || sent < KERNEL_CHUNK_MIN)
+		return chunk;
+	*est_pps = (__u64)((unsigned __int128)sent * 1000000000ULL / took);
+	cap = (__u64)((unsigned __int128)*est_pps * target_ns / 1000000000ULL);
+	return (__u32)(cap < KERNEL_CHUNK_MIN ? KERNEL_CHUNK_MIN : cap > max ? max : cap);
+}
+
+/*
+ * One BPF_PROG_RUN call of 'repeat' runs on the thread's own input frame.
+ * Returns 0, or nonzero when the thread must end: stopped (a stop interrupts
+ * a call between batches with EINTR), or failed (t->w.err set).
+ */
+static int run_call(struct gen_thread *t, __u32 repeat)
+{
+	struct kernel_gen *k = kg(t->g);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
+		    .data_size_in = k->frame_len, .repeat = repeat,
+		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)t->g->cfg->batch);
+
+	if (!bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xdp_gen), &o))
+		return 0;
+	if (errno == EINTR && gen_should_stop(t->g))
+		return 1;
+	t->w.err = -errno;
+	pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
+	return 1;
+}
+
+/*
+ * With --rate the program paces itself (struct gen_cpu): every run of a call
+ * either sends the frame that is due or nothing, so frames leave evenly
+ * spaced however long the call; the repeat count is runs, not frames, and
+ * the program's own count says how many went. Calls are sized to about
+ * KERNEL_PACED_CHUNK_NS, so the time each call spends setting up is a pause
+ * once a second, which the program catches up on.
+ */
+static void kernel_paced_loop(struct gen_thread *t)
+{
+	struct gen *g = t->g;
+	struct kernel_gen *k = kg(g);
+	__u64 est = 0, end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
+	__u32 chunk = KERNEL_CHUNK_FIRST;
+	struct gen_cpu c;
+
+	while (!gen_should_stop(g)) {
+		__u64 now = now_ns(), cap = chunk;
+
+		if (gen_prog_cpu_state(k->skel, t->cpu, &c))
+			break;
+		CNT_SET(t->c.submitted, c.packets);
+		if (pace_done(&t->pace, c.packets) || (end && now >= end))
+			break;
+		if (end && est) {
+			__u64 fit =
+				(__u64)((unsigned __int128)(end - now) * est / 1000000000ULL) + 1;
+
+			if (fit < cap)
+				cap = fit;
+		}
+		/* The runs the rest of the quota needs (5% more), not a second of spinning after. */
+		if (t->pace.quota && est) {
+			__u64 fit = (__u64)((unsigned __int128)(t->pace.quota - c.packets) * est /
+					    t->pace.rate * 21 / 20) +
+				    KERNEL_CHUNK_MIN;
+
+			if (fit < cap)
+				cap = fit;
+		}
+		if (run_call(t, (__u32)cap))
+			break;
+		gen_note_sent(t, now);
+		chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, KERNEL_PACED_CHUNK_NS,
+				     KERNEL_PACED_CHUNK_MAX);
+	}
+	if (!gen_prog_cpu_state(k->skel, t->cpu, &c))
+		CNT_SET(t->c.submitted, c.packets);
+}
+
+static void kernel_loop(struct gen_thread *t)
+{
+	struct gen *g = t->g;
+	__u64 due, est_pps = 0;
+	__u64 end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
+	__u32 chunk = KERNEL_CHUNK_FIRST;
+
+	while (!gen_should_stop(g) && !pace_done(&t->pace, t->c.submitted)) {
+		__u64 now = now_ns();
+		__u32 want = next_call(t, chunk, est_pps, end, now, &due);
+
+		if (!want) {
+			pace_wait(due, false);
+			continue;
+		}
+		if (run_call(t, want))
+			break;
+		CNT_ADD(t->c.submitted, want);
+		gen_note_sent(t, now);
+		chunk = resize_chunk(chunk, want, now_ns() - now, &est_pps, KERNEL_CHUNK_NS,
+				     KERNEL_CHUNK_MAX);
+	}
+}
+
+void *kernel_worker(void *arg)
+{
+	struct gen_thread *t = arg;
+
+	runtime_block_signals();
+	if (gen_worker_ready(t, cpu_pin_self(t->cpu))) {
+		if (t->pace.rate)
+			kernel_paced_loop(t);
+		else
+			kernel_loop(t);
+	}
+	run_worker_done(&t->w);
+	return NULL;
+}
