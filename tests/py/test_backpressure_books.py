@@ -12,7 +12,7 @@ with the package on the path:
 import types
 import unittest
 
-from xdpsg.backpressure import books as bk, report
+from xdpsg.backpressure import books as bk, report, runner
 
 
 def opts(**kw):
@@ -93,6 +93,18 @@ class Unexplained(unittest.TestCase):
         res = books(opts(), {'tx_packets': 10, 'attempted': 10, 'refused': 0},
                     {'rx_packets': 10, 'drops': {}}, {}, {'ring_in': 10}, run)
         self.assertEqual((res['balanced'], res['ok']), (True, False))
+
+    def test_the_exit_code_is_1_unless_the_books_balance(self):
+        # What docs/backpressure.md and the README promise: 0 balanced, 1 not.
+        said = []
+        stub = types.SimpleNamespace(emit=lambda r: None, log=said.append)
+        ok = books(opts(), {'tx_packets': 10, 'attempted': 10, 'refused': 0},
+                   {'rx_packets': 10, 'drops': {}}, {}, {'ring_in': 10})
+        off = books(opts(), {'tx_packets': 800, 'attempted': 1000, 'refused': 200},
+                    {'rx_packets': 799, 'drops': {}}, {'qdisc_drops': 200}, {'ring_in': 799})
+        self.assertEqual(runner.Backpressure.report(stub, opts(), ok), 0)
+        self.assertEqual(runner.Backpressure.report(stub, opts(), off), 1)
+        self.assertIn('FAILED: the books do not balance: 1 packet(s) unexplained', said)
 
 
 if __name__ == '__main__':

@@ -13,6 +13,7 @@
 #include "gen.h"
 #include "log.h"
 #include "replay.h"
+#include "stamp.h"
 #include "xsk_queue.h"
 
 /* --pcap-timing fast | original | original:X (X times as fast, 0.001 to 1000). */
@@ -193,6 +194,23 @@ static int check_options(const struct gen *g, const struct gen_replay *r)
 	return 0;
 }
 
+/*
+ * A capture of xdp-gen's own traffic carries the stamps of the run it caught:
+ * replayed as they are, their send times precede any sink started since, and
+ * the sink rejects every one. --stamp writes fresh ones.
+ */
+static void hint_old_stamps(const char *path, const struct pcap_frames *f)
+{
+	struct stamp st;
+	__u32 i, n = 0;
+
+	for (i = 0; i < f->n; i++)
+		n += !stamp_read(f->data + f->off[i], f->len[i], &st);
+	if (n)
+		pr_warn("%s: %u of %u frames carry xdp-gen stamps from the captured run; a sink rejects their old send times ('before the sink started'): add --stamp to stamp them afresh\n",
+			path, n, f->n);
+}
+
 int gen_replay_preflight(struct gen *g)
 {
 	const struct gen_cfg *cfg = g->cfg;
@@ -220,6 +238,8 @@ int gen_replay_preflight(struct gen *g)
 	r->stamp = cfg->stamp;
 	if (r->stamp && stamp_prepare(g, r))
 		return -ENOMEM;
+	if (!r->stamp)
+		hint_old_stamps(cfg->pcap, &r->f);
 	pr_debug("replaying %s: %u frames of %u to %u bytes, %s timing\n", cfg->pcap, r->f.n,
 		 r->f.min_len, r->f.max_len, r->original ? "original" : "fast");
 	if (r->stamp)

@@ -333,6 +333,10 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		printf("  rejected: implausible sequence %s, send time in the future %s, before the sink started %s (in no run's books)\n",
 		       FMT_COUNT(c->st.implausible), FMT_COUNT(c->st.ts_future),
 		       FMT_COUNT(c->st.ts_stale));
+	/* The usual cause: a capture of xdp-gen's frames replayed with their old stamps. */
+	if (c->st.ts_stale && !c->st.received)
+		printf("  hint: every stamped frame was sent before this sink started: a replayed "
+		       "capture of xdp-gen traffic? 'xdp-gen xsk --pcap FILE --stamp' stamps it afresh\n");
 	if (c->st.unplaced)
 		printf("  not checked: %s stamped frames found no room in the books "
 		       "(more runs or flows at once than a queue keeps; man xdp-sink, FORGED FRAMES)\n",
@@ -395,7 +399,8 @@ static void text_summary(const struct sink *sk, const struct sink_snap *a,
 		text_unchecked(sk, a, b, d->redirect_err);
 	if (!sk->cfg->no_verify)
 		text_checks(sk, c);
-	printf("  accounted: XDP saw %s = delivered %s + no socket %s + fill ring empty %s + rx ring full %s + invalid %s; unexplained %s\n",
+	/* The drop names are JSON's (the drops: line's), so one count has one name. */
+	printf("  accounted: XDP saw %s = delivered %s + no_socket %s + xsk_fill_ring_empty %s + xsk_rx_ring_full %s + xsk_rx_invalid %s; unexplained %s\n",
 	       fmt_count(l[0], sizeof(l[0]), d->packets),
 	       fmt_count(l[1], sizeof(l[1]), c->rx_packets), FMT_COUNT(d->redirect_err),
 	       FMT_COUNT(x->rx_dropped), FMT_COUNT(x->rx_ring_full), FMT_COUNT(x->rx_invalid_descs),
