@@ -25,10 +25,15 @@ SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', 
                 '--dut-qdisc', '--dut-cpu')
 SETUP_FLAGS = ('--threaded-napi', '--no-ipv6')
 TOOLS = ('ip', 'tc', 'bridge', 'ethtool', 'mount')
+DEFAULT_NAME = 'xsg'
 
 
 class Failure(Exception):
     """A runtime failure: one line, exit code 1."""
+
+
+class NotFound(Exception):
+    """exec's command is nowhere on the lab's PATH: one line, exit code 127 (as a shell)."""
 
 
 class Interrupted(Exception):
@@ -44,6 +49,9 @@ class Cli:
         self.front = front
         self.prog = os.path.basename(front)
         self.sink = os.environ.get('XDPSG_SINK') or sink or 'xdp-sink'
+        # Where the front end's own tools are (a checkout's build/, or where make install
+        # put them): exec finds xdp-sink and xdp-gen there without a path.
+        self.tools_dir = os.path.dirname(sink) if sink and os.path.isfile(sink) else None
 
     def info(self, msg, file=None):
         print('%s: %s' % (self.prog, msg), file=file or sys.stdout, flush=True)
@@ -57,7 +65,7 @@ class Cli:
         """The request in ARGV, as the shell lab took it: options before or after the
         command, --opt=value too; for exec, everything after '--' (or after the side and
         the first word that is no option) is the command."""
-        r = {'cmd': None, 'side': None, 'args': [], 'name': 'xsg', 'name_set': False,
+        r = {'cmd': None, 'side': None, 'args': [], 'name': DEFAULT_NAME, 'name_set': False,
              'all': False, 'cpu': None, 'given': {}, 'setup_only': []}
         argv, i, p = list(argv), 0, self.prog
 
@@ -264,11 +272,34 @@ class Cli:
         if d not in nsfs.mountpoints():
             raise Failure("bpffs of lab '%s' (%s) is not mounted: tear the lab down and set it "
                           "up again" % (name, d))
+        self.exec_path(argv, r)
         if argv is None:
             self.info('shell in %s (lab %s); exit it to leave' % (ns, name), sys.stderr)
             argv = [os.environ.get('SHELL') or '/bin/bash']
         _exec(['ip', 'netns', 'exec', ns, 'sh', '-c', nsfs.EXEC_SH, 'testenv-' + side, d] +
               argv)
+
+    def exec_path(self, argv, r):
+        """PATH for exec and enter: the tools' directory first. A command name found
+        nowhere on it gets one line saying how to make it found (exit 127, as a shell)."""
+        path = os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')
+        if self.tools_dir and self.tools_dir not in path.split(':'):
+            path = self.tools_dir + ':' + path
+        os.environ['PATH'] = path
+        if not argv or '/' in argv[0]:
+            return
+        if any(os.access(os.path.join(d, argv[0]), os.X_OK) for d in path.split(':') if d):
+            return
+        name = ' --name %s' % r['name'] if r['name'] != DEFAULT_NAME else ''
+        if argv[0] not in ('xdp-sink', 'xdp-gen'):
+            raise NotFound("'%s' not found on the lab's PATH: install it, or give its path: "
+                           "%s exec%s %s -- /path/to/%s" % (argv[0], self.prog, name,
+                                                             r['side'], argv[0]))
+        where = ('build them (make: exec looks in %s)' % self.tools_dir
+                 if self.tools_dir else 'build them (make)')
+        raise NotFound("'%s' not found: %s, install them (make install), or give a path: %s "
+                       "exec%s %s -- build/%s ..." % (argv[0], where, self.prog, name,
+                                                      r['side'], argv[0]))
 
     def pin_napi(self, r):
         paths = labstate.Paths(r['name'])
@@ -404,6 +435,9 @@ def main(argv=None):
     except (Failure, labstate.StateError) as e:
         cli.err(str(e))
         return 1
+    except NotFound as e:
+        cli.err(str(e))
+        return 127
     except KeyboardInterrupt:
         return 130
 
@@ -430,7 +464,8 @@ Commands:
   exec gen|sink|dut -- CMD
                         run CMD in that namespace with the lab's bpffs on
                         /sys/fs/bpf; CMD's exit code is returned (dut: only in
-                        a lab made with --dut)
+                        a lab made with --dut); xdp-sink and xdp-gen are found
+                        by name (this checkout's build/ first on PATH)
   enter gen|sink|dut    interactive shell in that namespace (bpffs mounted)
   env                   shell assignments to eval: LAB_NAME GEN_NS SINK_NS GEN_IF
                         SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6

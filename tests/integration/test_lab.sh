@@ -184,6 +184,26 @@ test_lab_exec_exit_code() {
 	return 0
 }
 
+# testenv/README.md runs the tools by name in the lab: exec finds the checkout's
+# build/ without PATH saying so, and a tool it cannot find gets a line saying
+# how, with the lab's --name (the shell said only "xdp-sink: not found").
+test_lab_exec_finds_the_tools() {
+	local out rc sys=/usr/sbin:/usr/bin:/sbin:/bin empty
+	lab_setup
+	out=$(PATH=$sys "$TESTENV" exec --name "$LAB_NAME" sink -- xdp-sink --version 2>&1) ||
+		t_fail "exec -- xdp-sink with the system PATH: $out"
+	[[ "$out" == "xdp-sink "* ]] || t_fail "xdp-sink --version in the lab: $out"
+	PATH=$sys command -v xdp-gen >/dev/null && t_skip "xdp-gen is installed on the system PATH"
+	empty=$(mktemp -d)
+	t_on_cleanup rmdir "$empty"
+	out=$(PATH=$sys BUILD=$empty "$TESTENV" exec --name "$LAB_NAME" gen -- xdp-gen -d 1 x 2>&1)
+	rc=$?
+	t_expect_eq "exit code of a tool not found" 127 "$rc"
+	[[ "$out" == *"'xdp-gen' not found: "*"make install"*"exec --name $LAB_NAME gen -- build/xdp-gen"* ]] ||
+		t_fail "the not-found line: $out"
+	t_expect_eq "lines said" 1 "$(wc -l <<<"$out")"
+}
+
 test_lab_rollback() {
 	local name step rc err
 	name=$(tl_name r)
