@@ -82,6 +82,12 @@ test_pylib_rfc2544_search() {
 	pl_unittest Search test_rfc2544_verdict.py
 }
 
+# A generator held at the DUT's rate limiter (tbf on a 2-CPU lab, where the DUT works
+# in the generator's softirq) is the DUT's limit: said in the trial and the result.
+test_pylib_rfc2544_dut_limit() {
+	pl_unittest DutLimit test_rfc2544_verdict.py
+}
+
 # The scenario skeleton (xdpsg.scenario.main): exit codes 0 and 1 (Failure,
 # LabError; the report's own code), cleanup() once on every way out.
 test_pylib_scenario_exit_codes() {

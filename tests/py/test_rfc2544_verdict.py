@@ -11,10 +11,12 @@ package on the path:
   PYTHONPATH=testenv python3 -B tests/py/test_rfc2544_verdict.py [-v] [CLASS[.METHOD]]
 """
 
+import types
 import unittest
 
-from xdpsg.rfc2544 import options, search
-from xdpsg.rfc2544.verdict import sink_books, trial_verdict
+from xdpsg.rfc2544 import options, search, trials
+from xdpsg.rfc2544.verdict import dut_limited, qdisc_limit_pps, rate_bits, sink_books, \
+    trial_verdict
 
 
 def verdict(sent, received, loss_ratio=0, **kw):
@@ -181,6 +183,70 @@ class Search(unittest.TestCase):
         # A DUT that loses frames in the trials the generator could offer is the limit.
         t = self.search([900, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6, 10 ** 6], dut_pps=10)
         self.assertEqual((t['throughput_pps'], t['limited_by']), (0, 'dut'))
+
+
+class DutLimit(unittest.TestCase):
+    """A generator held at the rate of a limiter on the DUT (tbf on its egress; on 2 CPUs
+    the DUT works in the generator's softirq) is the DUT's limit, not the generator's."""
+
+    def test_rates_as_tc_spells_them(self):
+        self.assertEqual(rate_bits('100mbit'), 100e6)
+        self.assertEqual(rate_bits('1.5Gbit'), 1.5e9)
+        self.assertEqual(rate_bits('10Mibps'), 10 * 1024 ** 2 * 8)
+        self.assertEqual(rate_bits('5000'), 5000)
+        self.assertIsNone(rate_bits('fast'))
+        # The known answer: 100 Mbit/s of 64-byte frames, 60 bytes as tbf counts them.
+        self.assertEqual(round(qdisc_limit_pps('tbf:100mbit:16kb:50ms', 64)), 208333)
+        self.assertIsNone(qdisc_limit_pps('pfifo:1000', 64))
+        self.assertIsNone(qdisc_limit_pps('none', 64))
+
+    def test_held_at_the_limit(self):
+        lim = qdisc_limit_pps('tbf:100mbit:16kb:50ms', 64)
+        self.assertTrue(dut_limited(14880952, 206000, lim))    # the README's example
+        self.assertFalse(dut_limited(14880952, 104000, lim))   # far below: the generator's
+        self.assertFalse(dut_limited(200000, 199000, lim))     # asked below the limit
+        self.assertFalse(dut_limited(14880952, 206000, None))  # no limiter on the path
+
+    def test_search_names_the_dut(self):
+        # The generator is held at 99% of a 208,333 pps limiter whenever it is asked for
+        # more, and everything it sends is delivered: the throughput is the DUT's.
+        lim = qdisc_limit_pps('tbf:100mbit:16kb:50ms', 64)
+        a = options.make_parser('rfc2544').parse_args(['--gen-if', 'a', '--sink-if', 'b',
+                                                       '--max-rate', '14880952'])
+        options.check(a)
+
+        def trial(test, size, rate=None, count=None):
+            pps = min(rate, 0.99 * lim)
+            sent = int(pps * a.trial)
+            t = trial_verdict(sent, {'received': sent}, a.loss_ratio, offered=rate * a.trial)
+            held = t['shortfall'] and dut_limited(rate, pps, lim)
+            return dict(t, loss_ratio=0.0, achieved_pps=pps, delivered_pps=pps,
+                        offered_pps=round(rate), latency_ns=None, run=1,
+                        dut_limit_pps=round(lim) if held else None)
+        t = search.Search(a, 10000, trial).throughput(64)
+        self.assertEqual(t['limited_by'], 'dut')
+        self.assertEqual(t['dut_limit_pps'], 208333)
+        self.assertIsNone(t['generator_limit_pps'])
+        self.assertGreater(t['throughput_pps'], 0.95 * lim)
+
+    def test_trial_record_says_so(self):
+        # The README's example: 14.9 Mpps asked through tbf 100mbit, 206k pps sent, all
+        # delivered. The record names the DUT's limit; the same trial without a limiter
+        # on the DUT is the generator's shortfall.
+        a = options.make_parser('rfc2544').parse_args(['--gen-if', 'a', '--sink-if', 'b'])
+        options.check(a)
+        said = []
+        sc = types.SimpleNamespace(emit=lambda o: None, out=said.append, log=said.append)
+        g = {'tx_packets': 412000, 'duration_s': 2.0, 'run': 7}
+        ssum = {'runs': [{'run': 7, 'received': 412000}]}
+        for qdisc, want in (('tbf:100mbit:16kb:50ms', 208333), ('pfifo:1000', None)):
+            ends = types.SimpleNamespace(dut={'qdisc': qdisc})
+            t = trials.Trials(a, ends, 'xdp-gen', 'xdp-sink', sc).record(
+                'throughput', 64, 14880952, None, g, ssum, None, None)
+            self.assertEqual((t['verdict'], t['dut_limit_pps']), ('shortfall', want))
+        self.assertIn("GENERATOR SHORTFALL at the DUT's rate limit", said[0])
+        self.assertIn("the DUT's tbf rate (208,333 pps at 64 B)", said[0])
+        self.assertNotIn("rate limit", said[1])
 
 
 if __name__ == '__main__':

@@ -33,6 +33,10 @@ def text_report(r):
                 "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"]))
             if t["generator_limit_pps"]:
                 out.append("    generator limit seen: %s pps" % fmt_pps(t["generator_limit_pps"]))
+            if t.get("dut_limit_pps"):
+                out.append("    the generator was held at the DUT's rate limit (%s pps): the DUT's "
+                           "limit (on a lab whose DUT works in the generator's softirq, a full "
+                           "limiter slows the sender instead of dropping)" % fmt_pps(t["dut_limit_pps"]))
     for L in r["loss"]:
         out.append("")
         out.append("frame loss rate, %d B (%% of the maximum rate)" % L["size"])
@@ -63,6 +67,8 @@ def step_text(s):
         return "loss %s (%.3g%%)" % (f"{s['lost']:,}", 100 * s["loss_ratio"])
     if s["result"] == "uncertain":
         return "uncertain (%s late)" % f"{s['late']:,}"
+    if s["result"] == "shortfall" and s.get("dut_limit"):
+        return "shortfall at the DUT's rate limit"
     return s["result"]
 
 
@@ -114,6 +120,9 @@ def md_report(r, pngs):
         for t in r["throughput"]:
             lines.append("- search, %d B: %s" % (t["size"], " → ".join(
                 "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"])))
+            if t.get("dut_limit_pps"):
+                lines.append("  - the generator was held at the DUT's rate limit (%s pps): the "
+                             "DUT's limit" % fmt_pps(t["dut_limit_pps"]))
         lines.append("")
     for L in r["loss"]:
         lines += ["## Frame loss rate, %d B" % L["size"], ""]

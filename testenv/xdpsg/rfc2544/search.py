@@ -30,7 +30,7 @@ class Search:
         a = self.a
         top = self.max_rate(size)
         lo, hi = 0.0, top
-        best, steps, gen_limit = None, [], None
+        best, steps, gen_limit, dut_limit = None, [], None, None
         last_delivered = None   # what the DUT delivered in the last trial with loss
         hi_sink = False         # the lowest failing rate failed by the sink's drops
         guessed = False         # the last probe was such a guess
@@ -40,10 +40,15 @@ class Search:
             result = t["verdict"]
             steps.append({"rate": round(rate), "result": result, "loss_ratio": t["loss_ratio"],
                           "lost": t["lost"], "late": t["late"],
-                          "achieved_pps": t["achieved_pps"], "delivered_pps": t["delivered_pps"]})
+                          "achieved_pps": t["achieved_pps"], "delivered_pps": t["delivered_pps"],
+                          "dut_limit": bool(t.get("dut_limit_pps"))})
             if result == "shortfall":
-                # Not the DUT's doing: search below what the generator could do.
-                gen_limit = min(gen_limit or math.inf, t["achieved_pps"])
+                # Search below what the generator could do: its own limit, or the DUT's
+                # rate limiter holding it back (then the DUT is the limit, not the generator).
+                if t.get("dut_limit_pps"):
+                    dut_limit = t["dut_limit_pps"]
+                else:
+                    gen_limit = min(gen_limit or math.inf, t["achieved_pps"])
                 hi = min(rate, t["achieved_pps"] * 0.99)
             elif result == "pass":
                 lo, best = rate, t
@@ -68,7 +73,7 @@ class Search:
         elif best is None:
             # Nothing passed: the DUT's doing only if some trial lost frames (or may have);
             # a search of generator shortfalls alone never saw the DUT at its limit.
-            limited = ("dut" if any(x["result"] in ("loss", "uncertain") for x in steps)
+            limited = ("dut" if dut_limit or any(x["result"] in ("loss", "uncertain") for x in steps)
                        else "generator")
         elif gen_limit is not None and best["offered_pps"] >= gen_limit * 0.99 * (1 - a.resolution):
             limited = "generator"
@@ -82,7 +87,8 @@ class Search:
             "throughput_pps": tp, "throughput_mbps": round(tp * size * 8 / 1e6, 3),
             "line_pct": round(100.0 * tp / line_rate_pps(self.mbit, size), 3),
             "max_rate_pps": round(top), "limited_by": limited,
-            "generator_limit_pps": gen_limit, "trials": len(steps), "steps": steps,
+            "generator_limit_pps": gen_limit, "dut_limit_pps": dut_limit,
+            "trials": len(steps), "steps": steps,
             "loss_ratio_allowed": a.loss_ratio,
             "latency_ns": best["latency_ns"] if best else None,
             "latency_run": best["run"] if best else None,

@@ -5,7 +5,7 @@ import signal
 import time
 
 from ..scenario import Failure, summary_of
-from .verdict import FCS, short_of, sink_books, trial_verdict
+from .verdict import FCS, dut_limited, qdisc_limit_pps, short_of, sink_books, trial_verdict
 
 WARMUP_SHARE = 0.1      # the warm-up runs at this share of the trial's rate
 WARMUP_MIN_PPS = 1000
@@ -134,6 +134,15 @@ class Trials:
                           gen_error=gen_error, sink_dropped=sum(sdrops.values()))
         lost = v["lost"]
         notes = []
+        limit = qdisc_limit_pps(self.ends.dut["qdisc"], size) if self.ends.dut else None
+        dut_limit = None
+        if v["shortfall"] and not refused and not gen_error and dut_limited(rate, achieved, limit):
+            # Not the generator's own limit: the DUT's rate limiter, felt by the sender.
+            dut_limit = round(limit)
+            v["verdict_text"] = "GENERATOR SHORTFALL at the DUT's rate limit"
+            notes.append(f"the generator was held at {achieved:,.0f} pps, the DUT's "
+                         f"{self.ends.dut['qdisc'].split(':')[0]} rate ({dut_limit:,} pps at "
+                         f"{size} B): the DUT's limit, not the generator's")
         if v["shortfall"] and count and sent < count:
             notes.append(f"generator sent {sent:,} of {count:,}")
         elif v["shortfall"] and offered is not None and short_of(sent, offered):
@@ -165,7 +174,7 @@ class Trials:
             "loss_ratio": lost / sent if sent else 0.0, "achieved_pps": round(achieved),
             "delivered_pps": round(v["delivered"] / dur) if dur > 0 else 0,
             "shortfall": v["shortfall"], "sink_shortfall": v["sink_shortfall"],
-            "passed": v["passed"], "sink_drops": sdrops, "dut_drops": dut,
+            "dut_limit_pps": dut_limit, "passed": v["passed"], "sink_drops": sdrops, "dut_drops": dut,
             "stalls": {k: stalls.get(k, 0) for k in ("ring_full", "no_free_frame", "kick_busy")},
             "sink_lost": entry.get("lost"), "reordered": entry.get("reordered"),
             "foreign": ssum.get("foreign"),

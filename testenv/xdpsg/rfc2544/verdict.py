@@ -8,6 +8,7 @@ tests/py/test_rfc2544_verdict.py; docs/rfc2544.md, 'The verdict', says why each 
 """
 
 import math
+import re
 from fractions import Fraction
 
 FCS = 4                 # RFC 2544 frame sizes include it; xdp-gen's -s does not
@@ -19,6 +20,41 @@ BATCH = 64              # xdp-gen paces per batch: one batch of slack for short,
 def line_rate_pps(mbit, size):
     """Frames/s at line rate: SIZE (with FCS) plus preamble and gap per frame."""
     return mbit * 1e6 / ((size + WIRE_OVERHEAD) * 8)
+
+
+DUT_LIMIT_SHARE = 0.95  # a shortfall at this share of a rate limiter on the path is the DUT's
+
+
+def rate_bits(text):
+    """A tc rate (100mbit, 1.5Gbit, 10Mibps, a bare number of bits) in bits/s; None if
+    it is no rate."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmgt]i?)?(bit|bps)?", text or "", re.I)
+    if not m:
+        return None
+    v = float(m[1])
+    if m[2]:
+        p = m[2].lower()
+        v *= (1024 if p.endswith("i") else 1000) ** ("kmgt".index(p[0]) + 1)
+    return v * 8 if (m[3] or "bit").lower() == "bps" else v
+
+
+def qdisc_limit_pps(spec, size):
+    """Frames/s of SIZE (with FCS) a rate-limiting qdisc SPEC ('tbf:RATE:BURST:LATENCY', as
+    testenv.sh --dut-qdisc) lets through, or None for one that limits no rate. tbf counts
+    the frame as the kernel holds it: without the FCS (100 Mbit/s of 64 B: 208,333)."""
+    kind, _, rest = (spec or "").partition(":")
+    if kind != "tbf":
+        return None
+    bits = rate_bits(rest.split(":")[0])
+    return bits / ((size - FCS) * 8) if bits else None
+
+
+def dut_limited(offered_pps, achieved_pps, limit_pps):
+    """A generator shortfall that is the DUT's rate limit: asked for more than the limiter
+    lets through, and held at about its rate. Where the DUT works in the sender's softirq
+    (a lab on 2 CPUs), a full limiter slows the sender instead of dropping."""
+    return bool(limit_pps and offered_pps and offered_pps > limit_pps
+                and achieved_pps >= DUT_LIMIT_SHARE * limit_pps)
 
 
 def short_of(sent, offered):
