@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The documentation's shell examples, run as written: every ```sh block of
+# README.md, testenv/README.md and docs/*.md runs from a directory that looks
+# like the checkout (testenv/ and build/ in it), with only its lab names made
+# unique, and must exit 0 and print what its <!-- expect: TEXT --> markers say;
+# a block that cannot run here says why in a <!-- not-run: REASON --> marker
+# (tests/integration/docblocks.py reads them). The blocks that run take about
+# 30 s together.
+
+DOCBLOCKS="$ROOT/tests/integration/docblocks.py"
+
+# The files whose blocks run, relative to the checkout, in DE_FILES.
+de_files() {
+	local f
+	DE_FILES=()
+	for f in "$ROOT/README.md" "$ROOT/testenv/README.md" "$ROOT"/docs/*.md; do
+		DE_FILES+=("${f#"$ROOT"/}")
+	done
+}
+
+# Every block runs or says why not, and the markers are well-formed.
+test_docs_examples_marked() {
+	local out d
+	d=$(mktemp -d)
+	t_on_cleanup rm -rf "$d"
+	de_files
+	out=$(cd "$ROOT" && python3 "$DOCBLOCKS" extract "$d" x "${DE_FILES[@]}" 2>&1) ||
+		t_fail "docblocks: $out"
+	grep -q '^run ' <<<"$out" || t_fail "no block to run: $out"
+	# A misspelt marker is an error, never a block silently on or off.
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	printf '<!-- not run: typo -->\n```sh\ntrue\n```\n' >"$d/a.md"
+	out=$(python3 "$DOCBLOCKS" extract "$d" x "$d/a.md" 2>&1) && t_fail "a misspelt marker passed: $out"
+	[[ "$out" == *"a.md:2: not a marker: <!-- not run: typo -->"* ]] || t_fail "misspelt marker: $out"
+	# shellcheck disable=SC2016
+	printf '<!-- not-run: -->\n```sh\ntrue\n```\n' >"$d/b.md"
+	out=$(python3 "$DOCBLOCKS" extract "$d" x "$d/b.md" 2>&1) && t_fail "not-run without a reason passed"
+	[[ "$out" == *"without a reason"* ]] || t_fail "not-run without a reason: $out"
+}
+
+test_docs_examples_run() {
+	local d n where rc name e out list
+	if [ ! -x "$BUILD/xdp-sink" ] || [ ! -x "$BUILD/xdp-gen" ]; then
+		t_fail "tools not built in $BUILD"
+	fi
+	d=$(mktemp -d /tmp/xdpsg-docs.XXXXXX)
+	t_on_cleanup rm -rf "$d"
+	mkdir "$d/blocks" "$d/cwd"
+	# The checkout as the reader has it: the blocks say testenv/... and build/...
+	ln -s "$ROOT/testenv" "$d/cwd/testenv"
+	ln -s "$BUILD" "$d/cwd/build"
+	de_files
+	list=$(cd "$ROOT" && python3 "$DOCBLOCKS" extract "$d/blocks" "$(t_labname)" "${DE_FILES[@]}") ||
+		t_fail "docblocks: $list"
+	while read -r what n where; do
+		[ "$what" = run ] || continue
+		while read -r name; do
+			[ -n "$name" ] && T_LABS+=("$name")
+		done <"$d/blocks/$n.names"
+		(cd "$d/cwd" && timeout -s INT 120 bash -e -o pipefail "$d/blocks/$n.sh") \
+			>"$d/blocks/$n.out" 2>&1 </dev/null
+		rc=$?
+		out=$(tail -n 15 "$d/blocks/$n.out")
+		[ $rc -eq 0 ] || t_fail "$where: the example exited $rc:"$'\n'"$out"
+		while IFS= read -r e; do
+			grep -qF -- "$e" "$d/blocks/$n.out" ||
+				t_fail "$where: the example did not print '$e':"$'\n'"$out"
+		done <"$d/blocks/$n.expect"
+		echo "$where: ran, exit 0"
+	done <<<"$list"
+}
