@@ -154,3 +154,31 @@ test_rfc2544_any_pair() {
 	t_expect_eq "sent = received" "$(rf_get "$out" trial 'o["sent"]')" "$(rf_get "$out" trial 'o["received"]')"
 	t_expect_eq "wire size" 124 "$(rf_get "$out" trial 'o["wire_size"]')"
 }
+
+# --json is progress as well as a result: each trial's record is printed when
+# the trial ends, while the run goes on, and the summary is the last record.
+test_rfc2544_json_progress() {
+	local out err pid
+	lab_setup --dut forward --no-ipv6
+	out=$(mktemp) err=$(mktemp)
+	t_on_cleanup rm -f "$out" "$err"
+	# One throughput trial (the maximum passes), then three loss steps.
+	python3 "$ROOT/testenv/rfc2544.py" --gen-if "$GEN_IF" --gen-ns "$GEN_NS" --sink-if "$SINK_IF" \
+		--sink-ns "$SINK_NS" --sizes 128 --trial 0.5 --warmup 0.2 --max-rate 5000 \
+		--tests throughput,loss --loss-steps 3 --json --no-plot --out "$(mktemp -d)" \
+		>"$out" 2>"$err" &
+	pid=$!
+	T_PIDS+=("$pid")
+	t_wait_for "$out" '^{"type": "trial"' 60 || t_fail "no trial record: $(tail -n 5 "$err")"
+	# Three more trials follow the first: the runner cannot have ended yet.
+	t_gone "$pid" && t_fail "the first trial's record came only at the end: $(cat "$out")"
+	wait "$pid" || t_fail "runner failed: $(tail -n 5 "$err")"
+	t_expect_eq "the last record" summary \
+		"$(tail -n 1 "$out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["type"])')"
+	t_expect_eq "one trial record per trial" "$(rf_get "$out" summary 'o["trials"]')" \
+		"$(grep -c '^{"type": "trial"' "$out")"
+	t_expect_eq "trial records in order" True "$(python3 -c '
+import json, sys
+n = [json.loads(l)["n"] for l in open(sys.argv[1]) if l.startswith("{\"type\": \"trial\"")]
+print(n == list(range(1, len(n) + 1)))' "$out")"
+}

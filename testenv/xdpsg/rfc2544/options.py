@@ -79,7 +79,8 @@ def make_parser(prog):
     h.add_argument("--gen", choices=["xsk", "kernel"], default="xsk",
                    help="xdp-gen mode: xsk (AF_XDP, default) or kernel (BPF live frames)")
     h.add_argument("--json", action="store_true",
-                   help="JSON lines on stdout: one per trial, one per result, a final summary")
+                   help="JSON lines on stdout: one per trial as it ends (progress), one per result, "
+                   "a final summary (the last line)")
     h.add_argument("--out", metavar="DIR", help="directory for rfc2544.json, .md and PNGs (default: a new "
                    "directory under $TMPDIR)")
     h.add_argument("--no-plot", action="store_true", help="no PNG charts")
