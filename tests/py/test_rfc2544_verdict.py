@@ -228,6 +228,11 @@ class DutLimit(unittest.TestCase):
         self.assertEqual(t['dut_limit_pps'], 208333)
         self.assertIsNone(t['generator_limit_pps'])
         self.assertGreater(t['throughput_pps'], 0.95 * lim)
+        # The loss-rate test skips the rates above that limit (the DUT slows the
+        # generator there, no loss to measure) and says why.
+        rows = search.Search(a, 10000, trial).loss_rate(64, None, t['dut_limit_pps'])
+        self.assertTrue(all(r['skipped'] for r in rows))
+        self.assertIn("above the DUT's rate limit (208,333 pps)", rows[0]['note'])
 
     def test_trial_record_says_so(self):
         # The README's example: 14.9 Mpps asked through tbf 100mbit, 206k pps sent, all

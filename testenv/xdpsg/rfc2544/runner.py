@@ -53,7 +53,8 @@ class Rfc2544(Scenario):
                 results["throughput"].append(tp)
             if "loss" in a.tests:
                 results["loss"].append({"size": size, "rows": search.loss_rate(
-                    size, tp["generator_limit_pps"] if tp else None)})
+                    size, tp["generator_limit_pps"] if tp else None,
+                    tp.get("dut_limit_pps") if tp else None)})
             if "b2b" in a.tests:
                 results["b2b"].append(search.b2b(size, tp["throughput_pps"] if tp else None))
         return self.summary(a, results)

@@ -111,7 +111,10 @@ class Search:
                 return p
         return (lo + hi) / 2
 
-    def loss_rate(self, size, gen_limit):
+    def loss_rate(self, size, gen_limit, dut_limit=None):
+        """Loss at 100%, 90%, ... of the maximum rate. Rates above what the generator
+        reached, or above a DUT rate limit that held the generator back (no loss to
+        measure there: the DUT slows the sender instead), are skipped and said."""
         a = self.a
         top = self.max_rate(size)
         rows, clean = [], 0
@@ -122,6 +125,9 @@ class Search:
                    "offered_pps": round(rate)}
             if gen_limit is not None and rate > gen_limit:
                 row.update(skipped=True, note=f"above the generator's limit ({gen_limit:,.0f} pps)")
+            elif dut_limit and rate > dut_limit:
+                row.update(skipped=True, note=f"above the DUT's rate limit ({dut_limit:,.0f} pps), "
+                           "which holds the generator back")
             else:
                 t = self.trial("loss", size, rate=rate)
                 uncertain = t["verdict"] == "uncertain"
@@ -132,7 +138,10 @@ class Search:
                            sink_shortfall=t["sink_shortfall"],
                            note="; ".join(([t["verdict_text"]] if uncertain else []) + t["notes"]))
                 if t["shortfall"]:
-                    gen_limit = min(gen_limit or math.inf, t["achieved_pps"])
+                    if t.get("dut_limit_pps"):
+                        dut_limit = t["dut_limit_pps"]
+                    else:
+                        gen_limit = min(gen_limit or math.inf, t["achieved_pps"])
                     clean = 0
                 elif t["passed"]:  # judged at a loss ratio of 0: no loss, and proven
                     clean += 1
