@@ -202,7 +202,9 @@ class DutLimit(unittest.TestCase):
 
     def test_held_at_the_limit(self):
         lim = qdisc_limit_pps('tbf:100mbit:16kb:50ms', 64)
+        # The DUT delivered at the limiter's rate while asked for more: the DUT's limit.
         self.assertTrue(dut_limited(14880952, 206000, lim))    # the README's example
+        self.assertTrue(dut_limited(14880952, 221000, lim))    # plus the tbf's burst
         self.assertFalse(dut_limited(14880952, 104000, lim))   # far below: the generator's
         self.assertFalse(dut_limited(200000, 199000, lim))     # asked below the limit
         self.assertFalse(dut_limited(14880952, 206000, None))  # no limiter on the path
@@ -250,8 +252,18 @@ class DutLimit(unittest.TestCase):
                 'throughput', 64, 14880952, None, g, ssum, None, None)
             self.assertEqual((t['verdict'], t['dut_limit_pps']), ('shortfall', want))
         self.assertIn("GENERATOR SHORTFALL at the DUT's rate limit", said[0])
-        self.assertIn("the DUT's tbf rate (208,333 pps at 64 B)", said[0])
+        self.assertIn("the generator was held at 206,000 pps, the DUT's tbf rate (208,333 pps "
+                      "at 64 B)", said[0])
         self.assertNotIn("rate limit", said[1])
+        # A generator faster than the limiter in a short trial: the tbf dropped the rest,
+        # and the DUT delivered at its rate. The DUT's limit, but the generator was not held.
+        g = {'tx_packets': 132000, 'duration_s': 1.0, 'run': 7}
+        ssum = {'runs': [{'run': 7, 'received': 22100}]}
+        ends = types.SimpleNamespace(dut={'qdisc': 'tbf:10mbit:16kb:50ms'})
+        t = trials.Trials(a, ends, 'xdp-gen', 'xdp-sink', sc).record(
+            'throughput', 64, 14880952, None, g, ssum, None, None)
+        self.assertEqual(t['dut_limit_pps'], 20833)
+        self.assertIn("the DUT delivered 22,100 pps, its tbf rate (20,833 pps at 64 B)", said[2])
 
 
 if __name__ == '__main__':

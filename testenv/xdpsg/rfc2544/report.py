@@ -34,9 +34,9 @@ def text_report(r):
             if t["generator_limit_pps"]:
                 out.append("    generator limit seen: %s pps" % fmt_pps(t["generator_limit_pps"]))
             if t.get("dut_limit_pps"):
-                out.append("    the generator was held at the DUT's rate limit (%s pps): the DUT's "
-                           "limit (on a lab whose DUT works in the generator's softirq, a full "
-                           "limiter slows the sender instead of dropping)" % fmt_pps(t["dut_limit_pps"]))
+                out.append("    the DUT's rate limit (%s pps) was reached: the DUT's limit, not the "
+                           "generator's (where the DUT works in the generator's softirq, a full "
+                           "limiter holds the generator back)" % fmt_pps(t["dut_limit_pps"]))
     for L in r["loss"]:
         out.append("")
         out.append("frame loss rate, %d B (%% of the maximum rate)" % L["size"])
@@ -121,8 +121,8 @@ def md_report(r, pngs):
             lines.append("- search, %d B: %s" % (t["size"], " → ".join(
                 "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"])))
             if t.get("dut_limit_pps"):
-                lines.append("  - the generator was held at the DUT's rate limit (%s pps): the "
-                             "DUT's limit" % fmt_pps(t["dut_limit_pps"]))
+                lines.append("  - the DUT's rate limit (%s pps) was reached: the DUT's limit, "
+                             "not the generator's" % fmt_pps(t["dut_limit_pps"]))
         lines.append("")
     for L in r["loss"]:
         lines += ["## Frame loss rate, %d B" % L["size"], ""]

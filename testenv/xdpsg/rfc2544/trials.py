@@ -5,7 +5,8 @@ import signal
 import time
 
 from ..scenario import Failure, summary_of
-from .verdict import FCS, dut_limited, qdisc_limit_pps, short_of, sink_books, trial_verdict
+from .verdict import DUT_LIMIT_SHARE, FCS, dut_limited, qdisc_limit_pps, short_of, sink_books, \
+    trial_verdict
 
 WARMUP_SHARE = 0.1      # the warm-up runs at this share of the trial's rate
 WARMUP_MIN_PPS = 1000
@@ -135,14 +136,21 @@ class Trials:
         lost = v["lost"]
         notes = []
         limit = qdisc_limit_pps(self.ends.dut["qdisc"], size) if self.ends.dut else None
+        delivered_pps = v["delivered"] / dur if dur > 0 else 0.0
         dut_limit = None
-        if v["shortfall"] and not refused and not gen_error and dut_limited(rate, achieved, limit):
-            # Not the generator's own limit: the DUT's rate limiter, felt by the sender.
+        if v["shortfall"] and not refused and not gen_error and \
+                dut_limited(rate, delivered_pps, limit):
+            # The DUT's rate limiter was full: its limit, whatever the generator reached.
             dut_limit = round(limit)
+            kind = self.ends.dut["qdisc"].split(":")[0]
             v["verdict_text"] = "GENERATOR SHORTFALL at the DUT's rate limit"
-            notes.append(f"the generator was held at {achieved:,.0f} pps, the DUT's "
-                         f"{self.ends.dut['qdisc'].split(':')[0]} rate ({dut_limit:,} pps at "
-                         f"{size} B): the DUT's limit, not the generator's")
+            if achieved <= limit / DUT_LIMIT_SHARE:
+                notes.append(f"the generator was held at {achieved:,.0f} pps, the DUT's {kind} "
+                             f"rate ({dut_limit:,} pps at {size} B): the DUT's limit, not the "
+                             "generator's")
+            else:
+                notes.append(f"the DUT delivered {delivered_pps:,.0f} pps, its {kind} rate "
+                             f"({dut_limit:,} pps at {size} B): the DUT's limit")
         if v["shortfall"] and count and sent < count:
             notes.append(f"generator sent {sent:,} of {count:,}")
         elif v["shortfall"] and offered is not None and short_of(sent, offered):

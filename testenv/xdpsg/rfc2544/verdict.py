@@ -49,12 +49,13 @@ def qdisc_limit_pps(spec, size):
     return bits / ((size - FCS) * 8) if bits else None
 
 
-def dut_limited(offered_pps, achieved_pps, limit_pps):
+def dut_limited(offered_pps, delivered_pps, limit_pps):
     """A generator shortfall that is the DUT's rate limit: asked for more than the limiter
-    lets through, and held at about its rate. Where the DUT works in the sender's softirq
-    (a lab on 2 CPUs), a full limiter slows the sender instead of dropping."""
+    lets through, and the DUT delivered at about its rate, so it was the DUT that could
+    not pass more. Where the DUT works in the sender's softirq (a lab on 2 CPUs), a full
+    limiter slows the sender too, down to its rate."""
     return bool(limit_pps and offered_pps and offered_pps > limit_pps
-                and achieved_pps >= DUT_LIMIT_SHARE * limit_pps)
+                and delivered_pps >= DUT_LIMIT_SHARE * limit_pps)
 
 
 def short_of(sent, offered):
