@@ -113,8 +113,8 @@ class Search:
 
     def loss_rate(self, size, gen_limit, dut_limit=None):
         """Loss at 100%, 90%, ... of the maximum rate. Rates above what the generator
-        reached, or above a DUT rate limit that held the generator back (no loss to
-        measure there: the DUT slows the sender instead), are skipped and said."""
+        reached, or above a DUT rate limit where the generator fell short (every trial
+        there would be a shortfall), are skipped and said."""
         a = self.a
         top = self.max_rate(size)
         rows, clean = [], 0
@@ -127,7 +127,7 @@ class Search:
                 row.update(skipped=True, note=f"above the generator's limit ({gen_limit:,.0f} pps)")
             elif dut_limit and rate > dut_limit:
                 row.update(skipped=True, note=f"above the DUT's rate limit ({dut_limit:,.0f} pps), "
-                           "which holds the generator back")
+                           "where the generator could not offer its rate here")
             else:
                 t = self.trial("loss", size, rate=rate)
                 uncertain = t["verdict"] == "uncertain"
