@@ -283,6 +283,14 @@ deb:
 		{ tail -n 30 ../build.log; echo "deb: dpkg-buildpackage failed; see $(DEB_DIR)/build.log"; exit 1; }
 	$(Q)ls $(DEB_DIR)/*.deb
 
+# The package as Debian judges it: lintian errors fail, and the installed binaries must have
+# fortify, PIE, RELRO and BIND_NOW (control-flow protection is not in bookworm's flags).
+deb-check: deb
+	$(Q)lintian --fail-on error $(DEB_DIR)/xdpsg_*.deb
+	$(Q)rm -rf $(DEB_DIR)/root && dpkg-deb -x $(DEB_DIR)/xdpsg_$(VERSION)_*.deb $(DEB_DIR)/root
+	$(Q)hardening-check --nocfprotection $(DEB_DIR)/root/usr/sbin/xdp-gen \
+		$(DEB_DIR)/root/usr/sbin/xdp-sink $(DEB_DIR)/root/usr/lib/xdpsg/tests/kstats-dump
+
 format:
 	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)
 
@@ -310,11 +318,14 @@ help:
 	@echo '  bench             the benchmark matrix (BENCH=quick for a short run)'
 	@echo '  install           install binaries, man pages, completions, the lab (xdpsg-lab and its'
 	@echo '                    Python package in PYLIBDIR); DESTDIR, PREFIX, SBINDIR, MANDIR'
-	@echo '  install-lab       only the lab: xdpsg-lab and the package'
+	@echo '  install-lab       only the lab: xdpsg-lab, the package, the runners in LIBEXECDIR'
+	@echo '  deb               the Debian package into $(BUILD)/deb (dpkg-buildpackage -us -uc -b)'
+	@echo '  deb-check         deb, then lintian (no errors) and hardening-check on its binaries'
 	@echo '  format            clang-format every source file in place'
 	@echo '  check-format      fail if any source file is not formatted'
 	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout'
 	@echo '  clean             remove $(BUILD)/'
-	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir'
+	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir,'
+	@echo '  WERROR=1 (warnings are errors), CPPFLAGS, CFLAGS, LDFLAGS (used as given)'
 
 -include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d $(OUT)/*/*/*/*.d)

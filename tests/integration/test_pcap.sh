@@ -113,7 +113,7 @@ test_pcap_pcapng_verdicts() {
 	want="['gap before', 19] ['gap after', 25] ['duplicate', 42] ['duplicate', 43] ['duplicate', 44]"
 	t_expect_eq "verdict comments (run 0x5eed, flow 0)" "$want" "$(py_ng "$ng" '" ".join(
 	    str([c.split(" run=")[0][7:], int(c.split("seq=")[1])]) for i, c in n["frames"]
-	    if c.startswith("xdpsg: ") and " run=24301 flow=0 " in c)')"
+	    if c and c.startswith("xdpsg: ") and " run=24301 flow=0 " in c)')"
 	t_expect_eq "frames, every one with a comment" 5 \
 		"$(py_ng "$ng" 'sum(1 for i, c in n["frames"] if c)')"
 	# Each queue's statistics: what its socket received, nothing dropped.
