@@ -19,6 +19,10 @@ DATADIR ?= $(PREFIX)/share
 # The Python package (testenv/xdpsg) and the scenario runners the lab calls; xdpsg-lab in
 # $(SBINDIR) finds them by their path relative to it.
 PYLIBDIR ?= $(DATADIR)/xdpsg
+# What the installed lab runs besides the package: the scenario runners, and the tools laid
+# out as in $(BUILD) (links to the installed xdp-gen and xdp-sink, tests/kstats-dump), so the
+# scenarios find them as they do in a checkout.
+LIBEXECDIR ?= $(PREFIX)/lib/xdpsg
 DESTDIR ?=
 
 CC ?= gcc
@@ -26,6 +30,13 @@ CLANG ?= clang
 BPFTOOL ?= bpftool
 CLANG_FORMAT ?= clang-format
 AR ?= ar
+PKG_CONFIG ?= pkg-config
+# -Werror only when asked (WERROR=1; CI asks): a newer compiler's new warning must not
+# break a user's or a distribution's build.
+WERROR ?= 0
+ifeq ($(WERROR),1)
+WERR := -Werror
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -37,17 +48,22 @@ endif
 
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 
-BPF_CFLAGS := -target bpf -O2 -g -Wall -Werror -Icommon -I$(OUT) \
+BPF_CFLAGS := -target bpf -O2 -g -Wall $(WERR) -Icommon -I$(OUT) \
 	$(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
 
 CFLAGS ?= -O2 -g
-XCFLAGS := -std=gnu11 -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU_SOURCE -DXDPSG_VERSION='"$(VERSION)"' \
+XCFLAGS := -std=gnu11 -Wall -Wextra $(WERR) -Wno-missing-field-initializers -D_GNU_SOURCE -DXDPSG_VERSION='"$(VERSION)"' \
 	-Icommon -I$(OUT)
 # libmicrohttpd serves --metrics-listen (common/metrics_http.c).
 MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
 MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd)
 XCFLAGS += $(MHD_CFLAGS)
-LDLIBS := -lxdp -lbpf -lpcap -lelf -lz $(MHD_LIBS) -lpthread -lm
+# libbpf, libxdp and libpcap through pkg-config (their own flags and private libraries),
+# falling back to the plain names where a .pc file is missing.
+PC_LIBS := libxdp libbpf libpcap
+XCFLAGS += $(shell $(PKG_CONFIG) --cflags $(PC_LIBS) 2>/dev/null)
+LDLIBS := $(or $(shell $(PKG_CONFIG) --libs $(PC_LIBS) 2>/dev/null),-lxdp -lbpf -lpcap) \
+	-lelf -lz $(MHD_LIBS) -lpthread -lm
 # GCC's "undefined" leaves out float-cast-overflow (a double out of an integer's range).
 ifeq ($(SANITIZE),1)
 XCFLAGS += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
@@ -95,12 +111,24 @@ MANPAGES := $(patsubst man/%.in,$(OUT)/man/%,$(MAN_IN))
 .DELETE_ON_ERROR:
 .SUFFIXES:
 .SECONDARY:
-.PHONY: all tools deps check test test-unit test-integration unit-tests bench demo install \
+.PHONY: all tools man deb deb-check deps check test test-unit test-integration unit-tests bench demo install \
 	install-lab uninstall format check-format check-layout clean help
 
 all: $(SKELS) $(LIB) $(PROGS) $(BENCH_PROGS) $(TOOL_PROGS) $(HOOK_PROGS) $(MANPAGES)
 
 tools: $(PROGS)
+
+man: $(MANPAGES)
+
+# The Grafana dashboard lives in docs/monitoring.md (one copy, read where it is explained);
+# installed as a file to import.
+DASHBOARD := $(OUT)/grafana/xdpsg-dashboard.json
+
+$(DASHBOARD): docs/monitoring.md
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D) && awk '/^## Grafana dashboard/ { s = 1 } \
+		s == 1 && /^```json$$/ { s = 2; next } s == 2 && /^```$$/ { exit } s == 2' $< >$@.tmp && \
+		test -s $@.tmp && mv -f $@.tmp $@
 
 $(OUT)/man/%.8: man/%.8.in $(OUT)/%
 	$(call msg,MAN,$@)
@@ -124,27 +152,27 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 # -MMD -MP tracks the real dependencies from then on.
 $(OUT)/common/%.o: common/%.c | $(OUT)/common $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(HOOK_OUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D) && $(CC) $(XCFLAGS) $(CFLAGS) -DXDPSG_TEST_HOOKS -MMD -MP -c $< -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -DXDPSG_TEST_HOOKS -MMD -MP -c $< -o $@
 
 $(OUT)/bench/%.o: bench/%.c | $(OUT)/bench $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/tests/tools/%.o: tests/tools/%.c | $(OUT)/tests/tools $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/tests/%.o: tests/unit/%.c | $(OUT)/tests $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(XCFLAGS) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -206,32 +234,62 @@ demo: deps
 PY_PKG := $(wildcard testenv/xdpsg/*.py testenv/xdpsg/*/*.py)
 PY_RUNNERS := testenv/backpressure.py testenv/rfc2544.py
 
-install: all install-lab
+install: tools man install-lab $(DASHBOARD)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(PROGS) $(DESTDIR)$(SBINDIR)/
+	install -D -m 0644 $(DASHBOARD) $(DESTDIR)$(DATADIR)/xdpsg/grafana/xdpsg-dashboard.json
 	$(if $(MANPAGES),install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/)
 	$(if $(wildcard completion/*),install -d $(DESTDIR)$(DATADIR)/bash-completion/completions)
 	$(if $(wildcard completion/*),install -m 0644 $(wildcard completion/*) \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions/)
 
-# The lab: the package as it is in testenv/, and xdpsg-lab, testenv.sh's installed twin.
-install-lab:
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PYLIBDIR)
+rel = $(shell realpath -m --relative-to=$(1) $(2))
+
+# The lab: the package as it is in testenv/, the runners and tools in LIBEXECDIR, and
+# xdpsg-lab, testenv.sh's installed twin.
+install-lab: $(OUT)/tests/kstats-dump
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(PYLIBDIR) $(DESTDIR)$(LIBEXECDIR)/tests
 	for f in $(PY_PKG:testenv/%=%); do \
 		install -D -m 0644 testenv/$$f $(DESTDIR)$(PYLIBDIR)/$$f || exit 1; \
 	done
-	install -m 0644 $(PY_RUNNERS) $(DESTDIR)$(PYLIBDIR)/
-	sed 's|@PYLIBDIR_REL@|$(shell realpath -m --relative-to=$(SBINDIR) $(PYLIBDIR))|' \
+	install -m 0644 $(PY_RUNNERS) $(DESTDIR)$(LIBEXECDIR)/
+	install -m 0755 $(OUT)/tests/kstats-dump $(DESTDIR)$(LIBEXECDIR)/tests/
+	for t in $(notdir $(PROGS)); do \
+		ln -sfn $(call rel,$(LIBEXECDIR),$(SBINDIR))/$$t $(DESTDIR)$(LIBEXECDIR)/$$t || exit 1; \
+	done
+	sed -e 's|@PYLIBDIR_REL@|$(call rel,$(SBINDIR),$(PYLIBDIR))|' \
+		-e 's|@LIBEXECDIR_REL@|$(call rel,$(SBINDIR),$(LIBEXECDIR))|' \
 		testenv/xdpsg-lab.in >$(DESTDIR)$(SBINDIR)/xdpsg-lab.tmp
 	chmod 0755 $(DESTDIR)$(SBINDIR)/xdpsg-lab.tmp
 	mv -f $(DESTDIR)$(SBINDIR)/xdpsg-lab.tmp $(DESTDIR)$(SBINDIR)/xdpsg-lab
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/xdpsg-lab
-	rm -rf $(DESTDIR)$(PYLIBDIR)
+	rm -rf $(DESTDIR)$(PYLIBDIR)/xdpsg $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/xdpsg/grafana
+	-rmdir $(DESTDIR)$(PYLIBDIR) 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(notdir $(PROGS)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MANPAGES)))
 	rm -f $(addprefix $(DESTDIR)$(DATADIR)/bash-completion/completions/,$(notdir $(wildcard completion/*)))
+
+# The Debian package, built from a copy of the tree (tracked and new files, not build/) so
+# that dpkg-buildpackage leaves its results in $(DEB_DIR), not beside the checkout.
+DEB_DIR := $(BUILD)/deb
+
+deb:
+	$(Q)rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/src
+	$(Q)git ls-files -z -co --exclude-standard | \
+		tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(DEB_DIR)/src
+	$(Q)cd $(DEB_DIR)/src && dpkg-buildpackage -us -uc -b >../build.log 2>&1 || \
+		{ tail -n 30 ../build.log; echo "deb: dpkg-buildpackage failed; see $(DEB_DIR)/build.log"; exit 1; }
+	$(Q)ls $(DEB_DIR)/*.deb
+
+# The package as Debian judges it: lintian errors fail, and the installed binaries must have
+# fortify, PIE, RELRO and BIND_NOW (control-flow protection is not in bookworm's flags).
+deb-check: deb
+	$(Q)lintian --fail-on error $(DEB_DIR)/xdpsg_*.deb
+	$(Q)rm -rf $(DEB_DIR)/root && dpkg-deb -x $(DEB_DIR)/xdpsg_$(VERSION)_*.deb $(DEB_DIR)/root
+	$(Q)hardening-check --nocfprotection $(DEB_DIR)/root/usr/sbin/xdp-gen \
+		$(DEB_DIR)/root/usr/sbin/xdp-sink $(DEB_DIR)/root/usr/lib/xdpsg/tests/kstats-dump
 
 format:
 	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)
@@ -260,11 +318,14 @@ help:
 	@echo '  bench             the benchmark matrix (BENCH=quick for a short run)'
 	@echo '  install           install binaries, man pages, completions, the lab (xdpsg-lab and its'
 	@echo '                    Python package in PYLIBDIR); DESTDIR, PREFIX, SBINDIR, MANDIR'
-	@echo '  install-lab       only the lab: xdpsg-lab and the package'
+	@echo '  install-lab       only the lab: xdpsg-lab, the package, the runners in LIBEXECDIR'
+	@echo '  deb               the Debian package into $(BUILD)/deb (dpkg-buildpackage -us -uc -b)'
+	@echo '  deb-check         deb, then lintian (no errors) and hardening-check on its binaries'
 	@echo '  format            clang-format every source file in place'
 	@echo '  check-format      fail if any source file is not formatted'
 	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout'
 	@echo '  clean             remove $(BUILD)/'
-	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir'
+	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir,'
+	@echo '  WERROR=1 (warnings are errors), CPPFLAGS, CFLAGS, LDFLAGS (used as given)'
 
 -include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d $(OUT)/*/*/*/*.d)

@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """The lab's command line: testenv/testenv.sh (and the installed xdpsg-lab) run this.
 
-    python3 -P -m xdpsg.labcli --front-end=PATH [--front-sink=PATH] -- COMMAND [OPTIONS]
+    python3 -P -m xdpsg.labcli --front-end=PATH [--front-sink=PATH] [--front-runners=DIR] \
+        -- COMMAND [OPTIONS]
 
 The front end names itself (PATH: messages say its name, and the scenario runners are
 told to call it back) and the xdp-sink the XDP DUT runs unless XDPSG_SINK says another.
 Commands: setup teardown status exec enter list env pin-napi, and, as the first argument
 only, backpressure, rfc2544 (testenv/backpressure.py and testenv/rfc2544.py beside the
-package) and --version --json. Exit codes: 0 success, 1 runtime failure, 2 bad usage or
+package, or in DIR: an installed package lives where Python finds it, the runners elsewhere)
+and --version --json. Exit codes: 0 success, 1 runtime failure, 2 bad usage or
 environment (one line on stderr).
 """
 
@@ -45,8 +47,9 @@ class Interrupted(Exception):
 class Cli:
     """One run: the front end's name, what the user asked, and the output."""
 
-    def __init__(self, front, sink):
+    def __init__(self, front, sink, runners=None):
         self.front = front
+        self.runners = runners or ROOT
         self.prog = os.path.basename(front)
         self.sink = os.environ.get('XDPSG_SINK') or sink or 'xdp-sink'
         # Where the front end's own tools are (a checkout's build/, or where make install
@@ -330,9 +333,9 @@ class Cli:
             raise UsageError('use: %s --version --json' % self.prog)
         opts = {}
         for runner in RUNNER_COMMANDS:
-            path = os.path.join(ROOT, runner + '.py')
+            path = os.path.join(self.runners, runner + '.py')
             r = subprocess.run([sys.executable, path, '--list-options'], stdout=subprocess.PIPE,
-                               text=True)
+                               text=True, env=self.runner_env())
             try:
                 opts[runner] = json.loads(r.stdout) if r.returncode == 0 else None
             except ValueError:
@@ -344,8 +347,19 @@ class Cli:
         print(json.dumps(v, separators=(',', ':')))
         return 0
 
+    def runner_env(self):
+        """A runner beside the package imports it from its own directory; one installed
+        elsewhere is given the package's place, wherever Python would not look by itself."""
+        env = dict(os.environ)
+        if os.path.realpath(self.runners) != os.path.realpath(ROOT):
+            pp = env.get('PYTHONPATH')
+            env['PYTHONPATH'] = ROOT + (':' + pp if pp else '')
+        return env
+
     def runner(self, name, argv):
-        _exec([sys.executable, os.path.join(ROOT, name + '.py'), '--testenv', self.front] + argv)
+        os.environ.update(self.runner_env())
+        _exec([sys.executable, os.path.join(self.runners, name + '.py'), '--testenv', self.front]
+              + argv)
 
     def run(self, argv):
         if argv[:1] and argv[0] in RUNNER_COMMANDS:
@@ -400,15 +414,17 @@ def _exec(argv):
 
 
 def _front_end_args(argv):
-    """(front end path, default xdp-sink, the user's arguments)."""
-    front, sink = os.path.join(ROOT, 'testenv.sh'), None
+    """(front end path, default xdp-sink, the runners' directory, the user's arguments)."""
+    front, sink, runners = os.path.join(ROOT, 'testenv.sh'), None, None
     if argv[:1] and argv[0].startswith('--front-end='):
         front = argv.pop(0).split('=', 1)[1]
         if argv[:1] and argv[0].startswith('--front-sink='):
             sink = argv.pop(0).split('=', 1)[1]
+        if argv[:1] and argv[0].startswith('--front-runners='):
+            runners = argv.pop(0).split('=', 1)[1]
         if argv[:1] == ['--']:
             argv.pop(0)
-    return front, sink, argv
+    return front, sink, runners, argv
 
 
 def _drop_own_pythonpath():
@@ -424,9 +440,9 @@ def _drop_own_pythonpath():
 
 
 def main(argv=None):
-    front, sink, argv = _front_end_args(list(sys.argv[1:] if argv is None else argv))
+    front, sink, runners, argv = _front_end_args(list(sys.argv[1:] if argv is None else argv))
     _drop_own_pythonpath()
-    cli = Cli(front, sink)
+    cli = Cli(front, sink, runners)
     try:
         return cli.run(argv)
     except UsageError as e:

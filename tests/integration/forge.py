@@ -15,6 +15,12 @@ KIND:
              frame: a jump sent before the frame it claims to follow is
              implausible however long ago that was), or whose send time is
              rejected (0, the future): none may touch its books
+  resent     a run of its own (RUN, or a random id) as a sender with one
+             retransmitting hop would make it: flow 0, COUNT frames in order
+             with sequence numbers 0 to COUNT + 4, the 5 after the first half
+             skipped (a gap: the frames on either side of it are
+             COUNT/2 - 1 and COUNT/2 + 5), then the last 3 frames sent again
+             byte for byte, send times included (3 duplicates)
 Prints the number of frames sent. Times are CLOCK_MONOTONIC, as the sink's.
 """
 import os
@@ -60,7 +66,18 @@ def stamps(kind, count, run, ts_jump, rng):
             else:
                 yield stamp(run, 0, (1 << 30) + rng.getrandbits(20), ts_jump or now)
         else:
-            raise SystemExit("forge.py: unknown kind %r; use rejected, runs, flows or jumps" % kind)
+            raise SystemExit("forge.py: unknown kind %r; use rejected, runs, flows, jumps or "
+                             "resent" % kind)
+
+
+def resent(count, run, rng):
+    run = run or rng.getrandbits(32) or 1
+    sent = []
+    for seq in range(count + 5):
+        if count // 2 <= seq < count // 2 + 5:
+            continue
+        sent.append(stamp(run, 0, seq, time.monotonic_ns()))
+    return sent + sent[-3:]
 
 
 def main(argv):
@@ -74,7 +91,9 @@ def main(argv):
     sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     sock.bind((ifname, 0))
     n = 0
-    for st in stamps(kind, int(count), run, ts_jump, rng):
+    gen = resent(int(count), run, rng) if kind == "resent" else stamps(kind, int(count), run,
+                                                                       ts_jump, rng)
+    for st in gen:
         sock.send(frame(mac(smac), mac(dmac), sip, dip, st))
         n += 1
     print(n)

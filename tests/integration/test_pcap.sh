@@ -124,6 +124,70 @@ test_pcap_anomalies_around_a_gap() {
 	expect_tcpdump_reads "$PDIR/gap.pcap" 2
 }
 
+# pcapng: a run with a gap and 3 frames sent again, captured on a two-queue sink:
+# one interface per queue, the verdicts as frame comments on exactly the frames
+# they name (tshark finds exactly the duplicates), each queue's counts in its
+# statistics block.
+test_pcap_pcapng_verdicts() {
+	local ng want
+	command -v tshark >/dev/null || t_skip "tshark not installed (apt-get install tshark)"
+	lab_setup --no-ipv6 --queues 2
+	pcap_dir
+	start_capture_sink --capture "$PDIR/v.pcapng" --capture-what anomalies
+	# 40 frames of flow 0 in order with seq 20-24 skipped, then seq 42-44 again.
+	lab_exec gen python3 "$ROOT/tests/integration/forge.py" "$GEN_IF" "$GEN_MAC" "$SINK_MAC" \
+		"$GEN_IP4" "$SINK_IP4" resent 40 0x5eed >/dev/null || t_fail "forge.py resent failed"
+	stop_capture_sink 43
+	t_expect_eq "lost" 5 "$(xs 'o["lost"]')"
+	t_expect_eq "duplicates" 3 "$(xs 'o["duplicates"]')"
+	t_expect_eq "captured" 5 "$(xs 'o["captured"]')"
+	ng=$(python3 "$ROOT/tests/integration/pcapngtool.py" "$PDIR/v.pcapng") || t_fail "pcapng: $ng"
+	t_expect_eq "interfaces, one per queue" "['$SINK_IF:q0', '$SINK_IF:q1']" \
+		"$(py_ng "$ng" 'n["interfaces"]')"
+	want="['gap before', 19] ['gap after', 25] ['duplicate', 42] ['duplicate', 43] ['duplicate', 44]"
+	t_expect_eq "verdict comments (run 0x5eed, flow 0)" "$want" "$(py_ng "$ng" '" ".join(
+	    str([c.split(" run=")[0][7:], int(c.split("seq=")[1])]) for i, c in n["frames"]
+	    if c and c.startswith("xdpsg: ") and " run=24301 flow=0 " in c)')"
+	t_expect_eq "frames, every one with a comment" 5 \
+		"$(py_ng "$ng" 'sum(1 for i, c in n["frames"] if c)')"
+	# Each queue's statistics: what its socket received, nothing dropped.
+	t_expect_eq "isb_ifrecv per queue = the socket's rx_packets" \
+		"$(xs '[s["rx_packets"] for s in o["sockets"]]')" \
+		"$(py_ng "$ng" '[s["ifrecv"] for s in n["stats"]]')"
+	t_expect_eq "isb_ifdrop, isb_osdrop" "[0, 0]" \
+		"$(py_ng "$ng" '[sum(s["ifdrop"] for s in n["stats"]), sum(s["osdrop"] for s in n["stats"])]')"
+	t_expect_eq "isb_usrdeliv, all queues" 5 "$(py_ng "$ng" 'sum(s["usrdeliv"] for s in n["stats"])')"
+	# What a user types: tshark lists exactly the duplicates.
+	t_expect_eq "tshark: frame.comment contains duplicate" \
+		"xdpsg: duplicate run=24301 flow=0 seq=42,xdpsg: duplicate run=24301 flow=0 seq=43,xdpsg: duplicate run=24301 flow=0 seq=44" \
+		"$(tshark -r "$PDIR/v.pcapng" -Y 'frame.comment contains "duplicate"' -T fields \
+			-e frame.comment 2>/dev/null | paste -sd,)"
+	t_expect_eq "tshark: the frames' interfaces" "$SINK_IF:q$(py_ng "$ng" 'n["frames"][0][0]')" \
+		"$(tshark -r "$PDIR/v.pcapng" -T fields -e frame.interface_name 2>/dev/null | sort -u)"
+}
+
+py_ng() { # JSON EXPR: EXPR over the pcapngtool output n
+	python3 -c 'import json, sys; n = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+# --capture-format overrides the name; without it the name decides; pcap stays the default.
+test_pcap_capture_format() {
+	local f magic name
+	lab_setup --no-ipv6
+	pcap_dir
+	for f in "a.pcapng:0a0d0d0a" "b.pcap:4d3cb2a1" "c.cap --capture-format pcapng:0a0d0d0a" \
+		"d.pcapng --capture-format pcap:4d3cb2a1"; do
+		# shellcheck disable=SC2086
+		start_capture_sink --capture "$PDIR"/${f%:*}
+		lab_exec gen "$GEN" xsk -q -n 100 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+		stop_capture_sink 100
+		name=${f%%[ :]*}
+		magic=$(od -An -tx1 -N4 "$PDIR/$name" | tr -d " ")
+		t_expect_eq "first bytes of ${f%:*}" "${f##*:}" "$magic"
+		expect_tcpdump_reads "$PDIR/$name" 100
+	done
+}
+
 # Exit code 2 and exactly one line on stderr.
 expect_refused() { # label command...
 	local label=$1 msg rc
@@ -154,6 +218,10 @@ test_pcap_bad_input() {
 	expect_refused "anomalies without stamps" $s "$SINK" xsk --capture "$PDIR/x.pcap" \
 		--capture-what anomalies --no-verify "$SINK_IF"
 	expect_refused "--snaplen without --capture" $s "$SINK" xsk --snaplen 100 "$SINK_IF"
+	expect_refused "--capture-format without --capture" $s "$SINK" xsk --capture-format pcapng \
+		"$SINK_IF"
+	expect_refused "--capture-format other" $s "$SINK" xsk --capture "$PDIR/x.pcap" \
+		--capture-format pcapx "$SINK_IF"
 	for f in "$GEN_NS $GEN_IF" "$SINK_NS $SINK_IF"; do
 		# shellcheck disable=SC2086
 		out=$(ip -n ${f% *} -d link show dev ${f#* })

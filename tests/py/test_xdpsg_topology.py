@@ -419,7 +419,10 @@ class CommandLine(unittest.TestCase):
     def test_front_end_args(self):
         self.assertEqual(labcli._front_end_args(['--front-end=/a/xdpsg-lab', '--front-sink=/a/s',
                                                  '--', '--', 'x']),
-                         ('/a/xdpsg-lab', '/a/s', ['--', 'x']))
+                         ('/a/xdpsg-lab', '/a/s', None, ['--', 'x']))
+        self.assertEqual(labcli._front_end_args(['--front-end=/a/xdpsg-lab', '--front-sink=/a/s',
+                                                 '--front-runners=/l', '--', 'x']),
+                         ('/a/xdpsg-lab', '/a/s', '/l', ['x']))
 
 
 if __name__ == '__main__':

@@ -256,10 +256,156 @@ out:
 	dir_entries(true);
 }
 
+/* What a pcapng file holds, found by walking its blocks (independently of libpcap). */
+struct ng_seen {
+	unsigned int shb, idb, epb, isb, bad;
+	__u32 epb_if[8];
+	char comment[4][96];
+	unsigned int ncomment;
+	__u64 isb_opt[2][9]; /* interface, option code */
+	char if_name[2][32];
+};
+
+static void ng_options(struct ng_seen *s, __u32 type, const __u8 *p, const __u8 *end, __u32 ifid)
+{
+	while (p + 4 <= end) {
+		__u16 code, len;
+
+		memcpy(&code, p, 2);
+		memcpy(&len, p + 2, 2);
+		if (!code)
+			return;
+		if (p + 4 + len > end) {
+			s->bad++;
+			return;
+		}
+		if (type == 6 && code == 1 && s->ncomment < 4)
+			snprintf(s->comment[s->ncomment++], sizeof(s->comment[0]), "%.*s", len,
+				 p + 4);
+		if (type == 5 && ifid < 2 && code < 9 && len == 8)
+			memcpy(&s->isb_opt[ifid][code], p + 4, 8);
+		if (type == 1 && code == 2 && s->idb <= 2)
+			snprintf(s->if_name[s->idb - 1], sizeof(s->if_name[0]), "%.*s", len, p + 4);
+		p += 4 + ((len + 3) & ~3);
+	}
+}
+
+static void ng_walk(const __u8 *b, size_t n, struct ng_seen *s)
+{
+	size_t off = 0;
+
+	memset(s, 0, sizeof(*s));
+	while (off + 12 <= n) {
+		__u32 type, len, len2, ifid = 0, caplen;
+
+		memcpy(&type, b + off, 4);
+		memcpy(&len, b + off + 4, 4);
+		if (len < 12 || len % 4 || off + len > n) {
+			s->bad++;
+			return;
+		}
+		memcpy(&len2, b + off + len - 4, 4);
+		if (len2 != len)
+			s->bad++;
+		if (type == 0x0A0D0D0A) {
+			s->shb++;
+		} else if (type == 1) {
+			s->idb++;
+			ng_options(s, type, b + off + 16, b + off + len - 4, 0);
+		} else if (type == 6) {
+			memcpy(&ifid, b + off + 8, 4);
+			memcpy(&caplen, b + off + 20, 4);
+			if (s->epb < 8)
+				s->epb_if[s->epb] = ifid;
+			s->epb++;
+			ng_options(s, type, b + off + 28 + ((caplen + 3) & ~3U), b + off + len - 4,
+				   ifid);
+		} else if (type == 5) {
+			memcpy(&ifid, b + off + 8, 4);
+			s->isb++;
+			ng_options(s, type, b + off + 20, b + off + len - 4, ifid);
+		}
+		off += len;
+	}
+	if (off != n)
+		s->bad++;
+}
+
+/*
+ * pcapng: two interfaces, frames on both, a comment on one frame, each
+ * interface's counts at the end; libpcap reads the frames back as written.
+ */
+static void test_pcapng(void)
+{
+	const char *names[] = { "veth0:q0", "veth0:q3" };
+	struct pcapio_opts o = {
+		.snaplen = 2048, .format = PCAPIO_PCAPNG, .nif = 2, .if_names = names, .app = "test"
+	};
+	struct pcapio_ifstats st = {
+		.start_ns = 5, .end_ns = 6, .have_recv = true, .recv = 11, .drop = 4, .osdrop = 2
+	};
+	struct pcapio_writer *w;
+	struct pcap_frames f;
+	struct ng_seen s;
+	__u8 buf[2048], file[8192];
+	char why[256];
+	size_t n = 0;
+	FILE *fp;
+	__u32 i;
+
+	tmp_path();
+	ASSERT_EQ(pcapio_format_of("a/b.pcapng"), PCAPIO_PCAPNG, "a .pcapng name");
+	ASSERT_EQ(pcapio_format_of("a/b.pcap"), PCAPIO_PCAP, "a .pcap name");
+	ASSERT_EQ(pcapio_format_of("pcapng"), PCAPIO_PCAP, "no extension");
+	if (!ASSERT_OK(pcapio_writer__open_opts(&w, "--capture", path, &o), "open"))
+		goto out;
+	for (i = 0; i < 3; i++) {
+		frame(buf, 61 + i, (__u8)i);
+		pcapio_write_if(w, i % 2, 1000000001ULL * (i + 1), buf, 61 + i, 61 + i,
+				i == 1 ? "xdpsg: duplicate run=7 flow=0 seq=3" : NULL);
+	}
+	pcapio_if_stats(w, 1, &st);
+	if (!ASSERT_OK(pcapio_writer__commit(w), "commit"))
+		goto out;
+	fp = fopen(path, "r");
+	if (fp) {
+		n = fread(file, 1, sizeof(file), fp);
+		fclose(fp);
+	}
+	ng_walk(file, n, &s);
+	ASSERT_EQ(s.bad, 0, "well-formed blocks");
+	ASSERT_EQ(s.shb, 1, "section header");
+	ASSERT_EQ(s.idb, 2, "one interface block each");
+	ASSERT_STREQ(s.if_name[1], "veth0:q3", "interface name");
+	ASSERT_EQ(s.epb, 3, "frames");
+	ASSERT_EQ(s.epb_if[1], 1, "the second frame on interface 1");
+	ASSERT_EQ(s.ncomment, 1, "one comment");
+	ASSERT_STREQ(s.comment[0], "xdpsg: duplicate run=7 flow=0 seq=3", "the comment");
+	ASSERT_EQ(s.isb, 2, "a statistics block each");
+	ASSERT_EQ_U64(s.isb_opt[1][4], 11, "isb_ifrecv");
+	ASSERT_EQ_U64(s.isb_opt[1][5], 4, "isb_ifdrop");
+	ASSERT_EQ_U64(s.isb_opt[1][7], 2, "isb_osdrop");
+	ASSERT_EQ_U64(s.isb_opt[1][8], 1, "isb_usrdeliv: frames written for it");
+	ASSERT_EQ_U64(s.isb_opt[0][8], 2, "isb_usrdeliv of interface 0");
+	if (!ASSERT_OK(pcapio_load(path, 1514, "x", 100, &f, why, sizeof(why)), why))
+		goto out;
+	ASSERT_EQ(f.n, 3, "libpcap reads every frame");
+	for (i = 0; i < f.n; i++) {
+		frame(buf, 61 + i, (__u8)i);
+		if (!ASSERT_EQ(f.len[i], 61 + i, "length") ||
+		    !ASSERT_EQ(memcmp(pcap_frame(&f, i), buf, f.len[i]), 0, "bytes") ||
+		    !ASSERT_EQ_U64(f.ts_ns[i], 1000000001ULL * (i + 1), "ns stamp"))
+			break;
+	}
+	pcapio_frames_free(&f);
+out:
+	unlink(path);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(round_trip),	    TEST_CASE(refused),
 	TEST_CASE(writer_bad_path), TEST_CASE(writer_keeps_old_until_commit),
-	TEST_CASE(writer_symlink),
+	TEST_CASE(writer_symlink),  TEST_CASE(pcapng),
 };
 
 TEST_MAIN("pcapio", cases)

@@ -17,6 +17,7 @@
 #include "fmt.h"
 #include "log.h"
 #include "outfile.h"
+#include "runtime.h"
 #include "pcapio.h"
 #include "seqtrack.h"
 #include "stamp.h"
@@ -24,7 +25,16 @@
 struct cap_hdr {
 	__u64 ts_ns; /* CLOCK_MONOTONIC */
 	__u32 len, caplen;
+	/* What the sink made of the frame: the file's comment on it (pcapng). */
+	__u32 run, seq;
+	__u16 flow;
+	__s8 verdict; /* enum seqtrack_verdict, or CAPTURE_FOREIGN/UNCHECKED */
+	__u8 gap; /* CAP_GAP_* */
 };
+
+enum { CAP_GAP_NONE, CAP_GAP_BEFORE, CAP_GAP_AFTER };
+
+#define CAP_NAME_LEN 64
 
 /* The last in-order frame of a flow, for the "before" side of a gap. */
 struct cap_prev {
@@ -42,6 +52,9 @@ struct capq {
 	__u64 tail_seen; /* the tail as last read: reread only when the ring looks full */
 	__u64 dropped; /* ring full: not captured */
 	struct cap_prev *prev; /* anomalies only: CAPTURE_FLOWS entries */
+	/* set by main once the receive threads are done (capture_queue_stats) */
+	bool have_kernel;
+	__u64 kernel_received, kernel_dropped;
 	/* consumer: the writer */
 	__u64 tail __attribute__((aligned(64)));
 	/* fixed */
@@ -53,6 +66,8 @@ struct capq {
 struct capture {
 	unsigned int nq;
 	struct capq *q;
+	char (*names)[CAP_NAME_LEN]; /* per queue: the pcapng interface's name */
+	__u64 start; /* wall clock */
 	__u32 snap, stride;
 	bool anomalies;
 	__u64 max; /* 0: no limit */
@@ -70,8 +85,8 @@ struct capture {
 int capture_check(const struct sink_cfg *cfg)
 {
 	if (!cfg->capture) {
-		if (cfg->capture_what || cfg->snaplen || cfg->capture_max) {
-			pr_warn("--capture-what, --snaplen and --capture-max go with --capture FILE; add it\n");
+		if (cfg->capture_what || cfg->snaplen || cfg->capture_max || cfg->capture_format) {
+			pr_warn("--capture-what, --capture-format, --snaplen and --capture-max go with --capture FILE; add it\n");
 			return -EINVAL;
 		}
 		return 0;
@@ -115,9 +130,27 @@ static int queues_alloc(struct capture *c)
 	return 0;
 }
 
+/* The verdict on a frame the books did not take in order, or NULL for one they did. */
+static const char *comment(const struct cap_hdr *h, char *buf, size_t len)
+{
+	const char *v;
+
+	if (h->gap)
+		v = h->gap == CAP_GAP_BEFORE ? "gap before" : "gap after";
+	else if (h->verdict == CAPTURE_FOREIGN)
+		return "xdpsg: foreign (no stamp)";
+	else if (h->verdict < 0 || h->verdict == SEQ_FIRST || h->verdict == SEQ_IN_ORDER)
+		return NULL;
+	else
+		v = seqtrack_verdict_str(h->verdict);
+	snprintf(buf, len, "xdpsg: %s run=%u flow=%u seq=%u", v, h->run, h->flow, h->seq);
+	return buf;
+}
+
 /* Everything below the heads goes into the file; returns the frames written. */
 static __u64 drain(struct capture *c)
 {
+	char text[128];
 	__u64 n = 0;
 	unsigned int i;
 
@@ -132,7 +165,8 @@ static __u64 drain(struct capture *c)
 				__atomic_store_n(&c->full, 1, __ATOMIC_RELAXED);
 				continue;
 			}
-			pcapio_write(c->w, h->ts_ns + c->wall, h + 1, h->caplen, h->len);
+			pcapio_write_if(c->w, i, h->ts_ns + c->wall, h + 1, h->caplen, h->len,
+					comment(h, text, sizeof(text)));
 			c->written++;
 			n++;
 		}
@@ -153,8 +187,38 @@ static void *writer(void *arg)
 	return NULL;
 }
 
+/* pcapng: one interface per queue, named after the device and the queue. */
+static int writer_open(struct capture *c, const struct sink_cfg *cfg, const char *ifname,
+		       const unsigned int *queues)
+{
+	struct pcapio_opts o = {
+		.snaplen = c->snap,
+		.format = cfg->capture_format ? (enum pcapio_format)(cfg->capture_format - 1) :
+						pcapio_format_of(c->path),
+		.nif = c->nq,
+		.app = "xdp-sink " XDPSG_VERSION,
+	};
+	const char **names = calloc(c->nq, sizeof(*names));
+	unsigned int i;
+	int err;
+
+	c->names = calloc(c->nq, sizeof(*c->names));
+	if (!names || !c->names) {
+		free(names);
+		return -ENOMEM;
+	}
+	for (i = 0; i < c->nq; i++) {
+		snprintf(c->names[i], sizeof(c->names[i]), "%s:q%u", ifname, queues[i]);
+		names[i] = c->names[i];
+	}
+	o.if_names = names;
+	err = pcapio_writer__open_opts(&c->w, "--capture", c->path, &o);
+	free(names);
+	return err;
+}
+
 int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned int nq,
-		    __u32 frame_size)
+		    __u32 frame_size, const char *ifname, const unsigned int *queues)
 {
 	struct capture *c = calloc(1, sizeof(*c));
 	int err;
@@ -172,11 +236,12 @@ int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned i
 		c->snap = (__u32)cfg->snaplen;
 	c->stride = (__u32)((sizeof(struct cap_hdr) + c->snap + 63) & ~63UL);
 	c->wall = pcapio_wall_offset();
+	c->start = now_ns() + c->wall;
 	err = queues_alloc(c);
 	if (err)
 		return err;
 	/* A new file beside the target: the old capture stays until this one is complete. */
-	err = pcapio_writer__open(&c->w, "--capture", c->path, c->snap);
+	err = writer_open(c, cfg, ifname, queues);
 	if (err)
 		return err;
 	err = -pthread_create(&c->writer, NULL, writer, c);
@@ -241,8 +306,12 @@ static void anomaly(struct capq *q, const struct cap_hdr *h, const void *data, i
 		return;
 	case SEQ_GAP:
 		p = prev_of(q, st);
-		if (p->valid && p->run == st->run && p->flow == st->flow && !p->written)
-			push(q, &p->h, p->data);
+		if (p->valid && p->run == st->run && p->flow == st->flow && !p->written) {
+			struct cap_hdr before = p->h;
+
+			before.gap = CAP_GAP_BEFORE;
+			push(q, &before, p->data);
+		}
 		push(q, h, data);
 		remember(q, h, data, st, true);
 		return;
@@ -255,11 +324,17 @@ void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, in
 		   const struct stamp *st)
 {
 	struct capture *c = q->c;
-	struct cap_hdr h = { .ts_ns = now_ns, .len = len };
+	struct cap_hdr h = { .ts_ns = now_ns, .len = len, .verdict = (__s8)verdict };
 
 	if (__atomic_load_n(&c->full, __ATOMIC_RELAXED))
 		return;
 	h.caplen = len < c->snap ? len : c->snap;
+	if (verdict >= 0) {
+		h.run = st->run;
+		h.flow = st->flow;
+		h.seq = st->seq;
+		h.gap = verdict == SEQ_GAP ? CAP_GAP_AFTER : CAP_GAP_NONE;
+	}
 	if (c->anomalies)
 		anomaly(q, &h, data, verdict, st);
 	else
@@ -276,12 +351,47 @@ static void writer_stop(struct capture *c)
 	c->started = false;
 }
 
+void capture_queue_stats(struct capture *c, unsigned int i, __u64 received, __u64 dropped)
+{
+	if (!c || i >= c->nq)
+		return;
+	c->q[i].kernel_received = received;
+	c->q[i].kernel_dropped = dropped;
+	c->q[i].have_kernel = true;
+}
+
+/* Each queue's counts into its interface's statistics block. */
+static void queue_stats(struct capture *c)
+{
+	__u64 end = now_ns() + c->wall;
+	unsigned int i;
+
+	for (i = 0; i < c->nq; i++) {
+		const struct capq *q = &c->q[i];
+		struct pcapio_ifstats s = {
+			.start_ns = c->start,
+			.end_ns = end,
+			.have_recv = q->have_kernel,
+			.recv = q->kernel_received + q->kernel_dropped,
+			.drop = q->kernel_dropped,
+			.osdrop = q->dropped,
+			.comment =
+				"xdpsg: ifrecv = frames the XDP program sent this queue's socket, "
+				"ifdrop = of those, dropped by the kernel (rx_dropped + rx_ring_full), "
+				"osdrop = received but not captured (the capture writer was behind)",
+		};
+
+		pcapio_if_stats(c->w, i, &s);
+	}
+}
+
 int capture_finish(struct capture *c)
 {
 	if (!c || c->finished)
 		return c ? c->err : 0;
 	c->finished = true;
 	writer_stop(c);
+	queue_stats(c);
 	c->err = pcapio_writer__commit(c->w);
 	c->w = NULL;
 	return c->err;
@@ -302,6 +412,7 @@ void capture__destroy(struct capture *c)
 		free(c->q[i].prev_data);
 	}
 	free(c->q);
+	free(c->names);
 	free(c);
 }
 

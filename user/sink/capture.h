@@ -3,8 +3,13 @@
 #define XDPSG_SINK_CAPTURE_H
 
 /*
- * xdp-sink xsk --capture: received frames into a pcap file, written off the
- * receive threads.
+ * xdp-sink xsk --capture: received frames into a pcap or pcapng file, written
+ * off the receive threads. pcapng (a name ending in .pcapng, or
+ * --capture-format) has one interface per receive queue ("IFNAME:qN"), a
+ * comment on every frame the books did not take in order (its verdict: gap
+ * before, gap after, duplicate, reordered, late, implausible, ts-future,
+ * ts-stale, unplaced, foreign; and its run, flow and sequence number), and
+ * each queue's counts in a statistics block at the end.
  *
  * Each receive queue has a single-producer/single-consumer ring of slots;
  * the queue's thread copies at most --snaplen bytes of a frame it keeps into
@@ -21,10 +26,15 @@
  * entry another flow took has no "before" frame), and the frame after the gap.
  *
  *   capture_check(cfg)          preflight: the options and the file's path
- *   capture__create(&c, cfg, n, fs) open the file, start the writer; n queues
- *                               whose UMEM frames are fs bytes
+ *   capture__create(&c, cfg, n, fs, ifname, queues)
+ *                               open the file, start the writer; n queues
+ *                               (their numbers in queues[]) whose UMEM frames
+ *                               are fs bytes
  *   capture_queue(c, i)         queue i's ring, for its thread only
  *   capture_offer(cq, ...)      receive thread, per frame
+ *   capture_queue_stats(c, i, received, dropped)
+ *                               main, once the receive threads are done:
+ *                               queue i's socket counts, for the file
  *   capture_finish(c)           the run has ended and the receive threads
  *                               stopped: drain, join, and rename the complete
  *                               file over FILE (idempotent; 0 or -errno)
@@ -54,7 +64,8 @@ struct stamp;
 
 int capture_check(const struct sink_cfg *cfg);
 int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned int nq,
-		    __u32 frame_size);
+		    __u32 frame_size, const char *ifname, const unsigned int *queues);
+void capture_queue_stats(struct capture *c, unsigned int i, __u64 received, __u64 dropped);
 struct capq *capture_queue(struct capture *c, unsigned int i);
 /* A frame of len bytes received at now_ns, with seqtrack's verdict (or CAPTURE_*). */
 void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, int verdict,

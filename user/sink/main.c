@@ -44,6 +44,13 @@ static const struct param_enum capture_whats[] = {
 	{ NULL, 0 },
 };
 
+/* 0 is "from the name"; the others are enum pcapio_format + 1. */
+static const struct param_enum capture_formats[] = {
+	{ "pcap", 1 },
+	{ "pcapng", 2 },
+	{ NULL, 0 },
+};
+
 #define OPT(f) offsetof(struct sink_cfg, f)
 
 static const struct param_def common_opts[] = {
@@ -97,7 +104,11 @@ static const struct param_def xsk_opts[] = {
 	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",
 	  "write the latency histogram to FILE (.csv or .json)" },
 	{ "capture", 0, PARAM_STRING, OPT(capture), "FILE",
-	  "write received frames to FILE (pcap, nanosecond stamps), off the receive threads" },
+	  "write received frames to FILE (nanosecond stamps; pcapng if it ends in .pcapng, with "
+	  "one interface per queue and each anomaly's verdict as a comment, else pcap), off the "
+	  "receive threads" },
+	{ "capture-format", 0, PARAM_ENUM, OPT(capture_format), "pcap|pcapng",
+	  "with --capture: the file's format whatever its name", 0, 0, capture_formats },
 	{ "capture-what", 0, PARAM_ENUM, OPT(capture_what), "all|anomalies",
 	  "every frame, or only foreign, duplicate, reordered, late frames and both sides of each gap",
 	  0, 0, capture_whats },

@@ -57,6 +57,7 @@ struct sink_cfg {
 	/* --capture (xsk; drop with --sample) */
 	const char *capture;
 	int capture_what; /* 0 all, 1 anomalies */
+	int capture_format; /* 0 from the name, 1 pcap, 2 pcapng */
 	__u64 snaplen, capture_max, sample;
 };
 

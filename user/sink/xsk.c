@@ -55,8 +55,6 @@ static void xsk_read(struct sink *sk, struct sink_snap *s)
 	 * complete, and is renamed over its file before the summary. Not on a
 	 * reading before that (threads that a signal stopped during the setup).
 	 */
-	if (xs->cap && run_stop_requested(&sk->run) && run_all_finished(&sk->run))
-		capture_finish(xs->cap);
 	for (i = 0; i < xs->nxq; i++) {
 		xq_counts_read(&xc[i], &xs->xq[i].pub);
 		/* A failed read gives the last good one: deltas never go back. */
@@ -64,6 +62,13 @@ static void xsk_read(struct sink *sk, struct sink_snap *s)
 			memset(&st[i], 0, sizeof(st[i]));
 		else
 			xsk_queue_stats(xs->xq[i].q, &st[i]);
+	}
+	if (xs->cap && run_stop_requested(&sk->run) && run_all_finished(&sk->run)) {
+		/* The sockets' whole lives: they were made after the capture was opened. */
+		for (i = 0; i < xs->nxq; i++)
+			capture_queue_stats(xs->cap, i, xc[i].rx_packets,
+					    st[i].rx_dropped + st[i].rx_ring_full);
+		capture_finish(xs->cap);
 	}
 }
 
@@ -466,8 +471,13 @@ static int xsk_start(struct sink *sk)
 	if (!xs->follow_seen)
 		return -ENOMEM;
 	if (sk->cfg->capture) {
-		int err = capture__create(&xs->cap, sk->cfg, xs->nxq, xs->frame_size);
+		unsigned int queues[XDPSG_MAX_QUEUES];
+		int err;
 
+		for (i = 0; i < xs->nxq; i++)
+			queues[i] = xs->xq[i].queue;
+		err = capture__create(&xs->cap, sk->cfg, xs->nxq, xs->frame_size, sk->ifc.name,
+				      queues);
 		if (err)
 			return err;
 		for (i = 0; i < xs->nxq; i++)

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The Debian package and the build flags it relies on. dpkg-buildpackage takes
+# a minute and a half here (a full rebuild), so this test makes the package
+# the cheap way: 'make install' into a scratch tree with debian/install-dirs
+# (what debian/rules passes), the control data from debian/control through
+# dpkg-shlibdeps and dpkg-gencontrol, dpkg-deb --build; then it reads the file
+# list and Depends, and runs the installed xdpsg-lab from the unpacked tree.
+# Nothing is installed on the host. 'make deb-check' is the full build with
+# lintian and hardening-check.
+
+# deb_make_flags: the compile and link lines make would run for xdp-gen.
+deb_make_lines() { # extra make arguments...
+	make -C "$ROOT" -n -B --no-print-directory BUILD="$DEB_TMP/b" \
+		CPPFLAGS=-DXDPSG_MARK_CPP CFLAGS="-O2 -DXDPSG_MARK_C" LDFLAGS=-Wl,-z,xdpsgmark \
+		"$@" "$DEB_TMP/b/xdp-gen" 2>&1
+}
+
+deb_tmp() {
+	DEB_TMP=$(mktemp -d /tmp/xdpsg-deb.XXXXXX)
+	t_on_cleanup rm -rf "$DEB_TMP"
+	chmod 0755 "$DEB_TMP"
+}
+
+# make honours CPPFLAGS, CFLAGS and LDFLAGS, links libbpf/libxdp/libpcap as
+# pkg-config says, and uses -Werror only with WERROR=1.
+test_deb_build_flags() {
+	local out cc ld
+	deb_tmp
+	out=$(deb_make_lines) || t_fail "make -n failed: $(tail -n 5 <<<"$out")"
+	cc=$(grep -E -- ' -c user/gen/main\.c ' <<<"$out")
+	ld=$(grep -E -- '-o [^ ]*/xdp-gen\.tmp ' <<<"$out")
+	[ -n "$cc" ] && [ -n "$ld" ] || t_fail "no compile or link line for xdp-gen in: $(head -n 5 <<<"$out")"
+	[[ "$cc" == *-DXDPSG_MARK_CPP* ]] || t_fail "CPPFLAGS not on the compile line: $cc"
+	[[ "$cc" == *-DXDPSG_MARK_C* ]] || t_fail "CFLAGS not on the compile line: $cc"
+	[[ "$ld" == *-Wl,-z,xdpsgmark* ]] || t_fail "LDFLAGS not on the link line: $ld"
+	[[ "$ld" == *"$(pkg-config --libs libxdp libbpf libpcap)"* ]] ||
+		t_fail "link line without pkg-config's libraries: $ld"
+	grep -q -- -Werror <<<"$out" && t_fail "-Werror without WERROR=1: $(grep -m1 -- -Werror <<<"$out")"
+	out=$(deb_make_lines WERROR=1) || t_fail "make -n WERROR=1 failed"
+	grep -E -- ' -c user/gen/main\.c ' <<<"$out" | grep -q -- -Werror ||
+		t_fail "WERROR=1: no -Werror on the compile line"
+	return 0
+}
+
+# The package from the install tree: its files and its dependencies.
+deb_build_cheap() {
+	local root=$DEB_TMP/root out bins
+	# shellcheck disable=SC2046
+	out=$(make -C "$ROOT" --no-print-directory install DESTDIR="$root" \
+		$(cat "$ROOT/debian/install-dirs") 2>&1) || t_fail "make install failed: $(tail -n 5 <<<"$out")"
+	mkdir -p "$root/DEBIAN"
+	bins=$(find "$root" -type f -perm -u+x -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
+	(cd "$ROOT" && dpkg-shlibdeps -T"$DEB_TMP/substvars" $bins 2>&1) ||
+		t_fail "dpkg-shlibdeps failed"
+	echo 'python3:Depends=python3:any' >>"$DEB_TMP/substvars"
+	(cd "$ROOT" && dpkg-gencontrol -pxdpsg -P"$root" -T"$DEB_TMP/substvars" \
+		-f"$DEB_TMP/files" 2>&1) || t_fail "dpkg-gencontrol failed"
+	out=$(dpkg-deb --root-owner-group --build "$root" "$DEB_TMP/xdpsg.deb" 2>&1) ||
+		t_fail "dpkg-deb --build failed: $out"
+}
+
+test_deb_package_contents() {
+	local f list dep v
+	command -v dpkg-deb >/dev/null && command -v dpkg-gencontrol >/dev/null ||
+		t_skip "dpkg-dev not installed"
+	[ -x "$BUILD/xdp-gen" ] && [ -x "$BUILD/tests/kstats-dump" ] || t_skip "tools not built"
+	deb_tmp
+	deb_build_cheap
+	list=$(dpkg-deb -c "$DEB_TMP/xdpsg.deb" | awk '{ print $6 }' | sed 's|^\./|/|')
+	for f in /usr/sbin/xdp-gen /usr/sbin/xdp-sink /usr/sbin/xdpsg-lab \
+		/usr/share/man/man8/xdp-gen.8 /usr/share/man/man8/xdp-sink.8 \
+		/usr/share/bash-completion/completions/xdp-gen /usr/share/bash-completion/completions/xdp-sink \
+		/usr/lib/python3/dist-packages/xdpsg/labcli.py \
+		/usr/lib/python3/dist-packages/xdpsg/rfc2544/runner.py \
+		/usr/lib/python3/dist-packages/xdpsg/backpressure/runner.py \
+		/usr/lib/xdpsg/rfc2544.py /usr/lib/xdpsg/backpressure.py /usr/lib/xdpsg/xdp-gen \
+		/usr/lib/xdpsg/xdp-sink /usr/lib/xdpsg/tests/kstats-dump \
+		/usr/share/xdpsg/grafana/xdpsg-dashboard.json; do
+		grep -qx -- "$f" <<<"$list" || t_fail "the package has no $f"
+	done
+	grep -E '\.pyc$|/build/|/tests/unit|test-hooks' <<<"$list" &&
+		t_fail "the package carries build or test files"
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["panels"], d' \
+		"$DEB_TMP/root/usr/share/xdpsg/grafana/xdpsg-dashboard.json" ||
+		t_fail "the dashboard is not the JSON of docs/monitoring.md"
+	dep=$(dpkg-deb -f "$DEB_TMP/xdpsg.deb" Depends)
+	for v in libbpf1 libxdp1 libpcap0.8 libmicrohttpd12 python3 iproute2 ethtool; do
+		[[ ", $dep," == *", $v"[\ ,:]* ]] || t_fail "Depends lacks $v: $dep"
+	done
+	[[ "$dep" == *prometheus* ]] && t_fail "prometheus is for the tests only, not Depends: $dep"
+	t_expect_eq "Package" xdpsg "$(dpkg-deb -f "$DEB_TMP/xdpsg.deb" Package)"
+	return 0
+}
+
+# The unpacked package runs from any directory as any user: xdpsg-lab finds its Python
+# package in dist-packages and its runners (rfc2544, backpressure) in /usr/lib/xdpsg.
+test_deb_installed_lab_runs() {
+	local root out
+	command -v dpkg-gencontrol >/dev/null || t_skip "dpkg-dev not installed"
+	[ -x "$BUILD/xdp-gen" ] && [ -x "$BUILD/tests/kstats-dump" ] || t_skip "tools not built"
+	deb_tmp
+	deb_build_cheap
+	root=$DEB_TMP/unpacked
+	dpkg-deb -x "$DEB_TMP/xdpsg.deb" "$root" || t_fail "dpkg-deb -x failed"
+	out=$(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		setpriv --reuid 65534 --regid 65534 --clear-groups "$root/usr/sbin/xdpsg-lab" \
+		--version --json 2>&1) || t_fail "installed xdpsg-lab --version --json: $out"
+	python3 -c '
+import json, sys
+v = json.loads(sys.argv[1])
+assert v["tool"] == "xdpsg-lab" and "rfc2544" in v["commands"], v
+assert v["rfc2544_options"] and v["backpressure_options"], v
+' "$out" || t_fail "installed xdpsg-lab --version --json: $out"
+	out=$(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		"$root/usr/sbin/xdpsg-lab" rfc2544 --help 2>&1) ||
+		t_fail "installed xdpsg-lab rfc2544 --help failed: $out"
+	[[ "$out" == *usage:* || "$out" == *Usage:* ]] || t_fail "rfc2544 --help: $out"
+	# The scenarios find the installed tools (not a checkout's build/): what stops them as
+	# nobody is the missing root, nothing else.
+	for c in "rfc2544 --gen-if a --sink-if b" backpressure; do
+		# shellcheck disable=SC2086
+		out=$(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			setpriv --reuid 65534 --regid 65534 --clear-groups "$root/usr/sbin/xdpsg-lab" \
+			$c 2>&1)
+		t_expect_eq "installed xdpsg-lab $c as nobody: exit code" 2 $?
+		[[ "$out" == "xdpsg-lab ${c%% *}: must run as root"* ]] ||
+			t_fail "installed xdpsg-lab $c: expected the root message, got: $out"
+	done
+}
