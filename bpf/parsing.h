@@ -275,8 +275,9 @@ static __always_inline int parse_gre(struct hdr_cursor *c, __u32 room)
 	if (proto != ETH_P_IP && proto != ETH_P_IPV6 && proto != PARSE_ETH_P_TEB)
 		return PARSE_OTHER;
 	c->pos = b + hl;
-	return proto == ETH_P_IP ? PARSE_INNER_IP4 :
-	       proto == ETH_P_IPV6 ? PARSE_INNER_IP6 : PARSE_INNER_ETH;
+	return proto == ETH_P_IP   ? PARSE_INNER_IP4 :
+	       proto == ETH_P_IPV6 ? PARSE_INNER_IP6 :
+				     PARSE_INNER_ETH;
 }
 
 /* After the IP header: a tunnel (when tunnels are looked through) or the L4 header. */

@@ -205,8 +205,8 @@ int pkt_parse_l4(const void *frame, unsigned int len, struct pkt_info *out)
 	}
 	out->proto = r == PARSE_UDP4 || r == PARSE_UDP6 ? IPPROTO_UDP :
 		     r == PARSE_TCP4 || r == PARSE_TCP6 ? PARSE_IPPROTO_TCP :
-		     r == PARSE_ICMP4			 ? PARSE_IPPROTO_ICMP :
-							   PARSE_IPPROTO_ICMPV6;
+		     r == PARSE_ICMP4			? PARSE_IPPROTO_ICMP :
+							  PARSE_IPPROTO_ICMPV6;
 	out->layers = c.layers;
 	out->l3_off = (unsigned int)((const __u8 *)c.l3 - p);
 	out->l4_off = (unsigned int)((const __u8 *)c.l4 - p);

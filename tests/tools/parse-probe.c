@@ -27,22 +27,22 @@
 
 /* enum parse_result's names, the counters' names in the sink's JSON. */
 static const char *const results[] = {
-	[PARSE_UDP4] = "udp4",		 [PARSE_UDP6] = "udp6",
-	[PARSE_TCP4] = "tcp4",		 [PARSE_TCP6] = "tcp6",
-	[PARSE_ICMP4] = "icmp4",	 [PARSE_ICMP6] = "icmp6",
-	[PARSE_OTHER] = "other",	 [PARSE_ERR_ETH] = "err_eth",
-	[PARSE_ERR_IP] = "err_ip",	 [PARSE_ERR_IP6_EXT] = "err_ip6_ext",
-	[PARSE_ERR_UDP] = "err_udp",	 [PARSE_ERR_TCP] = "err_tcp",
+	[PARSE_UDP4] = "udp4",	       [PARSE_UDP6] = "udp6",
+	[PARSE_TCP4] = "tcp4",	       [PARSE_TCP6] = "tcp6",
+	[PARSE_ICMP4] = "icmp4",       [PARSE_ICMP6] = "icmp6",
+	[PARSE_OTHER] = "other",       [PARSE_ERR_ETH] = "err_eth",
+	[PARSE_ERR_IP] = "err_ip",     [PARSE_ERR_IP6_EXT] = "err_ip6_ext",
+	[PARSE_ERR_UDP] = "err_udp",   [PARSE_ERR_TCP] = "err_tcp",
 	[PARSE_ERR_ICMP] = "err_icmp", [PARSE_ERR_TUNNEL] = "err_tunnel",
 };
 
 static const size_t result_at[] = {
-	offsetof(struct sink_stats, udp4),	 offsetof(struct sink_stats, udp6),
-	offsetof(struct sink_stats, tcp4),	 offsetof(struct sink_stats, tcp6),
-	offsetof(struct sink_stats, icmp4),	 offsetof(struct sink_stats, icmp6),
-	offsetof(struct sink_stats, other),	 offsetof(struct sink_stats, err_eth),
-	offsetof(struct sink_stats, err_ip),	 offsetof(struct sink_stats, err_ip6_ext),
-	offsetof(struct sink_stats, err_udp),	 offsetof(struct sink_stats, err_tcp),
+	offsetof(struct sink_stats, udp4),     offsetof(struct sink_stats, udp6),
+	offsetof(struct sink_stats, tcp4),     offsetof(struct sink_stats, tcp6),
+	offsetof(struct sink_stats, icmp4),    offsetof(struct sink_stats, icmp6),
+	offsetof(struct sink_stats, other),    offsetof(struct sink_stats, err_eth),
+	offsetof(struct sink_stats, err_ip),   offsetof(struct sink_stats, err_ip6_ext),
+	offsetof(struct sink_stats, err_udp),  offsetof(struct sink_stats, err_tcp),
 	offsetof(struct sink_stats, err_icmp), offsetof(struct sink_stats, err_tunnel),
 };
 

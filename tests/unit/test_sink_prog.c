@@ -630,12 +630,12 @@ static int prog_class(struct xdp_sink_bpf *skel, unsigned char *pkt, unsigned in
 	read_stats(skel, &b);
 	/* Each result's counter, in enum parse_result's order. */
 	const size_t at[] = {
-		offsetof(struct sink_stats, udp4),    offsetof(struct sink_stats, udp6),
-		offsetof(struct sink_stats, tcp4),    offsetof(struct sink_stats, tcp6),
-		offsetof(struct sink_stats, icmp4),   offsetof(struct sink_stats, icmp6),
-		offsetof(struct sink_stats, other),   offsetof(struct sink_stats, err_eth),
-		offsetof(struct sink_stats, err_ip),  offsetof(struct sink_stats, err_ip6_ext),
-		offsetof(struct sink_stats, err_udp), offsetof(struct sink_stats, err_tcp),
+		offsetof(struct sink_stats, udp4),     offsetof(struct sink_stats, udp6),
+		offsetof(struct sink_stats, tcp4),     offsetof(struct sink_stats, tcp6),
+		offsetof(struct sink_stats, icmp4),    offsetof(struct sink_stats, icmp6),
+		offsetof(struct sink_stats, other),    offsetof(struct sink_stats, err_eth),
+		offsetof(struct sink_stats, err_ip),   offsetof(struct sink_stats, err_ip6_ext),
+		offsetof(struct sink_stats, err_udp),  offsetof(struct sink_stats, err_tcp),
 		offsetof(struct sink_stats, err_icmp), offsetof(struct sink_stats, err_tunnel),
 	};
 	unsigned int i;
@@ -660,12 +660,16 @@ static bool reader_agrees(int prog, int ret, const struct pkt_info *pi)
 	case PARSE_TCP4:
 	case PARSE_ICMP4:
 		return ret == 0 && pi->family == PKT_IPV4 &&
-		       pi->proto == (prog == PARSE_UDP4 ? 17U : prog == PARSE_TCP4 ? 6U : 1U);
+		       pi->proto == (prog == PARSE_UDP4 ? 17U :
+				     prog == PARSE_TCP4 ? 6U :
+							  1U);
 	case PARSE_UDP6:
 	case PARSE_TCP6:
 	case PARSE_ICMP6:
 		return ret == 0 && pi->family == PKT_IPV6 &&
-		       pi->proto == (prog == PARSE_UDP6 ? 17U : prog == PARSE_TCP6 ? 6U : 58U);
+		       pi->proto == (prog == PARSE_UDP6 ? 17U :
+				     prog == PARSE_TCP6 ? 6U :
+							  58U);
 	case PARSE_OTHER:
 		return ret == -ENOENT;
 	default:

@@ -227,9 +227,9 @@ const struct ctr_family sink_xsk_rejected = {
 };
 
 static const struct ctr_family *const families[] = {
-	&sink_rx,	 &sink_xsk_rx,	     &sink_verdicts,
-	&sink_parse,	 &sink_parse_errors, &sink_parse_layers, &sink_drop_reasons,
-	&sink_xsk_stats, &sink_xsk_books,    &sink_xsk_rejected,
+	&sink_rx,	    &sink_xsk_rx,	&sink_verdicts,	    &sink_parse,
+	&sink_parse_errors, &sink_parse_layers, &sink_drop_reasons, &sink_xsk_stats,
+	&sink_xsk_books,    &sink_xsk_rejected,
 };
 
 int sink_list_counters(const struct param_cmd *const *cmds)
