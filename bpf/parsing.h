@@ -3,18 +3,30 @@
 #define XDPSG_PARSING_H
 
 /*
- * Bounds-checked header parsing: the one rule for what counts as a UDP packet,
- * shared by the sink's XDP program (parse_packet()) and user space, where
- * pkt_parse_udp() (common/pkt.c) runs the same functions on a frame in memory.
+ * Bounds-checked header parsing: the one rule for where a packet's payload
+ * is, shared by the sink's XDP program (parse_packet()) and user space, where
+ * pkt_parse_l4() (common/pkt.c) runs the same functions on a frame in memory.
  * Every reader checks the end of the packet before it touches a byte; each
  * returns a parse result instead of guessing, so malformed frames are counted,
  * never misread.
  *
- * The rule: Ethernet with at most one 802.1Q or 802.1ad tag; IPv4 whose total
- * length fits its header and the frame; IPv6 whose payload fits the frame, with
- * no extension header; then a UDP header whose length is at least 8 and within
- * the IP packet. An IPv4 fragment (MF set or an offset) is PARSE_OTHER: it does
- * not carry a whole datagram (a non-first one has no UDP header at all).
+ * The rule: Ethernet with up to two 802.1Q/802.1ad tags (QinQ); IPv4 whose
+ * total length fits its header and the frame; IPv6 whose payload fits the
+ * frame, through up to PARSE_IP6_EXT_MAX extension headers (hop-by-hop,
+ * routing, fragment, destination options, AH, mobility, HIP, shim6); then
+ * UDP (length at least 8, within the IP packet), TCP (data offset at least
+ * 5, header within the IP packet) or ICMP/ICMPv6 (an 8-byte header). A
+ * fragment that does not carry the whole datagram (IPv4 MF or an offset, or
+ * an IPv6 fragment header saying so) is PARSE_OTHER: a non-first one has no
+ * L4 header at all.
+ *
+ * One tunnel is looked through, and the result is then the inner packet's:
+ * VXLAN (UDP port 4789, I flag set and reserved bits clear), GENEVE (UDP port
+ * 6081, version 0, carrying Ethernet), GRE (version 0, carrying IPv4, IPv6 or
+ * Ethernet) and IP in IP (IPv4 or IPv6 in IPv4 or IPv6). A UDP packet to a
+ * tunnel port whose header is not a valid tunnel header stays plain UDP, so
+ * a stamped UDP stream to port 4789 is still found. What was walked through
+ * is in the cursor's layers bits, for the per-encapsulation counts.
  */
 #include <stdbool.h>
 #include <linux/bpf.h>
@@ -22,7 +34,6 @@
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
-#include <linux/udp.h>
 #include <bpf/bpf_endian.h>
 
 #ifndef __always_inline
@@ -36,12 +47,41 @@
 enum parse_result {
 	PARSE_UDP4,
 	PARSE_UDP6,
+	PARSE_TCP4,
+	PARSE_TCP6,
+	PARSE_ICMP4,
+	PARSE_ICMP6,
 	PARSE_OTHER,
 	PARSE_ERR_ETH,
 	PARSE_ERR_IP,
 	PARSE_ERR_IP6_EXT,
 	PARSE_ERR_UDP,
+	PARSE_ERR_TCP,
+	PARSE_ERR_ICMP,
+	PARSE_ERR_TUNNEL,
 };
+
+/* What a frame was carried in: bits of hdr_cursor.layers. */
+enum parse_layer {
+	PARSE_L_VLAN = 1 << 0, /* one tag or more */
+	PARSE_L_QINQ = 1 << 1, /* two tags */
+	PARSE_L_IP6_EXT = 1 << 2, /* IPv6 extension headers walked */
+	PARSE_L_VXLAN = 1 << 3,
+	PARSE_L_GENEVE = 1 << 4,
+	PARSE_L_GRE = 1 << 5,
+	PARSE_L_IPIP = 1 << 6,
+};
+
+#define PARSE_IP6_EXT_MAX 8
+#define PARSE_PORT_VXLAN 4789
+#define PARSE_PORT_GENEVE 6081
+#define PARSE_ETH_P_TEB 0x6558 /* transparent Ethernet bridging: an Ethernet frame inside */
+#define PARSE_IPPROTO_GRE 47
+#define PARSE_IPPROTO_IPIP 4
+#define PARSE_IPPROTO_IPV6 41
+#define PARSE_IPPROTO_TCP 6
+#define PARSE_IPPROTO_ICMP 1
+#define PARSE_IPPROTO_ICMPV6 58
 
 struct vlan_hdr {
 	__be16 tci;
@@ -62,17 +102,42 @@ typedef struct ethhdr PARSE_HDR_ALIGN parse_eth_t;
 typedef struct vlan_hdr PARSE_HDR_ALIGN parse_vlan_t;
 typedef struct iphdr PARSE_HDR_ALIGN parse_ip4_t;
 typedef struct ipv6hdr PARSE_HDR_ALIGN parse_ip6_t;
-typedef struct udphdr PARSE_HDR_ALIGN parse_udp_t;
 
 struct hdr_cursor {
+	void *start; /* the frame's first byte */
 	void *pos;
 	void *end;
-	void *l3; /* the IP header, once parsed */
-	void *l4; /* the UDP header, once parsed */
+	void *l3; /* the (innermost) IP header, once parsed */
+	void *l4; /* its L4 header, once parsed */
+	void *payload; /* the L4 payload, where a stamp sits */
 	__u32 l3_len; /* IPv4 total length, or IPv6 header + payload length */
+	__u32 l4_len; /* the L4 header and its payload, as the IP header bounds it */
+	__u32 layers; /* enum parse_layer bits */
 };
 
-/* Ethernet plus at most one 802.1Q/802.1ad tag; returns the inner EtherType. */
+/*
+ * The verifier tracks each path's packet pointer with its own range, so a
+ * walk whose steps vary in length (extension headers, tunnel options)
+ * multiplies the states it explores past its limit. Re-deriving the cursor
+ * from a masked offset gives every path the same range, and the states after
+ * it prune. The mask is far above any header offset a frame can have; bounds
+ * are checked again after it, as everywhere. User space needs none of it.
+ */
+#define PARSE_OFF_MASK 0x3fff
+
+static __always_inline void parse_settle(struct hdr_cursor *c)
+{
+#ifdef __bpf__
+	__u64 off = (__u64)(c->pos - c->start);
+
+	off &= PARSE_OFF_MASK;
+	c->pos = c->start + off;
+#else
+	(void)c;
+#endif
+}
+
+/* Ethernet plus up to two 802.1Q/802.1ad tags; returns the inner EtherType. */
 static __always_inline int parse_ethhdr(struct hdr_cursor *c, __u16 *proto)
 {
 	parse_eth_t *eth = c->pos;
@@ -82,34 +147,160 @@ static __always_inline int parse_ethhdr(struct hdr_cursor *c, __u16 *proto)
 		return -1;
 	*proto = bpf_ntohs(eth->h_proto);
 	c->pos = eth + 1;
-	if (*proto == ETH_P_8021Q || *proto == ETH_P_8021AD) {
-		vh = c->pos;
-		if ((void *)(vh + 1) > c->end)
-			return -1;
-		*proto = bpf_ntohs(vh->proto);
-		c->pos = vh + 1;
-	}
+	if (*proto != ETH_P_8021Q && *proto != ETH_P_8021AD)
+		return 0;
+	vh = c->pos;
+	if ((void *)(vh + 1) > c->end)
+		return -1;
+	*proto = bpf_ntohs(vh->proto);
+	c->pos = vh + 1;
+	c->layers |= PARSE_L_VLAN;
+	if (*proto != ETH_P_8021Q && *proto != ETH_P_8021AD)
+		return 0;
+	vh = c->pos;
+	if ((void *)(vh + 1) > c->end)
+		return -1;
+	*proto = bpf_ntohs(vh->proto);
+	c->pos = vh + 1;
+	c->layers |= PARSE_L_QINQ;
 	return 0;
 }
 
-/* A UDP header within the room the IP header leaves for it. */
-static __always_inline enum parse_result parse_udphdr(struct hdr_cursor *c, __u32 room,
-						      enum parse_result ok)
-{
-	parse_udp_t *udp = c->pos;
-	__u32 ulen;
+/*
+ * Internal results: a tunnel was found and the cursor is at the packet it
+ * carries, which parse_frame() then parses as the result.
+ */
+#define PARSE_INNER_ETH 100
+#define PARSE_INNER_IP4 101
+#define PARSE_INNER_IP6 102
 
-	if ((void *)(udp + 1) > c->end)
-		return PARSE_ERR_UDP;
-	ulen = bpf_ntohs(udp->len);
-	if (ulen < sizeof(*udp) || ulen > room)
-		return PARSE_ERR_UDP;
-	c->l4 = udp;
-	c->pos = udp + 1;
-	return ok;
+/* The L4 header within the room the IP header leaves for it (room: its length). */
+static __always_inline int parse_l4(struct hdr_cursor *c, __u8 proto, __u32 room, bool v6)
+{
+	__u8 *b = c->pos;
+	__u32 len;
+
+	switch (proto) {
+	case IPPROTO_UDP:
+		if ((void *)(b + 8) > c->end)
+			return PARSE_ERR_UDP;
+		len = (__u32)b[4] << 8 | b[5];
+		if (len < 8 || len > room)
+			return PARSE_ERR_UDP;
+		c->payload = b + 8;
+		c->l4_len = len;
+		c->l4 = b;
+		c->pos = b + 8;
+		return v6 ? PARSE_UDP6 : PARSE_UDP4;
+	case PARSE_IPPROTO_TCP:
+		if ((void *)(b + 20) > c->end || room < 20)
+			return PARSE_ERR_TCP;
+		len = (__u32)(b[12] >> 4) * 4;
+		if (len < 20 || len > room || (void *)(b + len) > c->end)
+			return PARSE_ERR_TCP;
+		c->payload = b + len;
+		c->l4_len = room;
+		c->l4 = b;
+		c->pos = b + len;
+		return v6 ? PARSE_TCP6 : PARSE_TCP4;
+	case PARSE_IPPROTO_ICMP:
+	case PARSE_IPPROTO_ICMPV6:
+		if (v6 != (proto == PARSE_IPPROTO_ICMPV6))
+			return PARSE_OTHER;
+		if ((void *)(b + 8) > c->end || room < 8)
+			return PARSE_ERR_ICMP;
+		c->payload = b + 8;
+		c->l4_len = room;
+		c->l4 = b;
+		c->pos = b + 8;
+		return v6 ? PARSE_ICMP6 : PARSE_ICMP4;
+	default:
+		return PARSE_OTHER;
+	}
 }
 
-static __always_inline enum parse_result parse_ipv4(struct hdr_cursor *c)
+/*
+ * A UDP packet to a tunnel port whose header says it is one: the cursor
+ * moves to the Ethernet frame inside. Anything else is the UDP packet it was.
+ */
+static __always_inline int parse_udp_tunnel(struct hdr_cursor *c, int udp)
+{
+	__u8 *u = c->l4, *b = c->payload;
+	__u32 dport = (__u32)u[2] << 8 | u[3], hl;
+
+	if ((dport != PARSE_PORT_VXLAN && dport != PARSE_PORT_GENEVE) || c->l4_len < 16 ||
+	    (void *)(b + 8) > c->end)
+		return udp;
+	if (dport == PARSE_PORT_VXLAN) {
+		/*
+		 * RFC 7348: the I flag set, the last byte reserved. With the P
+		 * flag (VXLAN-GPE's layout) the next protocol must be Ethernet.
+		 * A stamp's first byte (0x53) has no I flag, so a stamped UDP
+		 * stream to port 4789 stays UDP.
+		 */
+		if (!(b[0] & 0x08) || b[7] || ((b[0] & 0x04) && b[3] != 3))
+			return udp;
+		c->pos = b + 8;
+		c->layers |= PARSE_L_VXLAN;
+		return PARSE_INNER_ETH;
+	}
+	/* GENEVE (RFC 8926): version 0 carrying Ethernet; options of opt_len words. */
+	if ((b[0] >> 6) || ((__u32)b[2] << 8 | b[3]) != PARSE_ETH_P_TEB)
+		return udp;
+	hl = 8 + (__u32)(b[0] & 0x3f) * 4;
+	if (hl > c->l4_len - 8 || (void *)(b + hl) > c->end)
+		return PARSE_ERR_TUNNEL;
+	c->pos = b + hl;
+	c->layers |= PARSE_L_GENEVE;
+	return PARSE_INNER_ETH;
+}
+
+/* GRE version 0 (RFC 2784/2890): what it carries, if we read it. */
+static __always_inline int parse_gre(struct hdr_cursor *c, __u32 room)
+{
+	__u8 *b = c->pos;
+	__u32 flags, proto, hl = 4;
+
+	if ((void *)(b + 4) > c->end || room < 4)
+		return PARSE_ERR_TUNNEL;
+	flags = (__u32)b[0] << 8 | b[1];
+	proto = (__u32)b[2] << 8 | b[3];
+	/* Version 1 (PPTP) and source routing carry something else. */
+	if ((flags & 0x7) || (flags & 0x4000))
+		return PARSE_OTHER;
+	hl += (flags & 0x8000 ? 4 : 0) + (flags & 0x2000 ? 4 : 0) + (flags & 0x1000 ? 4 : 0);
+	c->layers |= PARSE_L_GRE;
+	if (hl > room || (void *)(b + hl) > c->end)
+		return PARSE_ERR_TUNNEL;
+	if (proto != ETH_P_IP && proto != ETH_P_IPV6 && proto != PARSE_ETH_P_TEB)
+		return PARSE_OTHER;
+	c->pos = b + hl;
+	return proto == ETH_P_IP   ? PARSE_INNER_IP4 :
+	       proto == ETH_P_IPV6 ? PARSE_INNER_IP6 :
+				     PARSE_INNER_ETH;
+}
+
+/* After the IP header: a tunnel (when tunnels are looked through) or the L4 header. */
+static __always_inline int parse_ip_payload(struct hdr_cursor *c, __u8 proto, __u32 room, bool v6,
+					    bool tunnels)
+{
+	int r;
+
+	if (tunnels) {
+		if (proto == PARSE_IPPROTO_IPIP || proto == PARSE_IPPROTO_IPV6) {
+			c->layers |= PARSE_L_IPIP;
+			return proto == PARSE_IPPROTO_IPIP ? PARSE_INNER_IP4 : PARSE_INNER_IP6;
+		}
+		if (proto == PARSE_IPPROTO_GRE)
+			return parse_gre(c, room);
+	}
+	r = parse_l4(c, proto, room, v6);
+	if (tunnels && (r == PARSE_UDP4 || r == PARSE_UDP6))
+		return parse_udp_tunnel(c, r);
+	return r;
+}
+
+static __always_inline int parse_ipv4(struct hdr_cursor *c, bool tunnels)
 {
 	parse_ip4_t *iph = c->pos;
 	__u32 hlen, tot;
@@ -125,11 +316,9 @@ static __always_inline enum parse_result parse_ipv4(struct hdr_cursor *c)
 	c->l3 = iph;
 	c->l3_len = tot;
 	c->pos += hlen;
-	if (iph->protocol != IPPROTO_UDP)
-		return PARSE_OTHER;
 	if (iph->frag_off & bpf_htons(PARSE_IP_MF | PARSE_IP_OFFSET))
 		return PARSE_OTHER;
-	return parse_udphdr(c, tot - hlen, PARSE_UDP4);
+	return parse_ip_payload(c, iph->protocol, tot - hlen, false, tunnels);
 }
 
 static __always_inline bool ipv6_is_ext(__u8 nexthdr)
@@ -149,10 +338,50 @@ static __always_inline bool ipv6_is_ext(__u8 nexthdr)
 	}
 }
 
-static __always_inline enum parse_result parse_ipv6(struct hdr_cursor *c)
+/*
+ * The extension headers from c->pos, *nexthdr the first one's type; leaves
+ * the cursor and *nexthdr at what follows them, *room what is left of the
+ * payload. Every extension header is at least 8 bytes.
+ */
+static __always_inline int parse_ip6_ext(struct hdr_cursor *c, __u8 *nexthdr, __u32 *room)
+{
+	__u8 *b;
+	__u32 hl;
+	int i;
+
+	for (i = 0; i < PARSE_IP6_EXT_MAX; i++) {
+		if (!ipv6_is_ext(*nexthdr))
+			return 0;
+		parse_settle(c);
+		b = c->pos;
+		c->layers |= PARSE_L_IP6_EXT;
+		if ((void *)(b + 8) > c->end || *room < 8)
+			return PARSE_ERR_IP6_EXT;
+		if (*nexthdr == IPPROTO_FRAGMENT) {
+			/* Not the whole datagram: an offset or more to come (M). */
+			if (((__u32)b[2] << 8 | b[3]) & 0xfff9)
+				return PARSE_OTHER;
+			hl = 8;
+		} else if (*nexthdr == IPPROTO_AH) {
+			hl = ((__u32)b[1] + 2) * 4;
+		} else {
+			hl = ((__u32)b[1] + 1) * 8;
+		}
+		if (hl > *room || (void *)(b + hl) > c->end)
+			return PARSE_ERR_IP6_EXT;
+		*nexthdr = b[0];
+		*room -= hl;
+		c->pos = b + hl;
+	}
+	return ipv6_is_ext(*nexthdr) ? PARSE_ERR_IP6_EXT : 0;
+}
+
+static __always_inline int parse_ipv6(struct hdr_cursor *c, bool tunnels)
 {
 	parse_ip6_t *ip6h = c->pos;
 	__u32 plen;
+	__u8 nexthdr;
+	int r;
 
 	if ((void *)(ip6h + 1) > c->end)
 		return PARSE_ERR_IP;
@@ -164,35 +393,57 @@ static __always_inline enum parse_result parse_ipv6(struct hdr_cursor *c)
 	c->l3 = ip6h;
 	c->l3_len = sizeof(*ip6h) + plen;
 	c->pos = ip6h + 1;
-	if (ipv6_is_ext(ip6h->nexthdr))
-		return PARSE_ERR_IP6_EXT;
-	if (ip6h->nexthdr != IPPROTO_UDP)
-		return PARSE_OTHER;
-	return parse_udphdr(c, plen, PARSE_UDP6);
+	nexthdr = ip6h->nexthdr;
+	r = parse_ip6_ext(c, &nexthdr, &plen);
+	if (r)
+		return r;
+	return parse_ip_payload(c, nexthdr, plen, true, tunnels);
 }
 
-/* A frame from c->pos to c->end, the cursor left at what was found. */
-static __always_inline enum parse_result parse_frame(struct hdr_cursor *c)
+/* One layer of packet: from Ethernet or from an IP header (a tunnel's inside). */
+static __always_inline int parse_layer(struct hdr_cursor *c, int start, bool tunnels)
 {
 	__u16 proto;
 
-	if (parse_ethhdr(c, &proto))
-		return PARSE_ERR_ETH;
+	parse_settle(c);
+	if (start == PARSE_INNER_ETH) {
+		if (parse_ethhdr(c, &proto))
+			return PARSE_ERR_ETH;
+	} else {
+		proto = start == PARSE_INNER_IP4 ? ETH_P_IP : ETH_P_IPV6;
+	}
 	if (proto == ETH_P_IP)
-		return parse_ipv4(c);
+		return parse_ipv4(c, tunnels);
 	if (proto == ETH_P_IPV6)
-		return parse_ipv6(c);
+		return parse_ipv6(c, tunnels);
 	return PARSE_OTHER;
 }
 
-static __always_inline enum parse_result parse_packet(struct xdp_md *ctx)
+/*
+ * A frame from c->pos to c->end, the cursor left at what was found: through
+ * at most one tunnel, whose inside is then the result (a tunnel inside a
+ * tunnel is counted as the inner tunnel's packet, PARSE_UDP* or PARSE_OTHER).
+ */
+static __always_inline enum parse_result parse_frame(struct hdr_cursor *c)
+{
+	int r = parse_layer(c, PARSE_INNER_ETH, true);
+
+	if (r < PARSE_INNER_ETH)
+		return (enum parse_result)r;
+	return (enum parse_result)parse_layer(c, r, false);
+}
+
+static __always_inline enum parse_result parse_packet(struct xdp_md *ctx, __u32 *layers)
 {
 	struct hdr_cursor c = {
+		.start = (void *)(long)ctx->data,
 		.pos = (void *)(long)ctx->data,
 		.end = (void *)(long)ctx->data_end,
 	};
+	enum parse_result r = parse_frame(&c);
 
-	return parse_frame(&c);
+	*layers = c.layers;
+	return r;
 }
 
 #endif

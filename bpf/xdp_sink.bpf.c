@@ -83,6 +83,66 @@ static __always_inline void burn(void)
 	bpf_loop(loops, spin_cb, &deadline, 0);
 }
 
+/* --parse: what the frame is, and what it was carried in. */
+static __always_inline void count_parse(struct xdp_md *ctx, struct sink_stats *s)
+{
+	__u32 layers = 0;
+
+	switch (parse_packet(ctx, &layers)) {
+	case PARSE_UDP4:
+		s->udp4++;
+		break;
+	case PARSE_UDP6:
+		s->udp6++;
+		break;
+	case PARSE_TCP4:
+		s->tcp4++;
+		break;
+	case PARSE_TCP6:
+		s->tcp6++;
+		break;
+	case PARSE_ICMP4:
+		s->icmp4++;
+		break;
+	case PARSE_ICMP6:
+		s->icmp6++;
+		break;
+	case PARSE_OTHER:
+		s->other++;
+		break;
+	case PARSE_ERR_ETH:
+		s->err_eth++;
+		break;
+	case PARSE_ERR_IP:
+		s->err_ip++;
+		break;
+	case PARSE_ERR_IP6_EXT:
+		s->err_ip6_ext++;
+		break;
+	case PARSE_ERR_UDP:
+		s->err_udp++;
+		break;
+	case PARSE_ERR_TCP:
+		s->err_tcp++;
+		break;
+	case PARSE_ERR_ICMP:
+		s->err_icmp++;
+		break;
+	case PARSE_ERR_TUNNEL:
+		s->err_tunnel++;
+		break;
+	}
+	if (!layers)
+		return;
+	s->vlan += !!(layers & PARSE_L_VLAN);
+	s->qinq += !!(layers & PARSE_L_QINQ);
+	s->ip6_ext += !!(layers & PARSE_L_IP6_EXT);
+	s->vxlan += !!(layers & PARSE_L_VXLAN);
+	s->geneve += !!(layers & PARSE_L_GENEVE);
+	s->gre += !!(layers & PARSE_L_GRE);
+	s->ipip += !!(layers & PARSE_L_IPIP);
+}
+
 static __always_inline struct sink_stats *count(struct xdp_md *ctx)
 {
 	__u32 key = ctx->rx_queue_index;
@@ -95,31 +155,8 @@ static __always_inline struct sink_stats *count(struct xdp_md *ctx)
 		return NULL;
 	s->packets++;
 	s->bytes += ctx->data_end - ctx->data;
-	if (do_parse) {
-		switch (parse_packet(ctx)) {
-		case PARSE_UDP4:
-			s->udp4++;
-			break;
-		case PARSE_UDP6:
-			s->udp6++;
-			break;
-		case PARSE_OTHER:
-			s->other++;
-			break;
-		case PARSE_ERR_ETH:
-			s->err_eth++;
-			break;
-		case PARSE_ERR_IP:
-			s->err_ip++;
-			break;
-		case PARSE_ERR_IP6_EXT:
-			s->err_ip6_ext++;
-			break;
-		case PARSE_ERR_UDP:
-			s->err_udp++;
-			break;
-		}
-	}
+	if (do_parse)
+		count_parse(ctx, s);
 	burn();
 	return s;
 }

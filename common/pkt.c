@@ -170,36 +170,62 @@ static __u64 pseudo_sum(const __u8 *frame, const struct pkt_info *pi)
 
 /*
  * The sink's XDP program and this reader apply one rule, bpf/parsing.h's,
- * to the same bytes: a frame the program counts as udp4/udp6 is one this
+ * to the same bytes: a frame the program counts as udp/tcp/icmp is one this
  * accepts, and no other (tests/unit/test_sink_prog.c checks both on the same
  * frames).
  */
-int pkt_parse_udp(const void *frame, unsigned int len, struct pkt_info *out)
+_Static_assert(PKT_TUNNEL_LAYERS == (PARSE_L_VXLAN | PARSE_L_GENEVE | PARSE_L_GRE | PARSE_L_IPIP),
+	       "pkt.h's tunnel bits are parsing.h's");
+
+int pkt_parse_l4(const void *frame, unsigned int len, struct pkt_info *out)
 {
 	struct hdr_cursor c = {
+		.start = (void *)frame,
 		.pos = (void *)frame,
 		.end = (__u8 *)frame + len,
 	};
 	const __u8 *p = frame;
+	enum parse_result r = parse_frame(&c);
 
-	switch (parse_frame(&c)) {
+	switch (r) {
 	case PARSE_UDP4:
+	case PARSE_TCP4:
+	case PARSE_ICMP4:
 		out->family = PKT_IPV4;
 		break;
 	case PARSE_UDP6:
+	case PARSE_TCP6:
+	case PARSE_ICMP6:
 		out->family = PKT_IPV6;
 		break;
 	case PARSE_OTHER:
-	case PARSE_ERR_IP6_EXT:
 		return -ENOENT;
 	default:
 		return -EINVAL;
 	}
+	out->proto = r == PARSE_UDP4 || r == PARSE_UDP6 ? IPPROTO_UDP :
+		     r == PARSE_TCP4 || r == PARSE_TCP6 ? PARSE_IPPROTO_TCP :
+		     r == PARSE_ICMP4			? PARSE_IPPROTO_ICMP :
+							  PARSE_IPPROTO_ICMPV6;
+	out->layers = c.layers;
 	out->l3_off = (unsigned int)((const __u8 *)c.l3 - p);
 	out->l4_off = (unsigned int)((const __u8 *)c.l4 - p);
 	out->l3_len = c.l3_len;
-	out->payload_off = out->l4_off + 8;
-	out->udp_len = (unsigned int)(p[out->l4_off + 4] << 8 | p[out->l4_off + 5]);
+	out->payload_off = (unsigned int)((const __u8 *)c.payload - p);
+	out->payload_len = c.l4_len - (out->payload_off - out->l4_off);
+	out->udp_len = out->proto == IPPROTO_UDP ? c.l4_len : 0;
+	return 0;
+}
+
+int pkt_parse_udp(const void *frame, unsigned int len, struct pkt_info *out)
+{
+	int ret = pkt_parse_l4(frame, len, out);
+
+	if (ret)
+		return ret;
+	/* Inside a tunnel, rewriting the payload would break an outer checksum. */
+	if (out->proto != IPPROTO_UDP || out->layers & PKT_TUNNEL_LAYERS)
+		return -ENOENT;
 	return 0;
 }
 

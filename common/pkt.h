@@ -187,18 +187,28 @@ const char *pkt_csum_str(int result);
 /* Where Ethernet [802.1Q] / IPv4|IPv6 / UDP headers are, for the verifier and stamp_read(). */
 struct pkt_info {
 	enum pkt_family family;
-	unsigned int l3_off, l4_off, payload_off;
+	unsigned int proto; /* IPPROTO_UDP, _TCP, _ICMP or _ICMPV6 */
+	unsigned int layers; /* what it was carried in: bpf/parsing.h's enum parse_layer bits */
+	unsigned int l3_off, l4_off, payload_off; /* inside a tunnel: the inner packet's */
 	unsigned int l3_len; /* IPv4 total length, or IPv6 header + payload length */
-	unsigned int udp_len; /* from the UDP header, >= 8 and within the IP packet */
+	unsigned int payload_len; /* the L4 payload, as the IP (or UDP) header bounds it */
+	unsigned int udp_len; /* UDP only: from its header, >= 8 and within the IP packet */
 };
 
+/* parse_layer bits of a tunnel (VXLAN, GENEVE, GRE, IP in IP). */
+#define PKT_TUNNEL_LAYERS (0x8 | 0x10 | 0x20 | 0x40)
+
 /*
- * 0 for a UDP packet by bpf/parsing.h's rule (the one the sink's XDP program
- * applies: at most one 802.1Q/802.1ad tag, lengths that fit, no IPv4
- * fragment, no IPv6 extension header); -ENOENT for anything else that is well
- * formed (other ethertype or protocol, a fragment, an extension header);
- * -EINVAL for a malformed frame (shorter than its headers say, bad lengths).
+ * 0 for a UDP, TCP, ICMP or ICMPv6 packet by bpf/parsing.h's rule (the one
+ * the sink's XDP program applies: up to two VLAN tags, IPv6 extension
+ * headers, one tunnel looked through, lengths that fit, no fragment);
+ * -ENOENT for anything else that is well formed (another ethertype or
+ * protocol, a fragment); -EINVAL for a malformed frame (shorter than its
+ * headers say, bad lengths). The stamp sits at payload_off.
  */
+int pkt_parse_l4(const void *frame, unsigned int len, struct pkt_info *out);
+
+/* pkt_parse_l4() for UDP outside any tunnel only (where a stamp may be rewritten); -ENOENT else. */
 int pkt_parse_udp(const void *frame, unsigned int len, struct pkt_info *out);
 
 /* Generator internals, public only so the hot path can be inline. */

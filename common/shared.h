@@ -63,15 +63,30 @@ struct sink_stats {
 	__u64 redirect; /* redirect accepted by the map lookup */
 	__u64 redirect_err; /* no target in the devmap/xskmap slot */
 	__u64 aborted;
-	/* with --parse: what was found */
+	/* with --parse: what was found (inside a tunnel: what the tunnel carried) */
 	__u64 udp4;
 	__u64 udp6;
-	__u64 other; /* valid, but not UDP over IPv4/IPv6 */
+	__u64 tcp4;
+	__u64 tcp6;
+	__u64 icmp4;
+	__u64 icmp6;
+	__u64 other; /* valid, but none of the above */
 	/* with --parse: parse errors by reason */
 	__u64 err_eth; /* shorter than an Ethernet (+VLAN) header */
 	__u64 err_ip; /* truncated IP header, bad version or IHL < 5 */
-	__u64 err_ip6_ext; /* IPv6 extension headers (not followed) */
+	__u64 err_ip6_ext; /* IPv6 extension headers truncated or more than 8 */
 	__u64 err_udp; /* truncated UDP header */
+	__u64 err_tcp; /* truncated TCP header or a bad data offset */
+	__u64 err_icmp; /* truncated ICMP header */
+	__u64 err_tunnel; /* truncated tunnel header */
+	/* with --parse: what frames were carried in (one frame may count in several) */
+	__u64 vlan; /* one 802.1Q/802.1ad tag or more */
+	__u64 qinq; /* two tags */
+	__u64 ip6_ext; /* IPv6 extension headers walked */
+	__u64 vxlan;
+	__u64 geneve;
+	__u64 gre;
+	__u64 ipip; /* IPv4 or IPv6 in IPv4 or IPv6 */
 	/*
 	 * drop --sample N: frames since this slot's last sample on this CPU.
 	 * Not a count (summing it means nothing); it lives here because the

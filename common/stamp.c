@@ -20,10 +20,10 @@ int stamp_read(const void *frame, unsigned int len, struct stamp *out)
 	struct pkt_info pi;
 	int ret;
 
-	ret = pkt_parse_udp(frame, len, &pi);
+	ret = pkt_parse_l4(frame, len, &pi);
 	if (ret)
 		return ret;
-	if (pi.udp_len - 8 < XDPSG_STAMP_SIZE)
+	if (pi.payload_len < XDPSG_STAMP_SIZE)
 		return -ENOENT;
 	memcpy(&st, (const __u8 *)frame + pi.payload_off, sizeof(st));
 	if (le16toh(st.magic) != XDPSG_STAMP_MAGIC)

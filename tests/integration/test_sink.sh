@@ -78,7 +78,7 @@ test_sink_count_and_text_summary() {
 	grep -q "^xdp-sink drop $SINK_IF: 100,000 packets" "$out" ||
 		t_fail "text summary missing or wrong: $(cat "$out")"
 	grep -q "stopped by count" "$out" || t_fail "stop reason not count: $(cat "$out")"
-	grep -q "udp4 100,000, udp6 0, other 0; errors 0" "$out" ||
+	grep -q "udp4 100,000, udp6 0, tcp4 0, tcp6 0, icmp4 0, icmp6 0, other 0; errors 0" "$out" ||
 		t_fail "--parse summary wrong: $(cat "$out")"
 	# A text run (what it checks): its verdicts line must add up all the same.
 	grep -q "verdicts: drop 100,000, pass 0, tx 0, redirect 0, aborted 0$" "$out" ||

@@ -856,9 +856,15 @@ static void test_parse_frames(void)
 	ASSERT_EQ(pkt_verify_checksums(f, 60), PKT_CSUM_BAD_IP, "bad IP checksum caught");
 	ASSERT_STREQ(pkt_csum_str(PKT_CSUM_BAD_IP), "bad IPv4 header checksum", "reason text");
 	f[24] ^= 0x10;
-	f[23] = 6; /* TCP */
-	ASSERT_ERR(pkt_parse_udp(f, 60, &pi), -ENOENT, "TCP is foreign");
+	f[23] = 6; /* TCP, with a data offset of 5 words */
+	f[14 + 20 + 12] = 0x50;
+	ASSERT_ERR(pkt_parse_udp(f, 60, &pi), -ENOENT, "TCP is not UDP");
+	ASSERT_OK(pkt_parse_l4(f, 60, &pi), "TCP is an L4 packet");
+	ASSERT_EQ(pi.proto, 6, "TCP's protocol");
+	ASSERT_EQ(pi.payload_off, 14 + 20 + 20, "payload after the TCP header");
 	ASSERT_EQ(pkt_verify_checksums(f, 60), PKT_CSUM_NOT_UDP, "verifier: not UDP");
+	f[14 + 20 + 12] = 0x40;
+	ASSERT_ERR(pkt_parse_l4(f, 60, &pi), -EINVAL, "TCP data offset 4 is malformed");
 out:
 	pkt_gen__destroy(g);
 }

@@ -7,6 +7,7 @@
  * Needs root (SKIP otherwise).
  */
 #include <sched.h>
+#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 #include <linux/if_ether.h>
@@ -178,7 +179,7 @@ static void test_parse_errors(void)
 	set_tot(pkt + o, 24);
 	o += ipv4(pkt + o, 5, IPPROTO_UDP);
 	ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, o + 4, 1, NULL, NULL, NULL), "run udp trunc");
-	/* Good frames: UDP/IPv4 with options, UDP/IPv6, TCP/IPv4, ARP. */
+	/* Good frames: UDP/IPv4 with options, UDP/IPv6; a TCP header of zeros (offset 0), ARP. */
 	memset(pkt, 0, sizeof(pkt));
 	o = eth(pkt, ETH_P_IP);
 	set_tot(pkt + o, 24 + 8);
@@ -204,11 +205,13 @@ static void test_parse_errors(void)
 	ASSERT_EQ(s.drop, 15, "every run dropped");
 	ASSERT_EQ(s.err_eth, 1, "short VLAN frame is an Ethernet error");
 	ASSERT_EQ(s.err_ip, 5, "truncated/bad IPv4 and truncated IPv6 are IP errors");
-	ASSERT_EQ(s.err_ip6_ext, 2, "IPv6 extension headers");
+	ASSERT_EQ(s.err_ip6_ext, 2, "IPv6 extension headers past the payload");
 	ASSERT_EQ(s.err_udp, 1, "truncated UDP");
 	ASSERT_EQ(s.udp4, 1, "UDP over IPv4 with options");
 	ASSERT_EQ(s.udp6, 3, "UDP over IPv6");
-	ASSERT_EQ(s.other, 2, "TCP and ARP are other");
+	ASSERT_EQ(s.err_tcp, 1, "a TCP data offset of 0");
+	ASSERT_EQ(s.other, 1, "ARP is other");
+	ASSERT_EQ(s.ip6_ext, 0, "no extension header was walked");
 	xdp_sink_bpf__destroy(skel);
 }
 
@@ -524,6 +527,7 @@ enum frame_kind {
 	F_IP_VERSION_5,
 	F_VLAN_CUT,
 	F_UDP_IN_PADDING,
+	F_STAMP_TO_VXLAN_PORT,
 	F_NKINDS,
 };
 
@@ -534,19 +538,20 @@ static const struct {
 	[F_UDP4] = { "udp4", PARSE_UDP4 },
 	[F_UDP4_8021Q] = { "udp4 in 802.1Q", PARSE_UDP4 },
 	[F_UDP4_8021AD] = { "udp4 in 802.1ad", PARSE_UDP4 },
-	[F_QINQ] = { "802.1ad then 802.1Q (two tags)", PARSE_OTHER },
+	[F_QINQ] = { "802.1ad then 802.1Q (two tags)", PARSE_UDP4 },
 	[F_FRAG_FIRST] = { "IPv4 first fragment (MF)", PARSE_OTHER },
 	[F_FRAG_LATER] = { "IPv4 non-first fragment", PARSE_OTHER },
 	[F_UDP6] = { "udp6", PARSE_UDP6 },
 	[F_UDP6_8021AD] = { "udp6 in 802.1ad", PARSE_UDP6 },
-	[F_IP6_FRAG_HDR] = { "IPv6 fragment header", PARSE_ERR_IP6_EXT },
-	[F_TCP4] = { "tcp4", PARSE_OTHER },
+	[F_IP6_FRAG_HDR] = { "IPv6 fragment header past the payload", PARSE_ERR_IP6_EXT },
+	[F_TCP4] = { "tcp4 with a data offset of 0", PARSE_ERR_TCP },
 	[F_ARP] = { "arp", PARSE_OTHER },
 	[F_TOT_BEYOND_FRAME] = { "IPv4 total length beyond the frame", PARSE_ERR_IP },
 	[F_UDP_LEN_BEYOND_IP] = { "UDP length beyond the IP packet", PARSE_ERR_UDP },
 	[F_IP_VERSION_5] = { "IP version 5 under ETH_P_IP", PARSE_ERR_IP },
 	[F_VLAN_CUT] = { "VLAN tag cut short", PARSE_ERR_ETH },
 	[F_UDP_IN_PADDING] = { "UDP header only in the padding", PARSE_ERR_UDP },
+	[F_STAMP_TO_VXLAN_PORT] = { "stamped UDP to port 4789 stays UDP", PARSE_UDP4 },
 };
 
 /* A 64-byte-or-so frame of the given kind; returns its length. */
@@ -606,6 +611,11 @@ static unsigned int build_frame(enum frame_kind k, unsigned char *p)
 		p[l3] = 0x55;
 	if (k == F_UDP_IN_PADDING)
 		set_tot(p + l3, 20 + 4);
+	if (k == F_STAMP_TO_VXLAN_PORT) {
+		be16(p + o + 2, 4789);
+		p[o + 8] = XDPSG_STAMP_MAGIC & 0xff;
+		p[o + 9] = XDPSG_STAMP_MAGIC >> 8;
+	}
 	return o + 16 > len ? o + 16 : len;
 }
 
@@ -618,37 +628,49 @@ static int prog_class(struct xdp_sink_bpf *skel, unsigned char *pkt, unsigned in
 	if (run(skel->progs.xdp_sink_drop, pkt, len, 1, NULL, NULL, NULL))
 		return -1;
 	read_stats(skel, &b);
-	if (b.udp4 != a.udp4)
-		return PARSE_UDP4;
-	if (b.udp6 != a.udp6)
-		return PARSE_UDP6;
-	if (b.other != a.other)
-		return PARSE_OTHER;
-	if (b.err_eth != a.err_eth)
-		return PARSE_ERR_ETH;
-	if (b.err_ip != a.err_ip)
-		return PARSE_ERR_IP;
-	if (b.err_ip6_ext != a.err_ip6_ext)
-		return PARSE_ERR_IP6_EXT;
-	if (b.err_udp != a.err_udp)
-		return PARSE_ERR_UDP;
+	/* Each result's counter, in enum parse_result's order. */
+	const size_t at[] = {
+		offsetof(struct sink_stats, udp4),     offsetof(struct sink_stats, udp6),
+		offsetof(struct sink_stats, tcp4),     offsetof(struct sink_stats, tcp6),
+		offsetof(struct sink_stats, icmp4),    offsetof(struct sink_stats, icmp6),
+		offsetof(struct sink_stats, other),    offsetof(struct sink_stats, err_eth),
+		offsetof(struct sink_stats, err_ip),   offsetof(struct sink_stats, err_ip6_ext),
+		offsetof(struct sink_stats, err_udp),  offsetof(struct sink_stats, err_tcp),
+		offsetof(struct sink_stats, err_icmp), offsetof(struct sink_stats, err_tunnel),
+	};
+	unsigned int i;
+
+	_Static_assert(sizeof(at) / sizeof(at[0]) == PARSE_ERR_TUNNEL + 1, "a counter per result");
+	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		if (*(__u64 *)((char *)&b + at[i]) != *(__u64 *)((char *)&a + at[i]))
+			return (int)i;
 	return -1;
 }
 
 /*
- * The user-space reader's answer in the program's terms: accepted as UDP is
- * udp4/udp6; -ENOENT (well formed, not ours) covers other and IPv6 extension
- * headers; -EINVAL covers every error. Returns whether the two agree.
+ * The user-space reader's answer in the program's terms: accepted is udp,
+ * tcp or icmp of the family and protocol the program named; -ENOENT (well
+ * formed, not ours) is other; -EINVAL covers every error. Returns whether
+ * the two agree.
  */
 static bool reader_agrees(int prog, int ret, const struct pkt_info *pi)
 {
 	switch (prog) {
 	case PARSE_UDP4:
-		return ret == 0 && pi->family == PKT_IPV4;
+	case PARSE_TCP4:
+	case PARSE_ICMP4:
+		return ret == 0 && pi->family == PKT_IPV4 &&
+		       pi->proto == (prog == PARSE_UDP4 ? 17U :
+				     prog == PARSE_TCP4 ? 6U :
+							  1U);
 	case PARSE_UDP6:
-		return ret == 0 && pi->family == PKT_IPV6;
+	case PARSE_TCP6:
+	case PARSE_ICMP6:
+		return ret == 0 && pi->family == PKT_IPV6 &&
+		       pi->proto == (prog == PARSE_UDP6 ? 17U :
+				     prog == PARSE_TCP6 ? 6U :
+							  58U);
 	case PARSE_OTHER:
-	case PARSE_ERR_IP6_EXT:
 		return ret == -ENOENT;
 	default:
 		return ret == -EINVAL;
@@ -675,14 +697,14 @@ static void test_parsers_agree(void)
 		len = build_frame(k, pkt);
 		cls = prog_class(skel, pkt, len);
 		memset(&pi, 0, sizeof(pi));
-		ret = pkt_parse_udp(pkt, len, &pi);
+		ret = pkt_parse_l4(pkt, len, &pi);
 		if (!ASSERT_EQ(cls, frame_kinds[k].want, frame_kinds[k].name))
 			continue;
 		if (!ASSERT_TRUE(reader_agrees(cls, ret, &pi), frame_kinds[k].name))
 			fprintf(stderr, "  %s: the program says %d, the reader %d\n",
 				frame_kinds[k].name, cls, ret);
 		if (ret == 0)
-			ASSERT_EQ(pi.payload_off + pi.udp_len - 8 <= len, 1,
+			ASSERT_EQ(pi.payload_off + pi.payload_len <= len, 1,
 				  "payload in the frame");
 	}
 	xdp_sink_bpf__destroy(skel);

@@ -45,8 +45,12 @@ const struct ctr_family sink_verdicts = {
 static const struct ctr_desc parse_rows[] = {
 	{ "udp4", ST(udp4), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "UDP over IPv4." },
 	{ "udp6", ST(udp6), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "UDP over IPv6." },
+	{ "tcp4", ST(tcp4), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "TCP over IPv4." },
+	{ "tcp6", ST(tcp6), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "TCP over IPv6." },
+	{ "icmp4", ST(icmp4), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "ICMP over IPv4." },
+	{ "icmp6", ST(icmp6), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "ICMPv6." },
 	{ "other", ST(other), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
-	  "Well-formed, but not UDP over IPv4 or IPv6." },
+	  "Well-formed, but none of the above (ARP, a fragment, ESP, an unknown protocol)." },
 };
 
 const struct ctr_family sink_parse = {
@@ -57,18 +61,48 @@ const struct ctr_family sink_parse = {
 
 static const struct ctr_desc parse_error_rows[] = {
 	{ "eth", ST(err_eth), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
-	  "Shorter than an Ethernet (+VLAN) header." },
+	  "Shorter than an Ethernet header and its VLAN tags." },
 	{ "ip", ST(err_ip), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
-	  "Truncated IP header, a bad version or an IHL below 5." },
+	  "Truncated IP header, a bad version, an IHL below 5 or a length past the frame." },
 	{ "ip6_ext", ST(err_ip6_ext), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
-	  "IPv6 with extension headers (not followed)." },
-	{ "udp", ST(err_udp), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "Truncated UDP header." },
+	  "IPv6 extension headers cut short, or more than eight of them." },
+	{ "udp", ST(err_udp), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Truncated UDP header, or a UDP length below 8 or past the IP packet." },
+	{ "tcp", ST(err_tcp), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Truncated TCP header, or a data offset below 5 or past the IP packet." },
+	{ "icmp", ST(err_icmp), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Truncated ICMP or ICMPv6 header." },
+	{ "tunnel", ST(err_tunnel), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Truncated GRE or GENEVE header." },
 };
 
 const struct ctr_family sink_parse_errors = {
 	.name = "sink_parse_errors",
 	.json = "parse.errors",
 	CTR_ROWS(parse_error_rows),
+};
+
+/* --parse: what frames were carried in; a frame counts once in each layer it has. */
+static const struct ctr_desc parse_layer_rows[] = {
+	{ "vlan", ST(vlan), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Frames with one 802.1Q/802.1ad tag or more." },
+	{ "qinq", ST(qinq), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE, "Frames with two tags." },
+	{ "ip6_ext", ST(ip6_ext), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "IPv6 packets whose extension headers were walked." },
+	{ "vxlan", ST(vxlan), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Frames inside VXLAN (UDP port 4789)." },
+	{ "geneve", ST(geneve), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Frames inside GENEVE (UDP port 6081)." },
+	{ "gre", ST(gre), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "Packets or frames inside GRE." },
+	{ "ipip", ST(ipip), PKTS, CTR_JSON | CTR_TEXT, SINK_HAS_PARSE,
+	  "IPv4 or IPv6 inside IPv4 or IPv6." },
+};
+
+const struct ctr_family sink_parse_layers = {
+	.name = "sink_parse_layers",
+	.json = "parse.layers",
+	CTR_ROWS(parse_layer_rows),
 };
 
 /* Where packets were lost on the receive path, each drop under one name. */
@@ -193,9 +227,9 @@ const struct ctr_family sink_xsk_rejected = {
 };
 
 static const struct ctr_family *const families[] = {
-	&sink_rx,	 &sink_xsk_rx,	     &sink_verdicts,
-	&sink_parse,	 &sink_parse_errors, &sink_drop_reasons,
-	&sink_xsk_stats, &sink_xsk_books,    &sink_xsk_rejected,
+	&sink_rx,	    &sink_xsk_rx,	&sink_verdicts,	    &sink_parse,
+	&sink_parse_errors, &sink_parse_layers, &sink_drop_reasons, &sink_xsk_stats,
+	&sink_xsk_books,    &sink_xsk_rejected,
 };
 
 int sink_list_counters(const struct param_cmd *const *cmds)

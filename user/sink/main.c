@@ -70,7 +70,7 @@ static const struct param_def common_opts[] = {
 	{ "pin", 0, PARAM_FLAG, OPT(pin), NULL, "pin maps under " SINK_PIN_ROOT "/IFNAME/" },
 	{ "keep-pins", 0, PARAM_FLAG, OPT(keep_pins), NULL, "leave the pins in place at exit" },
 	{ "parse", 0, PARAM_FLAG, OPT(parse), NULL,
-	  "parse Ethernet/IPv4/IPv6/UDP per packet and count what is found" },
+	  "parse each packet (VLAN, IPv6 extension headers, one tunnel, UDP/TCP/ICMP) and count what is found" },
 	{ "cost", 0, PARAM_UINT, OPT(cost), "NS", "busy work per packet in nanoseconds (slow sink)",
 	  0, 1000000 },
 	{ "kernel-stats", 0, PARAM_FLAG, OPT(kernel_stats), NULL,

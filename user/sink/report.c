@@ -179,6 +179,7 @@ static void json_parse(struct jw *w, const struct sink_stats *s, unsigned int ha
 	jw_obj(w, "parse");
 	ctr_json_members(w, &sink_parse, s, has);
 	ctr_json(w, &sink_parse_errors, s, has);
+	ctr_json(w, &sink_parse_layers, s, has);
 	jw_end_obj(w);
 }
 
@@ -372,6 +373,10 @@ static void text_summary(struct sink *sk, const struct sink_snap *a, const struc
 		printf("; errors %s (", FMT_COUNT(ctr_sum(&sink_parse_errors, d, has)));
 		ctr_text(stdout, &sink_parse_errors, d, has, ", ");
 		printf(")");
+		if (ctr_sum(&sink_parse_layers, d, has)) {
+			printf("\n  carried in: ");
+			ctr_text(stdout, &sink_parse_layers, d, has, ", ");
+		}
 	}
 	printf("\n  drops:    ");
 	ctr_text(stdout, &sink_drop_reasons, dr, has, ", ");
