@@ -107,7 +107,7 @@ static void test_foreign(void)
 	ASSERT_ERR(stamp_read(v, 60, &st), -ENOENT, "wrong magic");
 	memcpy(v, f, 60);
 	v[23] = 6;
-	ASSERT_ERR(stamp_read(v, 60, &st), -ENOENT, "TCP");
+	ASSERT_ERR(stamp_read(v, 60, &st), -EINVAL, "a UDP header read as TCP (data offset 0)");
 	memcpy(v, f, 60);
 	v[12] = 0x08;
 	v[13] = 0x06;
@@ -151,8 +151,8 @@ static void test_foreign_v6(void)
 	pkt_gen_prefill(g, f);
 	pkt_gen_write(g, f, 2, 3, 4);
 	ASSERT_OK(stamp_read(f, 80, &st), "IPv6 stamped");
-	f[20] = 0; /* next header: hop-by-hop options */
-	ASSERT_ERR(stamp_read(f, 80, &st), -ENOENT, "IPv6 extension header is foreign");
+	f[20] = 0; /* next header: hop-by-hop options, read from the UDP header's bytes */
+	ASSERT_TRUE(stamp_read(f, 80, &st) < 0, "no stamp behind a garbage extension header");
 	f[20] = 17;
 	f[19] = 200; /* payload length beyond the frame */
 	ASSERT_ERR(stamp_read(f, 80, &st), -EINVAL, "IPv6 payload length too long");
