@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "shared.h"
+#include "parsing.h"
 
 /* Set by user space before load. */
 const volatile bool ipv6 = false;
@@ -381,6 +382,28 @@ int xdp_gen(struct xdp_md *ctx)
 	else
 		c->redirect_err++;
 	return ret;
+}
+
+/*
+ * xsk --rtt: the frames a reflector returns come back into the sending
+ * queue's own socket (same UMEM, its rx ring); anything not UDP goes on to
+ * the stack (ARP and neighbour discovery keep working).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XDPSG_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} rtt_xsks SEC(".maps");
+
+SEC("xdp")
+int xdp_gen_rtt(struct xdp_md *ctx)
+{
+	enum parse_result r = parse_packet(ctx);
+
+	if (r != PARSE_UDP4 && r != PARSE_UDP6)
+		return XDP_PASS;
+	return bpf_redirect_map(&rtt_xsks, ctx->rx_queue_index, XDP_PASS);
 }
 
 /* The transmit limit reference: the verdict without building a packet. */

@@ -131,6 +131,7 @@ static int kernel_load(struct gen *g, bool tracing)
 	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
 	k->skel->rodata->owner_tgid = (__u32)getpid();
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_bare, false);
+	bpf_program__set_autoload(k->skel->progs.xdp_gen_rtt, false);
 	bpf_program__set_autoload(k->skel->progs.gen_devmap_xmit, tracing);
 	bpf_program__set_autoload(k->skel->progs.gen_redirect_err, tracing);
 	return xdp_gen_bpf__load(k->skel);

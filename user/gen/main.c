@@ -100,6 +100,8 @@ static const struct param_def xsk_opts[] = {
 	  "with --pcap: frames back to back (fast), or the file's gaps, X times as fast" },
 	{ "stamp", 0, PARAM_FLAG, OPT(stamp), NULL,
 	  "with --pcap: stamp the IPv4/IPv6 UDP frames with room (others go byte for byte)" },
+	{ "rtt", 0, PARAM_FLAG, OPT(rtt), NULL,
+	  "receive the frames a reflector returns (xdp-sink tx --reflect) and report the round trip" },
 	{ NULL },
 };
 
