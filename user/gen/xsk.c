@@ -197,11 +197,22 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u3
 		struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
 		void *data = xsk_queue_frame_data(q, addrs[i]);
 		__u32 len = x->rp ? replay_frame(x->rp, data, addrs[i], now) :
-				    pkt_gen_next(t->pg, data, now);
+				    pkt_gen_next(t->pg, data, 0);
 
 		d->addr = addrs[i];
 		d->len = len;
 		x->lens[addrs[i] / q->umem->frame_size] = len;
+	}
+	/*
+	 * The send time goes in last, just before the submit and the kick:
+	 * stamped while written, a full batch's first frame carried the time of
+	 * the start of the batch (2.6 us before the kick at 256 frames, here).
+	 */
+	if (!x->rp && got) {
+		__u64 ts = now_ns();
+
+		for (i = 0; i < got; i++)
+			pkt_gen_set_time(t->pg, xsk_queue_frame_data(q, addrs[i]), ts);
 	}
 	if (got) {
 		xsk_queue_tx_submit(q, got);
@@ -240,17 +251,19 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 	if (x->rp)
 		x->rp->t0 = t->pace.t0;
 	while (!gen_should_stop(g)) {
-		__u64 now = now_ns();
+		__u64 now;
 		__u32 want;
 
 		xsk_reap(t, x);
+		/* Returns first: what came back while we slept is timed before we send more. */
+		if (x->rtt)
+			rtt_q_poll(x->rtt);
 		if (pace_done(&t->pace, t->c.submitted))
 			break;
+		now = now_ns();
 		want = pace_budget(&t->pace, t->c.submitted, batch, now, &due);
 		if (want && x->rp)
 			want = replay_budget(x->rp, t->c.submitted, want, now, &due);
-		if (x->rtt)
-			rtt_q_poll(x->rtt);
 		if (!want) {
 			xsk_kick(t, x);
 			if (x->rtt && !spin)
