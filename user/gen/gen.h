@@ -31,6 +31,9 @@
 struct gen_cfg {
 	/* run */
 	__u64 duration, count, interval, rate;
+	/* traffic shape (xsk, kernel) */
+	__u64 burst, burst_gap;
+	bool poisson;
 	bool json, quiet;
 	int verbose;
 	/* packets */

@@ -199,7 +199,8 @@ static int kernel_setup(struct gen *g)
 	err = gen_prog_fill_maps(k->skel, g->th[0].pg);
 	for (i = 0; !err && i < g->nthreads; i++)
 		err = gen_prog_set_cpu(k->skel, g->th[i].pg, g->th[i].cpu, g->th[i].pace.rate,
-				       g->th[i].pace.quota);
+				       g->th[i].pace.quota) ?:
+		      gen_prog_set_shape(k->skel, g->th[i].cpu, &g->th[i].pace);
 	if (err) {
 		pr_warn("cannot fill the generator's maps: %s\n", strerror(-err));
 		return err;
