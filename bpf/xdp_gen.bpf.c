@@ -431,14 +431,31 @@ struct {
 	__type(value, __u32);
 } rtt_xsks SEC(".maps");
 
+/* UDP frames that came back on a queue without a socket: passed on, never timed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rtt_no_socket SEC(".maps");
+
 SEC("xdp")
 int xdp_gen_rtt(struct xdp_md *ctx)
 {
 	enum parse_result r = parse_packet(ctx);
+	__u32 key = 0;
+	__u64 *n;
+	int ret;
 
 	if (r != PARSE_UDP4 && r != PARSE_UDP6)
 		return XDP_PASS;
-	return bpf_redirect_map(&rtt_xsks, ctx->rx_queue_index, XDP_PASS);
+	ret = bpf_redirect_map(&rtt_xsks, ctx->rx_queue_index, XDP_PASS);
+	if (ret != XDP_REDIRECT) {
+		n = bpf_map_lookup_elem(&rtt_no_socket, &key);
+		if (n)
+			(*n)++;
+	}
+	return ret;
 }
 
 /* The transmit limit reference: the verdict without building a packet. */

@@ -73,3 +73,26 @@ test_rtt_needs_stamps() {
 		t_fail "unexpected message: $out"
 	xdp_detached "$GEN_NS" "$GEN_IF" || t_fail "a refused --rtt left a program on $GEN_IF"
 }
+
+# A return that arrives on a queue without a socket cannot be timed: it is
+# counted under its cause (no_socket), so received + no_socket = sent. On
+# veth the reflected frame lands on the receive queue of the CPU that sent
+# it back: sending on queue 0 from CPU 1 brings the returns to queue 1.
+test_rtt_return_on_queue_without_socket() {
+	local n=1000 gout
+	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
+	lab_setup --no-ipv6 --queues 2
+	start_reflector
+	gout=$(mktemp)
+	t_on_cleanup rm -f "$gout"
+	lab_exec gen "$GEN" xsk --rtt -n $n -r 10000 --queues 0 --cpus 1 -j -q "$GEN_IF" \
+		>"$gout" 2>&1 || t_fail "xdp-gen --rtt failed: $(cat "$gout")"
+	stop_reflector
+	t_expect_eq "back + no_socket" $n \
+		"$(json_get "$gout" summary 'o["rtt"]["received"] + o["rtt"]["no_socket"]')"
+	t_expect_ge "returns on the queue without a socket" 1 \
+		"$(json_get "$gout" summary 'o["rtt"]["no_socket"]')"
+	t_expect_eq "lost = no_socket" "$(json_get "$gout" summary 'o["rtt"]["no_socket"]')" \
+		"$(json_get "$gout" summary 'o["rtt"]["lost"]')"
+	grep -q "came back on queues without a socket" "$gout" || t_fail "no warning: $(cat "$gout")"
+}

@@ -49,6 +49,7 @@ struct gen_rtt {
 	struct seqtrack_summary s;
 	struct hist lat;
 	__u64 sent, back, lost, foreign;
+	__u64 no_socket; /* came back on a queue without a socket (the program's count) */
 };
 
 int gen_rtt_setup(struct gen *g)
@@ -201,6 +202,23 @@ static void pick_run(const struct seqtrack_summary *s, const struct hist *lat, v
 	hist_merge(&p->r->lat, lat);
 }
 
+static __u64 read_no_socket(struct gen_rtt *r)
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	__u64 sum = 0, *v;
+	__u32 key = 0;
+
+	if (ncpu <= 0)
+		return 0;
+	v = calloc((size_t)ncpu, sizeof(*v));
+	if (v && !bpf_map__lookup_elem(r->skel->maps.rtt_no_socket, &key, sizeof(key), v,
+				       (size_t)ncpu * sizeof(*v), 0))
+		for (c = 0; c < ncpu; c++)
+			sum += v[c];
+	free(v);
+	return sum;
+}
+
 /* The books of every queue, once: the workers have ended when a summary is printed. */
 static struct gen_rtt *summed(struct gen *g)
 {
@@ -223,6 +241,10 @@ static struct gen_rtt *summed(struct gen *g)
 	}
 	if (n && seqtrack_runs(ts, n, pick_run, &p) < 0)
 		pr_warn("--rtt: no memory to merge the books of the queues\n");
+	r->no_socket = read_no_socket(r);
+	if (r->no_socket)
+		pr_warn("--rtt: %llu frames came back on queues without a socket and were not timed; send on every queue that receives them (--queues all)\n",
+			(unsigned long long)r->no_socket);
 	r->back = r->s.c.received;
 	uniq = r->back - r->s.c.duplicates;
 	r->lost = r->sent > uniq ? r->sent - uniq : 0;
@@ -262,6 +284,7 @@ void gen_rtt_json(struct gen *g, struct jw *w)
 	jw_u64(w, "duplicates", r->s.c.duplicates);
 	jw_u64(w, "reordered", r->s.c.reordered);
 	jw_u64(w, "foreign", r->foreign);
+	jw_u64(w, "no_socket", r->no_socket);
 	jw_obj(w, "rtt_ns");
 	jw_u64(w, "count", hs.count);
 	jw_u64(w, "min", hs.min);
