@@ -45,7 +45,7 @@ test_rtt_reflector_exact() {
 
 # The text summary and the metrics file carry the round trip too.
 test_rtt_text_and_metrics() {
-	local n=1000 gout prom
+	local n=1000 gout prom v
 	lab_setup --no-ipv6
 	start_reflector
 	gout=$(mktemp)
@@ -62,6 +62,10 @@ test_rtt_text_and_metrics() {
 		t_fail "no received count in the metrics: $(grep rtt "$prom")"
 	grep -q "^xdp_gen_rtt_seconds_count{.*} $n$" "$prom" ||
 		t_fail "no round-trip histogram in the metrics: $(grep rtt "$prom")"
+	if command -v promtool >/dev/null; then
+		v=$(promtool check metrics <"$prom" 2>&1) || t_fail "promtool check metrics: $v"
+		[ -z "$v" ] || t_fail "promtool check metrics complains: $v"
+	fi
 }
 
 test_rtt_needs_stamps() {

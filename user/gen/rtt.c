@@ -304,7 +304,7 @@ void gen_rtt_metrics(struct gen *g, struct metrics_w *w)
 
 	if (!r)
 		return;
-	metrics_family(w, "xdp_gen_rtt_frames", "counter", "frames",
+	metrics_family(w, "xdp_gen_rtt_frames_total", "counter", NULL,
 		       "Frames of this run sent, and returned by the reflector (--rtt)");
 	metrics_u64(w, "xdp_gen_rtt_frames_total", "kind", "sent", r->sent);
 	metrics_u64(w, "xdp_gen_rtt_frames_total", "kind", "received", r->back);

@@ -266,10 +266,14 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 			want = replay_budget(x->rp, t->c.submitted, want, now, &due);
 		if (!want) {
 			xsk_kick(t, x);
-			if (x->rtt && !spin)
-				rtt_q_wait(x->rtt, due);
-			else
+			/*
+			 * A return must wake us, not wait for the next frame: poll,
+			 * or spinning (--busy-poll) look at the ring again at once.
+			 */
+			if (!x->rtt)
 				pace_wait(due, spin);
+			else if (!spin)
+				rtt_q_wait(x->rtt, due);
 			continue;
 		}
 		want = xsk_send(t, x, addrs, want, now);
