@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "shared.h"
+#include "parsing.h"
 
 /* Set by user space before load. */
 const volatile bool ipv6 = false;
@@ -78,6 +79,14 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } tx_port SEC(".maps");
+
+/* --poisson: -ln(1 - u) at XDPSG_GEN_EXP_GAPS evenly spaced u, mean 1 << XDPSG_GEN_EXP_FP. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XDPSG_GEN_EXP_GAPS);
+	__type(key, __u32);
+	__type(value, __u32);
+} exp_gaps SEC(".maps");
 
 /* tx_port's map id, for the xdp_redirect_err filter (set by user space after load). */
 __u32 tx_port_id = 0;
@@ -275,9 +284,19 @@ static __always_inline bool due_now(struct gen_cpu *c)
 	if (!c->t0)
 		c->t0 = now;
 	due = c->t0 + c->due_ns;
+	/* Inside a burst, frames go back to back. */
+	if (c->burst && c->burst_left)
+		goto go;
 	/* Past the clock's range (a schedule centuries ahead): never due. */
 	if (due < c->t0 || now < due || now - c->last_ns < c->min_gap_ns)
 		return false;
+	if (c->burst) {
+		if (c->burst_start && now - c->burst_start < c->burst_gap_ns / 2)
+			return false;
+		c->burst_start = now;
+		c->burst_left = c->burst;
+	}
+go:
 	c->last_ns = now;
 	c->clock_ns = now; /* this frame's send time */
 	c->clock_left = 1;
@@ -289,6 +308,15 @@ static __always_inline bool due_now(struct gen_cpu *c)
  * quotient and remainder keeps due_ns * rate + due_rem = packets * 1e9
  * exactly, with no product to wrap and no division; due_ns saturates.
  */
+/* --poisson: the next gap, the mean interval times an exponential quantile. */
+static __always_inline __u64 exp_gap(struct gen_cpu *c)
+{
+	__u32 k = (__u32)(xorshift64s(&c->gap_rng) >> 32) & (XDPSG_GEN_EXP_GAPS - 1);
+	__u32 *q = bpf_map_lookup_elem(&exp_gaps, &k);
+
+	return q ? (*q * c->step_ns) >> XDPSG_GEN_EXP_FP : c->step_ns;
+}
+
 static __always_inline void count_sent(struct gen_cpu *c, long len)
 {
 	__u64 due;
@@ -297,6 +325,14 @@ static __always_inline void count_sent(struct gen_cpu *c, long len)
 	c->bytes += len;
 	if (!c->rate)
 		return;
+	if (c->burst || c->poisson) {
+		/* The next burst is due a gap after this one's due time, once it is whole. */
+		if (c->burst && c->burst_left && --c->burst_left)
+			return;
+		due = c->due_ns + (c->burst ? c->burst_gap_ns : exp_gap(c));
+		c->due_ns = due < c->due_ns ? ~0ULL : due;
+		return;
+	}
 	due = c->due_ns + c->step_ns;
 	c->due_rem += c->step_rem;
 	if (c->due_rem >= c->rate) {
@@ -380,6 +416,45 @@ int xdp_gen(struct xdp_md *ctx)
 		count_sent(c, len);
 	else
 		c->redirect_err++;
+	return ret;
+}
+
+/*
+ * xsk --rtt: the frames a reflector returns come back into the sending
+ * queue's own socket (same UMEM, its rx ring); anything not UDP goes on to
+ * the stack (ARP and neighbour discovery keep working).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_XSKMAP);
+	__uint(max_entries, XDPSG_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, __u32);
+} rtt_xsks SEC(".maps");
+
+/* UDP frames that came back on a queue without a socket: passed on, never timed. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} rtt_no_socket SEC(".maps");
+
+SEC("xdp")
+int xdp_gen_rtt(struct xdp_md *ctx)
+{
+	enum parse_result r = parse_packet(ctx);
+	__u32 key = 0;
+	__u64 *n;
+	int ret;
+
+	if (r != PARSE_UDP4 && r != PARSE_UDP6)
+		return XDP_PASS;
+	ret = bpf_redirect_map(&rtt_xsks, ctx->rx_queue_index, XDP_PASS);
+	if (ret != XDP_REDIRECT) {
+		n = bpf_map_lookup_elem(&rtt_no_socket, &key);
+		if (n)
+			(*n)++;
+	}
 	return ret;
 }
 

@@ -16,6 +16,8 @@
 /* Set by user space before load. */
 const volatile bool do_parse = false;
 const volatile __u64 cost_ns = 0;
+/* tx --reflect: also swap IP addresses and UDP ports, so the frame goes back to its sender. */
+const volatile bool reflect = false;
 /* drop --sample N: one frame in N (0: none) into the samples ring, snap bytes of it. */
 const volatile __u32 sample_every = 0;
 const volatile __u32 sample_snap = XDPSG_SAMPLE_MAX;
@@ -224,6 +226,51 @@ int xdp_sink_pass(struct xdp_md *ctx)
 	return XDP_PASS;
 }
 
+/* An IPv4 or IPv6 header (as its version says) with its addresses swapped. */
+static __always_inline void swap_addrs(__u8 *l3, void *end)
+{
+	if ((void *)(l3 + sizeof(parse_ip4_t)) > end)
+		return;
+	if ((*l3 >> 4) == 4) {
+		parse_ip4_t *iph = (void *)l3;
+		__be32 a = iph->saddr;
+
+		iph->saddr = iph->daddr;
+		iph->daddr = a;
+	} else if ((void *)(l3 + sizeof(parse_ip6_t)) <= end) {
+		parse_ip6_t *ip6h = (void *)l3;
+		struct in6_addr a = ip6h->saddr;
+
+		ip6h->saddr = ip6h->daddr;
+		ip6h->daddr = a;
+	}
+}
+
+/*
+ * Addresses and ports swapped: the one's-complement sums over them (IPv4
+ * header, UDP pseudo-header) do not depend on their order, so every checksum
+ * stays valid and the payload (the stamp) is not touched.
+ */
+static __always_inline void reflect_l3l4(struct xdp_md *ctx)
+{
+	struct hdr_cursor c = {
+		.pos = (void *)(long)ctx->data,
+		.end = (void *)(long)ctx->data_end,
+	};
+	enum parse_result r = parse_frame(&c);
+	parse_udp_t *udp = c.l4;
+	__be16 port;
+
+	/* l3 is set once an IP header was found whole, l4 once a UDP header was. */
+	if (c.l3)
+		swap_addrs(c.l3, c.end);
+	if ((r != PARSE_UDP4 && r != PARSE_UDP6) || !udp || (void *)(udp + 1) > c.end)
+		return;
+	port = udp->source;
+	udp->source = udp->dest;
+	udp->dest = port;
+}
+
 SEC("xdp")
 int xdp_sink_tx(struct xdp_md *ctx)
 {
@@ -241,6 +288,9 @@ int xdp_sink_tx(struct xdp_md *ctx)
 	__builtin_memcpy(tmp, eth->h_source, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
 	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
+	/* Known at load: a plain tx never parses. */
+	if (reflect)
+		reflect_l3l4(ctx);
 	if (s)
 		s->tx++;
 	return XDP_TX;

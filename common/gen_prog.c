@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +183,51 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu,
 	 * rate: frames never closer than half the interval.
 	 */
 	vals[cpu].min_gap_ns = rate ? 500000000ULL / rate : 0;
+	err = bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
+				   ncpu * sizeof(*vals), 0);
+	free(vals);
+	return err;
+}
+
+void gen_prog_exp_table(__u32 *q, unsigned int n)
+{
+	double v[XDPSG_GEN_EXP_GAPS], sum = 0;
+	unsigned int i;
+
+	/* Midpoint quantiles, scaled so the table's mean is exactly one interval. */
+	for (i = 0; i < n && i < XDPSG_GEN_EXP_GAPS; i++) {
+		v[i] = -log1p(-((double)i + 0.5) / n);
+		sum += v[i];
+	}
+	for (i = 0; i < n && i < XDPSG_GEN_EXP_GAPS; i++)
+		q[i] = (__u32)(v[i] * n / sum * (1 << XDPSG_GEN_EXP_FP) + 0.5);
+}
+
+int gen_prog_set_shape(struct xdp_gen_bpf *skel, int cpu, const struct pace *p)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct gen_cpu *vals;
+	__u32 key = 0, q[XDPSG_GEN_EXP_GAPS];
+
+	if (!p->burst && !p->poisson)
+		return 0;
+	if (p->poisson) {
+		gen_prog_exp_table(q, XDPSG_GEN_EXP_GAPS);
+		for (key = 0; !err && key < XDPSG_GEN_EXP_GAPS; key++)
+			err = bpf_map__update_elem(skel->maps.exp_gaps, &key, sizeof(key), &q[key],
+						   sizeof(q[key]), 0);
+		key = 0;
+		if (err)
+			return err;
+	}
+	vals = cpu_states(skel, &err);
+	if (!vals)
+		return err;
+	vals[cpu].min_gap_ns = 0;
+	vals[cpu].burst = p->burst;
+	vals[cpu].burst_gap_ns = p->gap;
+	vals[cpu].poisson = p->poisson;
+	vals[cpu].gap_rng = p->rng;
 	err = bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals,
 				   ncpu * sizeof(*vals), 0);
 	free(vals);

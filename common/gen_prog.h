@@ -9,6 +9,7 @@
  */
 #include <stdbool.h>
 
+#include "pace.h"
 #include "pkt.h"
 #include "xdp_gen.skel.h"
 
@@ -54,6 +55,16 @@ void gen_prog_input_frame(const struct pkt_gen *g, void *frame);
  * it at 0; tests start it anywhere.
  */
 void gen_prog_set_schedule(struct gen_cpu *c, __u64 packets);
+
+/*
+ * After gen_prog_set_cpu() with a rate: the thread's shape from its pace
+ * (pace_shape()): bursts, or Poisson gaps (which also fills the program's
+ * table of exponential quantiles).
+ */
+int gen_prog_set_shape(struct xdp_gen_bpf *skel, int cpu, const struct pace *p);
+
+/* The quantiles of the exponential distribution the program draws --poisson gaps from. */
+void gen_prog_exp_table(__u32 *q, unsigned int n);
 
 /* What the program counted for one CPU; -errno if the map cannot be read. */
 int gen_prog_cpu_state(struct xdp_gen_bpf *skel, int cpu, struct gen_cpu *out);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <math.h>
 #include <string.h>
 
 #include "pace.h"
@@ -38,6 +39,76 @@ void pace_share(struct pace *p, __u64 count, __u64 rate, unsigned int i, unsigne
 	p->depth = (depth > PACE_DEPTH_FRAMES ? depth : PACE_DEPTH_FRAMES) * p->cost;
 }
 
+void pace_shape(struct pace *p, const struct pace_shape_opts *o, unsigned int i, unsigned int n)
+{
+	__u64 rate;
+
+	p->poisson = o->poisson && p->rate;
+	p->rng = o->seed ^ (0x9e3779b97f4a7c15ULL * (i + 1));
+	if (!p->rng)
+		p->rng = 1;
+	if (!o->burst)
+		return;
+	p->burst = o->burst / n + (i < o->burst % n);
+	p->gap = o->gap_ns ? o->gap_ns : 1;
+	if (!p->burst) {
+		p->idle = true;
+		return;
+	}
+	rate = (__u64)((unsigned __int128)p->burst * 1000000000ULL / p->gap);
+	p->rate = rate ? rate : 1;
+}
+
+/* xorshift64*: 53 random bits as a double in [0, 1). */
+static double uniform(__u64 *s)
+{
+	__u64 x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return (double)((x * 0x2545f4914f6cdd1dULL) >> 11) * 0x1.0p-53;
+}
+
+__u64 pace_exp_gap(__u64 *rng, __u64 rate)
+{
+	/* -ln(1 - u): 1 - u is in (0, 1], so the log is finite. */
+	return (__u64)(-log1p(-uniform(rng)) * 1e9 / (double)rate + 0.5);
+}
+
+/* --burst: the rest of the burst under way, or when the next one is due. */
+static __u32 burst_budget(struct pace *p, __u64 sent, __u64 allowed, __u64 now, __u64 *due_ns)
+{
+	if (!p->burst_left) {
+		__u64 start = p->t0 + (__u64)((unsigned __int128)(sent / p->burst) * p->gap);
+
+		if (p->burst_start && start < p->burst_start + p->gap / 2)
+			start = p->burst_start + p->gap / 2;
+		if (now < start) {
+			*due_ns = start;
+			return 0;
+		}
+		p->burst_start = now;
+		p->burst_left = p->burst;
+	}
+	return (__u32)(p->burst_left < allowed ? p->burst_left : allowed);
+}
+
+/* --poisson: the frames due by now, walking the schedule on a copy of the generator. */
+static __u32 poisson_budget(struct pace *p, __u64 allowed, __u64 now, __u64 *due_ns)
+{
+	__u64 t, rng = p->rng, n = 0;
+
+	if (!p->next_ns)
+		p->next_ns = p->t0 ? p->t0 : now;
+	for (t = p->next_ns; n < allowed && t <= now; n++)
+		t += pace_exp_gap(&rng, p->rate);
+	if (!n)
+		*due_ns = p->next_ns;
+	return (__u32)n;
+}
+
 /* Frames the bucket allows now; refills it for the time since the last call. */
 static __u64 bucket(struct pace *p, __u64 now)
 {
@@ -61,6 +132,10 @@ __u32 pace_budget(struct pace *p, __u64 sent, __u32 batch, __u64 now, __u64 *due
 	}
 	if (!p->rate || !allowed)
 		return (__u32)allowed;
+	if (p->burst)
+		return burst_budget(p, sent, allowed, now, due_ns);
+	if (p->poisson)
+		return poisson_budget(p, allowed, now, due_ns);
 	elapsed = now > p->t0 ? now - p->t0 : 0;
 	due = (__u64)((unsigned __int128)elapsed * p->rate / 1000000000ULL);
 	if (due <= sent) {
@@ -83,6 +158,16 @@ __u32 pace_budget(struct pace *p, __u64 sent, __u32 batch, __u64 now, __u64 *due
 void pace_sent(struct pace *p, __u32 n)
 {
 	__u64 c = (__u64)n * p->cost;
+
+	if (p->burst) {
+		p->burst_left -= n < p->burst_left ? n : p->burst_left;
+		return;
+	}
+	if (p->poisson) {
+		for (; n; n--)
+			p->next_ns += pace_exp_gap(&p->rng, p->rate);
+		return;
+	}
 
 	p->credit = c < p->credit ? p->credit - c : 0;
 }

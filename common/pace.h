@@ -22,12 +22,40 @@ struct pace {
 	 * of credit in ns << PACE_FP, a frame costing 'cost'.
 	 */
 	__u64 cost, depth, credit, last_ns;
+	/*
+	 * Shapes (pace_shape()). --burst: 'burst' frames back to back, a
+	 * burst due every 'gap' ns from t0; one late begins no sooner than
+	 * half a gap after the one before, so two bursts never run into one.
+	 * --poisson: each frame due an exponential gap (mean 1 / rate) after
+	 * the one before; 'next_ns' is when the next is due, 'rng' draws gaps.
+	 */
+	__u64 burst, gap, burst_left, burst_start;
+	bool poisson;
+	__u64 next_ns, rng;
+};
+
+struct pace_shape_opts {
+	__u64 burst; /* frames per burst over all threads; 0: no bursts */
+	__u64 gap_ns; /* from one burst's start to the next */
+	bool poisson;
+	__u64 seed; /* for --poisson's gaps: the same seed gives the same schedule */
 };
 
 #define PACE_FP 10
 
 /* Thread i of n takes its share of count and rate (0 = unlimited). */
 void pace_share(struct pace *p, __u64 count, __u64 rate, unsigned int i, unsigned int n);
+
+/*
+ * After pace_share(): thread i of n takes its shape, its share of the burst
+ * (the threads' bursts add up to o->burst, all due at once). A burst sets
+ * p->rate to its average (at least 1), so rate-based callers see a paced
+ * thread. A thread whose share of the burst is zero is idle.
+ */
+void pace_shape(struct pace *p, const struct pace_shape_opts *o, unsigned int i, unsigned int n);
+
+/* --poisson: the next gap in ns, exponential with mean 1e9 / p->rate, from p->rng. */
+__u64 pace_exp_gap(__u64 *rng, __u64 rate);
 
 /* The quota is used up (never, without one). */
 static inline bool pace_done(const struct pace *p, __u64 sent)

@@ -60,7 +60,7 @@ struct param_def {
 	const struct param_enum *enums; /* PARAM_ENUM only, ends with name NULL */
 };
 
-#define PARAM_TABLES_MAX 4
+#define PARAM_TABLES_MAX 5
 
 struct param_cmd {
 	const char *name; /* subcommand, e.g. "drop" */

@@ -301,6 +301,37 @@ static bool table_in_all(const struct param_cmd *const *cmds, const struct param
 	return true;
 }
 
+static bool cmd_has_table(const struct param_cmd *cmd, const struct param_def *t)
+{
+	int i;
+
+	for (i = 0; i < PARAM_TABLES_MAX && cmd->tables[i]; i++)
+		if (cmd->tables[i] == t)
+			return true;
+	return false;
+}
+
+/*
+ * A table some commands share but not all: under a header naming each of
+ * them ("Options of xsk and kernel"), so every command's options are under a
+ * header that names it. false when only one command has it.
+ */
+static bool shared_header(FILE *out, const struct param_cmd *const *cmds, const struct param_def *t)
+{
+	int c, n = 0, k = 0;
+
+	for (c = 0; cmds[c]; c++)
+		n += cmd_has_table(cmds[c], t);
+	if (n < 2)
+		return false;
+	fputs(".SS Options of ", out);
+	for (c = 0; cmds[c]; c++)
+		if (cmd_has_table(cmds[c], t))
+			fprintf(out, "%s%s", k++ ? (k == n ? " and " : ", ") : "", cmds[c]->name);
+	fputc('\n', out);
+	return true;
+}
+
 void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void *defaults)
 {
 	const struct param_def *done[32];
@@ -324,7 +355,9 @@ void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void 
 					break;
 			if (j < ndone)
 				continue;
-			if (!header) {
+			if (shared_header(out, cmds, cmds[c]->tables[i])) {
+				header = false;
+			} else if (!header) {
 				fprintf(out, ".SS Options of %s\n", cmds[c]->name);
 				header = true;
 			}

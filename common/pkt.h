@@ -351,6 +351,30 @@ static inline unsigned int pkt_gen_write(struct pkt_gen *g, void *frame, __u32 f
 	return pkt_gen_write_tmpl(g, frame, pkt_gen_next_size(g), flow, seq, ts_ns);
 }
 
+/*
+ * Put the send time into a frame pkt_gen_write*() wrote with ts_ns 0, and
+ * fix its UDP checksum incrementally (RFC 1624): the sender writes a batch
+ * first and stamps it just before handing it to the kernel, so the time is
+ * the frames' departure, not the start of the batch. No-op without a stamp.
+ */
+static inline void pkt_gen_set_time(const struct pkt_gen *g, void *frame, __u64 ts_ns)
+{
+	__u8 *udp = (__u8 *)frame + (g->family == PKT_IPV4 ? PKT_V4_OFF_UDP : PKT_V6_OFF_UDP);
+	__u16 ts_hi = htole16((__u16)(ts_ns >> 32)), csum;
+	__u32 ts_lo = htole32((__u32)ts_ns);
+
+	if (!g->stamp)
+		return;
+	memcpy(udp + 8 + XDPSG_STAMP_OFF_TS, &ts_lo, 4);
+	memcpy(udp + 8 + XDPSG_STAMP_OFF_TS + 4, &ts_hi, 2);
+	memcpy(&csum, udp + PKT_UDP_OFF_CSUM, 2);
+	/* 0xffff stood for a computed 0: the same zero in ones' complement. */
+	csum = (__u16)~pkt_csum_fold((__u16)~csum + (__u64)ts_lo + ts_hi);
+	if (csum == 0)
+		csum = 0xffff;
+	memcpy(udp + PKT_UDP_OFF_CSUM, &csum, 2);
+}
+
 /* The whole per-packet step: next flow, its next sequence number, next size. */
 static inline unsigned int pkt_gen_next(struct pkt_gen *g, void *frame, __u64 ts_ns)
 {

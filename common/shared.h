@@ -106,6 +106,9 @@ struct sink_stats {
 #define XDPSG_GEN_MAX_SIZES 16 /* templates (IMIX sizes) */
 #define XDPSG_GEN_SEQ_MAX 1024 /* IMIX size sequence length */
 #define XDPSG_GEN_MAX_FLOWS 65536
+/* --poisson in the kernel: exponential gaps from a table of this many quantiles (a power of 2) */
+#define XDPSG_GEN_EXP_GAPS 1024
+#define XDPSG_GEN_EXP_FP 16 /* the table's gaps are multiples of the mean, 16 fraction bits */
 
 struct gen_size {
 	__u16 len; /* frame length */
@@ -169,6 +172,15 @@ struct gen_cpu {
 	/* the stamp's time, read once every clock_every frames (see xdp_gen.bpf.c) */
 	__u32 clock_left;
 	__u64 clock_ns;
+	/*
+	 * Shapes, with rate set (common/pace.h says what they mean). --burst:
+	 * 'burst' frames back to back, one burst due every burst_gap_ns from
+	 * t0, a late one no sooner than half a gap after the last began.
+	 * --poisson: the next frame due step_ns x an exponential quantile
+	 * from exp_gaps, picked by gap_rng. min_gap_ns is 0 with either.
+	 */
+	__u64 burst, burst_gap_ns, burst_left, burst_start;
+	__u64 poisson, gap_rng;
 };
 
 /* Transmit results seen by the raw tracepoints, per CPU, for one target device. */

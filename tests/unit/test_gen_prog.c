@@ -296,6 +296,73 @@ out:
 	pkt_gen__destroy(g);
 }
 
+/*
+ * --burst in the program: a burst of 5 whose next is due in an hour goes
+ * whole in the first runs, then nothing (at its 1-per-second average rate,
+ * without the burst, one frame would go).
+ */
+static void test_paced_burst(void)
+{
+	struct pace_shape_opts so = { .burst = 5, .gap_ns = 3600000000000ULL };
+	unsigned char in[128], out[128];
+	struct xdp_gen_bpf *skel = NULL;
+	struct pkt_gen *g = NULL;
+	struct gen_cpu c;
+	struct pkt_opts o;
+	struct pace p;
+	int cpu, fd;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	cpu = pin_self();
+	pkt_opts_init(&o);
+	g = make_gen(&o);
+	if (!ASSERT_TRUE(cpu >= 0 && g, "pin and make a generator"))
+		goto out;
+	skel = load_gen(g, 1, cpu, false);
+	if (!ASSERT_TRUE(skel, "load"))
+		goto out;
+	gen_prog_input_frame(g, in);
+	fd = bpf_program__fd(skel->progs.xdp_gen);
+	pace_share(&p, 0, 0, 0, 1);
+	pace_shape(&p, &so, 0, 1);
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, r, .data_in = in, .data_size_in = 60,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1000);
+
+		ASSERT_OK(gen_prog_set_cpu(skel, g, cpu, p.rate, 0), "the bursts' average rate");
+		ASSERT_OK(gen_prog_set_shape(skel, cpu, &p), "a burst of 5 an hour");
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &r), "1000 runs");
+		ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state");
+		ASSERT_EQ_U64(c.packets, 5, "one whole burst, then nothing");
+		ASSERT_EQ_U64(c.burst_left, 0, "between bursts");
+	}
+out:
+	xdp_gen_bpf__destroy(skel);
+	pkt_gen__destroy(g);
+}
+
+/* --poisson's table: increasing quantiles whose mean is one interval, to rounding. */
+static void test_exp_table(void)
+{
+	__u32 q[XDPSG_GEN_EXP_GAPS];
+	__u64 sum = 0;
+	unsigned int i, up = 1;
+
+	gen_prog_exp_table(q, XDPSG_GEN_EXP_GAPS);
+	for (i = 0; i < XDPSG_GEN_EXP_GAPS; i++) {
+		sum += q[i];
+		up &= !i || q[i] > q[i - 1];
+	}
+	ASSERT_TRUE(up, "increasing");
+	ASSERT_LE(sum / XDPSG_GEN_EXP_GAPS - (1 << XDPSG_GEN_EXP_FP) + 1, 2,
+		  "mean one interval, within rounding");
+	ASSERT_LT(q[0], 1 << (XDPSG_GEN_EXP_FP - 9), "shortest gap near 0");
+	ASSERT_GT(q[XDPSG_GEN_EXP_GAPS - 1], 7 << XDPSG_GEN_EXP_FP, "longest over 7 intervals");
+}
+
 static bool write_cpu(struct xdp_gen_bpf *skel, int cpu, const struct gen_cpu *c)
 {
 	int ncpu = libbpf_num_possible_cpus();
@@ -819,7 +886,7 @@ static void test_live_content(void)
 static const struct test_case cases[] = {
 	TEST_CASE(v4_one_flow), TEST_CASE(v4_flows_imix), TEST_CASE(v6),
 	TEST_CASE(live_frames), TEST_CASE(live_content),  TEST_CASE(paced),
-	TEST_CASE(paced_wrap),
+	TEST_CASE(paced_wrap),	TEST_CASE(paced_burst),	  TEST_CASE(exp_table),
 };
 
 TEST_MAIN("gen_prog", cases)

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <math.h>
+
 #include "pace.h"
 #include "params.h"
 #include "runtime.h"
@@ -238,11 +240,139 @@ static void test_deadline_saturates(void)
 	ASSERT_EQ_U64(deadline_after(~0ULL, 1), ~0ULL, "at the limit");
 }
 
+/*
+ * --burst 64 every 1 ms: a sender that comes back when the pacer says sends
+ * 64 frames at each burst's due time, none between; a sender late by three
+ * bursts sends the late one at once and the next no sooner than half a gap
+ * later, so no two bursts ever run into one.
+ */
+static void test_burst_schedule(void)
+{
+	struct pace_shape_opts so = { .burst = 64, .gap_ns = 1000000 };
+	__u64 t0 = 7 * NS, now = t0, sent = 0, due, start = 0, prev = 0;
+	unsigned int bursts = 0;
+	struct pace p;
+	__u32 n;
+
+	pace_share(&p, 6400, 0, 0, 1);
+	pace_shape(&p, &so, 0, 1);
+	ASSERT_EQ_U64(p.rate, 64000, "average rate of the bursts");
+	p.t0 = t0;
+	while (sent < 6400) {
+		n = pace_budget(&p, sent, 256, now, &due);
+		if (!n) {
+			if (!ASSERT_EQ_U64(sent % 64, 0, "waits only between bursts"))
+				return;
+			now = due;
+			continue;
+		}
+		if (sent % 64 == 0) {
+			if (!ASSERT_EQ(n, 64, "a whole burst at once") ||
+			    !ASSERT_EQ_U64(now, t0 + (sent / 64) * 1000000ULL, "at its due time"))
+				return;
+			bursts++;
+		}
+		pace_sent(&p, n);
+		sent += n;
+	}
+	ASSERT_EQ(bursts, 100, "100 bursts of 64");
+	/*
+	 * 3.5 gaps late: one burst at once, the next ones half a gap apart
+	 * (4.0, 4.5, ... ms) until back on the schedule at 7 ms, then 8, 9.
+	 */
+	pace_share(&p, 0, 0, 0, 1);
+	pace_shape(&p, &so, 0, 1);
+	p.t0 = t0;
+	sent = 0;
+	now = t0 + 3500000;
+	while (sent < 10 * 64) {
+		n = pace_budget(&p, sent, 16, now, &due);
+		if (!n) {
+			now = due;
+			continue;
+		}
+		if (sent % 64 == 0) {
+			prev = start;
+			start = now;
+			if (prev &&
+			    !ASSERT_GE(start - prev, 500000, "bursts half a gap apart at least"))
+				return;
+		}
+		pace_sent(&p, n);
+		sent += n;
+	}
+	ASSERT_EQ_U64(start, t0 + 9000000, "back on schedule: the tenth burst at 9 ms");
+	/* Two threads share a burst of 65: 33 and 32, due at the same times. */
+	pace_share(&p, 0, 0, 1, 2);
+	so.burst = 65;
+	pace_shape(&p, &so, 1, 2);
+	ASSERT_EQ_U64(p.burst, 32, "the second thread's share of the burst");
+}
+
+/*
+ * --poisson: the gaps have the asked mean (within 1% over 200,000 on a fixed
+ * seed), the same seed gives the same schedule, and a sender that comes back
+ * when the pacer says sends each frame at its own due time.
+ */
+static void test_poisson_schedule(void)
+{
+	struct pace_shape_opts so = { .poisson = true, .seed = 42 };
+	static __u64 first[2001];
+	__u64 rng = 12345, sum = 0, t0 = 3 * NS, now, sent, due;
+	double mean, var = 0, g;
+	unsigned int i, run;
+	struct pace p;
+	__u32 n;
+
+	for (i = 0; i < 200000; i++)
+		sum += pace_exp_gap(&rng, 100000);
+	mean = (double)sum / 200000;
+	if (!ASSERT_TRUE(mean > 9900 && mean < 10100, "mean gap 10 us within 1%"))
+		fprintf(stderr, "  mean gap %.1f ns\n", mean);
+	for (run = 0; run < 2; run++) {
+		pace_share(&p, 0, 100000, 0, 1);
+		pace_shape(&p, &so, 0, 1);
+		p.t0 = t0;
+		for (now = t0, sent = 0; sent < 2001;) {
+			n = pace_budget(&p, sent, 64, now, &due);
+			if (!n) {
+				if (!ASSERT_GE(due, now, "due in the future"))
+					return;
+				now = due;
+				continue;
+			}
+			if (!ASSERT_EQ(n, 1, "one frame at its due time"))
+				return;
+			if (run == 0)
+				first[sent] = now;
+			else if (!ASSERT_EQ_U64(now, first[sent], "same seed, same schedule"))
+				return;
+			pace_sent(&p, n);
+			sent += n;
+		}
+	}
+	/* The schedule's own gaps: mean 10 us, and as spread as an exponential's (CV 1). */
+	mean = (double)(first[2000] - first[0]) / 2000;
+	for (i = 0; i < 2000; i++) {
+		g = (double)(first[i + 1] - first[i]) - mean;
+		var += g * g / 2000;
+	}
+	if (!ASSERT_TRUE(mean > 9500 && mean < 10500, "schedule's mean gap within 5%") ||
+	    !ASSERT_TRUE(var > 0.8 * 0.8 * mean * mean && var < 1.2 * 1.2 * mean * mean,
+			 "gaps spread like an exponential's (CV 0.8-1.2)"))
+		fprintf(stderr, "  mean %.1f ns, sd %.1f ns\n", mean, sqrt(var));
+	/* Late by 10 ms: everything due goes at once, at most a batch. */
+	pace_share(&p, 0, 100000, 0, 1);
+	pace_shape(&p, &so, 0, 1);
+	p.t0 = t0;
+	ASSERT_EQ(pace_budget(&p, 0, 64, t0 + 10000000, &due), 64, "a batch of what is due");
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(share_exact),	  TEST_CASE(share_zero_is_idle),    TEST_CASE(budget_quota),
 	TEST_CASE(budget_rate),	  TEST_CASE(budget_rate_and_quota), TEST_CASE(budget_long_run),
 	TEST_CASE(catch_up),	  TEST_CASE(deadline_saturates),    TEST_CASE(schedule_exact),
-	TEST_CASE(elapsed_exact),
+	TEST_CASE(elapsed_exact), TEST_CASE(burst_schedule),	    TEST_CASE(poisson_schedule),
 };
 
 TEST_MAIN("pace", cases)

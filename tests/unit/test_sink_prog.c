@@ -710,11 +710,75 @@ static void test_parsers_agree(void)
 	xdp_sink_bpf__destroy(skel);
 }
 
+/*
+ * tx --reflect on generated frames (IPv4 and IPv6): addresses and ports
+ * swapped, checksums still valid, the stamp and payload byte for byte.
+ */
+static void check_reflect(bool v6)
+{
+	unsigned char pkt[128] = {}, out[2048] = {};
+	unsigned int so = v6 ? PKT_V6_OFF_SADDR : PKT_V4_OFF_SADDR, alen = v6 ? 16 : 4;
+	unsigned int uo = v6 ? PKT_V6_OFF_UDP : PKT_V4_OFF_UDP, len;
+	struct xdp_sink_bpf *skel = NULL;
+	struct pkt_gen *g = NULL;
+	struct pkt_opts o;
+	char err[128];
+	__u32 ret;
+
+	pkt_opts_init(&o);
+	o.size = v6 ? 80 : 60;
+	o.run = 0x5eed;
+	if (v6 && (pkt_parse_ip_range("fd00::1", &o.src_ip, err, sizeof(err)) ||
+		   pkt_parse_ip_range("fd00::2", &o.dst_ip, err, sizeof(err))))
+		goto out;
+	g = pkt_gen__create(&o, err, sizeof(err));
+	if (!ASSERT_TRUE(g != NULL, "pkt_gen"))
+		goto out;
+	pkt_gen_prefill(g, pkt);
+	len = pkt_gen_next(g, pkt, 123456789ULL);
+	libbpf_set_print(silent);
+	skel = xdp_sink_bpf__open();
+	if (!ASSERT_TRUE(skel != NULL, "open"))
+		goto out;
+	skel->rodata->reflect = true;
+	if (!ASSERT_OK(xdp_sink_bpf__load(skel), "load with reflect"))
+		goto out;
+	ASSERT_OK(run(skel->progs.xdp_sink_tx, pkt, len, 1, &ret, NULL, out), "run tx");
+	ASSERT_EQ(ret, XDP_TX, "XDP_TX verdict");
+	ASSERT_TRUE(!memcmp(out, pkt + 6, 6) && !memcmp(out + 6, pkt, 6), "MACs swapped");
+	ASSERT_TRUE(!memcmp(out + so, pkt + so + alen, alen) &&
+			    !memcmp(out + so + alen, pkt + so, alen),
+		    "addresses swapped");
+	ASSERT_TRUE(!memcmp(out + uo, pkt + uo + 2, 2) && !memcmp(out + uo + 2, pkt + uo, 2),
+		    "ports swapped");
+	ASSERT_TRUE(!memcmp(out + uo + 4, pkt + uo + 4, len - uo - 4),
+		    "UDP length, checksum, stamp and payload unchanged");
+	ASSERT_EQ(pkt_verify_checksums(out, len), PKT_CSUM_OK, "checksums valid");
+out:
+	xdp_sink_bpf__destroy(skel);
+	pkt_gen__destroy(g);
+}
+
+static void test_tx_reflect(void)
+{
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	check_reflect(false);
+	check_reflect(true);
+}
+
 static const struct test_case cases[] = {
-	TEST_CASE(parse_errors),    TEST_CASE(no_parse_counts_only),
-	TEST_CASE(tx_swaps_macs),   TEST_CASE(redirect_without_target),
-	TEST_CASE(cost_is_a_floor), TEST_CASE(parsers_agree),
-	TEST_CASE(sample_one_in_n), TEST_CASE(sample_full_ring_keeps_verdict),
+	TEST_CASE(parse_errors),
+	TEST_CASE(no_parse_counts_only),
+	TEST_CASE(tx_swaps_macs),
+	TEST_CASE(tx_reflect),
+	TEST_CASE(redirect_without_target),
+	TEST_CASE(cost_is_a_floor),
+	TEST_CASE(parsers_agree),
+	TEST_CASE(sample_one_in_n),
+	TEST_CASE(sample_full_ring_keeps_verdict),
 };
 
 TEST_MAIN("sink_prog", cases)

@@ -31,6 +31,9 @@
 struct gen_cfg {
 	/* run */
 	__u64 duration, count, interval, rate;
+	/* traffic shape (xsk, kernel) */
+	__u64 burst, burst_gap;
+	bool poisson;
 	bool json, quiet;
 	int verbose;
 	/* packets */
@@ -53,6 +56,7 @@ struct gen_cfg {
 	__u64 xsk_batch; /* xsk's --batch: its own default (larger kicks pay there) */
 	struct xsk_cli xsk;
 	__u64 tx_budget;
+	bool rtt; /* receive the frames a reflector returns, report the round trip */
 	/* kernel (live frames) */
 	__u64 threads;
 	bool fix_peer;
@@ -97,6 +101,7 @@ struct gen_failures {
 struct ctr_family;
 struct gen;
 struct gen_replay;
+struct gen_rtt;
 
 struct gen_thread {
 	struct gen *g;
@@ -160,6 +165,8 @@ struct gen_mode {
 	/* Appended to a thread's -v line. */
 	void (*text_queue)(struct gen *g, unsigned int i, const struct gen_snapshot *a,
 			   const struct gen_snapshot *b, enum run_report kind);
+	/* Its own OpenMetrics families, after the common ones. */
+	void (*metrics)(struct gen *g, struct metrics_w *w, enum run_report kind);
 	int (*verdict)(struct gen *g, const char *stop_reason);
 	void (*cleanup)(struct gen *g);
 };
@@ -180,6 +187,7 @@ struct gen {
 	struct kstats_reader *kr; /* with --kernel-stats, or when the mode needs it */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	struct gen_replay *replay; /* --pcap: the file's frames (replay.h) */
+	struct gen_rtt *rtt; /* xsk --rtt (rtt.h) */
 	void *m; /* the mode's own state */
 };
 

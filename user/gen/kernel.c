@@ -131,6 +131,7 @@ static int kernel_load(struct gen *g, bool tracing)
 	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
 	k->skel->rodata->owner_tgid = (__u32)getpid();
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_bare, false);
+	bpf_program__set_autoload(k->skel->progs.xdp_gen_rtt, false);
 	bpf_program__set_autoload(k->skel->progs.gen_devmap_xmit, tracing);
 	bpf_program__set_autoload(k->skel->progs.gen_redirect_err, tracing);
 	return xdp_gen_bpf__load(k->skel);
@@ -198,7 +199,8 @@ static int kernel_setup(struct gen *g)
 	err = gen_prog_fill_maps(k->skel, g->th[0].pg);
 	for (i = 0; !err && i < g->nthreads; i++)
 		err = gen_prog_set_cpu(k->skel, g->th[i].pg, g->th[i].cpu, g->th[i].pace.rate,
-				       g->th[i].pace.quota);
+				       g->th[i].pace.quota) ?:
+		      gen_prog_set_shape(k->skel, g->th[i].cpu, &g->th[i].pace);
 	if (err) {
 		pr_warn("cannot fill the generator's maps: %s\n", strerror(-err));
 		return err;

@@ -53,6 +53,19 @@ static const struct param_def run_opts[] = {
 	{ NULL },
 };
 
+/* Shapes the xsk and kernel modes give the stream (common/pace.h, bpf/xdp_gen.bpf.c). */
+static const struct param_def shape_opts[] = {
+	{ "burst", 0, PARAM_COUNT, OPT(burst), "N",
+	  "send N frames back to back per burst (over all threads), a burst every --burst-gap or N / --rate",
+	  1, 1000000 },
+	{ "burst-gap", 0, PARAM_DURATION, OPT(burst_gap), "TIME",
+	  "with --burst: from the start of one burst to the start of the next", 1000,
+	  3600000000000ULL },
+	{ "poisson", 0, PARAM_FLAG, OPT(poisson), NULL,
+	  "exponential gaps between frames at the mean --rate (a Poisson stream)" },
+	{ NULL },
+};
+
 static const struct param_def pkt_opts_table[] = {
 	{ "size", 's', PARAM_UINT, OPT(size), "BYTES",
 	  "frame size without FCS (default: the smallest that holds the stamp, 60 for IPv4, 80 for IPv6)",
@@ -100,6 +113,8 @@ static const struct param_def xsk_opts[] = {
 	  "with --pcap: frames back to back (fast), or the file's gaps, X times as fast" },
 	{ "stamp", 0, PARAM_FLAG, OPT(stamp), NULL,
 	  "with --pcap: stamp the IPv4/IPv6 UDP frames with room (others go byte for byte)" },
+	{ "rtt", 0, PARAM_FLAG, OPT(rtt), NULL,
+	  "receive the frames a reflector returns (xdp-sink tx --reflect) and report the round trip" },
 	{ NULL },
 };
 
@@ -132,7 +147,7 @@ static const struct param_cmd cmd_kernel = {
 		"device's own counters (another sender's frames there are said, not counted\n"
 		"apart, unless --own-counts). Bypasses the qdisc layer. Needs Linux 5.18+.",
 	.positional = "IFNAME",
-	.tables = { run_opts, pkt_opts_table, kernel_opts, NULL },
+	.tables = { run_opts, shape_opts, pkt_opts_table, kernel_opts, NULL },
 	.ops = &gen_mode_kernel,
 };
 
@@ -173,7 +188,7 @@ static const struct param_cmd cmd_xsk = {
 		"completion ring; the kernel is kicked only when it asks (need_wakeup).\n"
 		"AF_XDP transmit bypasses the qdisc layer.",
 	.positional = "IFNAME",
-	.tables = { run_opts, pkt_opts_table, xsk_opts, NULL },
+	.tables = { run_opts, shape_opts, pkt_opts_table, xsk_opts, NULL },
 	.ops = &gen_mode_xsk,
 };
 
@@ -189,12 +204,45 @@ bool gen_worker_ready(struct gen_thread *t, int err)
 	return !t->pace.idle;
 }
 
+/* --burst, --burst-gap and --poisson: what they need and exclude; the gap between bursts. */
+static int shape_check(const struct gen_cfg *cfg, __u64 *gap_ns)
+{
+	const char *why = NULL;
+
+	*gap_ns = cfg->burst_gap;
+	if (cfg->burst_gap && !cfg->burst)
+		why = "--burst-gap needs --burst N";
+	else if (cfg->burst && cfg->poisson)
+		why = "--burst and --poisson are two shapes; pick one";
+	else if (cfg->burst && !cfg->burst_gap && !cfg->rate)
+		why = "--burst needs --burst-gap TIME or --rate PPS (a burst every N / rate)";
+	else if (cfg->burst && cfg->burst_gap && cfg->rate)
+		why = "--burst-gap and --rate both set the bursts' pace; give one";
+	else if (cfg->poisson && !cfg->rate)
+		why = "--poisson needs --rate PPS, the mean rate";
+	else if ((cfg->burst || cfg->poisson) && cfg->pcap)
+		why = "--pcap keeps the file's timing; drop --burst/--poisson";
+	if (why) {
+		fprintf(stderr, "xdp-gen: %s\n", why);
+		return -EINVAL;
+	}
+	if (cfg->burst && !cfg->burst_gap)
+		*gap_ns = (__u64)((unsigned __int128)cfg->burst * 1000000000ULL / cfg->rate);
+	return 0;
+}
+
 /* CPUs and shares of --count and --rate, once the threads and their queues are known. */
 static int place_threads(struct gen *g)
 {
 	const struct gen_cfg *cfg = g->cfg;
 	unsigned int i, ncpu = (unsigned int)cpu_online_count();
 	const char *unit = g->mode->unit;
+	struct pace_shape_opts so = { .burst = cfg->burst,
+				      .poisson = cfg->poisson,
+				      .seed = now_ns() };
+
+	if (shape_check(cfg, &so.gap_ns))
+		return -EINVAL;
 
 	if (!cfg->cpus.all && cfg->cpus.n && cfg->cpus.n != g->nthreads) {
 		fprintf(stderr, "xdp-gen: --cpus names %u CPUs for %u %ss; give one CPU per %s\n",
@@ -214,6 +262,7 @@ static int place_threads(struct gen *g)
 		}
 		/* Each thread owns an exact share of --count and --rate. */
 		pace_share(&t->pace, cfg->count, cfg->rate, i, g->nthreads);
+		pace_shape(&t->pace, &so, i, g->nthreads);
 	}
 	return 0;
 }

@@ -454,7 +454,6 @@ void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *ra,
 	struct gen_failures f;
 	struct gen_counters d;
 
-	(void)kind;
 	ctr_sub(&d, &a->total, &b->total, sizeof(d));
 	failures_between(g, a, b, &f);
 	metrics_tx(g, w, a, b);
@@ -466,4 +465,6 @@ void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *ra,
 		ctr_metric_head(w, &gen_config, r);
 		ctr_metric_at(w, &gen_config, r, NULL, NULL, g->cfg);
 	}
+	if (g->mode->metrics)
+		g->mode->metrics(g, w, kind);
 }

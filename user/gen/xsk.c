@@ -16,6 +16,7 @@
 #include "gen.h"
 #include "log.h"
 #include "replay.h"
+#include "rtt.h"
 #include "runtime.h"
 
 /* One queue's socket and what its thread keeps about its frames. */
@@ -25,6 +26,7 @@ struct xsk_tx {
 	__u64 *addrs; /* a batch of frame addresses */
 	__u32 *lens; /* per UMEM frame: length written, for bytes at completion */
 	struct replay_q *rp; /* --pcap: the file's frames, handed out in turn */
+	struct rtt_q *rtt; /* --rtt: the returns, in this socket's rx ring */
 	char accounting[160]; /* frame accounting check at exit */
 	bool accounting_ok;
 };
@@ -70,12 +72,19 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 	int err;
 
 	xsk_queue_opts_cli(&o, t->g->ifc.name, t->queue, t->cpu, &cfg->xsk, (__u32)cfg->xsk_batch,
-			   0, (__u32)cfg->ring_size);
+			   cfg->rtt ? (__u32)cfg->ring_size : 0, (__u32)cfg->ring_size);
 	if (t->g->replay)
 		o.nr_frames = gen_replay_slots(t->g);
+	else if (cfg->rtt) /* the tx ring full, as many on their way back, the fill ring's */
+		o.nr_frames = 2 * o.tx_size + o.fill_size;
 	err = xsk_queue__create(&x->q, &o);
 	if (err)
 		return err;
+	if (cfg->rtt) {
+		err = rtt_q_setup(t->g, t->idx, x->q, t->pg, &x->rtt);
+		if (err)
+			return err;
+	}
 	x->zerocopy = x->q->zerocopy;
 	set_tx_budget(t, x);
 
@@ -169,6 +178,7 @@ static bool seq_jump_hook(__s64 *at, __s64 *delta)
 static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u32 want, __u64 now)
 {
 	struct xsk_queue *q = x->q;
+	bool late = !x->rp && t->pace.rate; /* stamp after writing (below) */
 	__u32 n, got, idx, i;
 
 	n = x->rp ? replay_take(x->rp, want, addrs) : frame_alloc_bulk(q->fa, want, addrs);
@@ -188,11 +198,24 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u3
 		struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
 		void *data = xsk_queue_frame_data(q, addrs[i]);
 		__u32 len = x->rp ? replay_frame(x->rp, data, addrs[i], now) :
-				    pkt_gen_next(t->pg, data, now);
+				    pkt_gen_next(t->pg, data, late ? 0 : now);
 
 		d->addr = addrs[i];
 		d->len = len;
 		x->lens[addrs[i] / q->umem->frame_size] = len;
+	}
+	/*
+	 * Paced, the send time goes in last, just before the submit and the
+	 * kick (stamped while written, it was the time before the reap, the
+	 * budget and the writing: 471 ns before the kick at 1 kpps, 110 after).
+	 * Unpaced, a batch waits longer in the kick itself than it takes to
+	 * write, and a second pass would cost every frame: stamped as written.
+	 */
+	if (late && got) {
+		__u64 ts = now_ns();
+
+		for (i = 0; i < got; i++)
+			pkt_gen_set_time(t->pg, xsk_queue_frame_data(q, addrs[i]), ts);
 	}
 	if (got) {
 		xsk_queue_tx_submit(q, got);
@@ -231,18 +254,29 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 	if (x->rp)
 		x->rp->t0 = t->pace.t0;
 	while (!gen_should_stop(g)) {
-		__u64 now = now_ns();
+		__u64 now;
 		__u32 want;
 
 		xsk_reap(t, x);
+		/* Returns first: what came back while we slept is timed before we send more. */
+		if (x->rtt)
+			rtt_q_poll(x->rtt);
 		if (pace_done(&t->pace, t->c.submitted))
 			break;
+		now = now_ns();
 		want = pace_budget(&t->pace, t->c.submitted, batch, now, &due);
 		if (want && x->rp)
 			want = replay_budget(x->rp, t->c.submitted, want, now, &due);
 		if (!want) {
 			xsk_kick(t, x);
-			pace_wait(due, spin);
+			/*
+			 * A return must wake us, not wait for the next frame: poll,
+			 * or spinning (--busy-poll) look at the ring again at once.
+			 */
+			if (!x->rtt)
+				pace_wait(due, spin);
+			else if (!spin)
+				rtt_q_wait(x->rtt, due);
 			continue;
 		}
 		want = xsk_send(t, x, addrs, want, now);
@@ -258,6 +292,8 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 		xsk_kick(t, x);
 	}
 	xsk_drain(t, x);
+	if (x->rtt)
+		rtt_q_drain(x->rtt, t->c.sent);
 }
 
 static void *xsk_worker(void *arg)
@@ -305,6 +341,11 @@ static int xsk_preflight(struct gen *g)
 			"xdp-gen: --batch %" PRIu64 " is larger than the ring (%" PRIu64
 			"); lower it or raise --ring-size\n",
 			(uint64_t)cfg->xsk_batch, (uint64_t)cfg->ring_size);
+		return -EINVAL;
+	}
+	if (cfg->rtt && (cfg->no_stamp || cfg->pcap)) {
+		fprintf(stderr, "xdp-gen: --rtt times frames by their stamps; drop %s\n",
+			cfg->no_stamp ? "--no-stamp" : "--pcap");
 		return -EINVAL;
 	}
 	if (cfg->pcap || cfg->stamp || cfg->pcap_timing)
@@ -359,6 +400,20 @@ static void xsk_json(struct gen *g, struct jw *w, const struct gen_snapshot *a,
 	(void)b;
 	if (kind == RUN_SUMMARY && g->replay)
 		gen_replay_json(g, w);
+	if (kind == RUN_SUMMARY)
+		gen_rtt_json(g, w);
+}
+
+static void xsk_metrics(struct gen *g, struct metrics_w *w, enum run_report kind)
+{
+	/* The books are the workers' until they end: the round trip is in the last export. */
+	if (kind == RUN_SUMMARY)
+		gen_rtt_metrics(g, w);
+}
+
+static int xsk_mode_setup(struct gen *g)
+{
+	return g->cfg->rtt ? gen_rtt_setup(g) : 0;
 }
 
 static void xsk_json_queue(struct gen *g, struct jw *w, unsigned int i,
@@ -378,7 +433,6 @@ static void xsk_text(struct gen *g, const struct gen_snapshot *a, const struct g
 {
 	struct gen_counters d;
 
-	(void)g;
 	if (kind != RUN_SUMMARY)
 		return;
 	ctr_sub(&d, &a->total, &b->total, sizeof(d));
@@ -386,6 +440,7 @@ static void xsk_text(struct gen *g, const struct gen_snapshot *a, const struct g
 	ctr_text(stdout, &gen_stalls, &d, 0, ", ");
 	printf(" (kicks %s); outstanding %s\n", FMT_COUNT(d.kicks),
 	       FMT_COUNT(xsk_outstanding(&a->total)));
+	gen_rtt_text(g);
 }
 
 static void xsk_text_queue(struct gen *g, unsigned int i, const struct gen_snapshot *a,
@@ -437,6 +492,7 @@ static void xsk_cleanup(struct gen *g)
 		free(x);
 		g->th[i].m = NULL;
 	}
+	gen_rtt_cleanup(g);
 }
 
 static const struct ctr_desc failure_rows[] = {
@@ -458,6 +514,7 @@ const struct gen_mode gen_mode_xsk = {
 	.snap_size = sizeof(struct xsk_snap),
 	.plan = xsk_plan,
 	.preflight = xsk_preflight,
+	.setup = xsk_mode_setup,
 	.worker = xsk_worker,
 	.outstanding = xsk_outstanding,
 	.describe = xsk_describe,
@@ -467,6 +524,7 @@ const struct gen_mode gen_mode_xsk = {
 	.json_queue = xsk_json_queue,
 	.text = xsk_text,
 	.text_queue = xsk_text_queue,
+	.metrics = xsk_metrics,
 	.verdict = xsk_verdict,
 	.cleanup = xsk_cleanup,
 };

@@ -166,14 +166,23 @@ static const struct param_cmd cmd_pass = {
 	.ops = &sink_pass_ops,
 };
 
+static const struct param_def tx_opts[] = {
+	{ "reflect", 0, PARAM_FLAG, OPT(reflect), NULL,
+	  "also swap IP addresses and UDP ports: a reflector for xdp-gen xsk --rtt" },
+	{ NULL },
+};
+
 static const struct param_cmd cmd_tx = {
 	.name = "tx",
 	.summary = "bounce every packet back out of the same interface, MACs swapped (XDP_TX)",
 	.description = "On a veth, bounced frames reach the peer only if the peer runs NAPI\n"
 		       "(an XDP program attached, or GRO on); otherwise the kernel drops them\n"
-		       "and xdp-sink reports them as xdp_tx_errors.",
+		       "and xdp-sink reports them as xdp_tx_errors. With --reflect the IP\n"
+		       "addresses and UDP ports are swapped too (checksums stay valid, the stamp\n"
+		       "is untouched), so each frame returns to its sender: xdp-gen xsk --rtt\n"
+		       "measures the round trip on its own clock. --cost adds a known delay.",
 	.positional = "IFNAME",
-	.tables = { common_opts, NULL },
+	.tables = { common_opts, tx_opts, NULL },
 	.ops = &sink_tx_ops,
 };
 

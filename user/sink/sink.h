@@ -46,6 +46,7 @@ struct sink_cfg {
 	bool parse;
 	bool kernel_stats;
 	__u64 cost;
+	bool reflect; /* tx: swap addresses and ports too */
 	const char *to;
 	/* xsk */
 	struct param_list queues, cpus;
