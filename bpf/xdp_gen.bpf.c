@@ -442,8 +442,8 @@ struct {
 SEC("xdp")
 int xdp_gen_rtt(struct xdp_md *ctx)
 {
-	enum parse_result r = parse_packet(ctx);
-	__u32 key = 0;
+	__u32 key = 0, layers;
+	enum parse_result r = parse_packet(ctx, &layers);
 	__u64 *n;
 	int ret;
 

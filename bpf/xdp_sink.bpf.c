@@ -248,27 +248,33 @@ static __always_inline void swap_addrs(__u8 *l3, void *end)
 
 /*
  * Addresses and ports swapped: the one's-complement sums over them (IPv4
- * header, UDP pseudo-header) do not depend on their order, so every checksum
- * stays valid and the payload (the stamp) is not touched.
+ * header, UDP/TCP/ICMPv6 pseudo-header) do not depend on their order, so
+ * every checksum stays valid and the payload (the stamp) is not touched.
+ * Only the outer packet is read (no tunnel is looked through): a tunnelled
+ * frame goes back with the tunnel's addresses and ports swapped, its inside
+ * untouched.
  */
 static __always_inline void reflect_l3l4(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = {
+		.start = (void *)(long)ctx->data,
 		.pos = (void *)(long)ctx->data,
 		.end = (void *)(long)ctx->data_end,
 	};
-	enum parse_result r = parse_frame(&c);
-	parse_udp_t *udp = c.l4;
+	int r = parse_layer(&c, PARSE_INNER_ETH, false);
+	__be16 *ports = c.l4;
 	__be16 port;
 
-	/* l3 is set once an IP header was found whole, l4 once a UDP header was. */
+	/* l3 is set once an IP header was found whole, l4 once its L4 header was. */
 	if (c.l3)
 		swap_addrs(c.l3, c.end);
-	if ((r != PARSE_UDP4 && r != PARSE_UDP6) || !udp || (void *)(udp + 1) > c.end)
+	if (r != PARSE_UDP4 && r != PARSE_UDP6 && r != PARSE_TCP4 && r != PARSE_TCP6)
 		return;
-	port = udp->source;
-	udp->source = udp->dest;
-	udp->dest = port;
+	if (!ports || (void *)(ports + 2) > c.end)
+		return;
+	port = ports[0];
+	ports[0] = ports[1];
+	ports[1] = port;
 }
 
 SEC("xdp")
