@@ -217,7 +217,29 @@ static void xq_publish(struct xq *x, const struct xq_counts *t)
 
 static inline void xq_prefetch(struct xq *x, __u32 idx)
 {
-	__builtin_prefetch(xsk_queue_frame_data(x->q, xsk_queue_rx_desc(x->q, idx)->addr));
+	const __u8 *data = xsk_queue_frame_data(x->q, xsk_queue_rx_desc(x->q, idx)->addr);
+
+	__builtin_prefetch(data);
+	/* The receive time in front of the frame: the line before, when data is aligned. */
+	__builtin_prefetch(data - sizeof(struct xdpsg_rx_meta), 1);
+}
+
+/*
+ * When the frame was received: the kernel's time in front of it (the
+ * program's metadata), so that the thread's wake-up is not in the latency; or,
+ * for a frame without one, when the thread read it. The metadata is zeroed
+ * once read: the frame's buffer is reused, and a later frame that comes
+ * without metadata must not inherit this one's time.
+ */
+static inline __u64 xq_rx_time(const void *data, __u64 now)
+{
+	struct xdpsg_rx_meta *m = (struct xdpsg_rx_meta *)((__u8 *)data - sizeof(*m));
+	__u64 rx = m->rx_ns;
+
+	if (!rx)
+		return now;
+	m->rx_ns = 0;
+	return rx <= now ? rx : now;
 }
 
 /* Verify and count one batch of n descriptors from idx, then publish the totals. */
@@ -243,6 +265,7 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 		for (i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
 			const void *data = xsk_queue_frame_data(x->q, d->addr);
+			__u64 rx = xq_rx_time(data, now);
 			struct stamp st;
 			int v;
 
@@ -250,7 +273,11 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 				xq_prefetch(x, idx + i + XQ_PREFETCH_AHEAD);
 			t->rx_bytes += d->len;
 			if (!stamp_read(data, d->len, &st)) {
-				v = seqtrack_update(x->tr, &st, now);
+				v = seqtrack_update(x->tr, &st, rx);
+				if (rx != now)
+					t->rx_time_kernel++;
+				else
+					t->rx_time_user++;
 			} else {
 				t->foreign++;
 				v = CAPTURE_FOREIGN;
@@ -653,6 +680,7 @@ const struct sink_mode_ops sink_xsk_ops = {
 	.has = SINK_HAS_XSK,
 	.pins = SINK_PIN_STATS | SINK_PIN_XSKS,
 	.user_cost = true,
+	.rx_time = true,
 	.plan = xsk_plan,
 	.start = xsk_start,
 	.snap_size = xsk_snap_size,

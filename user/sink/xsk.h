@@ -37,6 +37,8 @@ struct xq_counts {
 	__u64 foreign; /* without a stamp */
 	__u64 runs; /* books the queue opened (over queues: the most any queue opened) */
 	struct seqtrack_counts st;
+	/* stamped frames timed by the kernel's receive time (the program's metadata) or by the read */
+	__u64 rx_time_kernel, rx_time_user;
 	/* receive times of the first and the last batch, 0 before any: not deltas */
 	__u64 first_ns, last_ns;
 };
