@@ -180,26 +180,24 @@ static void spin_until(__u64 t)
 
 /*
  * The ring is empty. --busy-poll: spin, which answers fastest and keeps a CPU
- * busy whatever the rate. --poll: sleep in poll() until the kernel has
- * frames (a wake-up per frame or so at low rates). Default: nap XQ_NAP_NS at
- * a time, so the CPU used follows the traffic and every wake-up finds a
- * batch; after XQ_NAPS_IDLE naps with nothing, wait in poll() instead. A nap
- * is short against the ring: at 1 Mpps it fills 200 of 2048 entries.
+ * busy whatever the rate; after XQ_SPINS_IDLE empty looks, wait as below.
+ * Default: sleep in poll() until the kernel has frames: the thread wakes on
+ * arrival (at 1 kpps, once per frame), and under load every wake-up finds
+ * what arrived while it worked, so its CPU follows the traffic. It used to
+ * nap 0.2 ms instead, and that nap was in every latency it read: measured at
+ * 100 kpps here, poll() took no more CPU than the naps (13% against 12%).
+ * The latency no longer depends on it when the program's receive time is
+ * there (xq_rx_time), but a frame without one is timed by this wake-up.
  */
-#define XQ_NAP_NS 200000ULL
-#define XQ_NAPS_IDLE 50
 #define XQ_SPINS_IDLE 10000
+#define XQ_POLL_MS 10 /* a stop is seen within this */
 
 static void xq_idle(const struct sink_cfg *cfg, struct pollfd *pfd, unsigned int *idle)
 {
 	if (cfg->xsk.busy_poll && ++*idle < XQ_SPINS_IDLE)
 		return;
-	if (cfg->poll || cfg->xsk.busy_poll || ++*idle > XQ_NAPS_IDLE) {
-		poll(pfd, 1, 10);
-		*idle = 0;
-		return;
-	}
-	runtime_sleep_until(now_ns() + XQ_NAP_NS);
+	poll(pfd, 1, XQ_POLL_MS);
+	*idle = 0;
 }
 
 /* Publish once per batch, one writer; readers see every field from one batch. */
