@@ -84,6 +84,8 @@ void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_count
 		c->foreign += xc[i].foreign;
 		c->runs = xc[i].runs > c->runs ? xc[i].runs : c->runs;
 		seqtrack_counts_merge(&c->st, &xc[i].st);
+		c->rx_time_kernel += xc[i].rx_time_kernel;
+		c->rx_time_user += xc[i].rx_time_user;
 		if (xc[i].first_ns && (!c->first_ns || xc[i].first_ns < c->first_ns))
 			c->first_ns = xc[i].first_ns;
 		if (xc[i].last_ns > c->last_ns)
