@@ -477,8 +477,10 @@ enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct stamp *st
 	t->total.reordered += r->c.reordered - before.reordered;
 	t->total.late += r->c.late - before.late;
 	t->total.implausible += r->c.implausible - before.implausible;
-	if (v != SEQ_IMPLAUSIBLE)
+	if (v != SEQ_IMPLAUSIBLE) {
 		note_times(r, ts, now);
+		hist_coarse_record(&t->live, now - ts);
+	}
 	return v;
 }
 

@@ -146,6 +146,7 @@ struct seqtrack_run {
 /* Owned by one thread (one queue). */
 struct seqtrack {
 	struct seqtrack_counts total; /* over all runs, kept as they change */
+	struct hist_coarse live; /* every run's latency, coarse: for export while the run goes on */
 	__u64 start_ns; /* when the sink started listening: older send times are stale */
 	__u64 opened; /* books ever opened (reopenings included) */
 	__u64 closed; /* books closed to make room */

@@ -86,6 +86,7 @@ void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_count
 		seqtrack_counts_merge(&c->st, &xc[i].st);
 		c->rx_time_kernel += xc[i].rx_time_kernel;
 		c->rx_time_user += xc[i].rx_time_user;
+		hist_coarse_merge(&c->live, &xc[i].live);
 		if (xc[i].first_ns && (!c->first_ns || xc[i].first_ns < c->first_ns))
 			c->first_ns = xc[i].first_ns;
 		if (xc[i].last_ns > c->last_ns)
@@ -293,6 +294,7 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 	xsk_queue_refill(x->q);
 	if (x->tr) {
 		t->st = x->tr->total;
+		t->live = x->tr->live;
 		t->runs = x->tr->opened;
 	}
 	if (!t->first_ns)

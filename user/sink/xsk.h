@@ -39,6 +39,7 @@ struct xq_counts {
 	struct seqtrack_counts st;
 	/* stamped frames timed by the kernel's receive time (the program's metadata) or by the read */
 	__u64 rx_time_kernel, rx_time_user;
+	struct hist_coarse live; /* their latency, coarse: exported every interval */
 	/* receive times of the first and the last batch, 0 before any: not deltas */
 	__u64 first_ns, last_ns;
 };

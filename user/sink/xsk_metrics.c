@@ -149,6 +149,32 @@ static void metrics_rx(const struct sink *sk, struct metrics_w *w, const struct 
 	}
 }
 
+/*
+ * Every exposition, while the run goes on too: the latency of each queue's
+ * stamped frames, all runs together, as a histogram whose rows only grow, so
+ * histogram_quantile(0.99, sum by (le) (rate(..._bucket[30s]))) follows a
+ * running test. The per-run histograms are read only at the end.
+ */
+static void metrics_live(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
+			 const struct sink_snap *b)
+{
+	static const char *const name = "xdp_sink_queue_latency_seconds";
+	const struct xsk_state *xs = sk->ms;
+	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
+	struct hist_coarse d;
+	unsigned int i;
+	char q[16];
+
+	metrics_family(w, name, "histogram", "seconds",
+		       "Send-to-receive latency of stamped frames by receive queue, all runs "
+		       "together, updated every interval.");
+	for (i = 0; i < xs->nxq; i++) {
+		ctr_sub(&d, &ca[i].live, &cb[i].live, sizeof(d));
+		snprintf(q, sizeof(q), "%u", xs->xq[i].queue);
+		metrics_hist_coarse_seconds(w, name, "queue", q, &d);
+	}
+}
+
 void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 		 const struct sink_snap *b, enum run_report kind)
 {
@@ -157,6 +183,7 @@ void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_s
 	metrics_rx(sk, w, a, b, has);
 	if (sk->cfg->no_verify)
 		return;
+	metrics_live(sk, w, a, b);
 	/* Per-run books are read only once the queues' threads have stopped. */
 	if (kind == RUN_SUMMARY)
 		metrics_runs(sk, w, has);
