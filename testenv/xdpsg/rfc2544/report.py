@@ -71,8 +71,9 @@ def floor_lines(tps, indent):
         floor = ("min %s, p50 %s, p99 %s us" % (fmt_us(F.get("min")), fmt_us(F.get("p50")),
                                                  fmt_us(F.get("p99")))
                  if F else "not measured (no lab: no path without the DUT)")
-        out.append("%slatency %d B with %s; instrument floor (generator -> sink, no DUT): %s"
-                   % (indent, t["size"], lat["sink"], floor))
+        out.append("%slatency %d B with %s (%s); instrument floor (generator -> sink, no DUT): %s"
+                   % (indent, t["size"], lat["sink"], lat["dut"].get("latency_basis") or "?",
+                      floor))
         if F.get("p50") is not None and L.get("p50") is not None:
             out.append("%s  the DUT's share of p50: %s us" % (indent, fmt_us(L["p50"] - F["p50"])))
     return out

@@ -174,7 +174,8 @@ class Trials:
             "stalls": {k: stalls.get(k, 0) for k in ("ring_full", "no_free_frame", "kick_busy")},
             "sink_lost": entry.get("lost"), "reordered": entry.get("reordered"),
             "foreign": ssum.get("foreign"),
-            "latency_ns": entry.get("latency_ns"), "books": how, "notes": notes,
+            "latency_ns": entry.get("latency_ns"), "latency_basis": ssum.get("latency_basis"),
+            "books": how, "notes": notes,
         }
         self.trials.append(t)
         self.sc.emit(t)
