@@ -61,15 +61,16 @@
  *    run's books and the totals: the run's report then shows frames that were
  *    never checked. Per tracker (one per queue) that bounds the books at
  *    about 8 MiB of flows plus (SEQTRACK_RUNS_MAX + SEQTRACK_DONE_MAX + 2)
- *    latency histograms (about 19 KiB each): under 18 MiB whatever arrives.
+ *    pairs of histograms (latency and |IPDV|, about 38 KiB a pair): under
+ *    28 MiB whatever arrives.
  *    Nothing is allocated for a frame whose claims were rejected.
  *
  * Each run also keeps its latency histogram (receive time - send time), its
  * first and last send and receive times, the most frames sent in one
  * SEQTRACK_BURST_NS window of send time (the generator's pacing), and its
  * delay variation (jitter.h) over its frames in the order the tracker got
- * them: a histogram of |IPDV| beside the latency's (so a run's histograms
- * take about 38 KiB, and the bound above is about 28 MiB) and RFC 3550's J.
+ * them: a histogram of |IPDV| beside the latency's (counted in the bound
+ * above) and RFC 3550's J.
  */
 #include <stdbool.h>
 #include <linux/types.h>
