@@ -319,7 +319,7 @@ static void text_run(const struct seqtrack_summary *s, const struct hist_summary
 	       run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	text_lat("      latency: ", lat);
 	if (s->ipdv.count)
-		printf("      jitter: IPDV p50 %s, p99 %s; RFC 3550 %s\n",
+		printf("      jitter: IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s\n",
 		       fmt_ns(l[0], sizeof(l[0]), s->ipdv.p50),
 		       fmt_ns(l[1], sizeof(l[1]), s->ipdv.p99),
 		       fmt_ns(l[2], sizeof(l[2]), (__u64)s->jitter_ns));
@@ -359,7 +359,7 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 	text_lat("  latency:  ", &all);
 	hist_summarize(&r.all_ipdv, &all);
 	if (all.count)
-		printf("  jitter:   IPDV p50 %s, p99 %s; RFC 3550 %s (latency basis: %s)\n",
+		printf("  jitter:   IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s (latency basis: %s)\n",
 		       fmt_ns(l[0], sizeof(l[0]), all.p50), fmt_ns(l[1], sizeof(l[1]), all.p99),
 		       fmt_ns(l[2], sizeof(l[2]), (__u64)r.all_jitter_ns), latency_basis(c));
 	for (i = 0; sk->cfg->verbose && i < r.n; i++)
