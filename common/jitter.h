@@ -40,6 +40,20 @@ static inline bool jitter_update(struct jitter *j, __u64 transit, __u64 *ipdv)
 	return true;
 }
 
+/*
+ * Two streams' J as one: weighted by their IPDV counts (the frames each J
+ * was made of), in floating point, as j16 times a count can pass 2^64.
+ */
+static inline void jitter_merge(struct jitter *into, __u64 n_into, const struct jitter *from,
+				__u64 n_from)
+{
+	if (n_into + n_from)
+		into->j16 = (__u64)(((double)into->j16 * (double)n_into +
+				     (double)from->j16 * (double)n_from) /
+				    (double)(n_into + n_from));
+	into->n += from->n;
+}
+
 /* RFC 3550 J in nanoseconds: 0 before two frames. */
 static inline double jitter_ns(const struct jitter *j)
 {

@@ -184,14 +184,6 @@ static void hist_release(struct seqtrack *t, struct hist *h)
 		free(h);
 }
 
-/* J of two records as one: weighted by their IPDV counts. */
-static void jitter_fold(struct jitter *into, __u64 n_into, const struct jitter *from, __u64 n_from)
-{
-	if (n_into + n_from)
-		into->j16 = (into->j16 * n_into + from->j16 * n_from) / (n_into + n_from);
-	into->n += from->n;
-}
-
 /* The closed run with the fewest frames (then the oldest) joins the folded record. */
 static void done_fold(struct seqtrack *t)
 {
@@ -213,7 +205,7 @@ static void done_fold(struct seqtrack *t)
 		t->folded.ipdv = d->ipdv;
 		t->folded.jit = d->jit;
 	} else {
-		jitter_fold(&t->folded.jit, t->folded.ipdv->count, &d->jit, d->ipdv->count);
+		jitter_merge(&t->folded.jit, t->folded.ipdv->count, &d->jit, d->ipdv->count);
 		hist_merge(t->folded.latency, d->latency);
 		hist_merge(t->folded.ipdv, d->ipdv);
 		hist_release(t, d->latency);

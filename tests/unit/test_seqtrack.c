@@ -745,6 +745,11 @@ static void test_jitter_math(void)
 			    jitter_ns(&swing) < rfc3550(transit, 200) + 20,
 		    "J as RFC 3550 computes it");
 	ASSERT_TRUE(jitter_ns(&swing) > 19900, "J near the swing after 200 frames");
+	/* Two J as one, weighted by IPDV counts, without overflow at large values. */
+	flat.j16 = 16ULL << 40;
+	swing.j16 = 0;
+	jitter_merge(&flat, 1000000, &swing, 3000000);
+	ASSERT_EQ(flat.j16, 4ULL << 40, "merged J: (J1 n1 + J2 n2) / (n1 + n2)");
 }
 
 /* Per run in the tracker, and merged over queues: a steady run small, a bursty one large. */
