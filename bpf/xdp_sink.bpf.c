@@ -27,6 +27,12 @@ const volatile __u32 sample_snap = XDPSG_SAMPLE_MAX;
  * the overflow slot, which it always reads, so no packet goes uncounted.
  */
 const volatile __u32 queue_slots = XDPSG_MAX_QUEUES;
+/*
+ * xsk: the receive time goes in front of the frame (struct xdpsg_rx_meta), so
+ * the sink's latency ends where the kernel received the frame, not where its
+ * thread woke up to read it.
+ */
+const volatile bool rx_time = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -318,11 +324,34 @@ int xdp_sink_redirect(struct xdp_md *ctx)
 	return ret;
 }
 
+/*
+ * Taken before anything else the program does. A frame whose metadata cannot
+ * be made (a driver without room for it) goes without: the sink sees a zero
+ * and falls back to the time it read the frame.
+ */
+static __always_inline void stamp_rx_time(struct xdp_md *ctx)
+{
+	struct xdpsg_rx_meta *m;
+	void *data;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		return;
+	data = (void *)(long)ctx->data;
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > data)
+		return;
+	m->rx_ns = bpf_ktime_get_ns();
+}
+
 SEC("xdp")
 int xdp_sink_xsk(struct xdp_md *ctx)
 {
-	struct sink_stats *s = count(ctx);
+	struct sink_stats *s;
 	int ret;
+
+	if (rx_time)
+		stamp_rx_time(ctx);
+	s = count(ctx);
 
 	/* A queue without a socket is counted and dropped, never passed silently. */
 	ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);

@@ -155,3 +155,20 @@ int hist_write_json(const struct hist *h, FILE *out)
 	fprintf(out, "]}");
 	return ferror(out) ? -EIO : 0;
 }
+
+const __u64 hist_coarse_bounds_ns[HIST_COARSE_BOUNDS] = {
+	1000ULL,       2500ULL,	      5000ULL,	     10000ULL,	     25000ULL,	   50000ULL,
+	100000ULL,     250000ULL,     500000ULL,     1000000ULL,     2500000ULL,   5000000ULL,
+	10000000ULL,   25000000ULL,   50000000ULL,   100000000ULL,   250000000ULL, 500000000ULL,
+	1000000000ULL, 2500000000ULL, 5000000000ULL, 10000000000ULL,
+};
+
+void hist_coarse_merge(struct hist_coarse *into, const struct hist_coarse *from)
+{
+	unsigned int i;
+
+	into->count += from->count;
+	into->sum += from->sum;
+	for (i = 0; i <= HIST_COARSE_BOUNDS; i++)
+		into->n[i] += from->n[i];
+}

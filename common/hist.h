@@ -83,6 +83,34 @@ void hist_summarize(const struct hist *h, struct hist_summary *out);
 void hist_merge(struct hist *into, const struct hist *from);
 
 /*
+ * A coarse histogram for live export: counts between fixed bounds in 1-2.5-5
+ * steps from 1 us to 10 s (the bounds of an OpenMetrics export), exact at
+ * each bound, with the count and sum. 25 words: cheap to copy out every
+ * batch, and a few compares per value.
+ */
+#define HIST_COARSE_BOUNDS 22
+extern const __u64 hist_coarse_bounds_ns[HIST_COARSE_BOUNDS];
+
+struct hist_coarse {
+	__u64 count, sum; /* sum in ns: 2^64 ns is 584 years of latency */
+	__u64 n[HIST_COARSE_BOUNDS + 1]; /* n[i]: in (bound i-1, bound i]; the last: above all */
+};
+
+static inline void hist_coarse_record(struct hist_coarse *h, __u64 v)
+{
+	unsigned int i = 0;
+
+	while (i < HIST_COARSE_BOUNDS && v > hist_coarse_bounds_ns[i])
+		i++;
+	h->n[i]++;
+	h->count++;
+	h->sum += v;
+}
+
+/* into += from. */
+void hist_coarse_merge(struct hist_coarse *into, const struct hist_coarse *from);
+
+/*
  * Non-empty buckets for plotting. CSV: a "lower_ns,upper_ns,count" header
  * line, then one line per bucket. JSON: one object, the summary fields plus
  * "buckets": [{"lower_ns":..,"upper_ns":..,"count":..},...], no newline.

@@ -150,15 +150,9 @@ void metrics_u64_at(struct metrics_w *w, const char *name, const char *key, __u6
 	metrics_u64(w, name, key, s, v);
 }
 
-/* 1-2.5-5 steps from 1 us to 10 s. */
-const __u64 metrics_hist_bounds_ns[] = {
-	1000ULL,       2500ULL,	      5000ULL,	     10000ULL,	     25000ULL,	   50000ULL,
-	100000ULL,     250000ULL,     500000ULL,     1000000ULL,     2500000ULL,   5000000ULL,
-	10000000ULL,   25000000ULL,   50000000ULL,   100000000ULL,   250000000ULL, 500000000ULL,
-	1000000000ULL, 2500000000ULL, 5000000000ULL, 10000000000ULL,
-};
-const unsigned int metrics_hist_nbounds =
-	sizeof(metrics_hist_bounds_ns) / sizeof(metrics_hist_bounds_ns[0]);
+/* 1-2.5-5 steps from 1 us to 10 s: the coarse histogram's, so a live one is exact. */
+const __u64 *const metrics_hist_bounds_ns = hist_coarse_bounds_ns;
+const unsigned int metrics_hist_nbounds = HIST_COARSE_BOUNDS;
 
 /* One _bucket row; the le value as OpenMetrics writes numbers. */
 static void bucket_row(struct metrics_w *w, const char *name, const char *key, const char *value,
@@ -204,6 +198,27 @@ void metrics_hist_seconds(struct metrics_w *w, const char *name, const char *key
 	else
 		fprintf(w->f, "%.17g\n",
 			((double)h->sum_hi * 18446744073709551616.0 + (double)h->sum_lo) / 1e9);
+	snprintf(full, sizeof(full), "%s_count", name);
+	metrics_u64(w, full, key, value, h->count);
+}
+
+void metrics_hist_coarse_seconds(struct metrics_w *w, const char *name, const char *key,
+				 const char *value, const struct hist_coarse *h)
+{
+	unsigned int b;
+	__u64 below = 0;
+	char le[32], full[160];
+
+	for (b = 0; b < HIST_COARSE_BOUNDS; b++) {
+		below += h->n[b];
+		snprintf(le, sizeof(le), "%g", (double)hist_coarse_bounds_ns[b] / 1e9);
+		bucket_row(w, name, key, value, le, below);
+	}
+	bucket_row(w, name, key, value, "+Inf", h->count);
+	snprintf(full, sizeof(full), "%s_sum", name);
+	sample_head(w, full, key, value);
+	fprintf(w->f, "%" PRIu64 ".%09" PRIu64 "\n", (uint64_t)(h->sum / 1000000000ULL),
+		(uint64_t)(h->sum % 1000000000ULL));
 	snprintf(full, sizeof(full), "%s_count", name);
 	metrics_u64(w, full, key, value, h->count);
 }

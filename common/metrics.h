@@ -97,8 +97,12 @@ void metrics_hist_seconds(struct metrics_w *w, const char *name, const char *key
 			  const struct hist *h);
 
 /* The bounds metrics_hist_seconds uses, in nanoseconds (for tests and docs). */
-extern const __u64 metrics_hist_bounds_ns[];
+extern const __u64 *const metrics_hist_bounds_ns;
 extern const unsigned int metrics_hist_nbounds;
+
+/* The same rows from a coarse histogram (hist.h), whose buckets are the bounds: exact. */
+void metrics_hist_coarse_seconds(struct metrics_w *w, const char *name, const char *key,
+				 const char *value, const struct hist_coarse *h);
 
 struct metrics;
 

@@ -200,9 +200,14 @@ static void done_fold(struct seqtrack *t)
 	d = &t->done[v];
 	counts_widen(&t->folded, d);
 	if (!t->folded.latency) {
-		t->folded.latency = d->latency; /* the first one folded lends its own */
+		/* the first one folded lends its own */
+		t->folded.latency = d->latency;
+		t->folded.ipdv = d->ipdv;
+		t->folded.jit = d->jit;
 	} else {
+		jitter_merge(&t->folded.jit, t->folded.ipdv->count, &d->jit, d->ipdv->count);
 		hist_merge(t->folded.latency, d->latency);
+		hist_merge(t->folded.ipdv, d->ipdv);
 		hist_release(t, d->latency);
 	}
 	t->folded_runs++;
@@ -277,7 +282,8 @@ static struct seqtrack_run *run_open(struct seqtrack *t, __u32 id, __u64 now)
 		run_close(t, run_victim(t, now));
 	r = &t->runs[t->nruns];
 	memset(r, 0, sizeof(*r));
-	r->latency = t->spare ? t->spare : malloc(sizeof(*r->latency));
+	/* Latency and |IPDV| in one block: one allocation, one spare. */
+	r->latency = t->spare ? t->spare : malloc(2 * sizeof(*r->latency));
 	t->spare = NULL;
 	r->flows = calloc(SEQTRACK_FLOW_SLOTS_MIN, sizeof(*r->flows));
 	if (!r->latency || !r->flows) {
@@ -285,7 +291,9 @@ static struct seqtrack_run *run_open(struct seqtrack *t, __u32 id, __u64 now)
 		hist_release(t, r->latency);
 		return NULL;
 	}
+	r->ipdv = r->latency + 1;
 	hist_init(r->latency);
+	hist_init(r->ipdv);
 	r->id = id;
 	r->slots = SEQTRACK_FLOW_SLOTS_MIN;
 	r->order = (__u32)t->opened++;
@@ -388,7 +396,7 @@ static enum seqtrack_verdict sequence(struct seqtrack_counts *c, struct seqtrack
 /* Times, latency and the pacing seen in send times, for a frame in the books. */
 static void note_times(struct seqtrack_run *r, __u64 ts, __u64 now)
 {
-	__u64 slot = ts / SEQTRACK_BURST_NS;
+	__u64 slot = ts / SEQTRACK_BURST_NS, lat = now > ts ? now - ts : 0, d;
 
 	if (!r->first_rx) {
 		r->first_ts = r->last_ts = ts;
@@ -398,7 +406,9 @@ static void note_times(struct seqtrack_run *r, __u64 ts, __u64 now)
 	r->first_ts = ts < r->first_ts ? ts : r->first_ts;
 	r->last_ts = ts > r->last_ts ? ts : r->last_ts;
 	r->last_rx = now;
-	hist_record(r->latency, now > ts ? now - ts : 0);
+	hist_record(r->latency, lat);
+	if (jitter_update(&r->jit, lat, &d))
+		hist_record(r->ipdv, d);
 	if (slot == r->burst_slot) {
 		r->burst_n++;
 	} else if (slot > r->burst_slot) {
@@ -459,8 +469,10 @@ enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct stamp *st
 	t->total.reordered += r->c.reordered - before.reordered;
 	t->total.late += r->c.late - before.late;
 	t->total.implausible += r->c.implausible - before.implausible;
-	if (v != SEQ_IMPLAUSIBLE)
+	if (v != SEQ_IMPLAUSIBLE) {
 		note_times(r, ts, now);
+		hist_coarse_record(&t->live, now - ts);
+	}
 	return v;
 }
 
@@ -540,6 +552,12 @@ static void summary_add(struct seqtrack_summary *s, const struct seqtrack_run *r
 	s->burst_max += r->burst_max;
 	s->flows += r->flows_seen; /* a flow arrives on one queue */
 	s->reopened += r->reopened;
+	if (r->ipdv && r->ipdv->count)
+		s->jitter_ns = (s->jitter_ns * (double)s->ipdv.count +
+				jitter_ns(&r->jit) * (double)r->ipdv->count) /
+			       (double)(s->ipdv.count + r->ipdv->count);
+	if (r->ipdv)
+		s->ipdv.count += r->ipdv->count; /* the weight so far; summarized at the end */
 }
 
 static unsigned int refs_collect(struct seqtrack *const *trackers, unsigned int n,
@@ -572,10 +590,13 @@ static void group_report(const struct run_ref *refs, unsigned int k, struct hist
 	memset(&s, 0, sizeof(s));
 	s.id = refs[0].id;
 	hist_init(lat);
+	hist_init(lat + 1);
 	for (i = 0; i < k; i++) {
 		summary_add(&s, refs[i].r);
 		hist_merge(lat, refs[i].r->latency);
+		hist_merge(lat + 1, refs[i].r->ipdv);
 	}
+	hist_summarize(lat + 1, &s.ipdv);
 	fn(&s, lat, ctx);
 }
 
@@ -584,7 +605,7 @@ int seqtrack_runs(struct seqtrack *const *trackers, unsigned int n, seqtrack_run
 	unsigned int m = refs_collect(trackers, n, NULL), i, g = 0;
 	struct run_ref *refs = malloc((m ? m : 1) * sizeof(*refs));
 	const struct run_ref **groups = malloc((m ? m : 1) * sizeof(*groups));
-	struct hist *lat = fn ? malloc(sizeof(*lat)) : NULL;
+	struct hist *lat = fn ? malloc(2 * sizeof(*lat)) : NULL; /* latency, |IPDV| */
 	int err = -ENOMEM;
 
 	if (!refs || !groups || (fn && !lat))
@@ -613,12 +634,15 @@ out:
 __u64 seqtrack_folded(struct seqtrack *const *trackers, unsigned int n, struct seqtrack_summary *s,
 		      struct hist *lat)
 {
+	struct hist *ipdv = malloc(sizeof(*ipdv));
 	unsigned int q;
 	__u64 runs = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (lat)
 		hist_init(lat);
+	if (ipdv)
+		hist_init(ipdv);
 	for (q = 0; q < n; q++) {
 		const struct seqtrack *t = trackers[q];
 
@@ -628,6 +652,40 @@ __u64 seqtrack_folded(struct seqtrack *const *trackers, unsigned int n, struct s
 		summary_add(s, &t->folded);
 		if (lat)
 			hist_merge(lat, t->folded.latency);
+		if (ipdv)
+			hist_merge(ipdv, t->folded.ipdv);
 	}
+	/* Without memory for it, the IPDV figures stay 0 (the count says so). */
+	if (ipdv)
+		hist_summarize(ipdv, &s->ipdv);
+	else
+		memset(&s->ipdv, 0, sizeof(s->ipdv));
+	free(ipdv);
 	return runs;
+}
+
+void seqtrack_ipdv_all(struct seqtrack *const *trackers, unsigned int n, struct hist *ipdv,
+		       double *jitter_ns)
+{
+	struct seqtrack_summary s;
+	unsigned int q, i;
+
+	memset(&s, 0, sizeof(s));
+	hist_init(ipdv);
+	for (q = 0; q < n; q++) {
+		const struct seqtrack *t = trackers[q];
+
+		for (i = 0; t && i < t->nruns + t->ndone + 1; i++) {
+			const struct seqtrack_run *r = i < t->nruns ? &t->runs[i] :
+						       i < t->nruns + t->ndone ?
+								      &t->done[i - t->nruns] :
+								      &t->folded;
+
+			if (!r->ipdv)
+				continue;
+			summary_add(&s, r);
+			hist_merge(ipdv, r->ipdv);
+		}
+	}
+	*jitter_ns = s.jitter_ns;
 }

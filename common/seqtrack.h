@@ -61,17 +61,22 @@
  *    run's books and the totals: the run's report then shows frames that were
  *    never checked. Per tracker (one per queue) that bounds the books at
  *    about 8 MiB of flows plus (SEQTRACK_RUNS_MAX + SEQTRACK_DONE_MAX + 2)
- *    latency histograms (about 19 KiB each): under 18 MiB whatever arrives.
+ *    pairs of histograms (latency and |IPDV|, about 38 KiB a pair): under
+ *    28 MiB whatever arrives.
  *    Nothing is allocated for a frame whose claims were rejected.
  *
  * Each run also keeps its latency histogram (receive time - send time), its
- * first and last send and receive times, and the most frames sent in one
- * SEQTRACK_BURST_NS window of send time (the generator's pacing).
+ * first and last send and receive times, the most frames sent in one
+ * SEQTRACK_BURST_NS window of send time (the generator's pacing), and its
+ * delay variation (jitter.h) over its frames in the order the tracker got
+ * them: a histogram of |IPDV| beside the latency's (counted in the bound
+ * above) and RFC 3550's J.
  */
 #include <stdbool.h>
 #include <linux/types.h>
 
 #include "hist.h"
+#include "jitter.h"
 #include "stamp.h"
 
 #define SEQTRACK_WINDOW 128
@@ -134,12 +139,15 @@ struct seqtrack_run {
 	__u32 reopened; /* books of this id closed earlier in this tracker, then opened again */
 	__u32 order; /* when the tracker opened these books: reports keep that order */
 	struct seqtrack_flow *flows;
-	struct hist *latency;
+	struct hist *latency; /* and |IPDV| in the same block: */
+	struct hist *ipdv; /* latency + 1 */
+	struct jitter jit;
 };
 
 /* Owned by one thread (one queue). */
 struct seqtrack {
 	struct seqtrack_counts total; /* over all runs, kept as they change */
+	struct hist_coarse live; /* every run's latency, coarse: for export while the run goes on */
 	__u64 start_ns; /* when the sink started listening: older send times are stale */
 	__u64 opened; /* books ever opened (reopenings included) */
 	__u64 closed; /* books closed to make room */
@@ -177,6 +185,8 @@ struct seqtrack_summary {
 	__u64 burst_max;
 	__u32 flows; /* flows seen (a flow seen again after a reopening counts twice) */
 	__u32 reopened; /* times its books were closed for room and opened again */
+	struct hist_summary ipdv; /* |IPDV| over its pieces' histograms */
+	double jitter_ns; /* RFC 3550 J: its pieces' J, weighted by their IPDV counts */
 };
 
 /* Called once per run with its merged books and latency. */
@@ -197,5 +207,12 @@ int seqtrack_runs(struct seqtrack *const *trackers, unsigned int n, seqtrack_run
  */
 __u64 seqtrack_folded(struct seqtrack *const *trackers, unsigned int n, struct seqtrack_summary *s,
 		      struct hist *lat);
+
+/*
+ * Every run's |IPDV| over the n trackers, folded ones too, into ipdv; their
+ * RFC 3550 J weighted by IPDV counts into *jitter_ns.
+ */
+void seqtrack_ipdv_all(struct seqtrack *const *trackers, unsigned int n, struct hist *ipdv,
+		       double *jitter_ns);
 
 #endif

@@ -46,6 +46,16 @@ struct xdpsg_stamp {
 } __attribute__((packed));
 
 /*
+ * What xdp-sink's xsk program puts in front of a frame (XDP metadata, which
+ * AF_XDP delivers just before the frame's first byte): when the kernel
+ * received it, CLOCK_MONOTONIC as the stamp's send time. The reader zeroes it
+ * after use, so a frame that arrives without one reads 0, never a stale time.
+ */
+struct xdpsg_rx_meta {
+	__u64 rx_ns;
+};
+
+/*
  * xdp-sink's in-kernel counters: one PERCPU_ARRAY entry per receive queue
  * (queues at or above XDPSG_MAX_QUEUES share the last slot), so each CPU
  * writes its own copy without atomics and bpftool prints the field names.

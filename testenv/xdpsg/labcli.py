@@ -24,7 +24,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/, 
 LAB_COMMANDS = ('setup', 'teardown', 'status', 'exec', 'enter', 'list', 'env', 'pin-napi')
 RUNNER_COMMANDS = ('backpressure', 'rfc2544')
 SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', '--dut',
-                '--dut-qdisc', '--dut-cpu')
+                '--dut-qdisc', '--dut-cpu', '--dut-cost')
 SETUP_FLAGS = ('--threaded-napi', '--no-ipv6')
 TOOLS = ('ip', 'tc', 'bridge', 'ethtool', 'mount')
 DEFAULT_NAME = 'xsg'
@@ -239,9 +239,10 @@ class Cli:
             if st is None:
                 continue
             status, o = st
-            print('%s queues=%d qdisc=%s%s%s' % (
+            print('%s queues=%d qdisc=%s%s%s%s' % (
                 name, o.queues, o.qdisc,
                 ' dut=%s dut-qdisc=%s' % (o.dut, o.dut_qdisc) if o.dut else '',
+                ' dut-cost=%d' % o.dut_cost if o.dut_cost else '',
                 '' if status == 'ready' else ' (incomplete: %s)' % status))
         return 0
 
@@ -384,8 +385,9 @@ def _ready_line(t):
     tail = 'queues %d, qdisc %s' % (o.queues, o.qdisc)
     if t.dut:
         d = t.dut
-        return '%s <-> %s (%s, %s -> %s, qdisc %s) <-> %s, %s' % (
-            gen, d.ns, d.mode, d.ingress.name, d.egress.name, o.dut_qdisc, sink, tail)
+        cost = ', %d ns per frame' % o.dut_cost if o.dut_cost else ''
+        return '%s <-> %s (%s, %s -> %s, qdisc %s%s) <-> %s, %s' % (
+            gen, d.ns, d.mode, d.ingress.name, d.egress.name, o.dut_qdisc, cost, sink, tail)
     return '%s <-> %s, %s' % (gen, sink, tail)
 
 
@@ -487,6 +489,7 @@ Commands:
                         SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6
                         QUEUES; with a DUT also DUT_MODE DUT_NS DUT_GEN_IF
                         DUT_SINK_IF DUT_GEN_MAC DUT_SINK_MAC DUT_QDISC DUT_CPU
+                        DUT_COST
   list                  one line per lab: name, queues, qdisc
   pin-napi --cpu CPU    pin the sink veth's NAPI kthreads (napi/NAME-s-ID, made
                         by threaded NAPI once an XDP program is attached) to
@@ -540,6 +543,9 @@ Setup only:
   --dut-qdisc SPEC      root qdisc on the DUT's egress NAME-ds, as --qdisc
                         (e.g. tbf:100mbit:16kb:50ms); forward and bridge only
                         (XDP redirect bypasses the qdisc layer)
+  --dut-cost NS         with --dut xdp: the DUT spins NS nanoseconds per frame
+                        (xdp-sink redirect --cost NS), a known cost to check
+                        latency figures against (docs/latency.md)
   --dut-cpu CPU|none    the CPU the DUT works on: RPS on NAME-dg for forward
                         and bridge, threaded NAPI pinned there for xdp
                         (default 1 with 3 or more CPUs: xdp-gen's thread is on

@@ -91,7 +91,7 @@ def state_text(o, status, prog):
             ('GRO', o.gro or ''), ('TSO', o.tso or ''), ('MTU', o.mtu or ''),
             ('IPV6', _flag(o.ipv6)), ('THREADED', _flag(o.threaded)),
             ('SCENARIO', o.scenario or ''), ('DUT', o.dut or ''), ('DUT_QDISC', o.dut_qdisc),
-            ('DUT_CPU', cpu)]
+            ('DUT_CPU', cpu), ('DUT_COST', o.dut_cost)]
     return '# xdpsg testenv lab; made by %s setup, removed by %s teardown\n%s' % (
         prog, prog, ''.join('%s=%s\n' % kv for kv in rows))
 
@@ -144,7 +144,8 @@ def parse(text, name):
         ipv6=kv.get('IPV6', '1') == '1', threaded=kv.get('THREADED') == '1',
         scenario=none_if_empty(kv.get('SCENARIO')), dut=dut,
         dut_qdisc=kv.get('DUT_QDISC') or 'none',
-        dut_cpu=int(cpu) if dut and cpu.isdigit() else None)
+        dut_cpu=int(cpu) if dut and cpu.isdigit() else None,
+        dut_cost=_opt(kv, 'DUT_COST', int, 0))
     return kv.get('STATUS', ''), o
 
 

@@ -49,12 +49,15 @@ class UsageError(Exception):
 # queues, mtu: int (mtu None: the kernel's default); gro, tso: None, 'on' or 'off';
 # ipv6, threaded: bool; qdisc, dut_qdisc: a spec ('none', 'pfifo:1000', ...); scenario,
 # dut: None or a name; dut_cpu: None (no DUT, or 'none': the sender's softirq) or a CPU;
+# dut_cost: ns the XDP DUT spins per frame (0: none), the known answer for latency;
 # xdp_sink: the XDP DUT's program (not recorded).
 Options = namedtuple('Options', 'name queues qdisc threaded gro tso mtu ipv6 scenario dut '
-                     'dut_qdisc dut_cpu xdp_sink')
+                     'dut_qdisc dut_cpu dut_cost xdp_sink')
 DEFAULTS = Options(name='xsg', queues=1, qdisc='none', threaded=False, gro=None, tso=None,
                    mtu=None, ipv6=True, scenario=None, dut=None, dut_qdisc='none',
-                   dut_cpu=None, xdp_sink='xdp-sink')
+                   dut_cpu=None, dut_cost=0, xdp_sink='xdp-sink')
+# --dut-cost: as xdp-sink's --cost, at most 1 ms per frame.
+DUT_COST_MAX = 1000000
 
 # What setup_options() needs to know about the machine (host_facts() reads it; tests
 # give their own): ncpu the CPUs this process may use, cpus the CPU numbers that exist,
@@ -241,6 +244,9 @@ def setup_options(given, facts, xdp_sink='xdp-sink', fail_at=None):
 
 def _dut_options(o, g, facts):
     dut, dut_qdisc, cpu = g.get('dut'), g.get('dut-qdisc'), g.get('dut-cpu')
+    cost = g.get('dut-cost')
+    if cost is not None and dut != 'xdp':
+        raise UsageError('--dut-cost is the XDP DUT\'s per-frame busy work: add --dut xdp')
     if dut is None:
         if dut_qdisc is not None:
             raise UsageError('--dut-qdisc needs a device under test: add --dut forward or '
@@ -270,7 +276,11 @@ def _dut_options(o, g, facts):
     if o.scenario:
         raise UsageError('--scenario %s and --dut do not go together: the scenario is a '
                          'two-namespace lab' % o.scenario)
-    o = o._replace(dut=dut, dut_qdisc=dut_qdisc or 'none', dut_cpu=dut_cpu)
+    if cost is not None and (not is_uint(cost) or int(cost) > DUT_COST_MAX):
+        raise UsageError("bad --dut-cost '%s': use nanoseconds from 0 to %d, e.g. --dut-cost "
+                         "100000 (100 us per frame)" % (cost, DUT_COST_MAX))
+    o = o._replace(dut=dut, dut_qdisc=dut_qdisc or 'none', dut_cpu=dut_cpu,
+                   dut_cost=int(cost or 0))
     parse_qdisc(o.dut_qdisc, '--dut-qdisc')
     if dut == 'xdp':
         if o.dut_qdisc != 'none':
@@ -398,8 +408,9 @@ def _dut_xdp(t, o, n, gen, sink, dg, ds):
     teardown stops it. The hosts are as without a DUT: the redirect rewrites no MAC."""
     _hosts_one_subnet(t, o, gen, sink)
     steer = None if o.dut_cpu is None else ('napi', o.dut_cpu)
+    cost = ('--cost', str(o.dut_cost)) if o.dut_cost else ()
     t['dut'] = Dut('xdp', n.dut_ns, dg, ds, o.dut_cpu, steer, (),
-                   (o.xdp_sink, 'redirect', '--to', ds.name, '-q', dg.name))
+                   (o.xdp_sink, 'redirect', '--to', ds.name) + cost + ('-q', dg.name))
 
 
 DUT_KINDS = {'forward': _dut_forward, 'bridge': _dut_bridge, 'xdp': _dut_xdp}
@@ -427,7 +438,8 @@ def _env(topo, n):
         env += [('DUT_MODE', d.mode), ('DUT_NS', d.ns), ('DUT_GEN_IF', d.ingress.name),
                 ('DUT_SINK_IF', d.egress.name), ('DUT_GEN_MAC', d.ingress.mac),
                 ('DUT_SINK_MAC', d.egress.mac), ('DUT_QDISC', o.dut_qdisc),
-                ('DUT_CPU', 'none' if d.cpu is None else str(d.cpu))]
+                ('DUT_CPU', 'none' if d.cpu is None else str(d.cpu)),
+                ('DUT_COST', str(o.dut_cost))]
     return env
 
 

@@ -471,10 +471,26 @@ test_lab_dut_bad_input() {
 	tl_expect_usage "bad --dut-qdisc" setup --name "$name" --dut forward --dut-qdisc sfq
 	tl_expect_usage "13-character name with --dut" setup --name abcdefghijklm --dut bridge
 	tl_expect_usage "--dut with the backpressure scenario" setup --name "$name" --dut forward --scenario backpressure
+	tl_expect_usage "--dut-cost without --dut xdp" setup --name "$name" --dut bridge --dut-cost 1000
+	tl_expect_usage "--dut-cost above xdp-sink's 1 ms" setup --name "$name" --dut xdp --dut-cost 2000000
 	tl_assert_gone "$name"
 	tl_ns_exists "$name-dut" && t_fail "a refused setup left $name-dut"
 	lab_setup
 	tl_expect_usage "exec dut in a lab without a DUT" exec --name "$LAB_NAME" dut -- true
+}
+
+# --dut-cost: the XDP DUT runs with the known per-frame cost, and says so.
+test_lab_dut_cost() {
+	local name
+	[ -x "$BUILD/xdp-sink" ] || t_skip "xdp-sink not built"
+	name=$(tl_name c | cut -c1-12)
+	tl_setup "$name" --dut xdp --dut-cost 50000 --no-ipv6
+	eval "$("$TESTENV" env --name "$name")"
+	t_expect_eq "DUT_COST" 50000 "$DUT_COST"
+	pgrep -af -- "xdp-sink redirect --to $DUT_SINK_IF --cost 50000 -q $DUT_GEN_IF" >/dev/null ||
+		t_fail "the DUT does not run with --cost 50000: $(pgrep -af "xdp-sink redirect --to $DUT_SINK_IF")"
+	[[ "$("$TESTENV" list)" == *"$name queues=1 qdisc=none dut=xdp dut-qdisc=none dut-cost=50000"* ]] ||
+		t_fail "list: expected dut-cost=50000: $("$TESTENV" list)"
 }
 
 test_lab_dut_rollback() {

@@ -306,6 +306,60 @@ test_metrics_prometheus_scrape() {
 	t_expect_eq "the generator's confirmed frames arrived" "$want" "$got"
 }
 
+# The xsk sink's latency histogram while the run goes on: Prometheus scrapes it, and
+# histogram_quantile over rate() of its buckets gives a quantile before the run ends;
+# an exposition taken mid-run passes promtool and already holds latencies; at the end
+# the live histogram's count is the summary's latency count. No time is asserted.
+m_live_quantile() { # port: a quantile that is a number (not NaN, not empty)
+	M_Q=$(m_query "$1" 'histogram_quantile(0.99, sum by (le) (rate(xdp_sink_queue_latency_seconds_bucket{host="live"}[30s])))')
+	[[ "$M_Q" =~ ^[0-9.e+-]+$ ]] && [ "$M_Q" != 0 ]
+}
+
+test_metrics_live_latency() {
+	local d pp ps spid gpid count want
+	command -v prometheus >/dev/null || t_skip "prometheus is missing (make deps installs it)"
+	m_need
+	lab_setup --no-ipv6
+	d=$(mktemp -d /tmp/xdpsg-live.XXXXXX)
+	t_on_cleanup rm -rf "$d"
+	read -r pp ps <<<"$(m_free_ports 2 | paste -sd' ')"
+	cat >"$d/prometheus.yml" <<-EOF
+		global:
+		  scrape_interval: 1s
+		  scrape_timeout: 900ms
+		scrape_configs:
+		  - job_name: xdpsg
+		    static_configs:
+		      - targets: ['127.0.0.1:$ps']
+	EOF
+	lab_bg "$d/prom.log" sink prometheus --config.file="$d/prometheus.yml" \
+		--storage.tsdb.path="$d/data" --web.listen-address="127.0.0.1:$pp"
+	lab_bg "$d/sink.out" sink "$SINK" xsk -j -q -d 120 --metrics-listen "127.0.0.1:$ps" \
+		--metrics-file "$d/sink.prom" --metrics-label host=live "$SINK_IF"
+	spid=$LAST_PID
+	wait_ready "$d/sink.out" "$spid" || t_fail "sink did not start: $(cat "$d/sink.out")"
+	t_wait_until 15 m_target_up "$pp" "$ps" || t_fail "prometheus does not scrape the sink"
+	lab_bg "$d/gen.out" gen "$GEN" xsk -q -j -r 2000 -d 60 "$GEN_IF"
+	gpid=$LAST_PID
+	t_wait_until 40 m_live_quantile "$pp" ||
+		t_fail "no latency quantile from Prometheus during the run (got '$M_Q')"
+	kill -0 "$gpid" 2>/dev/null || t_fail "the generator ended before the check: not a live figure"
+	cp "$d/sink.prom" "$d/mid.prom"
+	m_promtool "$d/mid.prom"
+	count=$(m_sum "$d/mid.prom" xdp_sink_queue_latency_seconds_count)
+	[ "$count" -gt 0 ] || t_fail "an exposition mid-run has no latency: $(grep queue_latency "$d/mid.prom" | head -3)"
+	grep -q '^xdp_sink_queue_latency_seconds_bucket{interface="'"$SINK_IF"'",mode="xsk",host="live",queue="0",le="+Inf"} ' \
+		"$d/mid.prom" || t_fail "labels: $(grep queue_latency_seconds_bucket "$d/mid.prom" | tail -1)"
+	kill -INT "$gpid"
+	wait "$gpid"
+	kill -INT "$spid"
+	wait "$spid" || t_fail "sink exited with $?: $(cat "$d/sink.out")"
+	m_promtool "$d/sink.prom"
+	want=$(sed -n 's/^{"type":"summary".*"latency_ns":{"count":\([0-9]*\).*/\1/p' "$d/sink.out")
+	t_expect_eq "live histogram count at the end = the summary's latency count" "$want" \
+		"$(m_sum "$d/sink.prom" xdp_sink_queue_latency_seconds_count)"
+}
+
 # One line on stderr, exit 2, nothing attached (pins: checked once at the end).
 m_refused() { # what expected-pattern side ifname cmd...
 	local what=$1 pat=$2 side=$3 ifn=$4 err rc ns

@@ -136,6 +136,29 @@ test_rfc2544_xdp() {
 	rf_dut_reports xdp
 }
 
+# Latency from trials of its own with the sink at its lowest floor (the kernel's
+# receive time), and the instrument's floor (generator straight into the sink, same size and rate)
+# beside it, in JSON and in the report. No time is asserted.
+test_rfc2544_latency_floor() {
+	local out err tp
+	[ -x "$BUILD/xdp-sink" ] || t_skip "xdp-sink not built"
+	out=$(mktemp) err=$(mktemp)
+	rf_run "$out" "$err" --dut xdp --sizes 64 --trial 1 --warmup 0.2 --max-trials 4 \
+		--max-rate 20000 --resolution 0.05 --tests throughput,latency --no-plot
+	rf_expect_ok "$out" "$err"
+	tp=$(rf_get "$out" throughput 'o["throughput_pps"]')
+	[ "$tp" != 0 ] || t_skip "no rate passed here (machine busy?): no latency trial to check"
+	t_expect_eq "latency trials timed at the kernel's receive time, floor too" True \
+		"$(rf_get "$out" latency 'o["dut"]["latency_basis"] == o["floor"]["latency_basis"] == "kernel receive time"')"
+	t_expect_eq "the floor measured at the throughput rate, in a run of its own" True \
+		"$(rf_get "$out" latency 'o["floor_latency_ns"]["p50"] > 0 and o["rate_pps"] == '"$tp"' and o["floor"]["run"] != o["dut"]["run"]')"
+	t_expect_eq "the summary's latency is the latency trial's" True \
+		"$(rf_get "$out" summary 'o["throughput"][0]["latency_ns"] == o["throughput"][0]["latency"]["dut"]["latency_ns"]')"
+	grep -q 'instrument floor (generator -> sink, no DUT)' "$RF_OUT/rfc2544.md" ||
+		t_fail "rfc2544.md does not print the floor: $(grep -i latency "$RF_OUT/rfc2544.md")"
+	rf_expect_gone "$RF_NAME"
+}
+
 # Any interface pair: a lab made by hand, the runner given namespaces and
 # interfaces; at a rate well below anything the lab drops, it passes at the
 # maximum and says so.

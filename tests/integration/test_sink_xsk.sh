@@ -73,6 +73,26 @@ test_sink_xsk_exact() {
 	expect_balanced
 }
 
+# Latency from the kernel's receive time (the program's metadata), not the thread's
+# read: every stamped frame says which; the jitter figures are there per run and in
+# total, one IPDV per frame after the first (one queue, one run). Books only.
+test_sink_xsk_latency_basis() {
+	local n=2000
+	lab_setup --no-ipv6
+	start_xsk_sink
+	lab_exec gen "$GEN" xsk -q -n $n -r 2000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	stop_xsk_sink $n
+	t_expect_eq "stamped" $n "$(xs 'o["stamped"]')"
+	t_expect_eq "latency basis" "kernel receive time" "$(xs 'o["latency_basis"]')"
+	t_expect_eq "frames timed by the kernel" $n "$(xs 'o["rx_time_kernel"]')"
+	t_expect_eq "frames timed by the read" 0 "$(xs 'o["rx_time_user"]')"
+	t_expect_eq "IPDV samples" $((n - 1)) "$(xs 'o["ipdv_ns"]["count"]')"
+	t_expect_eq "the run's IPDV samples" $((n - 1)) "$(xs 'o["runs"][0]["ipdv_ns"]["count"]')"
+	t_expect_eq "jitter figures" True \
+		"$(xs 'o["jitter_ns"] >= 0 and o["runs"][0]["jitter_ns"] == o["jitter_ns"] and o["ipdv_ns"]["p50"] <= o["ipdv_ns"]["p99"]')"
+	expect_balanced
+}
+
 test_sink_xsk_forced_gap_and_duplicates() {
 	lab_setup --no-ipv6
 	# A jump of +57 in flow 0's sequence: exactly 57 lost.

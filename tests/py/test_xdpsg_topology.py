@@ -109,7 +109,7 @@ class DutKinds(unittest.TestCase):
         env = dict(t.env)
         self.assertEqual([k for k, _ in t.env][12:], [
             'DUT_MODE', 'DUT_NS', 'DUT_GEN_IF', 'DUT_SINK_IF', 'DUT_GEN_MAC', 'DUT_SINK_MAC',
-            'DUT_QDISC', 'DUT_CPU'])
+            'DUT_QDISC', 'DUT_CPU', 'DUT_COST'])
         self.assertEqual((env['DUT_MODE'], env['DUT_GEN_IF'], env['DUT_SINK_MAC']),
                          (mode, 'ab-dg', DS.mac))
         self.assertEqual(t.sides, ('gen', 'sink', 'dut'))
@@ -166,6 +166,11 @@ class DutKinds(unittest.TestCase):
         self.assertIsNone(t.dut.steer)
         self.assertEqual(topo(dut='xdp', dut_cpu='2').dut.steer, ('napi', 2))
         self.assertIsNone(t.bridge)
+        # The known answer for latency: the DUT spins --dut-cost ns per frame.
+        c = topo(facts=TWO, dut='xdp', dut_cost='100000')
+        self.assertEqual(c.dut.program, ('/b/xdp-sink', 'redirect', '--to', 'ab-ds', '--cost',
+                                         '100000', '-q', 'ab-dg'))
+        self.assertEqual(dict(c.env)['DUT_COST'], '100000')
 
     def test_cpu_defaults(self):
         # CPU 1 with three or more CPUs (xdp-gen's thread is on 0, xdp-sink's on the
@@ -201,6 +206,10 @@ class Refused(unittest.TestCase):
         ({'dut': 'bridge', 'name': 'abcdefghijklm'}, 'too long for a lab with --dut'),
         ({'dut': 'forward', 'scenario': 'backpressure'}, 'do not go together'),
         ({'dut': 'xdp', 'mtu': '4000'}, 'native XDP on veth needs an MTU of 3498 or less'),
+        ({'dut': 'bridge', 'dut-cost': '1000'}, '--dut-cost is the XDP DUT'),
+        ({'dut-cost': '1000'}, '--dut-cost is the XDP DUT'),
+        ({'dut': 'xdp', 'dut-cost': '2000000'}, "bad --dut-cost '2000000'"),
+        ({'dut': 'xdp', 'dut-cost': '1us'}, "bad --dut-cost '1us'"),
     ]
 
     def test_one_line_each(self):
@@ -338,7 +347,7 @@ class Batching(unittest.TestCase):
 
 class State(unittest.TestCase):
     def test_round_trip(self):
-        for given in ({}, {'dut': 'xdp', 'mtu': '1400', 'dut-cpu': '2'},
+        for given in ({}, {'dut': 'xdp', 'mtu': '1400', 'dut-cpu': '2', 'dut-cost': '5000'},
                       {'scenario': 'backpressure', 'queues': '3'},
                       {'dut': 'forward', 'dut-cpu': 'none', 'dut-qdisc': 'tbf:1mbit:1kb:1ms'}):
             o = T.setup_options(dict(given, name='ab'), FOUR)

@@ -155,6 +155,45 @@ static void test_histogram_monotonic(void)
 	free(t);
 }
 
+/*
+ * The live histogram: a value at a bound counts at that bound (le is
+ * inclusive), one just above it at the next; rows are cumulative, the sum
+ * exact; merging two is recording both into one.
+ */
+static void test_coarse_histogram(void)
+{
+	struct metrics_w w = { .labels = "mode=\"xsk\"" };
+	struct hist_coarse a = { 0 }, b = { 0 };
+	char *t = NULL;
+	size_t len = 0;
+
+	ASSERT_EQ(metrics_hist_nbounds, HIST_COARSE_BOUNDS, "one set of bounds");
+	hist_coarse_record(&a, 0);
+	hist_coarse_record(&a, 1000); /* at 1 us */
+	hist_coarse_record(&a, 1001); /* just above */
+	hist_coarse_record(&b, 50000);
+	hist_coarse_record(&b, 20000000000ULL); /* above 10 s */
+	hist_coarse_merge(&a, &b);
+	w.f = open_memstream(&t, &len);
+	if (!ASSERT_TRUE(w.f, "stream"))
+		return;
+	metrics_hist_coarse_seconds(&w, "q_seconds", "queue", "0", &a);
+	fclose(w.f);
+	ASSERT_EQ(row(t, "q_seconds_bucket{mode=\"xsk\",queue=\"0\",le=\"1e-06\"} "), 2,
+		  "0 and 1 us at or below 1 us");
+	ASSERT_EQ(row(t, "q_seconds_bucket{mode=\"xsk\",queue=\"0\",le=\"2.5e-06\"} "), 3,
+		  "1.001 us at the next bound");
+	ASSERT_EQ(row(t, "q_seconds_bucket{mode=\"xsk\",queue=\"0\",le=\"5e-05\"} "), 4,
+		  "50 us at its bound, merged");
+	ASSERT_EQ(row(t, "q_seconds_bucket{mode=\"xsk\",queue=\"0\",le=\"10\"} "), 4,
+		  "20 s is above the last bound");
+	ASSERT_EQ(row(t, "q_seconds_bucket{mode=\"xsk\",queue=\"0\",le=\"+Inf\"} "), 5,
+		  "+Inf is the count");
+	ASSERT_TRUE(strstr(t, "q_seconds_sum{mode=\"xsk\",queue=\"0\"} 20.000052001\n"),
+		    "exact sum in seconds");
+	free(t);
+}
+
 static void test_publish_file(void)
 {
 	char dir[] = "/tmp/xdpsg-metrics.XXXXXX", path[96], text[4096];
@@ -348,6 +387,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(label_check),
 	TEST_CASE(histogram),
 	TEST_CASE(histogram_monotonic),
+	TEST_CASE(coarse_histogram),
 	TEST_CASE(publish_file),
 	TEST_CASE(file_errors_said_once),
 	TEST_CASE(publish_never_waits_for_storage),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "seqtrack.h"
 #include "test.h"
@@ -704,6 +705,93 @@ out:
 	seqtrack__destroy(b);
 }
 
+/* RFC 3550's J by its own formula, in floating point: the reference. */
+static double rfc3550(const __u64 *transit, unsigned int n)
+{
+	double j = 0;
+	unsigned int i;
+
+	for (i = 1; i < n; i++) {
+		double d = (double)transit[i] - (double)transit[i - 1];
+
+		j += ((d < 0 ? -d : d) - j) / 16;
+	}
+	return j;
+}
+
+/*
+ * The jitter math on synthetic arrivals: a constant delay has none; a delay
+ * that swings by 20 us reads |IPDV| 20 us whichever way it swings, and J
+ * follows RFC 3550's formula to within the integer rounding (1/16 ns a step).
+ */
+static void test_jitter_math(void)
+{
+	__u64 transit[200], d = 0, big = 0;
+	struct jitter flat = { 0 }, swing = { 0 };
+	unsigned int i, n = 0;
+
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(jitter_update(&flat, 5000, &d), i > 0, "the first frame has no IPDV");
+		ASSERT_EQ(d, 0, "constant delay: IPDV 0");
+		transit[i] = i % 2 ? 30000 : 10000;
+		if (jitter_update(&swing, transit[i], &d)) {
+			n++;
+			big += d == 20000;
+		}
+	}
+	ASSERT_EQ(jitter_ns(&flat), 0, "constant delay: J 0");
+	ASSERT_EQ(big, n, "every |IPDV| 20 us, up or down");
+	ASSERT_TRUE(jitter_ns(&swing) > rfc3550(transit, 200) - 20 &&
+			    jitter_ns(&swing) < rfc3550(transit, 200) + 20,
+		    "J as RFC 3550 computes it");
+	ASSERT_TRUE(jitter_ns(&swing) > 19900, "J near the swing after 200 frames");
+	/* Two J as one, weighted by IPDV counts, without overflow at large values. */
+	flat.j16 = 16ULL << 40;
+	swing.j16 = 0;
+	jitter_merge(&flat, 1000000, &swing, 3000000);
+	ASSERT_EQ(flat.j16, 4ULL << 40, "merged J: (J1 n1 + J2 n2) / (n1 + n2)");
+}
+
+/* Per run in the tracker, and merged over queues: a steady run small, a bursty one large. */
+static void test_jitter_runs(void)
+{
+	struct seqtrack *a = seqtrack__create(T0), *b = seqtrack__create(T0);
+	struct collected c = { 0 };
+	struct hist *all = malloc(sizeof(*all));
+	double j_all = 0;
+	__u32 i;
+
+	if (!ASSERT_TRUE(a && b && all, "create"))
+		goto out;
+	/* Run 1 on two queues: delay 5 us throughout. Run 2, after it: 50 us and 5 us in turn. */
+	for (i = 0; i < 100; i++) {
+		struct stamp st = { .run = 1, .flow = 0, .seq = i, .ts_ns = T0 + i * 1000ULL };
+		struct stamp bu = { .run = 2, .flow = 0, .seq = i, .ts_ns = T0 + i * 1000ULL };
+
+		seqtrack_update(i % 2 ? a : b, &st, st.ts_ns + 5000);
+		st.flow = 1;
+		seqtrack_update(b, &st, st.ts_ns + 5000);
+		seqtrack_update(a, &bu, bu.ts_ns + (i % 2 ? 5000 : 50000));
+	}
+	ASSERT_EQ(seqtrack_runs((struct seqtrack *const[]){ a, b }, 2, collect, &c), 2, "two runs");
+	ASSERT_EQ(c.s[0].ipdv.count, 200 - 2, "run 1: an IPDV per frame but each queue's first");
+	ASSERT_EQ(c.s[0].ipdv.max, 0, "steady: no IPDV");
+	ASSERT_EQ(c.s[0].jitter_ns, 0, "steady: no jitter");
+	ASSERT_EQ(c.s[1].ipdv.count, 99, "run 2: one queue");
+	ASSERT_EQ(c.s[1].ipdv.min, 45000, "bursty: every |IPDV| 45 us");
+	ASSERT_EQ(c.s[1].ipdv.p50, 45000, "bursty: p50 45 us");
+	ASSERT_TRUE(c.s[1].jitter_ns > 40000, "bursty: J near 45 us");
+	seqtrack_ipdv_all((struct seqtrack *const[]){ a, b }, 2, all, &j_all);
+	ASSERT_EQ(all->count, 198 + 99, "all runs' IPDV");
+	ASSERT_TRUE(j_all > c.s[1].jitter_ns * 99 / 297 - 1 &&
+			    j_all < c.s[1].jitter_ns * 99 / 297 + 1,
+		    "J over runs: weighted by IPDV counts");
+out:
+	free(all);
+	seqtrack__destroy(a);
+	seqtrack__destroy(b);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(in_order),
 	TEST_CASE(gap),
@@ -718,6 +806,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(burst),
 	TEST_CASE(many_flows),
 	TEST_CASE(channel),
+	TEST_CASE(jitter_math),
+	TEST_CASE(jitter_runs),
 	TEST_CASE(merge),
 	TEST_CASE(rejected_claims_hold_nothing),
 	TEST_CASE(forged_runs_cannot_push_out),

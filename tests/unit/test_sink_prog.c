@@ -769,6 +769,66 @@ static void test_tx_reflect(void)
 	check_reflect(true);
 }
 
+/*
+ * The xsk program's receive time: with rx_time set, 8 bytes of metadata in
+ * front of the frame hold a CLOCK_MONOTONIC time taken during the run (the
+ * stamps' clock), and the frame itself is untouched; without it, no metadata.
+ */
+static void test_xsk_rx_time(void)
+{
+	unsigned char pkt[64] = {}, out[2048];
+	struct xdpsg_rx_meta m;
+	struct xdp_sink_bpf *skel;
+	__u32 ret = 0;
+	__u64 t0, t1;
+	int fd, err;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	libbpf_set_print(silent);
+	skel = xdp_sink_bpf__open();
+	if (!ASSERT_TRUE(skel != NULL, "open"))
+		return;
+	skel->rodata->rx_time = true;
+	if (!ASSERT_OK(xdp_sink_bpf__load(skel), "load with rx_time"))
+		goto out;
+	eth(pkt, ETH_P_IP);
+	pkt[20] = 0xab;
+	fd = bpf_program__fd(skel->progs.xdp_sink_xsk);
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = 60,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+
+		t0 = mono_ns();
+		err = bpf_prog_test_run_opts(fd, &o);
+		t1 = mono_ns();
+		ASSERT_OK(err, "run");
+		ret = o.retval;
+		ASSERT_EQ(o.data_size_out, 60 + sizeof(m), "the metadata comes out in front");
+	}
+	ASSERT_EQ(ret, XDP_DROP, "no socket: dropped");
+	memcpy(&m, out, sizeof(m));
+	ASSERT_GE(m.rx_ns, t0, "received during the run (not before)");
+	ASSERT_GE(t1, m.rx_ns, "received during the run (not after)");
+	ASSERT_EQ(memcmp(out + sizeof(m), pkt, 60), 0, "the frame is untouched");
+out:
+	xdp_sink_bpf__destroy(skel);
+	skel = load(false, 0);
+	if (!ASSERT_TRUE(skel != NULL, "load without rx_time"))
+		return;
+	{
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pkt, .data_size_in = 60,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+
+		ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_sink_xsk), &o),
+			  "run");
+		ASSERT_EQ(o.data_size_out, 60, "no metadata unless asked");
+	}
+	xdp_sink_bpf__destroy(skel);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(parse_errors),
 	TEST_CASE(no_parse_counts_only),
@@ -779,6 +839,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(parsers_agree),
 	TEST_CASE(sample_one_in_n),
 	TEST_CASE(sample_full_ring_keeps_verdict),
+	TEST_CASE(xsk_rx_time),
 };
 
 TEST_MAIN("sink_prog", cases)

@@ -247,6 +247,8 @@ static int load(struct sink *sk)
 	sk->skel->rodata->queue_slots = sk->nslots - 1;
 	sk->skel->rodata->cost_ns = sk->ops->user_cost ? 0 : cfg->cost;
 	sk->skel->rodata->reflect = cfg->reflect;
+	/* Only stamps are timed: --no-verify reads none. */
+	sk->skel->rodata->rx_time = sk->ops->rx_time && !cfg->no_verify;
 	sample_configure(sk);
 	bpf_object__for_each_program(p, sk->skel->obj)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), sk->ops->prog));

@@ -119,6 +119,7 @@ struct sink_mode_ops {
 	unsigned int pins; /* SINK_PIN_* */
 	unsigned int has; /* SINK_*: which counters its reports can show */
 	bool user_cost; /* --cost is spent in user space, not in the program */
+	bool rx_time; /* the program writes each frame's receive time in front of it */
 	bool sends; /* the tx and redirect verdicts send packets out */
 	/* Preflight, before the kernel is touched: check and plan, allocate sk->ms. */
 	int (*plan)(struct sink *sk);

@@ -37,6 +37,9 @@ struct xq_counts {
 	__u64 foreign; /* without a stamp */
 	__u64 runs; /* books the queue opened (over queues: the most any queue opened) */
 	struct seqtrack_counts st;
+	/* stamped frames timed by the kernel's receive time (the program's metadata) or by the read */
+	__u64 rx_time_kernel, rx_time_user;
+	struct hist_coarse live; /* their latency, coarse: exported every interval */
 	/* receive times of the first and the last batch, 0 before any: not deltas */
 	__u64 first_ns, last_ns;
 };
@@ -130,7 +133,27 @@ void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_count
 void xsk_deltas(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 		struct xq_counts *c, struct xdp_statistics *x);
 
-/* xsk_report.c */
+/* Every run the queues saw, merged over queues and reopenings, with its latency. */
+struct run_row {
+	struct seqtrack_summary s;
+	struct hist_summary lat;
+};
+
+struct runs {
+	unsigned int n;
+	struct run_row *row;
+	struct hist all; /* every run's latency in one, the folded ones' too */
+	struct hist all_ipdv; /* and their |IPDV| */
+	double all_jitter_ns; /* their RFC 3550 J, weighted by IPDV counts */
+	__u64 folded_runs; /* run records folded away for room, and their books */
+	struct seqtrack_summary folded;
+	struct hist_summary folded_lat;
+};
+
+/* xsk_report.c. The runs are read once the queues' threads have ended. */
+int runs_collect(const struct sink *sk, struct runs *r);
+void runs_free(struct runs *r);
+struct seqtrack **xsk_trackers(const struct xsk_state *xs);
 void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 	      const struct sink_snap *b, const struct sink_stats *d, const struct sink_drops *dr,
 	      enum run_report kind);
@@ -139,6 +162,8 @@ void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sin
 int xsk_finish(struct sink *sk);
 void xsk_result(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 		const struct sink_drops *dr);
+
+/* xsk_metrics.c */
 void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 		 const struct sink_snap *b, enum run_report kind);
 

@@ -42,28 +42,13 @@ static const char *xq_bind_mode(const struct xq *x)
 	return x->q && x->q->zerocopy ? "zero-copy" : "copy";
 }
 
-/* Every run the queues saw, merged over queues and reopenings, with its latency. */
-struct run_row {
-	struct seqtrack_summary s;
-	struct hist_summary lat;
-};
-
-struct runs {
-	unsigned int n;
-	struct run_row *row;
-	struct hist all; /* every run's latency in one, the folded ones' too */
-	__u64 folded_runs; /* run records folded away for room, and their books */
-	struct seqtrack_summary folded;
-	struct hist_summary folded_lat;
-};
-
-static void runs_free(struct runs *r)
+void runs_free(struct runs *r)
 {
 	free(r->row);
 }
 
 /* The queues' trackers, for seqtrack's merges. */
-static struct seqtrack **trackers(const struct xsk_state *xs)
+struct seqtrack **xsk_trackers(const struct xsk_state *xs)
 {
 	struct seqtrack **tr = calloc(xs->nxq, sizeof(*tr));
 	unsigned int i;
@@ -83,9 +68,9 @@ static void runs_add(const struct seqtrack_summary *s, const struct hist *lat, v
 	hist_merge(&r->all, lat);
 }
 
-static int runs_collect(const struct sink *sk, struct runs *r)
+int runs_collect(const struct sink *sk, struct runs *r)
 {
-	struct seqtrack **tr = trackers(sk->ms);
+	struct seqtrack **tr = xsk_trackers(sk->ms);
 	const struct xsk_state *xs = sk->ms;
 	struct hist *folded = malloc(sizeof(*folded));
 	int n = tr ? seqtrack_runs(tr, xs->nxq, NULL, NULL) : -ENOMEM;
@@ -101,6 +86,7 @@ static int runs_collect(const struct sink *sk, struct runs *r)
 	}
 	r->folded_runs = seqtrack_folded(tr, xs->nxq, &r->folded, folded);
 	hist_summarize(folded, &r->folded_lat);
+	seqtrack_ipdv_all(tr, xs->nxq, &r->all_ipdv, &r->all_jitter_ns);
 	hist_merge(&r->all, folded);
 	free(folded);
 	free(tr);
@@ -164,12 +150,32 @@ static void json_run(const struct sink *sk, struct jw *w, const char *key,
 	jw_u64(w, "burst_100us_max", s->burst_max);
 	jw_double(w, "burst_100us_ideal", run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	json_lat(w, "latency_ns", lat);
+	json_lat(w, "ipdv_ns", &s->ipdv);
+	jw_double(w, "jitter_ns", s->jitter_ns);
 	jw_end_obj(w);
+}
+
+/*
+ * What the latency is measured to: the kernel's receive time (the program's
+ * metadata), or the moment the queue's thread read the frame (which adds its
+ * wake-up); "mixed" if some frames came with the first and some without.
+ */
+static const char *latency_basis(const struct xq_counts *c)
+{
+	if (c->rx_time_kernel && c->rx_time_user)
+		return "mixed";
+	if (c->rx_time_kernel)
+		return "kernel receive time";
+	return c->rx_time_user ? "user-space read time" : "none";
 }
 
 static void json_checks(struct jw *w, const struct xq_counts *c, __u64 runs, unsigned int has)
 {
 	struct xsk_books bk;
+
+	jw_str(w, "latency_basis", latency_basis(c));
+	jw_u64(w, "rx_time_kernel", c->rx_time_kernel);
+	jw_u64(w, "rx_time_user", c->rx_time_user);
 
 	xsk_books_of(&c->st, c->foreign, false, &bk);
 	ctr_json_members(w, &sink_xsk_books, &bk, has);
@@ -184,6 +190,8 @@ static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r0
 	unsigned int i;
 
 	json_hist(w, "latency_ns", &r0->all);
+	json_hist(w, "ipdv_ns", &r0->all_ipdv);
+	jw_double(w, "jitter_ns", r0->all_jitter_ns);
 	jw_u64(w, "runs_count", r.n);
 	jw_arr(w, "runs");
 	for (i = 0; i < r.n; i++)
@@ -310,6 +318,11 @@ static void text_run(const struct seqtrack_summary *s, const struct hist_summary
 	       fmt_si(l[1], sizeof(l[1]), run_rate(s)), (unsigned int)s->burst_max,
 	       run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	text_lat("      latency: ", lat);
+	if (s->ipdv.count)
+		printf("      jitter: IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s\n",
+		       fmt_ns(l[0], sizeof(l[0]), s->ipdv.p50),
+		       fmt_ns(l[1], sizeof(l[1]), s->ipdv.p99),
+		       fmt_ns(l[2], sizeof(l[2]), (__u64)s->jitter_ns));
 	if (s->c.unplaced || s->reopened)
 		printf("      not checked: %s frames found no room in the books; "
 		       "books reopened %u times (losses around a reopening are not counted)\n",
@@ -320,7 +333,7 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 {
 	struct hist_summary all;
 	struct runs r;
-	char l[2][24];
+	char l[3][24];
 	unsigned int i;
 
 	if (runs_collect(sk, &r))
@@ -348,6 +361,11 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		       FMT_ICOUNT(r.folded.c.lost));
 	hist_summarize(&r.all, &all);
 	text_lat("  latency:  ", &all);
+	hist_summarize(&r.all_ipdv, &all);
+	if (all.count)
+		printf("  jitter:   IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s (latency basis: %s)\n",
+		       fmt_ns(l[0], sizeof(l[0]), all.p50), fmt_ns(l[1], sizeof(l[1]), all.p99),
+		       fmt_ns(l[2], sizeof(l[2]), (__u64)r.all_jitter_ns), latency_basis(c));
 	for (i = 0; sk->cfg->verbose && i < r.n; i++)
 		text_run(&r.row[i].s, &r.row[i].lat);
 	runs_free(&r);
@@ -530,128 +548,4 @@ int xsk_finish(struct sink *sk)
 			err = -EIO;
 		}
 	return err;
-}
-
-/* The books' rows an exposition has, each a metric of its own, with one sample per queue or run. */
-#define for_each_book_metric(r, has)                                                   \
-	for (r = sink_xsk_books.rows; r < sink_xsk_books.rows + sink_xsk_books.n; r++) \
-		if (ctr_shown(r, CTR_METRIC, has))
-
-/*
- * While the run goes on: the queues' published books. A counter never
- * falls, and a gap that a late frame fills is taken back from 'lost'; so
- * lost is the part no frame can take back any more (lost_final), and the
- * gaps still inside the reorder window are the gauge lost_pending beside it.
- */
-static void metrics_queue_books(const struct sink *sk, struct metrics_w *w,
-				const struct sink_snap *a, const struct sink_snap *b,
-				unsigned int has)
-{
-	const struct xsk_state *xs = sk->ms;
-	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
-	struct xsk_books ba, bb, d;
-	const struct ctr_desc *r;
-	unsigned int i;
-	char q[16];
-
-	for_each_book_metric(r, has)
-	{
-		ctr_metric_head(w, &sink_xsk_books, r);
-		for (i = 0; i < xs->nxq; i++) {
-			xsk_books_of(&ca[i].st, ca[i].foreign, true, &ba);
-			xsk_books_of(&cb[i].st, cb[i].foreign, true, &bb);
-			ctr_sub(&d, &ba, &bb, sizeof(d));
-			snprintf(q, sizeof(q), "%u", xs->xq[i].queue);
-			ctr_metric_at(w, &sink_xsk_books, r, "queue", q, &d);
-		}
-	}
-}
-
-static void metrics_run_hist(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
-{
-	char id[16];
-
-	snprintf(id, sizeof(id), "%08x", s->id);
-	metrics_hist_seconds(ctx, "xdp_sink_latency_seconds", "run", id, lat);
-}
-
-/*
- * At the end: every generator run's books and latency, labelled by its run
- * id; runs folded away for room together, as run="folded". Nothing more
- * arrives, so every gap is lost.
- */
-static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned int has)
-{
-	static const char *const lat = "xdp_sink_latency_seconds";
-	const struct xsk_state *xs = sk->ms;
-	struct seqtrack **tr = trackers(xs);
-	struct hist *folded = malloc(sizeof(*folded));
-	const struct ctr_desc *r;
-	struct xsk_books bk;
-	char id[16];
-	struct runs rs;
-	unsigned int i;
-
-	if (!tr || !folded || runs_collect(sk, &rs))
-		goto out;
-	for_each_book_metric(r, has)
-	{
-		ctr_metric_head(w, &sink_xsk_books, r);
-		for (i = 0; i < rs.n; i++) {
-			snprintf(id, sizeof(id), "%08x", rs.row[i].s.id);
-			xsk_books_of(&rs.row[i].s.c, 0, false, &bk);
-			ctr_metric_at(w, &sink_xsk_books, r, "run", id, &bk);
-		}
-		if (rs.folded_runs) {
-			xsk_books_of(&rs.folded.c, 0, false, &bk);
-			ctr_metric_at(w, &sink_xsk_books, r, "run", "folded", &bk);
-		}
-	}
-	metrics_family(w, lat, "histogram", "seconds",
-		       "Send-to-receive latency of stamped frames, by generator run.");
-	seqtrack_runs(tr, xs->nxq, metrics_run_hist, w);
-	if (seqtrack_folded(tr, xs->nxq, &rs.folded, folded))
-		metrics_hist_seconds(w, lat, "run", "folded", folded);
-	runs_free(&rs);
-out:
-	free(folded);
-	free(tr);
-}
-
-/* What the sockets delivered, by queue. */
-static void metrics_rx(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
-		       const struct sink_snap *b, unsigned int has)
-{
-	const struct xsk_state *xs = sk->ms;
-	const struct xq_counts *ca = xsk_snap_xc(a), *cb = xsk_snap_xc(b);
-	const struct ctr_desc *r;
-	struct xq_counts d;
-	unsigned int i;
-	char q[16];
-
-	for (r = sink_xsk_rx.rows; r < sink_xsk_rx.rows + sink_xsk_rx.n; r++) {
-		if (!ctr_shown(r, CTR_METRIC, has))
-			continue;
-		ctr_metric_head(w, &sink_xsk_rx, r);
-		for (i = 0; i < xs->nxq; i++) {
-			ctr_sub(&d, &ca[i], &cb[i], sizeof(d));
-			snprintf(q, sizeof(q), "%u", xs->xq[i].queue);
-			ctr_metric_at(w, &sink_xsk_rx, r, "queue", q, &d);
-		}
-	}
-}
-
-void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
-		 const struct sink_snap *b, enum run_report kind)
-{
-	unsigned int has = sink_has(sk, kind);
-
-	metrics_rx(sk, w, a, b, has);
-	if (sk->cfg->no_verify)
-		return;
-	/* Per-run books are read only once the queues' threads have stopped. */
-	if (kind == RUN_SUMMARY)
-		metrics_runs(sk, w, has);
-	else
-		metrics_queue_books(sk, w, a, b, has);
 }

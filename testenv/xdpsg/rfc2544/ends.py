@@ -89,6 +89,30 @@ class Ends:
             self.log(f"--gen kernel: GRO on at the DUT's ingress {ifn} for this run (live frames "
                      "need NAPI there); restored afterwards")
 
+    def floor_pair(self):
+        """A veth pair straight from the generator's namespace into the sink's, for the
+        instrument's own latency floor (made once, removed at the end); None outside a lab.
+        A dict: gen_if, sink_if and the xdp-gen options that address frames on it (it has
+        no neighbours)."""
+        if self.lab is None:
+            return None
+        if getattr(self, "floor", None):
+            return self.floor
+        g, s = self.a.name + "-fg", self.a.name + "-fs"
+        mtu = (self.link(self.gen_ns, self.gen_if) or {}).get("mtu", 1500)
+        proc.run(["ip", "-n", self.gen_ns, "link", "add", g, "mtu", str(mtu), "type", "veth",
+                  "peer", "name", s, "netns", self.sink_ns, "mtu", str(mtu)], check=True)
+        self.restore.append(["ip", "-n", self.gen_ns, "link", "del", g])
+        for ns, ifn in ((self.gen_ns, g), (self.sink_ns, s)):
+            proc.run(["ip", "netns", "exec", ns, "sysctl", "-qw",
+                      f"net.ipv6.conf.{ifn}.disable_ipv6=1"], timeout=10)
+            proc.run(["ip", "-n", ns, "link", "set", ifn, "up"], check=True)
+        mac = (self.link(self.sink_ns, s) or {}).get("address")
+        self.floor = {"gen_if": g, "sink_if": s,
+                      "gen_opts": ["--src-ip", "10.99.0.1", "--dst-ip", "10.99.0.2",
+                                   "--dst-mac", mac]}
+        return self.floor
+
     def link(self, ns, ifn):
         argv = (["ip", "-n", ns] if ns else ["ip"]) + ["-j", "-d", "link", "show", "dev", ifn]
         r = proc.run(argv, timeout=10)

@@ -28,6 +28,7 @@ def text_report(r):
                          t["trials"], fmt_us(L.get("min")), fmt_us(L.get("p50")),
                          fmt_us(L.get("p99")), fmt_us(L.get("p999")), fmt_us(L.get("max"))])
         out.append(table(rows, hdr))
+        out += floor_lines(tps, "  ")
         for t in tps:
             out.append("  search %d B: " % t["size"] + " -> ".join(
                 "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"]))
@@ -59,6 +60,27 @@ def text_report(r):
     out.append("")
     out.append("%d trials in %.0f s; books: %s" % (r["trials"], r["duration_s"], r["books"]))
     return "\n".join(out)
+
+
+def floor_lines(tps, indent):
+    """Beside the DUT's latency: the sink it was measured with and the instrument's floor
+    (the generator straight into the sink at the same size and rate)."""
+    out = []
+    for t in tps:
+        lat = t.get("latency")
+        if not lat:
+            continue
+        F = t.get("floor_latency_ns") or {}
+        L = t["latency_ns"] or {}
+        floor = ("min %s, p50 %s, p99 %s us" % (fmt_us(F.get("min")), fmt_us(F.get("p50")),
+                                                 fmt_us(F.get("p99")))
+                 if F else "not measured (no lab: no path without the DUT)")
+        out.append("%slatency %d B with %s (%s); instrument floor (generator -> sink, no DUT): %s"
+                   % (indent, t["size"], lat["sink"], lat["dut"].get("latency_basis") or "?",
+                      floor))
+        if F.get("p50") is not None and L.get("p50") is not None:
+            out.append("%s  the DUT's share of p50: %s us" % (indent, fmt_us(L["p50"] - F["p50"])))
+    return out
 
 
 def step_text(s):
@@ -117,6 +139,7 @@ def md_report(r, pngs):
                               ["size", "wire", "throughput pps", "Mbit/s", "% line", "limited by",
                                "trials", "min us", "p50 us", "p99 us", "p99.9 us", "max us"]))
         lines.append("")
+        lines += ["- " + x.strip() for x in floor_lines(r["throughput"], "")]
         for t in r["throughput"]:
             lines.append("- search, %d B: %s" % (t["size"], " → ".join(
                 "%s %s" % (fmt_pps(s["rate"]), step_text(s)) for s in t["steps"])))

@@ -8,7 +8,7 @@ import time
 
 from ..scenario import Scenario, UsageError, build_path, require_built, require_root, tool_env, \
     write_atomic
-from . import options, plots, report
+from . import latency, options, plots, report
 from .ends import Ends
 from .search import Search
 from .trials import WARMUP_SHARE, Trials
@@ -50,6 +50,8 @@ class Rfc2544(Scenario):
             tp = None
             if "throughput" in a.tests:
                 tp = search.throughput(size)
+                if "latency" in a.tests and tp["throughput_pps"]:
+                    self.latency(tp, size)
                 results["throughput"].append(tp)
             if "loss" in a.tests:
                 results["loss"].append({"size": size, "rows": search.loss_rate(
@@ -58,6 +60,18 @@ class Rfc2544(Scenario):
             if "b2b" in a.tests:
                 results["b2b"].append(search.b2b(size, tp["throughput_pps"] if tp else None))
         return self.summary(a, results)
+
+    def latency(self, tp, size):
+        """The latency at the throughput rate from trials of its own (the sink at its lowest
+        floor), and the instrument's floor beside it."""
+        lat = latency.measure(self.trials, size, tp["throughput_pps"])
+        tp["latency"] = lat
+        tp["search_latency_ns"] = tp["latency_ns"]
+        tp["latency_ns"] = lat["dut"]["latency_ns"]
+        tp["latency_run"] = lat["dut"]["run"]
+        tp["floor_latency_ns"] = lat["floor"]["latency_ns"] if lat["floor"] else None
+        self.emit({"type": "latency", "size": size, "latency_ns": tp["latency_ns"],
+                   "floor_latency_ns": tp["floor_latency_ns"], **lat})
 
     def line_rate(self, a):
         if a.line_rate:

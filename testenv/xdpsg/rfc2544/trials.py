@@ -26,13 +26,18 @@ class Trials:
         self.trials = []
         self.per_run_books = None   # the sink reports per-run books ('runs'); None: not known yet
         self.ntrial = 0
+        # Where the next trials run and how (latency.py changes them for its trials): the
+        # interfaces, extra xdp-gen options (addresses on a pair without neighbours) and
+        # extra xdp-sink options (--busy-poll for the lowest floor).
+        self.gen_if, self.sink_if = ends.gen_if, ends.sink_if
+        self.gen_opts, self.sink_opts = [], []
 
     def start_sink(self):
         bound = int(self.a.trial + self.a.warmup + 120)
         # A ring twice the default absorbs the moments its thread is not scheduled.
         fsize = "2048" if max(self.a.sizes) - FCS <= 1800 else "4096"
         argv = [self.sink_bin, "xsk", "-j", "-i", "0.1s", "-d", f"{bound}s", "--queues", "all",
-                "--ring-size", "4096", "--frame-size", fsize, self.ends.sink_if]
+                "--ring-size", "4096", "--frame-size", fsize] + self.sink_opts + [self.sink_if]
         sink = self.ends.start("sink", argv, "xdp-sink")
         if sink.wait_json("ready", timeout=20) is None:
             sink.stop(signal.SIGINT, 5)
@@ -68,7 +73,7 @@ class Trials:
             argv += ["-n", str(count), "-d", f"{max(10.0, count / 100000.0 + 10):.0f}s"]
         else:
             argv += ["-d", f"{duration}s"]
-        argv.append(self.ends.gen_if)
+        argv += self.gen_opts + [self.gen_if]
         gen = self.ends.start("gen", argv, "xdp-gen")
         bound = (duration or 0) + (count or 0) / 50000.0 + 30
         if gen.wait(bound) is None:
@@ -186,7 +191,8 @@ class Trials:
             "stalls": {k: stalls.get(k, 0) for k in ("ring_full", "no_free_frame", "kick_busy")},
             "sink_lost": entry.get("lost"), "reordered": entry.get("reordered"),
             "foreign": ssum.get("foreign"),
-            "latency_ns": entry.get("latency_ns"), "books": how, "notes": notes,
+            "latency_ns": entry.get("latency_ns"), "latency_basis": ssum.get("latency_basis"),
+            "books": how, "notes": notes,
         }
         self.trials.append(t)
         self.sc.emit(t)
