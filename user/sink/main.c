@@ -106,6 +106,8 @@ static const struct param_def xsk_opts[] = {
 	  65535 },
 	{ "capture-max", 0, PARAM_COUNT, OPT(capture_max), "FRAMES",
 	  "with --capture: stop capturing after this many frames (the run goes on)", 1, 0 },
+	{ "drop-causes", 0, PARAM_FLAG, OPT(drop_causes), NULL,
+	  "trace drops host-wide and say where each run's lost frames were dropped" },
 	{ NULL },
 };
 
@@ -178,8 +180,33 @@ static const struct param_cmd cmd_redirect = {
 	.ops = &sink_redirect_ops,
 };
 
-static const struct param_cmd *const cmds[] = { &cmd_drop,     &cmd_pass, &cmd_tx,
-						&cmd_redirect, &cmd_xsk,  NULL };
+static const struct param_def drops_opts[] = {
+	{ "duration", 'd', PARAM_DURATION, OPT(duration), "TIME", "stop after this long", 1, 0 },
+	{ "interval", 'i', PARAM_DURATION, OPT(interval), "TIME", "statistics period", 10000000ULL,
+	  3600000000000ULL },
+	{ "json", 'j', PARAM_FLAG, OPT(json), NULL, "one JSON object per line" },
+	{ "quiet", 'q', PARAM_FLAG, OPT(quiet), NULL, "print only the final summary" },
+	{ "verbose", 'v', PARAM_COUNTER, OPT(verbose), NULL,
+	  "unstamped drops too; twice for libbpf's messages" },
+	METRICS_CLI_PARAMS(struct sink_cfg, metrics),
+	{ NULL },
+};
+
+static const struct param_cmd cmd_drops = {
+	.name = "drops",
+	.summary = "trace drops host-wide, by generator run, reason and device (no interface)",
+	.description =
+		"Attaches the drop tracer to the kernel's drop tracepoints and reports every\n"
+		"drop of a frame stamped by xdp-gen by run, reason and device, and drops the\n"
+		"kernel reports without the frame (unidentified), until stopped. On a DUT\n"
+		"host, join its counts with the sink's books by run id. Attaches no XDP\n"
+		"program and takes no interface.",
+	.tables = { drops_opts, NULL },
+	.ops = &sink_drops_ops,
+};
+
+static const struct param_cmd *const cmds[] = { &cmd_drop, &cmd_pass,  &cmd_tx, &cmd_redirect,
+						&cmd_xsk,  &cmd_drops, NULL };
 
 int main(int argc, char **argv)
 {
@@ -200,6 +227,8 @@ int main(int argc, char **argv)
 	log_setup(cfg.quiet, cfg.verbose);
 	sk.ops = cmd->ops;
 	sk.mode_name = cmd->name;
+	if (sk.ops->alone)
+		return sk.ops->alone(&sk);
 	snprintf(sk.ifc.name, sizeof(sk.ifc.name), "%s", ifname);
 
 	/* Check everything that can be checked before touching the kernel. */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causes.h"
 #include "counter_desc.h"
 #include "fmt.h"
 #include "log.h"
@@ -83,6 +84,19 @@ static void runs_add(const struct seqtrack_summary *s, const struct hist *lat, v
 	hist_merge(&r->all, lat);
 }
 
+/* --drop-causes: the tracer's books joined with the runs (read once, at the summary). */
+static void runs_causes(const struct sink *sk, const struct runs *r)
+{
+	__u32 *ids = sk->causes ? calloc(r->n + 1, sizeof(*ids)) : NULL;
+	unsigned int i;
+
+	for (i = 0; ids && i < r->n; i++)
+		ids[i] = r->row[i].s.id;
+	if (ids && causes_settle(sk->causes, ids, r->n))
+		pr_warn("--drop-causes: cannot read the drop tracer's books\n");
+	free(ids);
+}
+
 static int runs_collect(const struct sink *sk, struct runs *r)
 {
 	struct seqtrack **tr = trackers(sk->ms);
@@ -100,6 +114,7 @@ static int runs_collect(const struct sink *sk, struct runs *r)
 		return -ENOMEM;
 	}
 	r->folded_runs = seqtrack_folded(tr, xs->nxq, &r->folded, folded);
+	runs_causes(sk, r);
 	hist_summarize(folded, &r->folded_lat);
 	hist_merge(&r->all, folded);
 	free(folded);
@@ -164,6 +179,8 @@ static void json_run(const struct sink *sk, struct jw *w, const char *key,
 	jw_u64(w, "burst_100us_max", s->burst_max);
 	jw_double(w, "burst_100us_ideal", run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	json_lat(w, "latency_ns", lat);
+	if (!key)
+		causes_json_run(sk->causes, w, s->id, (__s64)s->c.lost);
 	jw_end_obj(w);
 }
 
@@ -194,6 +211,7 @@ static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r0
 		jw_u64(w, "runs_folded", r.folded_runs);
 		json_run(sk, w, "folded", &r.folded, &r.folded_lat);
 	}
+	causes_json_rest(sk->causes, w);
 }
 
 static void json_sockets(const struct sink *sk, struct jw *w, const struct sink_snap *a,
@@ -344,8 +362,12 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		       FMT_ICOUNT(r.folded.c.lost));
 	hist_summarize(&r.all, &all);
 	text_lat("  latency:  ", &all);
-	for (i = 0; sk->cfg->verbose && i < r.n; i++)
-		text_run(&r.row[i].s, &r.row[i].lat);
+	for (i = 0; i < r.n; i++) {
+		if (sk->cfg->verbose)
+			text_run(&r.row[i].s, &r.row[i].lat);
+		causes_text_run(sk->causes, r.row[i].s.id, (__s64)r.row[i].s.c.lost);
+	}
+	causes_text_rest(sk->causes);
 	runs_free(&r);
 }
 
@@ -602,6 +624,9 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 			ctr_metric_at(w, &sink_xsk_books, r, "run", "folded", &bk);
 		}
 	}
+	causes_metrics_head(sk->causes, w);
+	for (i = 0; i < rs.n; i++)
+		causes_metrics_run(sk->causes, w, rs.row[i].s.id, (__s64)rs.row[i].s.c.lost);
 	metrics_family(w, lat, "histogram", "seconds",
 		       "Send-to-receive latency of stamped frames, by generator run.");
 	seqtrack_runs(tr, xs->nxq, metrics_run_hist, w);
