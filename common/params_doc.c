@@ -301,6 +301,22 @@ static bool table_in_all(const struct param_cmd *const *cmds, const struct param
 	return true;
 }
 
+/* ".SS Options of a, b" naming every command that takes table t. */
+static void man_table_header(FILE *out, const struct param_cmd *const *cmds,
+			     const struct param_def *t)
+{
+	int c, i, n = 0;
+
+	fputs(".SS Options of ", out);
+	for (c = 0; cmds[c]; c++)
+		for (i = 0; i < PARAM_TABLES_MAX && cmds[c]->tables[i]; i++)
+			if (cmds[c]->tables[i] == t) {
+				fprintf(out, "%s%s", n++ ? ", " : "", cmds[c]->name);
+				break;
+			}
+	fputs("\n", out);
+}
+
 void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void *defaults)
 {
 	const struct param_def *done[32];
@@ -315,19 +331,15 @@ void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void 
 	}
 	fputs(".TP\n.B \\-h, \\-\\-help\nshow the options of a command and exit.\n", out);
 	fputs(".TP\n.B \\-\\-version\nshow the version and exit.\n", out);
+	/* A table shared by some commands only is headed by all of them. */
 	for (c = 0; cmds[c]; c++) {
-		bool header = false;
-
 		for (i = 0; i < PARAM_TABLES_MAX && cmds[c]->tables[i]; i++) {
 			for (j = 0; j < ndone; j++)
 				if (done[j] == cmds[c]->tables[i])
 					break;
 			if (j < ndone)
 				continue;
-			if (!header) {
-				fprintf(out, ".SS Options of %s\n", cmds[c]->name);
-				header = true;
-			}
+			man_table_header(out, cmds, cmds[c]->tables[i]);
 			man_table(out, cmds[c]->tables[i], defaults);
 			if (ndone < 32)
 				done[ndone++] = cmds[c]->tables[i];
