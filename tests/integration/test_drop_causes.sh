@@ -183,6 +183,34 @@ test_drop_causes_slow_xsk_sink() {
 	expect_run_explained "$g" "slow sink"
 }
 
+# Two runs one after the other into the slow sink (RFC 2544's warm-up and trial): the
+# socket's drops, reported without the frame, are charged by when they happened.
+test_drop_causes_slow_sink_two_runs() {
+	local ga gb ra rb sock
+	lab_setup --no-ipv6 --threaded-napi
+	# A small ring: the socket drops frames too, not only the veth.
+	cs_sink_start --cost 2000 --ring-size 512
+	ga=$(mktemp) gb=$(mktemp)
+	t_on_cleanup rm -f "$ga" "$gb"
+	lab_exec gen "$GEN" kernel -n 500000 -j -q "$GEN_IF" >"$ga" || t_fail "generator A: $(cat "$ga")"
+	sleep 0.5 # the runs apart: the sink's drops of each happen while only it arrives
+	lab_exec gen "$GEN" kernel -n 500000 -j -q "$GEN_IF" >"$gb" || t_fail "generator B: $(cat "$gb")"
+	cs_sink_stop
+	ra=$(cs_gen "$ga" 'o["run"]')
+	rb=$(cs_gen "$gb" 'o["run"]')
+	sock=0
+	for r in "$ra" "$rb"; do
+		sock=$((sock + $(cs_run "$r" "sum(c['packets'] for c in r['lost_causes'] if
+			c['reason'].startswith('XSK_') and not c['identified'])")))
+	done
+	t_expect_ge "XSK_* drops charged to the runs" 1 "$sock"
+	t_expect_eq "XSK_* causes of both runs = the socket's ring counters" \
+		"$(json_get "$SOUT" summary 'o["drops"]["xsk_fill_ring_empty"] + o["drops"]["xsk_rx_ring_full"]')" \
+		"$sock"
+	expect_run_explained "$ga" "slow sink, run A"
+	expect_run_explained "$gb" "slow sink, run B"
+}
+
 # The tracer cannot load: one line naming what is missing, exit 2, nothing attached.
 test_drop_causes_no_tracer() {
 	local out rc

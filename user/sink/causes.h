@@ -8,9 +8,10 @@
  * with the sink's per-run books at the summary. The tracer's drops of a
  * run's stamped frames are that run's causes; a drop the kernel reports
  * without the frame (unidentified) is charged to a run only when that run
- * is the only one active on the device (the only run in the sink's books,
- * on the sink's own interface; the only run the tracer counted drops of,
- * elsewhere), and reported beside the runs otherwise. Main thread only.
+ * is the only one active on the device (on the sink's own interface: the
+ * only run whose frames were arriving when it happened; elsewhere: the only
+ * run the tracer counted drops of there), and reported beside the runs
+ * otherwise. Main thread only.
  */
 #include <linux/types.h>
 
@@ -29,11 +30,20 @@ struct drops_count;
 int causes__open(struct sink *sk);
 void causes__destroy(struct causes *c);
 
+/* A run of the sink's books: its id, and when its first and last frames arrived. */
+struct causes_run {
+	__u32 id;
+	__u64 first_ns, last_ns; /* CLOCK_MONOTONIC */
+};
+
+/* Every tick (main thread): the sink device's drops without a frame, by when they happened. */
+void causes_tick(struct causes *c, __u64 now_ns);
+
 /*
  * The summary's join: read the tracer's books (once) and charge the
  * unidentified counts, given the runs in the sink's books. 0 or -errno.
  */
-int causes_settle(struct causes *c, const __u32 *runs, unsigned int n);
+int causes_settle(struct causes *c, const struct causes_run *runs, unsigned int n);
 
 /* A run's causes as its JSON members: lost_causes, lost_unexplained, lost_overexplained. */
 void causes_json_run(const struct causes *c, struct jw *w, __u32 run, __s64 lost);

@@ -70,6 +70,7 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 		return "error";
 	}
 	watch_queues(sk);
+	causes_tick(sk->causes, s->rs.t_ns);
 	if (sk->ops->explain)
 		sk->ops->explain(sk, s);
 	if (sk->ops->tick)

@@ -87,11 +87,12 @@ static void runs_add(const struct seqtrack_summary *s, const struct hist *lat, v
 /* --drop-causes: the tracer's books joined with the runs (read once, at the summary). */
 static void runs_causes(const struct sink *sk, const struct runs *r)
 {
-	__u32 *ids = sk->causes ? calloc(r->n + 1, sizeof(*ids)) : NULL;
+	struct causes_run *ids = sk->causes ? calloc(r->n + 1, sizeof(*ids)) : NULL;
 	unsigned int i;
 
 	for (i = 0; ids && i < r->n; i++)
-		ids[i] = r->row[i].s.id;
+		ids[i] = (struct causes_run){ r->row[i].s.id, r->row[i].s.first_rx,
+					      r->row[i].s.last_rx };
 	if (ids && causes_settle(sk->causes, ids, r->n))
 		pr_warn("--drop-causes: cannot read the drop tracer's books\n");
 	free(ids);
