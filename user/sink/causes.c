@@ -23,10 +23,36 @@ struct cause {
 	struct drops_count c;
 	__u32 run;
 	bool charged; /* an unidentified count charged to the only run active on its device */
+	bool unseen; /* a run's drops, but no frame of that run reached the sink */
+};
+
+/*
+ * The sink's own interface reports its socket's drops without the frame
+ * (XSK_*): read every CAUSES_SLICE_NS, they are charged by when they
+ * happened to the one run whose frames were arriving then (a run's first to
+ * last receive, widened by CAUSES_MARGIN_NS).
+ */
+#define CAUSES_SLICE_NS 50000000ULL
+#define CAUSES_MARGIN_NS 20000000ULL
+
+struct slice {
+	__u64 t0, t1;
+	__u32 reason;
+	__u64 packets;
+};
+
+struct seen {
+	__u32 reason;
+	__u64 packets;
 };
 
 struct causes {
 	struct drops *d;
+	struct slice *sl; /* the sink device's unidentified drops, by time */
+	size_t nsl, capsl;
+	struct seen *seen; /* their totals at the last reading, by reason */
+	size_t nseen;
+	__u64 last_t;
 	int ifindex; /* the sink's interface */
 	__u32 netns; /* and its namespace's inode */
 	bool settled;
@@ -82,6 +108,8 @@ void causes__destroy(struct causes *c)
 	drops__destroy(c->d);
 	drops_snapshot_free(&c->snap);
 	free(c->v);
+	free(c->sl);
+	free(c->seen);
 	free(c);
 }
 
@@ -90,33 +118,111 @@ static bool same_dev(const struct drops_count *a, const struct drops_count *b)
 	return a->key.ifindex == b->key.ifindex && a->key.netns == b->key.netns;
 }
 
-static bool is_in(__u32 run, const __u32 *runs, unsigned int n)
+static bool is_in(__u32 run, const struct causes_run *runs, unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (runs[i] == run)
+		if (runs[i].id == run)
 			return true;
 	return false;
 }
 
+static bool on_sink(const struct causes *c, const struct drops_count *k)
+{
+	return k->key.kind == XDPSG_DROPS_UNIDENTIFIED && k->key.ifindex == c->ifindex &&
+	       k->key.netns == c->netns;
+}
+
+/* The sink device's unidentified drops since the last reading, as slices [last_t, t]. */
+static int record(struct causes *c, const struct drops_snapshot *s, __u64 t)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->n; i++) {
+		const struct drops_count *k = &s->v[i];
+		void *p;
+
+		if (!on_sink(c, k))
+			continue;
+		for (j = 0; j < c->nseen && c->seen[j].reason != k->key.reason; j++)
+			;
+		if (j == c->nseen) {
+			p = realloc(c->seen, (c->nseen + 1) * sizeof(*c->seen));
+			if (!p)
+				return -ENOMEM;
+			c->seen = p;
+			c->seen[c->nseen++] = (struct seen){ k->key.reason, 0 };
+		}
+		if (k->packets <= c->seen[j].packets)
+			continue;
+		if (c->nsl == c->capsl) {
+			p = realloc(c->sl, (c->capsl ? c->capsl * 2 : 64) * sizeof(*c->sl));
+			if (!p)
+				return -ENOMEM;
+			c->sl = p;
+			c->capsl = c->capsl ? c->capsl * 2 : 64;
+		}
+		c->sl[c->nsl++] = (struct slice){ c->last_t, t, k->key.reason,
+						  k->packets - c->seen[j].packets };
+		c->seen[j].packets = k->packets;
+	}
+	c->last_t = t;
+	return 0;
+}
+
+void causes_tick(struct causes *c, __u64 now)
+{
+	if (!c || c->settled || now - c->last_t < CAUSES_SLICE_NS)
+		return;
+	/* A failed reading leaves its drops to the next one: nothing is lost, only blurred. */
+	if (!drops_read(c->d, &c->snap))
+		record(c, &c->snap, c->snap.t_ns);
+}
+
+/* The one run whose frames were arriving during slice x, or 0. */
+static __u32 slice_run(const struct slice *x, const struct causes_run *runs, unsigned int n)
+{
+	__u32 one = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (runs[i].first_ns > x->t1 + CAUSES_MARGIN_NS ||
+		    runs[i].last_ns + CAUSES_MARGIN_NS < x->t0)
+			continue;
+		if (one)
+			return 0;
+		one = runs[i].id;
+	}
+	return one;
+}
+
+/* Add a slice's drops to the cause of (k's reason, run), or make it. */
+static void charge(struct causes *c, const struct drops_count *k, __u32 run, __u64 packets)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].run == run && on_sink(c, &c->v[i].c) &&
+		    c->v[i].c.key.reason == k->key.reason) {
+			c->v[i].c.packets += packets;
+			return;
+		}
+	c->v[c->n] = (struct cause){ .c = *k, .run = run, .charged = run != 0 };
+	c->v[c->n++].c.packets = packets;
+}
+
 /*
- * The only run active on an unidentified count's device, or 0: the runs the
- * tracer counted drops of there, and on the sink's own interface the runs
- * in its books. Two runs, or none: the count is no run's.
+ * The only run active on an unidentified count's device (not the sink's), or
+ * 0: the runs the tracer counted drops of there. Two runs, or none: the
+ * count is no run's.
  */
-static __u32 only_run(const struct causes *c, const struct drops_count *u, const __u32 *runs,
-		      unsigned int n)
+static __u32 only_run(const struct causes *c, const struct drops_count *u)
 {
 	const struct drops_snapshot *s = &c->snap;
 	__u32 one = 0;
 	size_t i;
 
-	if (u->key.ifindex == c->ifindex && u->key.netns == c->netns) {
-		if (n != 1)
-			return 0;
-		one = runs[0];
-	}
 	for (i = 0; i < s->n; i++) {
 		const struct drops_count *k = &s->v[i];
 
@@ -129,17 +235,19 @@ static __u32 only_run(const struct causes *c, const struct drops_count *u, const
 	return one;
 }
 
-int causes_settle(struct causes *c, const __u32 *runs, unsigned int n)
+int causes_settle(struct causes *c, const struct causes_run *runs, unsigned int n)
 {
-	size_t i;
+	size_t i, j;
 	int err;
 
 	if (c->settled)
 		return 0;
 	err = drops_read(c->d, &c->snap);
+	if (!err)
+		err = record(c, &c->snap, c->snap.t_ns);
 	if (err)
 		return err;
-	c->v = calloc(c->snap.n ? c->snap.n : 1, sizeof(*c->v));
+	c->v = calloc(c->snap.n + c->nsl + 1, sizeof(*c->v));
 	if (!c->v)
 		return -ENOMEM;
 	for (i = 0; i < c->snap.n; i++) {
@@ -150,15 +258,22 @@ int causes_settle(struct causes *c, const __u32 *runs, unsigned int n)
 			c->unstamped += k->packets;
 			continue;
 		}
+		if (on_sink(c, k)) {
+			for (j = 0; j < c->nsl; j++)
+				if (c->sl[j].reason == k->key.reason)
+					charge(c, k, slice_run(&c->sl[j], runs, n),
+					       c->sl[j].packets);
+			continue;
+		}
 		x->c = *k;
 		if (k->key.kind == XDPSG_DROPS_RUN) {
-			/* Another run's, on a host with several: not this sink's to report. */
-			if (!is_in(k->key.run, runs, n))
-				continue;
+			/* A run that lost every frame, or another run on the host: beside the runs. */
+			x->unseen = !is_in(k->key.run, runs, n);
 			x->run = k->key.run;
 		} else {
-			x->run = only_run(c, k, runs, n);
+			x->run = only_run(c, k);
 			x->charged = x->run != 0;
+			x->unseen = x->run && !is_in(x->run, runs, n);
 		}
 		c->n++;
 	}
@@ -194,6 +309,8 @@ static void json_cause(const struct causes *c, struct jw *w, const struct cause 
 	char r[64], ns[256];
 
 	jw_obj(w, NULL);
+	if (x->unseen)
+		jw_u64(w, "run", x->run);
 	jw_str(w, "reason", causes_reason(c->d, x->c.key.reason, r, sizeof(r)));
 	jw_str(w, "dev", x->c.dev);
 	jw_u64(w, "netns", x->c.key.netns);
@@ -248,6 +365,12 @@ void causes_json_rest(const struct causes *c, struct jw *w)
 		if (!c->v[i].run)
 			json_cause(c, w, &c->v[i]);
 	jw_end_arr(w);
+	/* Runs of which no frame arrived (all lost, or another sink's): the tracer's counts. */
+	jw_arr(w, "unseen_runs");
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].unseen)
+			json_cause(c, w, &c->v[i]);
+	jw_end_arr(w);
 	jw_u64(w, "unstamped", c->unstamped);
 	jw_u64(w, "overflow", c->snap.overflow);
 	jw_end_obj(w);
@@ -285,11 +408,15 @@ void causes_text_rest(const struct causes *c)
 	if (!c || !c->settled)
 		return;
 	for (i = 0; i < c->n; i++) {
-		if (c->v[i].run)
+		if (c->v[i].run && !c->v[i].unseen)
 			continue;
 		causes_dev_name(&c->v[i].c, dev, sizeof(dev));
-		printf("    dropped, no run's (unidentified, several runs or none on the device): %s %s %s\n",
-		       causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
+		if (c->v[i].unseen)
+			printf("    run %08x (no frame of it arrived) dropped: ", c->v[i].run);
+		else
+			printf("    dropped, no run's (unidentified; several runs or none on the "
+			       "device): ");
+		printf("%s %s %s\n", causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
 		       FMT_COUNT(c->v[i].c.packets));
 	}
 	if (c->snap.overflow)
