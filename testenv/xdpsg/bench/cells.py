@@ -380,6 +380,16 @@ def rate_cells(gens):
                        needs=('rate',))
 
 
+def cause_cost_cells():
+    """The drop tracer's cost where nothing is dropped (full matrix): the paced CPU rows with
+    xdp-sink xsk --drop-causes, beside their 'default' rows."""
+    for rate in RATES:
+        tag = '%dk' % (rate // 1000) if rate < 1000000 else '%dM' % (rate // 1000000)
+        yield Cell('cpu/xsk/%s/drop-causes' % tag, XSK_DEFAULTS, XSK_GEN, 60, 1, 'cpu', rate=rate,
+                   sink_options=('--drop-causes',), gen_options=('--rate', str(rate)),
+                   needs=('rate',))
+
+
 def quick_cells(gens):
     """The cells the peer tools are measured against, with 1 and 2 queues."""
     nostamp = has(gens, KERNEL_NOSTAMP)
@@ -438,6 +448,7 @@ def matrix(gens, quick):
     exist; QUICK picks the cells the peer tools are measured against."""
     rows = list(feature_cells(gens, quick)) + list((quick_cells if quick else full_cells)(gens))
     rows += rate_cells(gens)
+    rows += [] if quick else cause_cost_cells()
     by_id = {}
     for c in rows:
         if available(c, gens):
