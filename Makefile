@@ -90,12 +90,14 @@ BENCH_PROGS := $(patsubst bench/%.c,$(OUT)/%,$(BENCH_SRCS))
 TOOL_SRCS := $(wildcard tests/tools/*.c)
 TOOL_PROGS := $(patsubst tests/tools/%.c,$(OUT)/tests/%,$(TOOL_SRCS))
 
-# xdp-gen with its test hooks (XDPSG_TEST_*, see user/gen/xsk.c and qdisc.c)
+# xdp-gen and xdp-sink with their test hooks (XDPSG_TEST_*: user/gen/xsk.c, qdisc.c,
+# user/sink/causes.c)
 # compiled in, for the integration tests only; never installed. The production
 # binaries have no hook code and read no such variable.
 HOOK_OUT := $(OUT)/test-hooks
 HOOK_GEN_OBJS := $(patsubst %.c,$(HOOK_OUT)/%.o,$(wildcard user/gen/*.c))
-HOOK_PROGS := $(HOOK_OUT)/xdp-gen
+HOOK_SINK_OBJS := $(patsubst %.c,$(HOOK_OUT)/%.o,$(wildcard user/sink/*.c))
+HOOK_PROGS := $(HOOK_OUT)/xdp-gen $(HOOK_OUT)/xdp-sink
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_PROGS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
@@ -183,6 +185,10 @@ $(OUT)/xdp-gen: $(GEN_OBJS) $(LIB)
 	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
 $(HOOK_OUT)/xdp-gen: $(HOOK_GEN_OBJS) $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
+
+$(HOOK_OUT)/xdp-sink: $(HOOK_SINK_OBJS) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 

@@ -46,8 +46,8 @@ struct metrics {
 };
 
 /* The labels every sample has; --metrics-label may not use them. */
-static const char *const builtin_labels[] = { "interface", "mode",    "queue", "reason",
-					      "run",	   "verdict", "le",    NULL };
+static const char *const builtin_labels[] = { "interface", "mode", "queue",  "reason", "run",
+					      "verdict",   "le",   "device", "kind",   NULL };
 
 bool metrics_escape(const char *v, char *buf, size_t len)
 {

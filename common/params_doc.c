@@ -301,35 +301,20 @@ static bool table_in_all(const struct param_cmd *const *cmds, const struct param
 	return true;
 }
 
-static bool cmd_has_table(const struct param_cmd *cmd, const struct param_def *t)
+/* ".SS Options of a, b" naming every command that takes table t. */
+static void man_table_header(FILE *out, const struct param_cmd *const *cmds,
+			     const struct param_def *t)
 {
-	int i;
+	int c, i, n = 0;
 
-	for (i = 0; i < PARAM_TABLES_MAX && cmd->tables[i]; i++)
-		if (cmd->tables[i] == t)
-			return true;
-	return false;
-}
-
-/*
- * A table some commands share but not all: under a header naming each of
- * them ("Options of xsk and kernel"), so every command's options are under a
- * header that names it. false when only one command has it.
- */
-static bool shared_header(FILE *out, const struct param_cmd *const *cmds, const struct param_def *t)
-{
-	int c, n = 0, k = 0;
-
-	for (c = 0; cmds[c]; c++)
-		n += cmd_has_table(cmds[c], t);
-	if (n < 2)
-		return false;
 	fputs(".SS Options of ", out);
 	for (c = 0; cmds[c]; c++)
-		if (cmd_has_table(cmds[c], t))
-			fprintf(out, "%s%s", k++ ? (k == n ? " and " : ", ") : "", cmds[c]->name);
-	fputc('\n', out);
-	return true;
+		for (i = 0; i < PARAM_TABLES_MAX && cmds[c]->tables[i]; i++)
+			if (cmds[c]->tables[i] == t) {
+				fprintf(out, "%s%s", n++ ? ", " : "", cmds[c]->name);
+				break;
+			}
+	fputs("\n", out);
 }
 
 void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void *defaults)
@@ -346,21 +331,15 @@ void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void 
 	}
 	fputs(".TP\n.B \\-h, \\-\\-help\nshow the options of a command and exit.\n", out);
 	fputs(".TP\n.B \\-\\-version\nshow the version and exit.\n", out);
+	/* A table shared by some commands only is headed by all of them. */
 	for (c = 0; cmds[c]; c++) {
-		bool header = false;
-
 		for (i = 0; i < PARAM_TABLES_MAX && cmds[c]->tables[i]; i++) {
 			for (j = 0; j < ndone; j++)
 				if (done[j] == cmds[c]->tables[i])
 					break;
 			if (j < ndone)
 				continue;
-			if (shared_header(out, cmds, cmds[c]->tables[i])) {
-				header = false;
-			} else if (!header) {
-				fprintf(out, ".SS Options of %s\n", cmds[c]->name);
-				header = true;
-			}
+			man_table_header(out, cmds, cmds[c]->tables[i]);
 			man_table(out, cmds[c]->tables[i], defaults);
 			if (ndone < 32)
 				done[ndone++] = cmds[c]->tables[i];

@@ -53,6 +53,11 @@ test_backpressure_qdisc_overflow() {
 	t_expect_eq "accepted = received by the sink" "$acc" "$(bp_get "$out" 'o["received"]')"
 	t_expect_eq "accepted = delivered" "$acc" "$(bp_get "$out" 'o["delivered"]')"
 	t_expect_eq "nothing left in the qdisc" 0 "$(bp_get "$out" 'o["qdisc_stats"]["qlen"]')"
+	# Where they were lost: the drop tracer names the qdisc's drops, the run's frames.
+	t_expect_eq "the qdisc's drops = the run's QDISC_* drops by the tracer" \
+		"$(bp_get "$out" 'o["qdisc_stats"]["drops"]')" "$(bp_get "$out" 'o["drop_causes"]["run"]')"
+	t_expect_eq "the tracer check in the books" 1 \
+		"$(bp_get "$out" 'len([c for c in o["checks"] if c["check"] == "drop tracer" and not c["unexplained"]])')"
 	t_expect_eq "NAPI thread pinned and named" "napi/$BP_NAME-s-" \
 		"$(bp_get "$out" 'o["napi_threads"][0].rstrip("0123456789")')"
 	# --keep: the scenario's lab is still there, as set up.

@@ -81,6 +81,24 @@ test_rfc2544_known_answer_tbf() {
 	rf_run "$out" "$err" --dut forward --dut-qdisc tbf:100mbit:16kb:50ms --sizes 64 --trial 3 \
 		--tests throughput,latency --max-trials 10
 	rf_expect_ok "$out" "$err"
+	# Where the lossy trials lost their frames: the tbf's drops are the run's QDISC_DROP causes.
+	python3 - "$out" <<-'PY' || t_fail "a lossy trial does not name the tbf's drops as its causes"
+		import json, sys
+		bad, lossy = [], 0
+		for line in open(sys.argv[1]):
+		    t = json.loads(line) if line.startswith("{") else {}
+		    if t.get("type") != "trial" or not t["lost"] or not t.get("dut_drops"):
+		        continue
+		    lossy += 1
+		    q = sum(c["packets"] for c in t["lost_causes"] if c["reason"].startswith("QDISC_"))
+		    text = [n for n in t["notes"] if n.startswith("lost %s: " % format(t["lost"], ","))]
+		    print("trial %d: lost %d, tbf dropped %d, QDISC causes %d; %s"
+		          % (t["n"], t["lost"], t["dut_drops"]["qdisc_drops"], q, text))
+		    if q != t["dut_drops"]["qdisc_drops"] or not text or "QDISC_DROP" not in text[0]:
+		        bad.append(t["n"])
+		print("%d lossy trials checked" % lossy)
+		sys.exit(1 if bad else 0)
+	PY
 	tp=$(rf_get "$out" throughput 'o["throughput_pps"]')
 	ratio=$(python3 -c "print('%.4f' % ($tp / (100e6 / (60 * 8))))")
 	# The answer is only known when the tbf is the limit: a machine so busy that the

@@ -12,6 +12,7 @@ with the package on the path:
 import types
 import unittest
 
+from xdpsg import dropcauses
 from xdpsg.backpressure import books as bk, report, runner
 
 
@@ -105,6 +106,58 @@ class Unexplained(unittest.TestCase):
         self.assertEqual(runner.Backpressure.report(stub, opts(), ok), 0)
         self.assertEqual(runner.Backpressure.report(stub, opts(), off), 1)
         self.assertIn('FAILED: the books do not balance: 1 packet(s) unexplained', said)
+
+
+def traced(run_drops, unstamped=0, run_id=7):
+    """The drop tracer's counts for a run that lost RUN_DROPS at the bp-g qdisc, with
+    UNSTAMPED stray frames there and noise elsewhere on the host."""
+    c = [{'kind': 'run', 'run': run_id, 'reason': 'QDISC_DROP', 'dev': 'bp-g', 'ns': 'bp-gen',
+          'packets': run_drops},
+         {'kind': 'run', 'run': run_id, 'reason': 'QDISC_DROP', 'dev': 'bp-g', 'ns': 'other',
+          'packets': 1000},
+         {'kind': 'run', 'run': run_id, 'reason': 'NO_SOCKET', 'dev': 'bp-g', 'ns': 'bp-gen',
+          'packets': 5}]
+    if unstamped:
+        c.append({'kind': 'unstamped', 'reason': 'QDISC_DROP', 'dev': 'bp-g', 'ns': 'bp-gen',
+                  'packets': unstamped})
+    return bk.traced_qdisc(c, 'bp-g', 'bp-gen', run_id)
+
+
+class DropTracer(unittest.TestCase):
+    """The qdisc row checked against the drop tracer's count of the run's frames."""
+
+    def run_books(self, tq):
+        return books(opts(), {'tx_packets': 800, 'attempted': 1000, 'refused': 200,
+                              'duration_s': 2.0, 'run': 7},
+                     {'rx_packets': 800, 'drops': {'xdp_aborted': 0}},
+                     {'qdisc_drops': 200}, {'ring_in': 800}, run={**RUN, 'traced': tq})
+
+    def test_qdisc_drops_all_the_runs(self):
+        res = self.run_books(traced(190, unstamped=10))
+        self.assertEqual((res['balanced'], res['ok']), (True, True), res['checks'])
+        self.assertEqual(res['drop_causes'], {'run': 190, 'other_runs': 0, 'unstamped': 10,
+                                              'unidentified': 0})
+
+    def test_qdisc_drops_the_tracer_did_not_see(self):
+        res = self.run_books(traced(150))
+        self.assertFalse(res['balanced'])
+        self.assertEqual([c['unexplained'] for c in res['checks'] if c['check'] == 'drop tracer'],
+                         [50])
+
+    def test_no_tracer(self):
+        res = self.run_books(None)
+        self.assertTrue(res['balanced'])
+        self.assertIsNone(res['drop_causes'])
+
+
+class CausesText(unittest.TestCase):
+    def test_line(self):
+        c = [{'reason': 'QDISC_OVERLIMIT', 'dev': 'r1-ds', 'packets': 1200},
+             {'reason': 'FULL_RING', 'dev': 'r1-s', 'packets': 34}]
+        self.assertEqual(dropcauses.causes_text(1234, c),
+                         'lost 1,234: QDISC_OVERLIMIT r1-ds 1,200, FULL_RING r1-s 34, unexplained 0')
+        self.assertEqual(dropcauses.causes_text(1300, c)[-14:], 'unexplained 66')
+        self.assertTrue(dropcauses.causes_text(1200, c).endswith('; 34 more dropped than lost'))
 
 
 if __name__ == '__main__':

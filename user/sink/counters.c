@@ -226,10 +226,36 @@ const struct ctr_family sink_xsk_rejected = {
 	CTR_ROWS(rejected_rows),
 };
 
+/*
+ * The drop tracer's counts (causes.c, drops.c): one metric each, its
+ * samples labelled by run, reason and device (the values are the tracer's,
+ * not a struct's: the offsets only describe).
+ */
+struct sink_cause_vals {
+	__u64 lost_by_cause, dropped_by_cause;
+};
+
+static const struct ctr_desc cause_rows[] = {
+	{ "lost_by_cause", offsetof(struct sink_cause_vals, lost_by_cause), FRAMES, CTR_METRIC,
+	  SINK_HAS_XSK,
+	  "With --drop-causes, a run's lost frames by where they were dropped (reason, device); "
+	  "reason unexplained: what no drop covered." },
+	{ "dropped_by_cause", offsetof(struct sink_cause_vals, dropped_by_cause), FRAMES,
+	  CTR_METRIC, SINK_HAS_DROPS,
+	  "Drops the tracer counted, by kind (run, unstamped, unidentified), run, reason and "
+	  "device." },
+};
+
+const struct ctr_family sink_causes = {
+	.name = "sink_causes",
+	.prefix = "xdp_sink_",
+	CTR_ROWS(cause_rows),
+};
+
 static const struct ctr_family *const families[] = {
 	&sink_rx,	    &sink_xsk_rx,	&sink_verdicts,	    &sink_parse,
 	&sink_parse_errors, &sink_parse_layers, &sink_drop_reasons, &sink_xsk_stats,
-	&sink_xsk_books,    &sink_xsk_rejected,
+	&sink_xsk_books,    &sink_xsk_rejected, &sink_causes,
 };
 
 int sink_list_counters(const struct param_cmd *const *cmds)

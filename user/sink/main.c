@@ -53,16 +53,23 @@ static const struct param_enum capture_formats[] = {
 
 #define OPT(f) offsetof(struct sink_cfg, f)
 
-static const struct param_def common_opts[] = {
+/* Every command's, the drops command (no interface) too. */
+static const struct param_def run_opts[] = {
 	{ "duration", 'd', PARAM_DURATION, OPT(duration), "TIME", "stop after this long", 1, 0 },
-	{ "count", 'n', PARAM_COUNT, OPT(count), "PACKETS", "stop once this many have arrived", 1,
-	  0 },
 	{ "interval", 'i', PARAM_DURATION, OPT(interval), "TIME", "statistics period", 10000000ULL,
 	  3600000000000ULL },
 	{ "json", 'j', PARAM_FLAG, OPT(json), NULL, "one JSON object per line" },
 	{ "quiet", 'q', PARAM_FLAG, OPT(quiet), NULL, "print only the final summary" },
 	{ "verbose", 'v', PARAM_COUNTER, OPT(verbose), NULL,
-	  "per-queue and per-CPU detail; twice for libbpf's messages" },
+	  "per-queue and per-CPU detail (drops: unstamped drops too); twice for libbpf's messages" },
+	METRICS_CLI_PARAMS(struct sink_cfg, metrics),
+	{ NULL },
+};
+
+/* The commands on an interface. */
+static const struct param_def common_opts[] = {
+	{ "count", 'n', PARAM_COUNT, OPT(count), "PACKETS", "stop once this many have arrived", 1,
+	  0 },
 	{ "xdp-mode", 'm', PARAM_ENUM, OPT(xdp_mode), "MODE", "XDP attach mode: native or skb", 0,
 	  0, xdp_modes },
 	{ "force", 0, PARAM_FLAG, OPT(force), NULL,
@@ -75,7 +82,6 @@ static const struct param_def common_opts[] = {
 	  0, 1000000 },
 	{ "kernel-stats", 0, PARAM_FLAG, OPT(kernel_stats), NULL,
 	  "also show the interface's link, qdisc and veth counters" },
-	METRICS_CLI_PARAMS(struct sink_cfg, metrics),
 	{ NULL },
 };
 
@@ -118,6 +124,8 @@ static const struct param_def xsk_opts[] = {
 	  65535 },
 	{ "capture-max", 0, PARAM_COUNT, OPT(capture_max), "FRAMES",
 	  "with --capture: stop capturing after this many frames (the run goes on)", 1, 0 },
+	{ "drop-causes", 0, PARAM_FLAG, OPT(drop_causes), NULL,
+	  "trace drops host-wide and say where each run's lost frames were dropped" },
 	{ NULL },
 };
 
@@ -131,7 +139,7 @@ static const struct param_cmd cmd_xsk = {
 		"reports lost, duplicates, reordered and latency (send to receive, same clock).\n"
 		"Here --cost is busy work per packet in user space.",
 	.positional = "IFNAME",
-	.tables = { common_opts, xsk_opts, NULL },
+	.tables = { run_opts, common_opts, xsk_opts, NULL },
 	.ops = &sink_xsk_ops,
 };
 
@@ -155,7 +163,7 @@ static const struct param_cmd cmd_drop = {
 		"through a BPF ring buffer and written to FILE; every frame is still dropped\n"
 		"in the kernel. A full ring loses samples (samples_lost), never frames.",
 	.positional = "IFNAME",
-	.tables = { common_opts, drop_opts, NULL },
+	.tables = { run_opts, common_opts, drop_opts, NULL },
 	.ops = &sink_drop_ops,
 };
 
@@ -163,7 +171,7 @@ static const struct param_cmd cmd_pass = {
 	.name = "pass",
 	.summary = "count every packet and hand it to the kernel stack (XDP_PASS)",
 	.positional = "IFNAME",
-	.tables = { common_opts, NULL },
+	.tables = { run_opts, common_opts, NULL },
 	.ops = &sink_pass_ops,
 };
 
@@ -183,7 +191,7 @@ static const struct param_cmd cmd_tx = {
 		       "is untouched), so each frame returns to its sender: xdp-gen xsk --rtt\n"
 		       "measures the round trip on its own clock. --cost adds a known delay.",
 	.positional = "IFNAME",
-	.tables = { common_opts, tx_opts, NULL },
+	.tables = { run_opts, common_opts, tx_opts, NULL },
 	.ops = &sink_tx_ops,
 };
 
@@ -195,12 +203,25 @@ static const struct param_cmd cmd_redirect = {
 		       "starts when the peer is in this namespace, and reports the kernel's\n"
 		       "transmit errors (xdp_xmit_errors) on the target either way.",
 	.positional = "IFNAME",
-	.tables = { common_opts, redirect_opts, NULL },
+	.tables = { run_opts, common_opts, redirect_opts, NULL },
 	.ops = &sink_redirect_ops,
 };
 
-static const struct param_cmd *const cmds[] = { &cmd_drop,     &cmd_pass, &cmd_tx,
-						&cmd_redirect, &cmd_xsk,  NULL };
+static const struct param_cmd cmd_drops = {
+	.name = "drops",
+	.summary = "trace drops host-wide, by generator run, reason and device (no interface)",
+	.description =
+		"Attaches the drop tracer to the kernel's drop tracepoints and reports every\n"
+		"drop of a frame stamped by xdp-gen by run, reason and device, and drops the\n"
+		"kernel reports without the frame (unidentified), until stopped. On a DUT\n"
+		"host, join its counts with the sink's books by run id. Attaches no XDP\n"
+		"program and takes no interface.",
+	.tables = { run_opts, NULL },
+	.ops = &sink_drops_ops,
+};
+
+static const struct param_cmd *const cmds[] = { &cmd_drop, &cmd_pass,  &cmd_tx, &cmd_redirect,
+						&cmd_xsk,  &cmd_drops, NULL };
 
 int main(int argc, char **argv)
 {
@@ -221,6 +242,8 @@ int main(int argc, char **argv)
 	log_setup(cfg.quiet, cfg.verbose);
 	sk.ops = cmd->ops;
 	sk.mode_name = cmd->name;
+	if (sk.ops->alone)
+		return sk.ops->alone(&sk);
 	snprintf(sk.ifc.name, sizeof(sk.ifc.name), "%s", ifname);
 
 	/* Check everything that can be checked before touching the kernel. */

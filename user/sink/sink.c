@@ -10,6 +10,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "causes.h"
 #include "fmt.h"
 #include "kstats.h"
 #include "log.h"
@@ -69,6 +70,7 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 		return "error";
 	}
 	watch_queues(sk);
+	causes_tick(sk->causes, s->rs.t_ns);
 	if (sk->ops->explain)
 		sk->ops->explain(sk, s);
 	if (sk->ops->tick)
@@ -192,6 +194,12 @@ int sink_preflight(struct sink *sk)
 	err = sk->ops->plan ? sk->ops->plan(sk) : 0;
 	if (err)
 		return err;
+	/* Host-wide, before the first frame can be lost: a tracer that cannot load refuses the run. */
+	if (cfg->drop_causes) {
+		err = causes__open(sk);
+		if (err)
+			return err;
+	}
 	/* Last: the metrics port is taken only once nothing else can refuse the run. */
 	err = metrics__create(&(struct metrics_opts){ .tool = "xdp-sink",
 						      .mode = sk->mode_name,
@@ -313,6 +321,8 @@ void sink_teardown(struct sink *sk)
 		pr_info("maps left pinned in %s (--keep-pins); remove with 'rm -r %s'\n",
 			sk->pin_dir, sk->pin_dir);
 	xdp_sink_bpf__destroy(sk->skel);
+	causes__destroy(sk->causes);
+	sk->causes = NULL;
 	iface_estats__close(sk->estats);
 	kstats_reader__close(sk->kr);
 	metrics__destroy(sk->metrics);

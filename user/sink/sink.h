@@ -29,6 +29,7 @@
 struct iface_estats;
 struct kstats;
 struct kstats_reader;
+struct causes;
 struct xdp_attachment;
 struct xdp_sink_bpf;
 
@@ -53,6 +54,7 @@ struct sink_cfg {
 	__u64 batch, ring_size;
 	struct xsk_cli xsk;
 	bool poll, no_verify, follow_rx, no_follow_rx;
+	bool drop_causes; /* the drop tracer, host-wide, joined with the runs' books */
 	const char *hist;
 	struct metrics_cli metrics;
 	/* --capture (xsk; drop with --sample) */
@@ -101,6 +103,7 @@ struct sink_drops {
 #define SINK_HAS_VETH (1U << 4) /* run time: the interface is a veth, its counters are read */
 #define SINK_HAS_PARSE (1U << 5) /* run time: --parse */
 #define SINK_HAS_LIVE (1U << 6) /* run time: an interval's exposition, not the final one */
+#define SINK_HAS_DROPS (1U << 7) /* the drop tracer alone (the drops command) */
 #define SINK_HAS_RUNTIME (SINK_HAS_VETH | SINK_HAS_PARSE | SINK_HAS_LIVE)
 
 /* The maps a mode pins (bits). */
@@ -162,10 +165,15 @@ struct sink_mode_ops {
 	int (*finish)(struct sink *sk);
 	/* Undo plan, loaded and start (also after a failure half-way). */
 	void (*cleanup)(struct sink *sk);
+	/*
+	 * A command without an interface or XDP program (drops): the whole
+	 * run, from the checks to the summary. Returns the exit code.
+	 */
+	int (*alone)(struct sink *sk);
 };
 
 extern const struct sink_mode_ops sink_drop_ops, sink_pass_ops, sink_tx_ops, sink_redirect_ops;
-extern const struct sink_mode_ops sink_xsk_ops;
+extern const struct sink_mode_ops sink_xsk_ops, sink_drops_ops;
 
 struct sink {
 	const struct sink_cfg *cfg;
@@ -188,6 +196,7 @@ struct sink {
 	__u64 first_rx_ns, last_rx_ns, seen;
 	void *ms; /* the mode's state */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
+	struct causes *causes; /* --drop-causes */
 	struct run run;
 };
 
@@ -227,7 +236,8 @@ static inline unsigned int sink_has(const struct sink *sk, enum run_report kind)
 /* counters.c: the counter families, and --counters */
 struct ctr_family;
 extern const struct ctr_family sink_verdicts, sink_parse, sink_parse_errors, sink_parse_layers,
-	sink_drop_reasons, sink_rx, sink_xsk_rx, sink_xsk_stats, sink_xsk_books, sink_xsk_rejected;
+	sink_drop_reasons, sink_rx, sink_xsk_rx, sink_xsk_stats, sink_xsk_books, sink_xsk_rejected,
+	sink_causes;
 int sink_list_counters(const struct param_cmd *const *cmds);
 
 /* pins.c */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "causes.h"
 #include "counter_desc.h"
 #include "xsk.h"
 
@@ -114,6 +115,9 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 			ctr_metric_at(w, &sink_xsk_books, r, "run", "folded", &bk);
 		}
 	}
+	causes_metrics_head(sk->causes, w);
+	for (i = 0; i < rs.n; i++)
+		causes_metrics_run(sk->causes, w, rs.row[i].s.id, (__s64)rs.row[i].s.c.lost);
 	metrics_family(w, lat, "histogram", "seconds",
 		       "Send-to-receive latency of stamped frames, by generator run.");
 	seqtrack_runs(tr, xs->nxq, metrics_run_hist, w);

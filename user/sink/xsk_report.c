@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "causes.h"
 #include "counter_desc.h"
 #include "fmt.h"
 #include "log.h"
@@ -68,6 +69,20 @@ static void runs_add(const struct seqtrack_summary *s, const struct hist *lat, v
 	hist_merge(&r->all, lat);
 }
 
+/* --drop-causes: the tracer's books joined with the runs (read once, at the summary). */
+static void runs_causes(const struct sink *sk, const struct runs *r)
+{
+	struct causes_run *ids = sk->causes ? calloc(r->n + 1, sizeof(*ids)) : NULL;
+	unsigned int i;
+
+	for (i = 0; ids && i < r->n; i++)
+		ids[i] = (struct causes_run){ r->row[i].s.id, r->row[i].s.first_rx,
+					      r->row[i].s.last_rx };
+	if (ids && causes_settle(sk->causes, ids, r->n))
+		pr_warn("--drop-causes: cannot read the drop tracer's books\n");
+	free(ids);
+}
+
 int runs_collect(const struct sink *sk, struct runs *r)
 {
 	struct seqtrack **tr = xsk_trackers(sk->ms);
@@ -85,6 +100,7 @@ int runs_collect(const struct sink *sk, struct runs *r)
 		return -ENOMEM;
 	}
 	r->folded_runs = seqtrack_folded(tr, xs->nxq, &r->folded, folded);
+	runs_causes(sk, r);
 	hist_summarize(folded, &r->folded_lat);
 	seqtrack_ipdv_all(tr, xs->nxq, &r->all_ipdv, &r->all_jitter_ns);
 	hist_merge(&r->all, folded);
@@ -152,6 +168,8 @@ static void json_run(const struct sink *sk, struct jw *w, const char *key,
 	json_lat(w, "latency_ns", lat);
 	json_lat(w, "ipdv_ns", &s->ipdv);
 	jw_double(w, "jitter_ns", s->jitter_ns);
+	if (!key)
+		causes_json_run(sk->causes, w, s->id, (__s64)s->c.lost);
 	jw_end_obj(w);
 }
 
@@ -202,6 +220,7 @@ static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r0
 		jw_u64(w, "runs_folded", r.folded_runs);
 		json_run(sk, w, "folded", &r.folded, &r.folded_lat);
 	}
+	causes_json_rest(sk->causes, w);
 }
 
 static void json_sockets(const struct sink *sk, struct jw *w, const struct sink_snap *a,
@@ -366,8 +385,12 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		printf("  jitter:   IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s (latency basis: %s)\n",
 		       fmt_ns(l[0], sizeof(l[0]), all.p50), fmt_ns(l[1], sizeof(l[1]), all.p99),
 		       fmt_ns(l[2], sizeof(l[2]), (__u64)r.all_jitter_ns), latency_basis(c));
-	for (i = 0; sk->cfg->verbose && i < r.n; i++)
-		text_run(&r.row[i].s, &r.row[i].lat);
+	for (i = 0; i < r.n; i++) {
+		if (sk->cfg->verbose)
+			text_run(&r.row[i].s, &r.row[i].lat);
+		causes_text_run(sk->causes, r.row[i].s.id, (__s64)r.row[i].s.c.lost);
+	}
+	causes_text_rest(sk->causes);
 	runs_free(&r);
 }
 

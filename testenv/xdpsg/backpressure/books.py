@@ -7,6 +7,8 @@ is 'left = sum of the parts'; what is left over is 'unexplained', and a run bala
 only if nothing is, anywhere.
 """
 
+from .. import dropcauses
+
 
 def delta(a, b):
     """b - a for every number in nested dicts/lists (same shape); gauges fixed later."""
@@ -92,6 +94,19 @@ def sink_side(a, ss, S, led):
     return delivered, sink_drops
 
 
+def traced_qdisc(counts, dev, ns, run_id):
+    """What the drop tracer counted at the generator veth's qdisc (QDISC_* reasons): the
+    run's frames, other runs' and unstamped frames; None without the tracer."""
+    if counts is None:
+        return None
+    q = [c for c in counts if c.get("reason", "").startswith("QDISC_")]
+    mine = dropcauses.count(q, dev, ns, run=run_id)
+    runs = dropcauses.count(q, dev, ns)
+    return {"run": mine, "other_runs": runs - mine,
+            "unstamped": dropcauses.count(q, dev, ns, kinds=("unstamped",)),
+            "unidentified": dropcauses.count(q, dev, ns, kinds=("unidentified",))}
+
+
 def books(a, gs, ss, k0, k1, run):
     """The run's summary record and the drops after acceptance (for the table).
 
@@ -108,6 +123,13 @@ def books(a, gs, ss, k0, k1, run):
     acc_name = "accepted" if a.gen == "qdisc" else "sent"
     led.check("transmit", acc_name, sent, [["received by the sink", ring_in]] + after)
     delivered, sink_drops = sink_side(a, ss, S, led)
+    tq = run.get("traced")
+    if tq is not None:
+        # Every frame the qdisc dropped has a place in the tracer's books, the run's own first.
+        led.check("drop tracer", "qdisc drops", g(G, "qdisc", "drops"),
+                  [["the run's QDISC_* drops (tracer)", tq["run"]],
+                   ["other runs' (tracer)", tq["other_runs"]],
+                   ["unstamped (tracer)", tq["unstamped"]]])
 
     drops_after = [d for d in after if d[1]] + [d for d in sink_drops if d[1]]
     total_after = sum(v for _, v in after) + sum(v for _, v in sink_drops)
@@ -115,7 +137,7 @@ def books(a, gs, ss, k0, k1, run):
     sum_abs = sum(abs(c["unexplained"]) for c in led.checks)
     balanced = unexplained == 0 and sum_abs == 0
     res = record(a, gs, ss, G, S, k1, delivered, sink_drops)
-    res.update(cpu=run["cpu"], napi_threads=run["napi_threads"], checks=led.checks,
+    res.update(cpu=run["cpu"], napi_threads=run["napi_threads"], checks=led.checks, drop_causes=tq,
                unexplained=unexplained if unexplained else sum_abs, balanced=balanced,
                stall=run["stall"], errors=run["errors"])
     res["ok"] = balanced and not run["stall"] and not run["errors"]

@@ -43,6 +43,8 @@ def path_lines(r):
     out = [f"qdisc {q['kind']} (generator veth)",
            _w("sent", q["sent"]),
            _w("dropped", q["drops"], f"{dp['qdisc']:,}/s"),
+           *([_w("  the run's (drop tracer)", r["drop_causes"]["run"],
+                 "unstamped %s" % f"{r['drop_causes']['unstamped']:,}")] if r.get("drop_causes") else []),
            _w("requeues", q["requeues"]),
            _w("overlimits", q["overlimits"]),
            _w("backlog at the end (packets)", q["qlen"], f"{q['backlog_bytes']} bytes"),

@@ -6,7 +6,7 @@ import os
 import signal
 import time
 
-from .. import lab as xl, proc, sysstat
+from .. import dropcauses, lab as xl, proc, sysstat
 from ..scenario import Failure, Scenario, build_path, require_built, require_root, setup_lab, \
     summary_of, tool_env
 from . import books as bk, options, report
@@ -79,6 +79,11 @@ class Backpressure(Scenario):
         setup_lab(self.lab, "--scenario", "backpressure", "--queues", str(a.queues), "--qdisc", qd)
 
         k0 = {"gen": self.kstats("gen"), "sink": self.kstats("sink")}
+        # The drop tracer, host-wide: the qdisc's drops are checked against its count.
+        tracer = dropcauses.Tracer(self.sink_bin, env=self.env_base, bound_s=a.duration + 180)
+        if tracer.start() is None:
+            self.log(f"note: the drop tracer did not start ({tracer.why}); the qdisc's drops are "
+                     "not checked against it")
         sink = self.lab.start("sink", self.sink_argv(), "xdp-sink")
         self.wait_sink_ready(sink)
         self.pin_napi()
@@ -104,9 +109,11 @@ class Backpressure(Scenario):
         if sink.killed:
             self.errors.append("xdp-sink did not stop within 10 s of SIGINT: killed")
         ssum = summary_of(sink, 5)
+        traced = tracer.stop()
         res, drops_after = bk.books(a, gsum, ssum, k0, k1, {
             "cpu": meter.result(), "napi_threads": [n for _, n in self.napi],
-            "stall": self.stall, "errors": self.errors})
+            "stall": self.stall, "errors": self.errors,
+            "traced": bk.traced_qdisc(traced, self.lab.gen_if, self.lab.gen_ns, gsum.get("run"))})
         for line in report.table(res, drops_after):
             self.out(line)
         return res

@@ -141,6 +141,9 @@ XSK_NOVERIFY = Sink('xsk-noverify', 'xdp-sink xsk --no-verify', 'xdp-sink', 'xsk
                     ('--queues', 'all', '--no-verify'), counter=REDIRECT, checks='xsk')
 XSK_FOLLOW = Sink('xsk-follow', 'xdp-sink xsk --follow-rx (verify)', 'xdp-sink', 'xsk',
                   ('--queues', 'all', '--follow-rx'), counter=REDIRECT, checks='xsk')
+# The drop tracer on (issue 25): host-wide, it runs on every drop and devmap flush.
+XSK_CAUSES = Sink('xsk-causes', 'xdp-sink xsk --drop-causes (verify)', 'xdp-sink', 'xsk',
+                  ('--queues', 'all', '--drop-causes'), counter=REDIRECT, checks='xsk')
 SAMPLE = Sink('drop-sample100', 'xdp-sink drop --sample 100', 'xdp-sink', 'drop',
               ('--sample', '100', '--capture', '{tmp}/samples.pcap'), checks='xdp')
 # The paced rows measure what a user gets: the sink's defaults, no interval lines.
@@ -152,8 +155,8 @@ XDPSOCK_RX = Sink('ext:xdpsock', 'xdpsock -r', 'xdpsock',
                   argv=('xdpsock', '-i', '{sink_if}', '-q', '0', '-r'), counter=REDIRECT,
                   external=True)
 # In chart order: the full matrix runs the first seven at every size and queue count.
-SINKS = (BARE, DROP, DROP_PARSE, PASS, TX, XSK, XSK_NOVERIFY, XSK_FOLLOW, SAMPLE, XDP_BENCH,
-         XDPSOCK_RX)
+SINKS = (BARE, DROP, DROP_PARSE, PASS, TX, XSK, XSK_NOVERIFY, XSK_FOLLOW, SAMPLE, XSK_CAUSES,
+         XDP_BENCH, XDPSOCK_RX)
 
 
 # ---------------------------------------------------------------------------
@@ -355,6 +358,13 @@ def feature_cells(gens, quick):
                     label='xdp-sink drop --sample 100 / plain drop, 1 queue',
                     refs=(Ref(DROP, KERNEL, 60, 1, 'plain drop (goal: 0.95 of it)'),
                           receive_limit(KERNEL, 60, 1)))
+    if not quick:
+        # The tracer's cost where the sink drops nothing of its own: paired with the plain
+        # verifying sink fed the same (goal: 0.97 of it).
+        yield sink_cell(XSK_CAUSES, KERNEL, 60, 1, family='features',
+                        label='xdp-sink xsk --drop-causes / plain xsk, 1 queue',
+                        refs=(Ref(XSK, KERNEL, 60, 1, 'plain xsk (goal: 0.97 of it)'),
+                              receive_limit(KERNEL, 60, 1)))
 
 
 def rate_cells(gens):
@@ -368,6 +378,16 @@ def rate_cells(gens):
             yield Cell('cpu/xsk/%s/%s' % (tag, variant), XSK_DEFAULTS, XSK_GEN, 60, 1, 'cpu',
                        rate=rate, sink_options=opts, gen_options=('--rate', str(rate)) + opts,
                        needs=('rate',))
+
+
+def cause_cost_cells():
+    """The drop tracer's cost where nothing is dropped (full matrix): the paced CPU rows with
+    xdp-sink xsk --drop-causes, beside their 'default' rows."""
+    for rate in RATES:
+        tag = '%dk' % (rate // 1000) if rate < 1000000 else '%dM' % (rate // 1000000)
+        yield Cell('cpu/xsk/%s/drop-causes' % tag, XSK_DEFAULTS, XSK_GEN, 60, 1, 'cpu', rate=rate,
+                   sink_options=('--drop-causes',), gen_options=('--rate', str(rate)),
+                   needs=('rate',))
 
 
 def quick_cells(gens):
@@ -428,6 +448,7 @@ def matrix(gens, quick):
     exist; QUICK picks the cells the peer tools are measured against."""
     rows = list(feature_cells(gens, quick)) + list((quick_cells if quick else full_cells)(gens))
     rows += rate_cells(gens)
+    rows += [] if quick else cause_cost_cells()
     by_id = {}
     for c in rows:
         if available(c, gens):

@@ -4,6 +4,7 @@
 import signal
 import time
 
+from ..dropcauses import causes_text
 from ..scenario import Failure, summary_of
 from .verdict import DUT_LIMIT_SHARE, FCS, dut_limited, qdisc_limit_pps, short_of, sink_books, \
     trial_verdict
@@ -25,6 +26,7 @@ class Trials:
         self.sc = sc
         self.trials = []
         self.per_run_books = None   # the sink reports per-run books ('runs'); None: not known yet
+        self.drop_causes = True     # the trial sink traces drops (--drop-causes) until it cannot
         self.ntrial = 0
         # Where the next trials run and how (latency.py changes them for its trials): the
         # interfaces, extra xdp-gen options (addresses on a pair without neighbours) and
@@ -37,10 +39,17 @@ class Trials:
         # A ring twice the default absorbs the moments its thread is not scheduled.
         fsize = "2048" if max(self.a.sizes) - FCS <= 1800 else "4096"
         argv = [self.sink_bin, "xsk", "-j", "-i", "0.1s", "-d", f"{bound}s", "--queues", "all",
-                "--ring-size", "4096", "--frame-size", fsize] + self.sink_opts + [self.sink_if]
-        sink = self.ends.start("sink", argv, "xdp-sink")
+                "--ring-size", "4096", "--frame-size", fsize] + self.sink_opts
+        # Where a trial's lost frames were dropped: the sink traces drops host-wide.
+        argv += ["--drop-causes"] if self.drop_causes else []
+        sink = self.ends.start("sink", argv + [self.sink_if], "xdp-sink")
         if sink.wait_json("ready", timeout=20) is None:
             sink.stop(signal.SIGINT, 5)
+            if self.drop_causes:
+                self.drop_causes = False
+                self.sc.log("the trial sink cannot trace drops (" + " | ".join(sink.err_lines[-1:])
+                            + "): the trials do not say where frames were lost")
+                return self.start_sink()
             raise Failure("xdp-sink xsk did not start: " + " | ".join(sink.err_lines[-3:]))
         return sink
 
@@ -170,6 +179,12 @@ class Trials:
             notes.append("the sink dropped %s" % ", ".join(f"{n:,} ({k})" for k, n in sdrops.items()))
             if v["sink_shortfall"]:
                 notes.append("the loss is the sink's, not the DUT's")
+        causes = entry.get("lost_causes")
+        if causes is None and (ssum.get("drop_causes") or {}).get("unseen_runs") is not None:
+            # No frame of the run arrived: its causes are beside the runs.
+            causes = [c for c in ssum["drop_causes"]["unseen_runs"] if c.get("run") == g.get("run")]
+        if lost > 0 and causes is not None:
+            notes.append(causes_text(lost, causes))
         if dut and lost > 0:
             notes.append("DUT counters: " + (", ".join(f"{k} {n:,}" for k, n in dut.items() if n)
                                              or "no drop counted"))
@@ -193,6 +208,8 @@ class Trials:
             "foreign": ssum.get("foreign"),
             "latency_ns": entry.get("latency_ns"), "latency_basis": ssum.get("latency_basis"),
             "books": how, "notes": notes,
+            "lost_causes": causes, "lost_unexplained": entry.get("lost_unexplained"),
+            "lost_overexplained": entry.get("lost_overexplained"),
         }
         self.trials.append(t)
         self.sc.emit(t)

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Where frames were lost: the drop tracer (xdp-sink drops, xdp-sink xsk --drop-causes) as
+the scenarios use it. The tracer is host-wide: every lab on the host shares the kernel."""
+
+import signal
+
+from . import proc
+
+
+def causes_text(lost, causes):
+    """'lost 1,234: QDISC_DROP r1-ds 1,200, FULL_RING r1-s 34, unexplained 0' for a run that
+    lost LOST frames and whose tracer causes (the sink's lost_causes) are CAUSES."""
+    named = sum(c.get("packets", 0) for c in causes)
+    parts = [f"{c.get('reason', '?')} {c.get('dev') or '?'} {c.get('packets', 0):,}" for c in causes]
+    parts.append(f"unexplained {max(lost - named, 0):,}")
+    text = f"lost {lost:,}: " + ", ".join(parts)
+    if named > lost:
+        text += f"; {named - lost:,} more dropped than lost"
+    return text
+
+
+def count(counts, dev, ns=None, kinds=("run",), reason_prefix="", run=None):
+    """Packets of the tracer's COUNTS (xdp-sink drops' JSON) on device DEV (in namespace NS
+    when given) of the given kinds, reasons starting with REASON_PREFIX, and run RUN."""
+    return sum(c.get("packets", 0) for c in counts
+               if c.get("dev") == dev and (ns is None or c.get("ns") == ns)
+               and c.get("kind") in kinds and c.get("reason", "").startswith(reason_prefix)
+               and (run is None or c.get("run") == run))
+
+
+class Tracer:
+    """xdp-sink drops in the background, host-wide: start() returns once it is attached (or
+    None with why when it cannot be: no BTF, no privileges); stop() returns its counts."""
+
+    def __init__(self, sink_bin, env=None, bound_s=600):
+        self.argv = [sink_bin, "drops", "-j", "-q", "-d", f"{int(bound_s)}s"]
+        self.env = env
+        self.tool = None
+        self.why = None
+
+    def start(self, timeout=20):
+        self.tool = proc.Tool(self.argv, label="xdp-sink drops", env=self.env)
+        if self.tool.wait_json("ready", timeout=timeout) is None:
+            self.tool.stop(signal.SIGINT, 5)
+            self.why = " | ".join(self.tool.err_lines[-2:]) or "no ready line"
+            self.tool = None
+        return self.tool
+
+    def stop(self):
+        """The tracer's counts since it started (a list), or None if it was not running."""
+        if self.tool is None:
+            return None
+        self.tool.stop(signal.SIGINT, 10)
+        s = self.tool.summary()
+        return s.get("counts", []) if s else None

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --drop-causes: the drop tracer's books joined with the sink's per-run
+ * books (causes.h). Nothing here runs per packet: the tracer counts in the
+ * kernel, and its books are read once, at the summary.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "causes.h"
+#include "counter_desc.h"
+#include "drops.h"
+#include "fmt.h"
+#include "log.h"
+#include "sink.h"
+
+/* A cause of a run's losses, or a count charged to no run (run 0, !charged). */
+struct cause {
+	struct drops_count c;
+	__u32 run;
+	bool charged; /* an unidentified count charged to the only run active on its device */
+	bool unseen; /* a run's drops, but no frame of that run reached the sink */
+};
+
+/*
+ * The sink's own interface reports its socket's drops without the frame
+ * (XSK_*): read every CAUSES_SLICE_NS, they are charged by when they
+ * happened to the one run whose frames were arriving then (a run's first to
+ * last receive, widened by CAUSES_MARGIN_NS).
+ */
+#define CAUSES_SLICE_NS 50000000ULL
+#define CAUSES_MARGIN_NS 20000000ULL
+
+struct slice {
+	__u64 t0, t1;
+	__u32 reason;
+	__u64 packets;
+};
+
+struct seen {
+	__u32 reason;
+	__u64 packets;
+};
+
+struct causes {
+	struct drops *d;
+	struct slice *sl; /* the sink device's unidentified drops, by time */
+	size_t nsl, capsl;
+	struct seen *seen; /* their totals at the last reading, by reason */
+	size_t nseen;
+	__u64 last_t;
+	int ifindex; /* the sink's interface */
+	__u32 netns; /* and its namespace's inode */
+	bool settled;
+	struct drops_snapshot snap;
+	struct cause *v;
+	size_t n;
+	__u64 unstamped; /* frames without a stamp the tracer saw dropped: never a run's */
+};
+
+const char *causes_test_btf(void)
+{
+#ifdef XDPSG_TEST_HOOKS
+	return getenv("XDPSG_TEST_DROPS_BTF");
+#else
+	return NULL;
+#endif
+}
+
+int causes__open(struct sink *sk)
+{
+	struct drops_opts o = { .btf_path = causes_test_btf() };
+	struct causes *c;
+	struct stat st;
+	char why[512];
+	int err;
+
+	if (sk->cfg->no_verify) {
+		pr_warn("--drop-causes joins the tracer's drops with the run's books, which "
+			"--no-verify does not keep; drop one of them\n");
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->ifindex = sk->ifc.ifindex;
+	if (!stat("/proc/self/ns/net", &st))
+		c->netns = (__u32)st.st_ino;
+	err = drops__open(&o, &c->d, why, sizeof(why));
+	if (err) {
+		pr_warn("--drop-causes: cannot attach the drop tracer: %s\n", why);
+		free(c);
+		/* Whatever the kernel said, the environment refused: a usage problem. */
+		return err == -ENOMEM ? err : -EOPNOTSUPP;
+	}
+	sk->causes = c;
+	return 0;
+}
+
+void causes__destroy(struct causes *c)
+{
+	if (!c)
+		return;
+	drops__destroy(c->d);
+	drops_snapshot_free(&c->snap);
+	free(c->v);
+	free(c->sl);
+	free(c->seen);
+	free(c);
+}
+
+static bool same_dev(const struct drops_count *a, const struct drops_count *b)
+{
+	return a->key.ifindex == b->key.ifindex && a->key.netns == b->key.netns;
+}
+
+static bool is_in(__u32 run, const struct causes_run *runs, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (runs[i].id == run)
+			return true;
+	return false;
+}
+
+static bool on_sink(const struct causes *c, const struct drops_count *k)
+{
+	return k->key.kind == XDPSG_DROPS_UNIDENTIFIED && k->key.ifindex == c->ifindex &&
+	       k->key.netns == c->netns;
+}
+
+/* The sink device's unidentified drops since the last reading, as slices [last_t, t]. */
+static int record(struct causes *c, const struct drops_snapshot *s, __u64 t)
+{
+	size_t i, j;
+
+	for (i = 0; i < s->n; i++) {
+		const struct drops_count *k = &s->v[i];
+		void *p;
+
+		if (!on_sink(c, k))
+			continue;
+		for (j = 0; j < c->nseen && c->seen[j].reason != k->key.reason; j++)
+			;
+		if (j == c->nseen) {
+			p = realloc(c->seen, (c->nseen + 1) * sizeof(*c->seen));
+			if (!p)
+				return -ENOMEM;
+			c->seen = p;
+			c->seen[c->nseen++] = (struct seen){ k->key.reason, 0 };
+		}
+		if (k->packets <= c->seen[j].packets)
+			continue;
+		if (c->nsl == c->capsl) {
+			p = realloc(c->sl, (c->capsl ? c->capsl * 2 : 64) * sizeof(*c->sl));
+			if (!p)
+				return -ENOMEM;
+			c->sl = p;
+			c->capsl = c->capsl ? c->capsl * 2 : 64;
+		}
+		c->sl[c->nsl++] = (struct slice){ c->last_t, t, k->key.reason,
+						  k->packets - c->seen[j].packets };
+		c->seen[j].packets = k->packets;
+	}
+	c->last_t = t;
+	return 0;
+}
+
+void causes_tick(struct causes *c, __u64 now)
+{
+	if (!c || c->settled || now - c->last_t < CAUSES_SLICE_NS)
+		return;
+	/* A failed reading leaves its drops to the next one: nothing is lost, only blurred. */
+	if (!drops_read(c->d, &c->snap))
+		record(c, &c->snap, c->snap.t_ns);
+}
+
+/* The one run whose frames were arriving during slice x, or 0. */
+static __u32 slice_run(const struct slice *x, const struct causes_run *runs, unsigned int n)
+{
+	__u32 one = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (runs[i].first_ns > x->t1 + CAUSES_MARGIN_NS ||
+		    runs[i].last_ns + CAUSES_MARGIN_NS < x->t0)
+			continue;
+		if (one)
+			return 0;
+		one = runs[i].id;
+	}
+	return one;
+}
+
+/* Add a slice's drops to the cause of (k's reason, run), or make it. */
+static void charge(struct causes *c, const struct drops_count *k, __u32 run, __u64 packets)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].run == run && on_sink(c, &c->v[i].c) &&
+		    c->v[i].c.key.reason == k->key.reason) {
+			c->v[i].c.packets += packets;
+			return;
+		}
+	c->v[c->n] = (struct cause){ .c = *k, .run = run, .charged = run != 0 };
+	c->v[c->n++].c.packets = packets;
+}
+
+/*
+ * The only run active on an unidentified count's device (not the sink's), or
+ * 0: the runs the tracer counted drops of there. Two runs, or none: the
+ * count is no run's.
+ */
+static __u32 only_run(const struct causes *c, const struct drops_count *u)
+{
+	const struct drops_snapshot *s = &c->snap;
+	__u32 one = 0;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		const struct drops_count *k = &s->v[i];
+
+		if (k->key.kind != XDPSG_DROPS_RUN || !same_dev(k, u) || k->key.run == one)
+			continue;
+		if (one)
+			return 0;
+		one = k->key.run;
+	}
+	return one;
+}
+
+int causes_settle(struct causes *c, const struct causes_run *runs, unsigned int n)
+{
+	size_t i, j;
+	int err;
+
+	if (c->settled)
+		return 0;
+	err = drops_read(c->d, &c->snap);
+	if (!err)
+		err = record(c, &c->snap, c->snap.t_ns);
+	if (err)
+		return err;
+	c->v = calloc(c->snap.n + c->nsl + 1, sizeof(*c->v));
+	if (!c->v)
+		return -ENOMEM;
+	for (i = 0; i < c->snap.n; i++) {
+		const struct drops_count *k = &c->snap.v[i];
+		struct cause *x = &c->v[c->n];
+
+		if (k->key.kind == XDPSG_DROPS_UNSTAMPED) {
+			c->unstamped += k->packets;
+			continue;
+		}
+		if (on_sink(c, k)) {
+			for (j = 0; j < c->nsl; j++)
+				if (c->sl[j].reason == k->key.reason)
+					charge(c, k, slice_run(&c->sl[j], runs, n),
+					       c->sl[j].packets);
+			continue;
+		}
+		x->c = *k;
+		if (k->key.kind == XDPSG_DROPS_RUN) {
+			/* A run that lost every frame, or another run on the host: beside the runs. */
+			x->unseen = !is_in(k->key.run, runs, n);
+			x->run = k->key.run;
+		} else {
+			x->run = only_run(c, k);
+			x->charged = x->run != 0;
+			x->unseen = x->run && !is_in(x->run, runs, n);
+		}
+		c->n++;
+	}
+	c->settled = true;
+	return 0;
+}
+
+const char *causes_reason(struct drops *d, __u32 reason, char *buf, size_t len)
+{
+	return drops_reason_name(d, reason, buf, len);
+}
+
+void causes_dev_name(const struct drops_count *k, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", k->dev[0] ? k->dev : "?");
+	if (!k->dev[0] && k->key.ifindex)
+		snprintf(buf, len, "ifindex%d", k->key.ifindex);
+}
+
+static __u64 run_total(const struct causes *c, __u32 run)
+{
+	__u64 t = 0;
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].run == run)
+			t += c->v[i].c.packets;
+	return t;
+}
+
+static void json_cause(const struct causes *c, struct jw *w, const struct cause *x)
+{
+	char r[64], ns[256];
+
+	jw_obj(w, NULL);
+	if (x->unseen)
+		jw_u64(w, "run", x->run);
+	jw_str(w, "reason", causes_reason(c->d, x->c.key.reason, r, sizeof(r)));
+	jw_str(w, "dev", x->c.dev);
+	jw_u64(w, "netns", x->c.key.netns);
+	if (x->c.key.netns && !drops_netns_name(x->c.key.netns, ns, sizeof(ns)))
+		jw_str(w, "ns", ns);
+	jw_u64(w, "packets", x->c.packets);
+	/* Charged for want of the frame: the only run on its device. */
+	jw_bool(w, "identified", x->c.key.kind == XDPSG_DROPS_RUN);
+	jw_end_obj(w);
+}
+
+/*
+ * lost = the causes + lost_unexplained - lost_overexplained; at most one of
+ * the two is non-zero. More causes than lost: frames the tracer saw dropped
+ * that the books do not count as lost (the end of a run, which no later
+ * sequence number reveals; or a frame dropped and then delivered anyway).
+ */
+static void balance(const struct causes *c, __u32 run, __s64 lost, __u64 *unexplained, __u64 *over)
+{
+	__s64 diff = lost - (__s64)run_total(c, run);
+
+	*unexplained = diff > 0 ? (__u64)diff : 0;
+	*over = diff < 0 ? (__u64)-diff : 0;
+}
+
+void causes_json_run(const struct causes *c, struct jw *w, __u32 run, __s64 lost)
+{
+	__u64 unexplained, over;
+	size_t i;
+
+	if (!c || !c->settled)
+		return;
+	balance(c, run, lost, &unexplained, &over);
+	jw_arr(w, "lost_causes");
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].run == run)
+			json_cause(c, w, &c->v[i]);
+	jw_end_arr(w);
+	jw_u64(w, "lost_unexplained", unexplained);
+	jw_u64(w, "lost_overexplained", over);
+}
+
+void causes_json_rest(const struct causes *c, struct jw *w)
+{
+	size_t i;
+
+	if (!c || !c->settled)
+		return;
+	jw_obj(w, "drop_causes");
+	jw_arr(w, "unattributed");
+	for (i = 0; i < c->n; i++)
+		if (!c->v[i].run)
+			json_cause(c, w, &c->v[i]);
+	jw_end_arr(w);
+	/* Runs of which no frame arrived (all lost, or another sink's): the tracer's counts. */
+	jw_arr(w, "unseen_runs");
+	for (i = 0; i < c->n; i++)
+		if (c->v[i].unseen)
+			json_cause(c, w, &c->v[i]);
+	jw_end_arr(w);
+	jw_u64(w, "unstamped", c->unstamped);
+	jw_u64(w, "overflow", c->snap.overflow);
+	jw_end_obj(w);
+}
+
+void causes_text_run(const struct causes *c, __u32 run, __s64 lost)
+{
+	__u64 unexplained, over;
+	char r[64], dev[64];
+	size_t i;
+
+	if (!c || !c->settled)
+		return;
+	balance(c, run, lost, &unexplained, &over);
+	printf("    run %08x lost %s:", run, FMT_ICOUNT(lost));
+	for (i = 0; i < c->n; i++) {
+		if (c->v[i].run != run)
+			continue;
+		causes_dev_name(&c->v[i].c, dev, sizeof(dev));
+		printf(" %s %s %s%s,", causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
+		       FMT_COUNT(c->v[i].c.packets), c->v[i].charged ? " (unidentified)" : "");
+	}
+	printf(" unexplained %s", FMT_COUNT(unexplained));
+	if (over)
+		printf("; %s more dropped than lost (the run's end, or dropped and delivered anyway)",
+		       FMT_COUNT(over));
+	printf("\n");
+}
+
+void causes_text_rest(const struct causes *c)
+{
+	char r[64], dev[64];
+	size_t i;
+
+	if (!c || !c->settled)
+		return;
+	for (i = 0; i < c->n; i++) {
+		if (c->v[i].run && !c->v[i].unseen)
+			continue;
+		causes_dev_name(&c->v[i].c, dev, sizeof(dev));
+		if (c->v[i].unseen)
+			printf("    run %08x (no frame of it arrived) dropped: ", c->v[i].run);
+		else
+			printf("    dropped, no run's (unidentified; several runs or none on the "
+			       "device): ");
+		printf("%s %s %s\n", causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
+		       FMT_COUNT(c->v[i].c.packets));
+	}
+	if (c->snap.overflow)
+		printf("    the tracer's books were full: %s drops not counted\n",
+		       FMT_COUNT(c->snap.overflow));
+}
+
+void causes_metric_sample(struct metrics_w *w, const char *name, const char *run, const char *kind,
+			  const char *reason, const char *dev, __u64 v)
+{
+	char esc[3][128];
+
+	if (!metrics_escape(run, esc[0], sizeof(esc[0])) ||
+	    !metrics_escape(reason, esc[1], sizeof(esc[1])) ||
+	    !metrics_escape(dev, esc[2], sizeof(esc[2])))
+		return;
+	fprintf(w->f, "%s{%s%s", name, w->labels, w->labels[0] ? "," : "");
+	if (kind)
+		fprintf(w->f, "kind=\"%s\",", kind);
+	fprintf(w->f, "run=\"%s\",reason=\"%s\",device=\"%s\"} %" PRIu64 "\n", esc[0], esc[1],
+		esc[2], (uint64_t)v);
+}
+
+void causes_metrics_head(const struct causes *c, struct metrics_w *w)
+{
+	if (c && c->settled)
+		ctr_metric_head(w, &sink_causes, &sink_causes.rows[0]);
+}
+
+void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, __s64 lost)
+{
+	static const char *const name = "xdp_sink_lost_by_cause_total";
+	__u64 unexplained, over;
+	char r[64], dev[64], id[16];
+	size_t i;
+
+	if (!c || !c->settled)
+		return;
+	snprintf(id, sizeof(id), "%08x", run);
+	for (i = 0; i < c->n; i++) {
+		if (c->v[i].run != run)
+			continue;
+		causes_dev_name(&c->v[i].c, dev, sizeof(dev));
+		causes_metric_sample(w, name, id, NULL,
+				     causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
+				     c->v[i].c.packets);
+	}
+	/* So that a run's samples add up to its lost. */
+	balance(c, run, lost, &unexplained, &over);
+	causes_metric_sample(w, name, id, NULL, "unexplained", "", unexplained);
+}

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xdp-sink drops: the drop tracer alone, host-wide, through the run
+ * skeleton (intervals, -d, signals, summary, metrics). For a DUT that is a
+ * machine of its own: its counts, by generator run, reason and device, join
+ * the sink's books (elsewhere) by run id. No interface, no XDP program.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "causes.h"
+#include "counter_desc.h"
+#include "drops.h"
+#include "fmt.h"
+#include "log.h"
+#include "runtime.h"
+#include "sink.h"
+
+struct dsnap {
+	struct run_snap rs; /* first: the run skeleton's view */
+	struct drops_snapshot ds;
+};
+
+struct dstate {
+	const struct sink_cfg *cfg;
+	struct drops *d;
+	struct dsnap base, prev, cur;
+	struct drops_snapshot delta; /* scratch for a report */
+	struct metrics *m;
+	struct run run;
+};
+
+static int sample(void *ctx, struct run_snap *s)
+{
+	struct dstate *st = ctx;
+	struct dsnap *ds = (struct dsnap *)s;
+	int err = drops_read(st->d, &ds->ds);
+
+	ds->rs.t_ns = ds->ds.t_ns;
+	return err;
+}
+
+static void copy(void *ctx, struct run_snap *dst, const struct run_snap *src)
+{
+	struct dsnap *d = (struct dsnap *)dst;
+	const struct dsnap *s = (const struct dsnap *)src;
+	struct drops_count *v = d->ds.v;
+	size_t cap = d->ds.cap;
+
+	(void)ctx;
+	if (s->ds.n > cap) {
+		v = realloc(d->ds.v, s->ds.n * sizeof(*v));
+		if (!v) {
+			/* The copy is then empty: the next report shows more, never less. */
+			d->ds.n = 0;
+			d->rs = s->rs;
+			return;
+		}
+		cap = s->ds.n;
+	}
+	d->rs = s->rs;
+	d->ds = s->ds;
+	d->ds.v = v;
+	d->ds.cap = cap;
+	if (s->ds.n)
+		memcpy(v, s->ds.v, s->ds.n * sizeof(*v));
+}
+
+static void started(void *ctx)
+{
+	const struct dstate *st = ctx;
+	unsigned int h;
+
+	printf("xdp-sink drops: tracing drops host-wide on");
+	for (h = 0; h < DROPS_HOOK_COUNT; h++)
+		if (drops_hooks(st->d) & (1U << h))
+			printf(" %s", drops_hook_name(h));
+	printf("; Ctrl-C to stop\n");
+}
+
+/* The counts between two readings, in st->delta; NULL when they cannot be had. */
+static const struct drops_snapshot *delta(struct dstate *st, const struct run_snap *a,
+					  const struct run_snap *b)
+{
+	const struct dsnap *sa = (const struct dsnap *)a, *sb = (const struct dsnap *)b;
+
+	return drops_delta(&sa->ds, &sb->ds, &st->delta) ? NULL : &st->delta;
+}
+
+static void json_count(struct dstate *st, struct jw *w, const struct drops_count *c)
+{
+	char r[64], ns[256];
+
+	jw_obj(w, NULL);
+	jw_str(w, "kind", drops_kind_name(c->key.kind));
+	if (c->key.kind == XDPSG_DROPS_RUN)
+		jw_u64(w, "run", c->key.run);
+	jw_str(w, "reason", causes_reason(st->d, c->key.reason, r, sizeof(r)));
+	jw_str(w, "dev", c->dev);
+	jw_i64(w, "ifindex", c->key.ifindex);
+	jw_u64(w, "netns", c->key.netns);
+	if (c->key.netns && !drops_netns_name(c->key.netns, ns, sizeof(ns)))
+		jw_str(w, "ns", ns);
+	jw_u64(w, "packets", c->packets);
+	jw_u64(w, "bytes", c->bytes);
+	jw_end_obj(w);
+}
+
+static void json(void *ctx, struct jw *w, const struct run_snap *a, const struct run_snap *b,
+		 enum run_report kind)
+{
+	struct dstate *st = ctx;
+	const struct drops_snapshot *d = delta(st, a, b);
+	unsigned int h;
+	size_t i;
+
+	if (kind == RUN_SUMMARY) {
+		jw_arr(w, "hooks");
+		for (h = 0; h < DROPS_HOOK_COUNT; h++)
+			if (drops_hooks(st->d) & (1U << h))
+				jw_str(w, NULL, drops_hook_name(h));
+		jw_end_arr(w);
+	}
+	jw_u64(w, "overflow", d ? d->overflow : 0);
+	jw_arr(w, "counts");
+	for (i = 0; d && i < d->n; i++)
+		json_count(st, w, &d->v[i]);
+	jw_end_arr(w);
+}
+
+static void text(void *ctx, const struct run_snap *a, const struct run_snap *b,
+		 enum run_report kind)
+{
+	struct dstate *st = ctx;
+	const struct drops_snapshot *d = delta(st, a, b);
+	char r[64], dev[64], run[16], ns[256];
+	size_t i, shown = 0;
+
+	printf("%s %.1f s:\n", kind == RUN_SUMMARY ? "Summary, dropped in" : "Dropped in",
+	       (double)(a->t_ns - b->t_ns) / 1e9);
+	for (i = 0; d && i < d->n; i++) {
+		const struct drops_count *c = &d->v[i];
+
+		/* Unstamped drops are the host's own (ND, ARP, other traffic): only with -v. */
+		if (c->key.kind == XDPSG_DROPS_UNSTAMPED && !st->cfg->verbose)
+			continue;
+		snprintf(run, sizeof(run), "%08x", c->key.run);
+		causes_dev_name(c, dev, sizeof(dev));
+		if (!c->key.netns || drops_netns_name(c->key.netns, ns, sizeof(ns)))
+			ns[0] = 0;
+		printf("  %-12s %-8s %-20s %s%s%s %s\n", drops_kind_name(c->key.kind),
+		       c->key.kind == XDPSG_DROPS_RUN ? run : "-",
+		       causes_reason(st->d, c->key.reason, r, sizeof(r)), dev, ns[0] ? "@" : "", ns,
+		       FMT_COUNT(c->packets));
+		shown++;
+	}
+	if (!shown)
+		printf("  nothing%s\n", st->cfg->verbose ? "" : " stamped (-v: unstamped too)");
+	if (d && d->overflow)
+		printf("  the books were full: %s drops not counted\n", FMT_COUNT(d->overflow));
+}
+
+static void metrics(void *ctx, struct metrics_w *w, const struct run_snap *a,
+		    const struct run_snap *b, enum run_report kind)
+{
+	struct dstate *st = ctx;
+	const struct drops_snapshot *d = delta(st, a, b);
+	char r[64], dev[64], run[16];
+	size_t i;
+
+	(void)kind;
+	ctr_metric_head(w, &sink_causes, &sink_causes.rows[1]);
+	for (i = 0; d && i < d->n; i++) {
+		const struct drops_count *c = &d->v[i];
+
+		snprintf(run, sizeof(run), "%08x", c->key.run);
+		causes_dev_name(c, dev, sizeof(dev));
+		causes_metric_sample(w, "xdp_sink_dropped_by_cause_total", run,
+				     drops_kind_name(c->key.kind),
+				     causes_reason(st->d, c->key.reason, r, sizeof(r)), dev,
+				     c->packets);
+	}
+}
+
+static const struct run_ops drops_run_ops = {
+	.sample = sample,
+	.copy = copy,
+	.started = started,
+	.json = json,
+	.text = text,
+	.metrics = metrics,
+};
+
+static int drops_alone(struct sink *sk)
+{
+	const struct sink_cfg *cfg = sk->cfg;
+	struct dstate st = { .cfg = cfg };
+	struct drops_opts o = { .btf_path = causes_test_btf() };
+	struct run_opts ro = {
+		.tool = "xdp-sink",
+		.mode = sk->mode_name,
+		.ifname = "",
+		.duration_ns = cfg->duration,
+		.interval_ns = cfg->interval,
+		.tick_ns = SINK_TICK_NS * 10,
+		.json = cfg->json,
+		.quiet = cfg->quiet,
+		.json_ready = true,
+	};
+	char why[512];
+	int err, ret = 2;
+
+	run_init(&st.run, &drops_run_ops, &st, &ro, &st.base.rs, &st.prev.rs, &st.cur.rs);
+	err = metrics__create(&(struct metrics_opts){ .tool = "xdp-sink",
+						      .mode = sk->mode_name,
+						      .ifname = "",
+						      .cli = &cfg->metrics },
+			      &st.m);
+	if (err)
+		goto out;
+	st.run.o.metrics = st.m;
+	err = drops__open(&o, &st.d, why, sizeof(why));
+	if (err) {
+		pr_warn("cannot attach the drop tracer: %s\n", why);
+		ret = err == -ENOMEM ? 1 : 2;
+		goto out;
+	}
+	ret = 1;
+	if (runtime_install_signals())
+		goto out;
+	err = run_loop(&st.run);
+	ret = run_exit_code(err, false);
+out:
+	drops__destroy(st.d);
+	metrics__destroy(st.m);
+	drops_snapshot_free(&st.base.ds);
+	drops_snapshot_free(&st.prev.ds);
+	drops_snapshot_free(&st.cur.ds);
+	drops_snapshot_free(&st.delta);
+	return ret;
+}
+
+const struct sink_mode_ops sink_drops_ops = {
+	.has = SINK_HAS_DROPS,
+	.alone = drops_alone,
+};
