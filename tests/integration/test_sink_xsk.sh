@@ -314,8 +314,8 @@ test_sink_xsk_follow_auto_moves() {
 	gen=$LAST_PID
 	t_wait_for "$XOUT" '"follow":"\(moved\|returned\)"' 60 ||
 		t_fail "the sink never judged a move: $(tail -n 1 "$XOUT")"
-	kill -INT $gen
-	wait $gen || t_fail "xdp-gen failed: $(tail -n 3 "$gout")"
+	kill -INT "$gen"
+	wait "$gen" || t_fail "xdp-gen failed: $(tail -n 3 "$gout")"
 	kill $hog
 	stop_xsk_sink idle
 	t_expect_eq "follow" moved "$(xs 'o["sockets"][0]["follow"]')"
