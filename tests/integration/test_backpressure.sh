@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 # The backpressure lab (testenv.sh backpressure): the qdisc overflows under a
-# slow sink and the books balance; a fast sink at a rate it can take drops
-# nothing; noqueue moves the drops to the veth; the AF_XDP and live-frames
-# generators show their own backpressure signals and balance; a generator
-# stall fails the run cleanly. Every run is 2 s; each test's lab is removed by
+# slow sink and the books balance; a fast sink behind a sender that waits
+# (the system's socket buffer) drops nothing; noqueue moves the drops to the
+# veth; the AF_XDP and live-frames generators show their own backpressure
+# signals and balance; a generator stall fails the run cleanly. Every run is 2 s; each test's lab is removed by
 # the runner, and by t_cleanup if the runner dies.
 
 # bp_run OUT ERR [runner options]: run the scenario in a lab of its own
@@ -73,11 +73,18 @@ test_backpressure_qdisc_overflow() {
 test_backpressure_fast_sink_no_drops() {
 	local out err acc
 	out=$(mktemp) err=$(mktemp)
-	# A fast sink at a rate it can take: the queues never fill.
-	bp_run "$out" "$err" --cost 0 --threads 1 --rate 100000
+	# A fast sink and a sender that waits when it is behind: with the
+	# system's socket buffer (some 200 KB, a few hundred frames charged to
+	# the socket until the sink's program frees them) the pfifo's 1000
+	# frames never fill, however long a busy machine keeps the sink's NAPI
+	# thread off its CPU. With 64M of buffer (the scenario's default) a CI
+	# run on a loaded machine saw 76 refused: a rate the sink "can take"
+	# is a promise about the machine, the buffer is one about the books.
+	bp_run "$out" "$err" --cost 0 --threads 1 --rate 100000 --sndbuf default
 	bp_expect_ok "$out" "$err"
 	acc=$(bp_get "$out" 'o["accepted"]')
-	t_expect_ge "accepted" 150000 "$acc"
+	t_expect_ge "accepted" 1 "$acc"
+	t_expect_eq "attempted = accepted" "$acc" "$(bp_get "$out" 'o["attempted"]')"
 	t_expect_eq "refused" 0 "$(bp_get "$out" 'o["refused"]')"
 	t_expect_eq "drops at every layer" 0 "$(bp_get "$out" 'sum(o["drops"].values())')"
 	t_expect_eq "delivered" "$acc" "$(bp_get "$out" 'o["delivered"]')"
