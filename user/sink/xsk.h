@@ -167,4 +167,7 @@ void xsk_result(const struct sink *sk, const struct sink_snap *a, const struct s
 void xsk_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
 		 const struct sink_snap *b, enum run_report kind);
 
+/* xsk_follow.c: every FOLLOW_NS, each queue's thread toward the CPU that receives its frames */
+void xsk_follow_tick(struct sink *sk, const struct sink_snap *s);
+
 #endif
