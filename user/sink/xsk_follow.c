@@ -22,7 +22,7 @@
  * per-CPU counters the program keeps anyway); the CPU that ran more than half
  * of the queue's packets is its rx_cpu. A thread moves only within the node
  * of its queue's UMEM, and then shares that CPU with the receive path: it
- * naps when its ring is empty, which is what leaves the CPU to the kernel.
+ * sleeps in poll() when its ring is empty, which leaves the CPU to the kernel.
  *
  * --follow-rx moves the thread there at every look. By default (verifying,
  * no --cpus) the move is a trial: made only when the socket dropped at least
