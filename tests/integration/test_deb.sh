@@ -10,8 +10,14 @@
 # lintian and hardening-check.
 
 # deb_make_flags: the compile and link lines make would run for xdp-gen.
+# Without the make that may run the tests (make check WERROR=1): its MAKEFLAGS
+# would hand WERROR=1 and its jobserver to every make started here.
+deb_make() {
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make "$@"
+}
+
 deb_make_lines() { # extra make arguments...
-	make -C "$ROOT" -n -B --no-print-directory BUILD="$DEB_TMP/b" \
+	deb_make -C "$ROOT" -n -B --no-print-directory BUILD="$DEB_TMP/b" \
 		CPPFLAGS=-DXDPSG_MARK_CPP CFLAGS="-O2 -DXDPSG_MARK_C" LDFLAGS=-Wl,-z,xdpsgmark \
 		"$@" "$DEB_TMP/b/xdp-gen" 2>&1
 }
@@ -47,7 +53,7 @@ test_deb_build_flags() {
 deb_build_cheap() {
 	local root=$DEB_TMP/root out bins
 	# shellcheck disable=SC2046
-	out=$(make -C "$ROOT" --no-print-directory install DESTDIR="$root" \
+	out=$(deb_make -C "$ROOT" --no-print-directory install DESTDIR="$root" \
 		$(cat "$ROOT/debian/install-dirs") 2>&1) || t_fail "make install failed: $(tail -n 5 <<<"$out")"
 	mkdir -p "$root/DEBIAN"
 	bins=$(find "$root" -type f -perm -u+x -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
