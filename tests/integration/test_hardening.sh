@@ -63,7 +63,7 @@ test_hardening_long_ifname_refused() {
 		ip -n "$ns" link set "$short" up
 		ip -n "$ns" link set "${LAB_NAME}d" up
 	done
-	t_each_mode --tool xdp-sink long_ifname_sink_body || rc=1
+	t_each_mode --tool xdp-sink --needs xdp-mode long_ifname_sink_body || rc=1
 	t_each_mode long_ifname_gen_body || rc=1
 	msg=$(lab_exec gen "$BUILD/tests/pktsend" --dst-mac 02:00:00:00:00:02 -n 1 "$HD_LONG" 2>&1)
 	t_expect_eq "pktsend exit code" 2 $?
@@ -306,7 +306,7 @@ test_hardening_sigkill_leaves_nothing() {
 	ip -n "$SINK_NS" link set "$r0" up
 	ip -n "$SINK_NS" link set "${LAB_NAME}r1" up
 	lab_exec sink ethtool -K "${LAB_NAME}r1" gro on >/dev/null # NAPI for redirected frames
-	t_each_mode --tool xdp-sink sigkill_sink_body || rc=1
+	t_each_mode --tool xdp-sink --needs xdp-mode sigkill_sink_body || rc=1
 	sout=$(mktemp)
 	t_on_cleanup rm -f "$sout"
 	lab_bg "$sout" sink "$SINK" drop -j -q -d 120 "$SINK_IF"

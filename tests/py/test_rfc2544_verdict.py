@@ -247,7 +247,7 @@ class DutLimit(unittest.TestCase):
         g = {'tx_packets': 412000, 'duration_s': 2.0, 'run': 7}
         ssum = {'runs': [{'run': 7, 'received': 412000}]}
         for qdisc, want in (('tbf:100mbit:16kb:50ms', 208333), ('pfifo:1000', None)):
-            ends = types.SimpleNamespace(dut={'qdisc': qdisc})
+            ends = types.SimpleNamespace(dut={'qdisc': qdisc}, gen_if='a', sink_if='b')
             t = trials.Trials(a, ends, 'xdp-gen', 'xdp-sink', sc).record(
                 'throughput', 64, 14880952, None, g, ssum, None, None)
             self.assertEqual((t['verdict'], t['dut_limit_pps']), ('shortfall', want))
@@ -259,7 +259,7 @@ class DutLimit(unittest.TestCase):
         # and the DUT delivered at its rate. The DUT's limit, but the generator was not held.
         g = {'tx_packets': 132000, 'duration_s': 1.0, 'run': 7}
         ssum = {'runs': [{'run': 7, 'received': 22100}]}
-        ends = types.SimpleNamespace(dut={'qdisc': 'tbf:10mbit:16kb:50ms'})
+        ends = types.SimpleNamespace(dut={'qdisc': 'tbf:10mbit:16kb:50ms'}, gen_if='a', sink_if='b')
         t = trials.Trials(a, ends, 'xdp-gen', 'xdp-sink', sc).record(
             'throughput', 64, 14880952, None, g, ssum, None, None)
         self.assertEqual(t['dut_limit_pps'], 20833)
