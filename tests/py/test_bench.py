@@ -463,7 +463,7 @@ class DropCost(unittest.TestCase):
                   'drop_share': 0.9} for r in (100.0, 200.0, 400.0)]
         traced = [{'variant': 'traced', 'rate': r, 'flags': [], 'qdisc_drops': 9,
                    'drop_share': 0.9} for r in (90.0, 200.0, 200.0)]
-        stats = [{'variant': 'stats', 'rate': 50.0, 'flags': [], 'qdisc_drops': 9,
+        stats = [{'variant': 'stats', 'rate': 4e6, 'flags': [], 'qdisc_drops': 9,
                   'drop_share': 0.9, 'ns_per_drop': n} for n in ns]
         return {'plain': plain, 'traced': traced, 'stats': stats}
 
@@ -513,6 +513,8 @@ class DropCost(unittest.TestCase):
         for w in ('plain', 'traced', 'ns-per-drop'):
             self.assertIn(table.DROP_COST.cell(w), md)
         self.assertIn('250.0 ns/drop', md)
+        # 250 ns a drop at 4 Mpps offered, 90% of it dropped: 0.9 s a second.
+        self.assertIn('90.0% of one CPU', md)
         self.assertIn(table.DROP_COST.qdisc, md)
         self.assertIn('0.900 (0.50-1.00)', md)
         out = report.stdout_table(cells)

@@ -180,6 +180,10 @@ def cells_of(runs):
             drops = [r.get('qdisc_drops') for r in runs[v] if r.get('qdisc_drops') is not None]
             c['qdisc_drops'] = statistics.median(drops) if drops else None
             c['drop_share'] = statistics.median(shares) if shares else None
+            # What the tracer's drop path costs at the rate the qdisc dropped: % of a CPU.
+            pct = [100e-9 * r['ns_per_drop'] * r['rate'] * r['drop_share'] for r in runs[v]
+                   if r.get('ns_per_drop') and r.get('rate') and r.get('drop_share')]
+            c['cpu_pct_at_drop_rate'] = statistics.median(pct) if pct else None
         out.append(c)
     return out
 

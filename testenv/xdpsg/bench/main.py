@@ -85,11 +85,12 @@ class Bench(scenario.Scenario):
 
     def drop_cost(self, gens, notes):
         """The drop tracer's cost per drop (cells.DROP_COST), unless skipped."""
-        ctx = self.ctx
-        if not ctx.dropcost or ctx.filter:
-            notes.append('drop-cost row skipped (%s)' % (
-                'BENCH_FILTER' if ctx.filter and ctx.dropcost else
-                'BENCH_DROPCOST=0; quick runs it only with =1'))
+        ctx, ids = self.ctx, [table.DROP_COST.cell(w) for w in ('plain', 'traced', 'ns-per-drop')]
+        if not ctx.dropcost:
+            notes.append('drop-cost row skipped (BENCH_DROPCOST=0; quick runs it only with =1)')
+            return []
+        if ctx.filter and not any(re.search(ctx.filter, i) for i in ids):
+            notes.append('drop-cost row skipped: BENCH_FILTER matches none of its cells')
             return []
         ctx.log('bench: drop tracer cost per drop (%s on the generator veth)'
                 % table.DROP_COST.qdisc)

@@ -194,6 +194,9 @@ def md_dropcost(cells):
     if st:
         lines += ['', '- the qdisc dropped %.1f%% of what was offered (median %d drops a run)'
                   % (100 * st[0]['drop_share'], st[0].get('qdisc_drops') or 0)]
+        if st[0].get('cpu_pct_at_drop_rate') is not None:
+            lines += ['- the tracer\'s kfree_skb program at that drop rate: %.1f%% of one CPU'
+                      % st[0]['cpu_pct_at_drop_rate']]
     if c0['flags']:
         lines += ['- flags: ' + '; '.join(c0['flags'])]
     return lines + ['']
