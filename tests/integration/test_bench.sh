@@ -68,3 +68,49 @@ test_bench_front_ends() {
 	t_expect_eq "python3 -m xdpsg.bench --no-such-option: exit code" 2 $?
 	[[ "$out" == *"unrecognized arguments"* ]] || t_fail "expected one usage line, got: $out"
 }
+
+# The drop tracer's cost row from its runs: the cells, the pairing, the probe's figures,
+# the report, and where it runs (quick: the no-drop pair only, unless asked).
+test_bench_drop_cost_table() {
+	bt_unittest DropCost
+}
+
+# The drop-cost row run in a lab of its own (one rotation): its three cells, the traced
+# rate paired with the untraced one, a positive ns per drop from the kernel's run-time
+# statistics, the qdisc dropping frames and the tracer counting exactly the qdisc's own
+# drops. No rate or time is judged: the figures depend on the machine's load.
+test_bench_drop_cost_row() {
+	local dir out rc
+	dir=$(mktemp -d)
+	t_on_cleanup "while read -r l; do '$TESTENV' teardown --name \"\$l\"; done < '$dir/labs'; rm -rf '$dir'"
+	out=$(cd "$ROOT" && BENCH_STATE="$dir/labs" BENCH_REPEAT=1 BENCH_WINDOW=1 BENCH_WARM=0.3 \
+		python3 -B -m xdpsg.bench.dropcost 2>"$dir/err")
+	rc=$?
+	t_expect_eq "python3 -m xdpsg.bench.dropcost: exit code ($(tail -n 5 "$dir/err"))" 0 $rc
+	python3 -c '
+import json, sys
+cells = {c["id"]: c for c in map(json.loads, sys.stdin.read().splitlines())}
+want = ["dropcost/tbf/plain", "dropcost/tbf/traced", "dropcost/tbf/ns-per-drop"]
+if sorted(cells) != sorted(want):
+    sys.exit("expected cells %s, got %s" % (want, sorted(cells)))
+ns, tr = cells["dropcost/tbf/ns-per-drop"], cells["dropcost/tbf/traced"]
+if ns["unit"] != "ns/drop" or not ns["median"] or ns["median"] <= 0:
+    sys.exit("expected a positive ns per drop, got %s %s" % (ns["median"], ns["unit"]))
+if tr["pairs"]["dropcost/tbf/plain"]["pairs"] != 1 or not tr["ratio"] or tr["ratio"] <= 0:
+    sys.exit("expected the traced rate paired with the plain one, got %s" % tr["pairs"])
+for c in cells.values():
+    for r in c["runs"]:
+        if not r.get("rate") or not r.get("qdisc_drops"):
+            sys.exit("expected a rate and qdisc drops in every run, got %s" % r)
+run = ns["runs"][0]
+if run["traced_qdisc_drops"] != run["qdisc_drops"] or not run.get("kfree_runs"):
+    sys.exit("expected the tracer to count the qdisc drops (%s), got %s (kfree_skb runs %s)"
+             % (run["qdisc_drops"], run["traced_qdisc_drops"], run.get("kfree_runs")))
+print("ns per drop %.1f, traced/plain %.3f, qdisc drops %d (%.1f%% of offered)"
+      % (ns["median"], tr["ratio"], run["qdisc_drops"], 100 * ns["drop_share"]))
+' <<<"$out" || t_fail "drop-cost row: $(tail -n 3 "$dir/err")"
+	[ -s "$dir/labs" ] || t_fail "expected the row's lab listed in BENCH_STATE, got none"
+	while read -r l; do
+		! ip netns list | grep -q "^$l-" || t_fail "expected lab $l removed, got: $(ip netns list | grep "^$l-")"
+	done <"$dir/labs"
+}

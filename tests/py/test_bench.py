@@ -18,8 +18,8 @@ import types
 import unittest
 
 from xdpsg import proc
-from xdpsg.bench import (cells as table, checks, commands, env, labs, lib, measure, plot,
-                          report, summary)
+from xdpsg.bench import (cells as table, checks, commands, dropcost, env, labs, lib, measure,
+                          plot, report, summary)
 
 ROOT = env.ROOT
 PY = sys.executable
@@ -451,6 +451,92 @@ class PlotReadsTable(unittest.TestCase):
         finally:
             table.FAMILIES, table.index = old_families, old_index
         self.assertEqual(self.row_labels(charts['r-moved.png']), ['xdp-sink pass, 1 queue'])
+
+
+class DropCost(unittest.TestCase):
+    """The drop tracer's cost row (issue 25): its cells from the runs, the probe's figures,
+    the report, and where it runs. The lab run is test_bench_drop_cost_row."""
+
+    @staticmethod
+    def runs(ns=(200.0, 300.0, 250.0)):
+        plain = [{'variant': 'plain', 'rate': r, 'flags': [], 'qdisc_drops': 9,
+                  'drop_share': 0.9} for r in (100.0, 200.0, 400.0)]
+        traced = [{'variant': 'traced', 'rate': r, 'flags': [], 'qdisc_drops': 9,
+                   'drop_share': 0.9} for r in (90.0, 200.0, 200.0)]
+        stats = [{'variant': 'stats', 'rate': 4e6, 'flags': [], 'qdisc_drops': 9,
+                  'drop_share': 0.9, 'ns_per_drop': n} for n in ns]
+        return {'plain': plain, 'traced': traced, 'stats': stats}
+
+    def test_cells(self):
+        cells = {c['id']: c for c in dropcost.cells_of(self.runs())}
+        row = table.DROP_COST
+        self.assertEqual(sorted(cells), sorted(row.cell(w) for w in
+                                               ('plain', 'traced', 'ns-per-drop')))
+        ns = cells[row.cell('ns-per-drop')]
+        self.assertEqual((ns['unit'], ns['better'], ns['median']), ('ns/drop', 'lower', 250.0))
+        traced = cells[row.cell('traced')]
+        self.assertEqual(traced['ref'], row.cell('plain'))
+        # Paired by position, never median over median: 0.9, 1.0, 0.5.
+        self.assertEqual(traced['pairs'][row.cell('plain')]['ratios'], [0.9, 1.0, 0.5])
+        self.assertEqual(traced['ratio'], 0.9)
+        self.assertTrue(all(c['group'] == 'dropcost' and not c['flags'] for c in cells.values()))
+
+    def test_flags(self):
+        runs = self.runs()
+        runs['stats'][0]['drop_share'] = 0.2
+        runs['traced'][1]['flags'].append('traced: tracer exit 1')
+        flags = dropcost.cells_of(runs)[0]['flags']
+        self.assertIn('traced: tracer exit 1', flags)
+        self.assertTrue(any('dropped only 20%' in f for f in flags), flags)
+
+    def test_probe_figures(self):
+        summ = {'prog_stats': [{'hook': 'xdp_devmap_xmit', 'runs': 1, 'run_ns': 7},
+                               {'hook': 'kfree_skb', 'runs': 4, 'run_ns': 1000}]}
+        self.assertEqual(dropcost.ns_per_drop(summ), (250.0, 4))
+        self.assertEqual(dropcost.ns_per_drop({'prog_stats': []}), (None, None))
+        self.assertEqual(dropcost.ns_per_drop(None), (None, None))
+        counts = [{'type': 'count', 'kind': 'run', 'dev': 'g', 'reason': 'QDISC_DROP',
+                   'packets': 5},
+                  {'type': 'count', 'kind': 'run', 'dev': 'g', 'reason': 'QDISC_OVERLIMIT',
+                   'packets': 2},
+                  {'type': 'count', 'kind': 'unstamped', 'dev': 'g', 'reason': 'QDISC_DROP',
+                   'packets': 100},
+                  {'type': 'count', 'kind': 'run', 'dev': 's', 'reason': 'QDISC_DROP',
+                   'packets': 100},
+                  {'type': 'count', 'kind': 'run', 'dev': 'g', 'reason': 'FULL_RING',
+                   'packets': 100}]
+        self.assertEqual(dropcost.traced_qdisc_drops(counts, 'g'), 7)
+
+    def test_report(self):
+        cells = summary.add_ratios(dropcost.cells_of(self.runs()))
+        md = '\n'.join(report.md_dropcost(cells))
+        for w in ('plain', 'traced', 'ns-per-drop'):
+            self.assertIn(table.DROP_COST.cell(w), md)
+        self.assertIn('250.0 ns/drop', md)
+        # 250 ns a drop at 4 Mpps offered, 90% of it dropped: 0.9 s a second.
+        self.assertIn('90.0% of one CPU', md)
+        self.assertIn(table.DROP_COST.qdisc, md)
+        self.assertIn('0.900 (0.50-1.00)', md)
+        out = report.stdout_table(cells)
+        self.assertIn(table.DROP_COST.cell('ns-per-drop'), out)
+        self.assertEqual(report.md_dropcost([]), [])
+
+    def test_where_it_runs(self):
+        self.assertTrue(env.Ctx.from_environ({}).dropcost)
+        self.assertFalse(env.Ctx.from_environ({'BENCH': 'quick'}).dropcost)
+        self.assertTrue(env.Ctx.from_environ({'BENCH': 'quick', 'BENCH_DROPCOST': '1'}).dropcost)
+        self.assertFalse(env.Ctx.from_environ({'BENCH_DROPCOST': '0'}).dropcost)
+        # Its lab's generator is a mode xdp-gen lists; without it, a note and no cells.
+        self.assertEqual(dropcost.run_drop_cost(ctx_for(), {'kernel': ()})[0], [])
+
+    def test_no_drop_pair_in_quick(self):
+        """The tracer's cost with nothing dropped is in quick too, beside plain xsk."""
+        for quick in (True, False):
+            rows = {c.id: c for c in table.matrix(GENS, quick)}
+            c = rows.get('xsk-causes/kernel/60/q1')
+            self.assertIsNotNone(c, 'quick' if quick else 'full')
+            self.assertEqual(c.refs[0].id, 'xsk/kernel/60/q1')
+            self.assertIn('--drop-causes', c.sink.options)
 
 
 if __name__ == '__main__':

@@ -20,7 +20,8 @@ ENVIRONMENT = """Environment: BUILD (build dir, default build), BENCH=quick|full
 BENCH_REPEAT (rotations per group, default 3), BENCH_WINDOW (measured seconds per run),
 BENCH_WARM (seconds before the window), BENCH_FILTER (regex on cell ids; their
 references are added), BENCH_OUT (results dir, default bench/results),
-BENCH_PLOT=0 (no PNGs), BENCH_ALLOC=0 / BENCH_BACKPRESSURE=0 (skip those rows),
+BENCH_PLOT=0 (no PNGs), BENCH_ALLOC=0 / BENCH_BACKPRESSURE=0 / BENCH_DROPCOST=0 (skip
+those rows; BENCH_BACKPRESSURE=1 / BENCH_DROPCOST=1 add them to a quick run),
 BENCH_STATE (file that run.sh reads to tear down labs if this script dies)."""
 
 
@@ -32,15 +33,17 @@ class Paths:
     ref: str
     alloc: str
     pktsend: str
+    probe: str  # drops-probe: the drop tracer with the kernel's run-time statistics
 
     @classmethod
     def of_build(cls, build):
         return cls(os.path.join(build, 'xdp-sink'), os.path.join(build, 'xdp-gen'),
                    os.path.join(build, 'bench-ref'), os.path.join(build, 'bench-alloc'),
-                   os.path.join(build, 'tests', 'pktsend'))
+                   os.path.join(build, 'tests', 'pktsend'),
+                   os.path.join(build, 'tests', 'drops-probe'))
 
     def all(self):
-        return [self.sink, self.gen, self.ref, self.alloc, self.pktsend]
+        return [self.sink, self.gen, self.ref, self.alloc, self.pktsend, self.probe]
 
     def copy(self, d):
         """Run private copies in D: others may rebuild build/ while the matrix runs.
@@ -52,7 +55,7 @@ class Paths:
             shutil.copy2(b, dst)
             copies.append(dst)
         if proc.run([copies[0], '--version']).returncode == 0:
-            self.sink, self.gen, self.ref, self.alloc, self.pktsend = copies
+            self.sink, self.gen, self.ref, self.alloc, self.pktsend, self.probe = copies
 
 
 @dataclass
@@ -69,6 +72,7 @@ class Ctx:
     backpressure: bool = True
     plot: bool = True
     alloc: bool = True
+    dropcost: bool = True
     root: str = ROOT
     testenv: str = os.path.join(ROOT, 'testenv', 'testenv.sh')
     paths: Paths = None
@@ -89,6 +93,8 @@ class Ctx:
                    backpressure=env.get('BENCH_BACKPRESSURE', '0' if quick else '1') != '0',
                    plot=env.get('BENCH_PLOT', '1') != '0',
                    alloc=env.get('BENCH_ALLOC', '1') != '0',
+                   # The drop tracer's cost per drop: about 30 s, so quick only with =1.
+                   dropcost=env.get('BENCH_DROPCOST', '0' if quick else '1') != '0',
                    paths=Paths.of_build(build))
 
     def log(self, msg):

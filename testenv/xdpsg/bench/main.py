@@ -13,7 +13,7 @@ import tempfile
 import time
 
 from .. import proc, scenario
-from . import cells as table, commands, env, extras, labs, measure, plot, report, summary
+from . import cells as table, commands, dropcost, env, extras, labs, measure, plot, report, summary
 
 DESCRIPTION = 'The benchmark matrix of xdp-sink and xdp-gen (make bench; see bench/README.md).'
 
@@ -83,6 +83,22 @@ class Bench(scenario.Scenario):
         summary.compute_pairs(groups)
         return [summary.summarise(c) for c in cells], notes
 
+    def drop_cost(self, gens, notes):
+        """The drop tracer's cost per drop (cells.DROP_COST), unless skipped."""
+        ctx, ids = self.ctx, [table.DROP_COST.cell(w) for w in ('plain', 'traced', 'ns-per-drop')]
+        if not ctx.dropcost:
+            notes.append('drop-cost row skipped (BENCH_DROPCOST=0; quick runs it only with =1)')
+            return []
+        if ctx.filter and not any(re.search(ctx.filter, i) for i in ids):
+            notes.append('drop-cost row skipped: BENCH_FILTER matches none of its cells')
+            return []
+        ctx.log('bench: drop tracer cost per drop (%s on the generator veth)'
+                % table.DROP_COST.qdisc)
+        cells, note = dropcost.run_drop_cost(ctx, gens)
+        if note:
+            notes.append(note)
+        return cells
+
     def others(self, bp_opts, bp_why):
         """The allocator and backpressure rows: (cells, allocator JSON, backpressure)."""
         ctx, out, alloc_raw = self.ctx, [], None
@@ -113,6 +129,7 @@ class Bench(scenario.Scenario):
         machine = env.machine_info(ctx, gens)
         cells, notes = self.traffic(gens, ext)
         more, alloc_raw, bp = self.others(bp_opts, bp_why)
+        more += self.drop_cost(gens, notes)
         cells = summary.add_ratios(cells + more)
         machine['loadavg_end'] = env.loadavg()
         res = report.result(ctx, {

@@ -170,9 +170,42 @@ def md_backpressure(res):
     return lines + ['']
 
 
+def md_dropcost(cells):
+    rows = [c for c in cells if c['group'] == 'dropcost']
+    if not rows:
+        return []
+    c0 = rows[0]
+    lines = ['## Drop tracer cost when a qdisc drops most frames', '',
+             '`%s -s %d` through `%s` on the generator veth into the bare drop; each rotation '
+             'runs it with the tracer off, with `xdp-sink drops`, and with `drops-probe '
+             '--prog-stats` (ns per drop: the kernel\'s run time of the kfree_skb program; '
+             'that run\'s rate is not used). Rates: what reached the qdisc (sent + dropped).'
+             % (c0['generator'], c0['size'], c0['qdisc']), '']
+
+    def fmt(c, v):
+        return lib.fmt_rate(v) if c['unit'] == 'pps' else '%.1f %s' % (v, c['unit'])
+
+    lines.append(lib.md_table(
+        [[c['id'], fmt(c, c['median']) if c['median'] is not None else '-',
+          '%s - %s' % (fmt(c, c['min']), fmt(c, c['max'])) if c['min'] is not None else '-',
+          lib.fmt_pair((c.get('pairs') or {}).get(c.get('ref'))), c.get('ref') or '-']
+         for c in rows], ['cell', 'median', 'min-max', 'vs tracer off (pairs)', 'reference']))
+    st = [c for c in rows if c.get('drop_share') is not None]
+    if st:
+        lines += ['', '- the qdisc dropped %.1f%% of what was offered (median %d drops a run)'
+                  % (100 * st[0]['drop_share'], st[0].get('qdisc_drops') or 0)]
+        if st[0].get('cpu_pct_at_drop_rate') is not None:
+            lines += ['- the tracer\'s kfree_skb program at that drop rate: %.1f%% of one CPU'
+                      % st[0]['cpu_pct_at_drop_rate']]
+    if c0['flags']:
+        lines += ['- flags: ' + '; '.join(c0['flags'])]
+    return lines + ['']
+
+
 def md_report(res):
     lines = md_header(res) + md_groups(res) + md_rate_rows(res['cells'])
     lines += md_latency(res['cells']) + md_alloc(res['cells']) + md_backpressure(res)
+    lines += md_dropcost(res['cells'])
     if res['notes']:
         lines += ['## Notes', ''] + ['- ' + n for n in res['notes']] + ['']
     return '\n'.join(lines)
