@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hist.h"
+#include "json_writer.h"
 
 void hist_init(struct hist *h)
 {
@@ -171,4 +172,18 @@ void hist_coarse_merge(struct hist_coarse *into, const struct hist_coarse *from)
 	into->sum += from->sum;
 	for (i = 0; i <= HIST_COARSE_BOUNDS; i++)
 		into->n[i] += from->n[i];
+}
+
+void hist_summary_json(struct jw *w, const char *key, const struct hist_summary *h)
+{
+	jw_obj(w, key);
+	jw_u64(w, "count", h->count);
+	jw_u64(w, "min", h->min);
+	jw_u64(w, "p50", h->p50);
+	jw_u64(w, "p90", h->p90);
+	jw_u64(w, "p99", h->p99);
+	jw_u64(w, "p999", h->p999);
+	jw_u64(w, "max", h->max);
+	jw_double(w, "mean", h->mean);
+	jw_end_obj(w);
 }

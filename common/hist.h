@@ -41,6 +41,10 @@ struct hist_summary {
 
 void hist_init(struct hist *h);
 
+struct jw;
+/* A summary as the JSON object "key": {count, min, p50, p90, p99, p999, max, mean}. */
+void hist_summary_json(struct jw *w, const char *key, const struct hist_summary *h);
+
 static inline unsigned int hist_index(__u64 v)
 {
 	unsigned int k;

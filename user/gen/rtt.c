@@ -285,16 +285,7 @@ void gen_rtt_json(struct gen *g, struct jw *w)
 	jw_u64(w, "reordered", r->s.c.reordered);
 	jw_u64(w, "foreign", r->foreign);
 	jw_u64(w, "no_socket", r->no_socket);
-	jw_obj(w, "rtt_ns");
-	jw_u64(w, "count", hs.count);
-	jw_u64(w, "min", hs.min);
-	jw_u64(w, "p50", hs.p50);
-	jw_u64(w, "p90", hs.p90);
-	jw_u64(w, "p99", hs.p99);
-	jw_u64(w, "p999", hs.p999);
-	jw_u64(w, "max", hs.max);
-	jw_double(w, "mean", hs.mean);
-	jw_end_obj(w);
+	hist_summary_json(w, "rtt_ns", &hs);
 	jw_end_obj(w);
 }
 

@@ -117,28 +117,12 @@ static double run_rate(const struct seqtrack_summary *s)
 	return span ? (double)(s->c.received - 1) * 1e9 / (double)span : 0.0;
 }
 
-static void json_lat(struct jw *w, const char *key, const struct hist_summary *h)
-{
-	const struct hist_summary hs = *h;
-
-	jw_obj(w, key);
-	jw_u64(w, "count", hs.count);
-	jw_u64(w, "min", hs.min);
-	jw_u64(w, "p50", hs.p50);
-	jw_u64(w, "p90", hs.p90);
-	jw_u64(w, "p99", hs.p99);
-	jw_u64(w, "p999", hs.p999);
-	jw_u64(w, "max", hs.max);
-	jw_double(w, "mean", hs.mean);
-	jw_end_obj(w);
-}
-
 static void json_hist(struct jw *w, const char *key, const struct hist *h)
 {
 	struct hist_summary hs;
 
 	hist_summarize(h, &hs);
-	json_lat(w, key, &hs);
+	hist_summary_json(w, key, &hs);
 }
 
 static void json_run(const struct sink *sk, struct jw *w, const char *key,
@@ -165,8 +149,8 @@ static void json_run(const struct sink *sk, struct jw *w, const char *key,
 	jw_double(w, "send_pps", run_rate(s));
 	jw_u64(w, "burst_100us_max", s->burst_max);
 	jw_double(w, "burst_100us_ideal", run_rate(s) * SEQTRACK_BURST_NS / 1e9);
-	json_lat(w, "latency_ns", lat);
-	json_lat(w, "ipdv_ns", &s->ipdv);
+	hist_summary_json(w, "latency_ns", lat);
+	hist_summary_json(w, "ipdv_ns", &s->ipdv);
 	jw_double(w, "jitter_ns", s->jitter_ns);
 	if (!key)
 		causes_json_run(sk->causes, w, s->id, (__s64)s->c.lost);
