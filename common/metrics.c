@@ -51,8 +51,9 @@ struct metrics {
  * device's old name: a relabelling that brings it back for old dashboards
  * would clash with a user's own.
  */
-static const char *const builtin_labels[] = { "device", "mode", "queue",     "reason", "run",
-					      "verdict", "le",   "interface", "kind",   NULL };
+static const char *const builtin_labels[] = {
+	"device", "mode", "queue", "reason", "run", "verdict", "le", "interface", "kind", NULL,
+};
 
 bool metrics_escape(const char *v, char *buf, size_t len)
 {
