@@ -21,6 +21,7 @@
 
 struct metrics {
 	char labels[METRICS_LABELS_LEN];
+	char labels_nodev[METRICS_LABELS_LEN];
 	const char *file;
 	mode_t file_mode; /* what a new file gets under the umask */
 	struct metrics_http *http;
@@ -45,9 +46,14 @@ struct metrics {
 	unsigned int failures;
 };
 
-/* The labels every sample has; --metrics-label may not use them. */
-static const char *const builtin_labels[] = { "interface", "mode", "queue",  "reason", "run",
-					      "verdict",   "le",   "device", "kind",   NULL };
+/*
+ * The labels the tools set; --metrics-label may not use them. interface is
+ * device's old name: a relabelling that brings it back for old dashboards
+ * would clash with a user's own.
+ */
+static const char *const builtin_labels[] = {
+	"device", "mode", "queue", "reason", "run", "verdict", "le", "interface", "kind", NULL,
+};
 
 bool metrics_escape(const char *v, char *buf, size_t len)
 {
@@ -223,20 +229,26 @@ void metrics_hist_coarse_seconds(struct metrics_w *w, const char *name, const ch
 	metrics_u64(w, full, key, value, h->count);
 }
 
-/* interface="eth0",mode="drop" and the user's labels, escaped. */
+/*
+ * device="eth0",mode="drop" and the user's labels, escaped; and the same
+ * without device, for the samples whose device label names the device a drop
+ * happened on. device is node_exporter's name (node_network_*{device="eth0"}),
+ * so that the two join; no device (the host-wide tracer): no label, not "".
+ */
 static int common_labels(struct metrics *m, const struct metrics_opts *o)
 {
 	const struct param_strings *ls = &o->cli->labels;
 	char esc[2][512];
-	size_t off, klen;
+	size_t off, dev, klen;
 	unsigned int i;
 	const char *why;
 
 	if (!metrics_escape(o->ifname, esc[0], sizeof(esc[0])) ||
 	    !metrics_escape(o->mode, esc[1], sizeof(esc[1])))
 		return -EINVAL;
-	off = (size_t)snprintf(m->labels, sizeof(m->labels), "interface=\"%s\",mode=\"%s\"", esc[0],
-			       esc[1]);
+	/* What the device label in front of the rest takes. */
+	dev = o->ifname[0] ? strlen(esc[0]) + sizeof("device=\"\",") - 1 : 0;
+	off = (size_t)snprintf(m->labels_nodev, sizeof(m->labels_nodev), "mode=\"%s\"", esc[1]);
 	for (i = 0; i < ls->n; i++) {
 		if (metrics_label_check(ls->v[i], &why)) {
 			pr_warn("--metrics-label '%s': %s; give KEY=VALUE with KEY like host_1\n",
@@ -244,15 +256,19 @@ static int common_labels(struct metrics *m, const struct metrics_opts *o)
 			return -EINVAL;
 		}
 		klen = (size_t)(strchr(ls->v[i], '=') - ls->v[i]);
-		if (!metrics_escape(ls->v[i] + klen + 1, esc[0], sizeof(esc[0])) ||
-		    off + klen + strlen(esc[0]) + 4 >= sizeof(m->labels)) {
+		if (!metrics_escape(ls->v[i] + klen + 1, esc[1], sizeof(esc[1])) ||
+		    dev + off + klen + strlen(esc[1]) + 4 >= sizeof(m->labels)) {
 			pr_warn("--metrics-label '%s': too long; keep the labels under %d bytes\n",
 				ls->v[i], METRICS_LABELS_LEN);
 			return -EINVAL;
 		}
-		off += (size_t)snprintf(m->labels + off, sizeof(m->labels) - off, ",%.*s=\"%s\"",
-					(int)klen, ls->v[i], esc[0]);
+		off += (size_t)snprintf(m->labels_nodev + off, sizeof(m->labels_nodev) - off,
+					",%.*s=\"%s\"", (int)klen, ls->v[i], esc[1]);
 	}
+	/* dev + off fit: checked above. */
+	if (dev)
+		snprintf(m->labels, sizeof(m->labels), "device=\"%s\",", esc[0]);
+	memcpy(m->labels + dev, m->labels_nodev, off + 1);
 	return 0;
 }
 
@@ -475,6 +491,7 @@ int metrics_begin(struct metrics *m, struct metrics_w *w)
 	m->len = 0;
 	w->f = open_memstream(&m->buf, &m->len);
 	w->labels = m->labels;
+	w->labels_nodev = m->labels_nodev;
 	return w->f ? 0 : -ENOMEM;
 }
 

@@ -15,9 +15,11 @@
  * loop) copy the last published text under a mutex and never see a worker's
  * counters: the hot path takes no lock and does not know the export exists.
  *
- * Names: every sample carries the common labels interface, mode and each
- * --metrics-label KEY=VALUE, then at most one label of its own (queue,
- * reason, run). Counters are written as Prometheus' text parser and promtool
+ * Names: every sample carries the common labels device (node_exporter's name
+ * for a network device, so that the two join; none without a device), mode
+ * and each --metrics-label KEY=VALUE, then its own (queue, reason, run). A
+ * sample whose device is another one (where a drop happened) takes the
+ * common labels without device. Counters are written as Prometheus' text parser and promtool
  * want them: the TYPE and HELP lines name the sample, "_total" included.
  */
 #include <stdbool.h>
@@ -58,7 +60,8 @@ struct metrics_cli {
 /* One exposition being written. */
 struct metrics_w {
 	FILE *f;
-	const char *labels; /* the common labels, escaped: interface="eth0",mode="drop" */
+	const char *labels; /* the common labels, escaped: device="eth0",mode="drop" */
+	const char *labels_nodev; /* the same without device: mode="drop" */
 };
 
 /*

@@ -68,6 +68,46 @@ m_check_summaries() { # out prom [out prom ...]
 	PY
 }
 
+# Every sample of each exposition FILE=IFNAME is labelled as node_exporter labels a
+# network device: device="IFNAME" (IFNAME empty: no device label), never the old
+# interface, no label twice; on the drop-cause metrics device is the drop's device
+# and the tool's own is left off.
+m_check_device() { # file=ifname ...
+	python3 - "$@" <<-'PY'
+		import re, sys
+		row = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} \S+$')
+		lab = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+		cause = ("xdp_sink_lost_by_cause_total", "xdp_sink_dropped_by_cause_total")
+		bad = 0
+		for arg in sys.argv[1:]:
+		    prom, ifname = arg.rsplit("=", 1)
+		    n = 0
+		    for line in open(prom):
+		        m = row.match(line.rstrip("\n"))
+		        if not m:
+		            continue
+		        n += 1
+		        names = [k for k, _ in lab.findall(m.group(2))]
+		        labels = dict(lab.findall(m.group(2)))
+		        why = None
+		        if "interface" in names:
+		            why = "carries interface= (renamed device)"
+		        elif len(set(names)) != len(names):
+		            why = "has a label twice"
+		        elif m.group(1) not in cause and ifname and labels.get("device") != ifname:
+		            why = 'lacks device="%s"' % ifname
+		        elif m.group(1) not in cause and not ifname and "device" in labels:
+		            why = "has a device label where the tool has no device"
+		        if why:
+		            bad += 1
+		            print("%s: %s: %s" % (prom, why, line.strip()))
+		    if not n:
+		        bad += 1
+		        print("%s: no samples" % prom)
+		sys.exit(1 if bad else 0)
+	PY
+}
+
 # One generator mode's exposition, into the sink the caller started.
 m_gen_body() { # MODE DIR
 	local m=$1 d=$2
@@ -75,7 +115,7 @@ m_gen_body() { # MODE DIR
 		--metrics-label host=h2 "$GEN_IF" >"$d/gen-$m.out" 2>&1 ||
 		t_fail "xdp-gen $m failed: $(cat "$d/gen-$m.out")"
 	m_promtool "$d/gen-$m.prom"
-	grep -q "^xdp_gen_tx_packets_total{interface=\"$GEN_IF\",mode=\"$m\",host=\"h2\",queue=\"0\"} " \
+	grep -q "^xdp_gen_tx_packets_total{device=\"$GEN_IF\",mode=\"$m\",host=\"h2\",queue=\"0\"} " \
 		"$d/gen-$m.prom" || t_fail "xdp-gen $m: labels: $(grep tx_packets "$d/gen-$m.prom")"
 }
 
@@ -113,6 +153,11 @@ test_metrics_files_pass_promtool() {
 		t_fail "exported counts differ from the summaries (above)"
 	grep -q '^xdp_sink_lost_total{.*run="[0-9a-f]\{8\}"} ' "$d/xsk.prom" ||
 		t_fail "no per-run lost row: $(grep lost "$d/xsk.prom")"
+	local devs=("$d/drop.prom=$SINK_IF" "$d/xsk.prom=$SINK_IF")
+	for m in $(t_modes); do
+		devs+=("$d/gen-$m.prom=$GEN_IF")
+	done
+	m_check_device "${devs[@]}" >&2 || t_fail "samples not labelled device=IFNAME (above)"
 	return 0
 }
 
@@ -238,10 +283,24 @@ test_metrics_prometheus_scrape() {
 	t_on_cleanup rm -rf "$d"
 	ports=$(m_free_ports 3) || t_fail "no free ports"
 	read -r pp ps pg <<<"$(paste -sd' ' <<<"$ports")"
+	g0="${LAB_NAME}p0"
+	g1="${LAB_NAME}p1"
+	# node_exporter's series for the sink's device, made up by a rule: the join below
+	# needs nothing but the label both use.
+	cat >"$d/node.rules.yml" <<-EOF
+		groups:
+		  - name: node_exporter_stand_in
+		    interval: 1s
+		    rules:
+		      - record: node_network_up
+		        expr: vector(1)
+		        labels: { device: '$g1' }
+	EOF
 	cat >"$d/prometheus.yml" <<-EOF
 		global:
 		  scrape_interval: 1s
 		  scrape_timeout: 900ms
+		rule_files: ['$d/node.rules.yml']
 		scrape_configs:
 		  - job_name: xdpsg
 		    static_configs:
@@ -250,8 +309,6 @@ test_metrics_prometheus_scrape() {
 	# First: Prometheus takes up its targets only about 5 s after it starts.
 	lab_bg "$d/prom.log" sink prometheus --config.file="$d/prometheus.yml" \
 		--storage.tsdb.path="$d/data" --web.listen-address="127.0.0.1:$pp"
-	g0="${LAB_NAME}p0"
-	g1="${LAB_NAME}p1"
 	ip -n "$SINK_NS" link add "$g0" type veth peer name "$g1" || t_fail "cannot add a veth pair"
 	m_ns sysctl -qw "net.ipv6.conf.$g0.disable_ipv6=1" "net.ipv6.conf.$g1.disable_ipv6=1"
 	ip -n "$SINK_NS" link set "$g0" up && ip -n "$SINK_NS" link set "$g1" up
@@ -295,9 +352,13 @@ test_metrics_prometheus_scrape() {
 	# The labels (common and --metrics-label) as Prometheus stored them, while the sink runs.
 	v=$(m_ns curl -sf --get --data-urlencode 'query=xdp_sink_rx_packets_total{queue="0"}' \
 		"http://127.0.0.1:$pp/api/v1/query")
-	for l in '"host":"sinkhost"' '"mode":"drop"' "\"interface\":\"$g1\"" '"queue":"0"'; do
+	for l in '"host":"sinkhost"' '"mode":"drop"' "\"device\":\"$g1\"" '"queue":"0"'; do
 		[[ "$v" == *"$l"* ]] || t_fail "the sink's series in Prometheus lacks $l: $v"
 	done
+	[[ "$v" == *'"interface":'* ]] && t_fail "the sink's series still has interface: $v"
+	# Joined with node_exporter's series of the same device, the count is unchanged.
+	v=$(m_query "$pp" 'sum(xdp_sink_rx_packets_total{host="sinkhost"} * on(device) group_left node_network_up)')
+	t_expect_eq "xdp_sink_rx_packets_total * on(device) group_left node_network_up" "$got" "$v"
 	kill -INT "$spid"
 	wait "$spid" || t_fail "sink exited with $?: $(cat "$d/sink.out")"
 	check_verdicts_balance "$d/sink.out"
@@ -348,7 +409,7 @@ test_metrics_live_latency() {
 	m_promtool "$d/mid.prom"
 	count=$(m_sum "$d/mid.prom" xdp_sink_queue_latency_seconds_count)
 	[ "$count" -gt 0 ] || t_fail "an exposition mid-run has no latency: $(grep queue_latency "$d/mid.prom" | head -3)"
-	grep -q '^xdp_sink_queue_latency_seconds_bucket{interface="'"$SINK_IF"'",mode="xsk",host="live",queue="0",le="+Inf"} ' \
+	grep -q '^xdp_sink_queue_latency_seconds_bucket{device="'"$SINK_IF"'",mode="xsk",host="live",queue="0",le="+Inf"} ' \
 		"$d/mid.prom" || t_fail "labels: $(grep queue_latency_seconds_bucket "$d/mid.prom" | tail -1)"
 	kill -INT "$gpid"
 	wait "$gpid"
@@ -401,7 +462,7 @@ test_metrics_bad_input() {
 	m_refused "reserved label" "reserved" sink "$SINK_IF" \
 		"$SINK" drop -d 1 --metrics-file /tmp/xdpsg-never.prom --metrics-label __x=b "$SINK_IF"
 	m_refused "built-in label" "set this label themselves" sink "$SINK_IF" \
-		"$SINK" drop -d 1 --metrics-file /tmp/xdpsg-never.prom --metrics-label interface=b "$SINK_IF"
+		"$SINK" drop -d 1 --metrics-file /tmp/xdpsg-never.prom --metrics-label device=b "$SINK_IF"
 	m_refused "label without '='" "no '='" gen "$GEN_IF" \
 		"$GEN" xsk -d 1 --metrics-file /tmp/xdpsg-never.prom --metrics-label host "$GEN_IF"
 	m_refused "generator, busy port" "address in use" sink "$SINK_IF" \

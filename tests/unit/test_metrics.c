@@ -65,7 +65,8 @@ static void test_label_check(void)
 	ASSERT_ERR(metrics_label_check("ho-st=a", &why), -EINVAL, "dash");
 	ASSERT_ERR(metrics_label_check("__name__=a", &why), -EINVAL, "reserved prefix");
 	ASSERT_ERR(metrics_label_check("queue=1", &why), -EINVAL, "built-in label");
-	ASSERT_ERR(metrics_label_check("interface=x", &why), -EINVAL, "built-in label");
+	ASSERT_ERR(metrics_label_check("device=x", &why), -EINVAL, "built-in label");
+	ASSERT_ERR(metrics_label_check("interface=x", &why), -EINVAL, "device's old name");
 	ASSERT_OK(metrics_label_check("queues=1", &why), "a built-in's prefix is fine");
 }
 
@@ -228,7 +229,7 @@ static void test_publish_file(void)
 	}
 	ASSERT_STREQ(text,
 		     "# TYPE x_total counter\n# HELP x_total a test\n"
-		     "x_total{interface=\"v\\\"0\",mode=\"drop\",host=\"h\\\\1\",queue=\"3\"} 42\n"
+		     "x_total{device=\"v\\\"0\",mode=\"drop\",host=\"h\\\\1\",queue=\"3\"} 42\n"
 		     "# EOF\n",
 		     "the whole exposition");
 	pub = metrics_published_copy(m, &len);
@@ -382,9 +383,55 @@ static void test_bad_options(void)
 	ASSERT_TRUE(!m, "nothing made on failure");
 }
 
+/* The common labels of a tool on ifname, and those for a sample naming another device. */
+static void common_labels_of(const char *ifname, const char *mode, char *all, char *nodev,
+			     size_t len)
+{
+	char dir[] = "/tmp/xdpsg-metrics.XXXXXX", path[96];
+	struct metrics_cli cli = { 0 };
+	struct metrics_opts o = { .tool = "xdp-test", .mode = mode, .ifname = ifname, .cli = &cli };
+	struct metrics *m = NULL;
+	struct metrics_w w;
+
+	all[0] = nodev[0] = '\0';
+	if (!ASSERT_TRUE(mkdtemp(dir), "temp dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/x.prom", dir);
+	cli.file = path;
+	cli.labels.v[cli.labels.n++] = "host=h";
+	if (ASSERT_OK(metrics__create(&o, &m), "create") &&
+	    ASSERT_OK(metrics_begin(m, &w), "begin")) {
+		snprintf(all, len, "%s", w.labels);
+		snprintf(nodev, len, "%s", w.labels_nodev);
+		metrics_publish(m, &w);
+	}
+	metrics__destroy(m);
+	unlink(path);
+	rmdir(dir);
+}
+
+/*
+ * node_exporter's name for a network device is device (node_network_receive_bytes_total
+ * {device="eth0"}): the same label joins the two. A tool without a device (the
+ * host-wide drop tracer) has none rather than an empty one, and a sample whose
+ * device is the one a drop happened on gets the labels without the tool's own.
+ */
+static void test_device_label(void)
+{
+	char all[256], nodev[256];
+
+	common_labels_of("eth0", "xsk", all, nodev, sizeof(all));
+	ASSERT_STREQ(all, "device=\"eth0\",mode=\"xsk\",host=\"h\"", "the tool's device");
+	ASSERT_STREQ(nodev, "mode=\"xsk\",host=\"h\"", "without it, for a drop's device");
+	common_labels_of("", "drops", all, nodev, sizeof(all));
+	ASSERT_STREQ(all, "mode=\"drops\",host=\"h\"", "no device: no device label");
+	ASSERT_STREQ(nodev, all, "and nothing to leave off");
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(escape),
 	TEST_CASE(label_check),
+	TEST_CASE(device_label),
 	TEST_CASE(histogram),
 	TEST_CASE(histogram_monotonic),
 	TEST_CASE(coarse_histogram),

@@ -66,7 +66,11 @@ const struct ctr_family gen_failures_all = {
 
 /* What was asked, for the dashboards: over struct gen_cfg. */
 static const struct ctr_desc config_rows[] = {
-	{ "rate_pps", CFG(rate), CTR_GAUGE, "packets/s", CTR_METRIC, 0,
+	/*
+	 * A setting, which rate() over a counter cannot give; named with its unit
+	 * spelled out, as Prometheus asks (it was rate_pps).
+	 */
+	{ "rate_packets_per_second", CFG(rate), CTR_GAUGE, "packets/s", CTR_METRIC, 0,
 	  "The configured rate in packets per second over all threads; 0: no limit." },
 	{ "requested_packets", CFG(count), CTR_GAUGE, "packets", CTR_METRIC, 0,
 	  "The configured --count; 0: no limit." },

@@ -433,7 +433,8 @@ void causes_metric_sample(struct metrics_w *w, const char *name, const char *run
 	    !metrics_escape(reason, esc[1], sizeof(esc[1])) ||
 	    !metrics_escape(dev, esc[2], sizeof(esc[2])))
 		return;
-	fprintf(w->f, "%s{%s%s", name, w->labels, w->labels[0] ? "," : "");
+	/* device is where the frames were dropped: the sink's own would be a second device. */
+	fprintf(w->f, "%s{%s%s", name, w->labels_nodev, w->labels_nodev[0] ? "," : "");
 	if (kind)
 		fprintf(w->f, "kind=\"%s\",", kind);
 	fprintf(w->f, "run=\"%s\",reason=\"%s\",device=\"%s\"} %" PRIu64 "\n", esc[0], esc[1],
