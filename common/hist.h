@@ -102,10 +102,17 @@ struct hist_coarse {
 
 static inline void hist_coarse_record(struct hist_coarse *h, __u64 v)
 {
-	unsigned int i = 0;
+	unsigned int lo = 0, hi = HIST_COARSE_BOUNDS, i;
 
-	while (i < HIST_COARSE_BOUNDS && v > hist_coarse_bounds_ns[i])
-		i++;
+	/* The first bound at or above v (HIST_COARSE_BOUNDS: above all), in five steps. */
+	while (lo < hi) {
+		i = (lo + hi) / 2;
+		if (v > hist_coarse_bounds_ns[i])
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	i = lo;
 	h->n[i]++;
 	h->count++;
 	h->sum += v;

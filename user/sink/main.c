@@ -100,7 +100,7 @@ static const struct param_def xsk_opts[] = {
 	  "rx ring entries; the UMEM has half as many frames, all in the fill ring", 64, 65536 },
 	XSK_CLI_PARAMS(struct sink_cfg, xsk),
 	{ "poll", 0, PARAM_FLAG, OPT(poll), NULL,
-	  "sleep in poll() when the ring is empty (the default now; kept for scripts)" },
+	  "wake on arrival (poll()) even while frames carry the kernel's receive time" },
 	{ "follow-rx", 0, PARAM_FLAG, OPT(follow_rx), NULL,
 	  "move each queue's thread to the CPU where the kernel receives its packets, always "
 	  "(default: when the queue drops frames, kept only if it delivers more there)" },
