@@ -6,9 +6,15 @@ without one, the tool the file's other records name. Lines that are not JSON
 objects (text, another program's output) are not records. Files naming
 neither tool are left alone. Prints one line per bad record and exits 1 if
 there was one; 77 if python3-jsonschema is missing (it needs Debian's
-/usr/bin/python3)."""
+/usr/bin/python3).
+
+With --serve FIFO it loads the schemas first and then reads the file names
+from FIFO, one a line, up to an empty line: tests start it early, so the
+import (a good part of a second on a busy machine) overlaps their run. It
+ends by itself when the process that started it has gone."""
 import json
 import os
+import select
 import sys
 
 TOOLS = ("xdp-sink", "xdp-gen")
@@ -55,6 +61,19 @@ def check_file(path, validators):
     return bad
 
 
+def names_from(fifo):
+    """The file names written to FIFO up to an empty line; None if our parent went."""
+    parent = os.getppid()
+    fd = os.open(fifo, os.O_RDWR)
+    buf = b""
+    while b"\n\n" not in buf and not buf.startswith(b"\n"):
+        if os.getppid() != parent:
+            return None
+        if select.select([fd], [], [], 1.0)[0]:
+            buf += os.read(fd, 65536)
+    return [n for n in buf.decode(errors="replace").split("\n\n")[0].split("\n") if n]
+
+
 def main(argv):
     try:
         import jsonschema
@@ -67,7 +86,12 @@ def main(argv):
             schema = json.load(f)
         jsonschema.Draft202012Validator.check_schema(schema)
         validators[tool] = jsonschema.Draft202012Validator(schema)
-    bad = sum(check_file(p, validators) for p in dict.fromkeys(argv[1:]))
+    names = argv[1:]
+    if names[:1] == ["--serve"]:
+        names = names_from(names[1])
+        if names is None:
+            return 0
+    bad = sum(check_file(p, validators) for p in dict.fromkeys(names))
     return 1 if bad else 0
 
 

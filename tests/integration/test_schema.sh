@@ -101,7 +101,7 @@ test_schema_every_mode_and_record() {
 		"$BUILD/$f" --version --json >"$dir/$f-version.json" || t_fail "$f --version --json"
 		"$BUILD/$f" --counters >"$dir/$f-counters.json" || t_fail "$f --counters"
 		expect_error_record "$dir/$f-noif.json" lab_exec sink "$BUILD/$f" xsk -j nosuch0
-		expect_error_record "$dir/$f-option.json" "$BUILD/$f" xsk --bogus -j lo
+		expect_error_record "$dir/$f-option.json" "$BUILD/$f" xsk --bogus -qj lo
 		expect_error_record "$dir/$f-missing.json" "$BUILD/$f" xsk --json
 	done
 
