@@ -244,6 +244,8 @@ install: tools man install-lab $(DASHBOARD)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(PROGS) $(DESTDIR)$(SBINDIR)/
 	install -D -m 0644 $(DASHBOARD) $(DESTDIR)$(DATADIR)/xdpsg/grafana/xdpsg-dashboard.json
+	install -d $(DESTDIR)$(DATADIR)/xdpsg/schema
+	install -m 0644 $(wildcard docs/schema/*.json) $(DESTDIR)$(DATADIR)/xdpsg/schema/
 	$(if $(MANPAGES),install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/)
 	$(if $(wildcard completion/*),install -d $(DESTDIR)$(DATADIR)/bash-completion/completions)
 	$(if $(wildcard completion/*),install -m 0644 $(wildcard completion/*) \
@@ -271,7 +273,8 @@ install-lab: $(OUT)/tests/kstats-dump
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/xdpsg-lab
-	rm -rf $(DESTDIR)$(PYLIBDIR)/xdpsg $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/xdpsg/grafana
+	rm -rf $(DESTDIR)$(PYLIBDIR)/xdpsg $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/xdpsg/grafana \
+		$(DESTDIR)$(DATADIR)/xdpsg/schema
 	-rmdir $(DESTDIR)$(PYLIBDIR) 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(notdir $(PROGS)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MANPAGES)))

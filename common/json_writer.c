@@ -27,8 +27,10 @@ void jw_begin(struct jw *w, FILE *f, const char *type)
 	memset(w, 0, sizeof(*w));
 	w->f = f;
 	fputc('{', f);
-	if (type)
-		jw_str(w, "type", type);
+	if (!type)
+		return;
+	jw_str(w, "type", type);
+	jw_u64(w, "schema", JW_SCHEMA_VERSION);
 }
 
 void jw_finish(struct jw *w)

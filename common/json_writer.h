@@ -12,12 +12,19 @@
  */
 #define JW_MAX_DEPTH 8
 
+/*
+ * The record format's version, in every record after "type" (docs/json.md):
+ * additions keep it, a removed, renamed or retyped key bumps it.
+ */
+#define JW_SCHEMA_VERSION 1
+
 struct jw {
 	FILE *f;
 	int depth;
 	bool need_comma[JW_MAX_DEPTH];
 };
 
+/* A record: {"type":TYPE,"schema":N,...; type NULL starts a bare object (tests). */
 void jw_begin(struct jw *w, FILE *f, const char *type);
 void jw_finish(struct jw *w);
 /* key is NULL for members of an array. */

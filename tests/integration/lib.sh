@@ -17,6 +17,10 @@ T_LABS=()
 T_PIDS=()
 T_CLEANUPS=()
 T_TEST=
+T_SCHEMA_LIST=
+T_SCHEMA_OWNER=
+T_SCHEMA_DIR=
+T_SCHEMA_PID=
 
 t_cleanup() {
 	local rc=$? pid c lab
@@ -30,6 +34,10 @@ t_cleanup() {
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
+	# The tools have stopped and their files are complete, not yet removed.
+	if ! t_schema_check && { [ "$rc" = 0 ] || [ "$rc" = 77 ]; }; then
+		rc=1
+	fi
 	for c in "${T_CLEANUPS[@]}"; do
 		eval "$c" >/dev/null 2>&1
 	done
@@ -41,6 +49,7 @@ t_cleanup() {
 
 t_run() {
 	T_TEST=$1
+	t_schema_begin
 	trap t_cleanup EXIT
 	trap 'exit 143' TERM INT
 	set -o pipefail
@@ -75,6 +84,57 @@ t_expect_le() {
 # A run after the test: eval'd by t_cleanup (for pins, extra links, files).
 t_on_cleanup() {
 	T_CLEANUPS+=("$*")
+}
+
+# --- every record the tests read validates against docs/schema --------------
+#
+# The helpers that read the tools' output (lab_bg, wait_ready, json_total,
+# json_lines, json_get) note its file; at cleanup, once the tools have
+# stopped, schemacheck.py validates each noted file once. A test (or a mode
+# of t_each_mode) fails on a record that does not validate. Noting is an
+# append, as the waits call the readers in subshells, many times.
+
+t_schema_begin() {
+	T_SCHEMA_LIST=
+	T_SCHEMA_OWNER=$BASHPID
+	T_SCHEMA_DIR=$(mktemp -d /tmp/xdpsg-schema.XXXXXX) && mkfifo "$T_SCHEMA_DIR/in" || return 0
+	T_SCHEMA_LIST=$T_SCHEMA_DIR/list
+	: >"$T_SCHEMA_LIST"
+	/usr/bin/python3 "$ROOT/tests/integration/schemacheck.py" --serve "$T_SCHEMA_DIR/in" \
+		>"$T_SCHEMA_DIR/out" 2>&1 </dev/null &
+	T_SCHEMA_PID=$!
+}
+
+t_schema_note() { # FILE
+	[ -z "$T_SCHEMA_LIST" ] || echo "$1" >>"$T_SCHEMA_LIST"
+}
+
+# 0 unless a noted file holds a record that fails validation (it prints them).
+t_schema_check() {
+	local files fd out rc=0
+	[ -n "$T_SCHEMA_LIST" ] && [ "$T_SCHEMA_OWNER" = "$BASHPID" ] || return 0
+	mapfile -t files < <(sort -u "$T_SCHEMA_LIST")
+	T_SCHEMA_LIST=
+	# Only files with the tools' records in them are worth a look.
+	mapfile -t files < <(grep -l '"tool":"xdp-' "${files[@]}" /dev/null 2>/dev/null)
+	# Read-write: the open does not block even if the checker has already ended;
+	# held until it ends, as a FIFO no one holds open loses what was written.
+	exec {fd}<>"$T_SCHEMA_DIR/in"
+	printf '%s\n' "${files[@]}" "" "" >&"$fd"
+	wait "$T_SCHEMA_PID" || rc=$?
+	exec {fd}>&-
+	out=$(cat "$T_SCHEMA_DIR/out")
+	rm -rf "$T_SCHEMA_DIR"
+	case $rc in
+	0) ;;
+	77) [ ${#files[@]} -eq 0 ] || echo "note: records not validated: $out" >&2 ;;
+	*)
+		echo "FAIL: records that do not validate against docs/schema:" >&2
+		echo "$out" >&2
+		return 1
+		;;
+	esac
+	return 0
 }
 
 # A lab name unique to this test process, short enough for interface names.
@@ -150,6 +210,7 @@ wait_xdp() {
 lab_bg() {
 	local out=$1 side=$2
 	shift 2
+	t_schema_note "$out"
 	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@" >"$out" 2>&1 &
 	LAST_PID=$!
 	T_PIDS+=("$LAST_PID")
@@ -172,6 +233,7 @@ t_ready_or_gone() { # FILE PID
 # prints its ready line: attached, sockets bound, counting. 1 if PID ends
 # first or SECONDS (default 20) pass.
 wait_ready() {
+	t_schema_note "$1"
 	t_wait_until "${3:-20}" t_ready_or_gone "$1" "$2"
 	t_has "$1" '^{"type":"ready"'
 }
@@ -181,6 +243,7 @@ wait_ready() {
 # the tools write before any nested object that repeats the name. awk, not
 # python: the waits below run it many times. 0 without such lines.
 json_total() {
+	t_schema_note "$1"
 	awk -v t="{\"type\":\"$2\"" -v f="\"$3\":" '
 		index($0, t) == 1 { i = index($0, f); if (i) s += substr($0, i + length(f)) }
 		END { printf "%.0f\n", s }' "$1" 2>/dev/null || echo 0
@@ -199,6 +262,7 @@ wait_total() {
 
 # The number of reports of TYPE in FILE.
 json_lines() { # FILE TYPE
+	t_schema_note "$1"
 	grep -c "^{\"type\":\"$2\"" "$1" 2>/dev/null
 }
 
@@ -342,6 +406,7 @@ sys.exit(rc)' "$@"
 # json_get FILE TYPE EXPR: EXPR (python, on the object as o) of the last JSON
 # line of TYPE in FILE; 1 if there is none.
 json_get() {
+	t_schema_note "$1"
 	py_call get "$1" "$2" "$3"
 }
 
@@ -512,6 +577,7 @@ t_each_mode() {
 		start=$SECONDS
 		(
 			T_LABS=() T_PIDS=() T_CLEANUPS=()
+			t_schema_begin
 			trap t_cleanup EXIT
 			trap 'exit 143' TERM INT
 			"$1" "$mode" "${@:2}"

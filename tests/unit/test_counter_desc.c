@@ -166,12 +166,14 @@ static void test_list(void)
 	s = cap_close(&c);
 	gamma = strstr(s, "\"name\":\"gamma\"");
 
-	ASSERT_TRUE(strstr(s, "{\"type\":\"counter\",\"tool\":\"toy-tool\",\"family\":\"toy\","
-			      "\"name\":\"alpha\",\"kind\":\"counter\",\"unit\":\"packets\","
-			      "\"help\":\"Always.\",\"json\":\"outer.toys.alpha\","
-			      "\"metric\":\"toy_total\",\"label\":\"reason\",\"text\":true,"
-			      "\"modes\":[\"plain\",\"xy\"]}\n"),
-		    "a row: family, kind, unit, help, JSON path, metric, label, modes");
+	ASSERT_TRUE(
+		strstr(s,
+		       "{\"type\":\"counter\",\"schema\":1,\"tool\":\"toy-tool\",\"family\":\"toy\","
+		       "\"name\":\"alpha\",\"kind\":\"counter\",\"unit\":\"packets\","
+		       "\"help\":\"Always.\",\"json\":\"outer.toys.alpha\","
+		       "\"metric\":\"toy_total\",\"label\":\"reason\",\"text\":true,"
+		       "\"modes\":[\"plain\",\"xy\"]}\n"),
+		"a row: family, kind, unit, help, JSON path, metric, label, modes");
 	ASSERT_TRUE(gamma && strstr(gamma, "\"metric\":\"\",\"label\":\"\",\"text\":false,"
 					   "\"modes\":[\"xy\"]}"),
 		    "a JSON-only row, in the modes that meet its conditions");

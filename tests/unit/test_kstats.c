@@ -363,7 +363,7 @@ static bool balanced(const char *s)
 static void test_json_shape(void)
 {
 	static const char *const want[] = {
-		"{\"type\":\"t\",\"kstats\":{\"t_ns\":5,\"link\":{\"rx_packets\":0,",
+		"{\"type\":\"t\",\"schema\":1,\"kstats\":{\"t_ns\":5,\"link\":{\"rx_packets\":0,",
 		"\"tx_packets\":12,\"tx_bytes\":0,\"tx_dropped\":3,\"tx_errors\":0}",
 		("\"qdisc\":{\"kind\":\"mq\",\"handle\":\"8001:\",\"sent_bytes\":18000,"
 		 "\"sent_packets\":300,\"drops\":302,\"overlimits\":304,\"requeues\":306,"

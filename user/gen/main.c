@@ -15,6 +15,7 @@
 
 #include "cpu.h"
 #include "gen.h"
+#include "json_error.h"
 #include "log.h"
 #include "params.h"
 #include "replay.h"
@@ -430,7 +431,7 @@ static void cleanup(struct gen *g)
 	gen_snapshots_free(g);
 }
 
-int main(int argc, char **argv)
+static int gen_main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_wake };
 	struct gen_cfg cfg = defaults;
@@ -469,4 +470,10 @@ int main(int argc, char **argv)
 	err = run(&g);
 	cleanup(&g);
 	return run_exit_code(err, cfg.xsk.huge_pages);
+}
+
+int main(int argc, char **argv)
+{
+	json_error_arm("xdp-gen", argc, argv);
+	return json_error_finish(gen_main(argc, argv));
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "json_error.h"
 #include "log.h"
 #include "params.h"
 #include "run.h"
@@ -223,7 +224,7 @@ static const struct param_cmd cmd_drops = {
 static const struct param_cmd *const cmds[] = { &cmd_drop, &cmd_pass,  &cmd_tx, &cmd_redirect,
 						&cmd_xsk,  &cmd_drops, NULL };
 
-int main(int argc, char **argv)
+static int sink_main(int argc, char **argv)
 {
 	struct sink_cfg cfg = defaults;
 	const struct param_cmd *cmd;
@@ -265,4 +266,10 @@ int main(int argc, char **argv)
 out:
 	sink_teardown(&sk);
 	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	json_error_arm("xdp-sink", argc, argv);
+	return json_error_finish(sink_main(argc, argv));
 }
