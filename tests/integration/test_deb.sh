@@ -11,9 +11,10 @@
 
 # deb_make_flags: the compile and link lines make would run for xdp-gen.
 # Without the make that may run the tests (make check WERROR=1): its MAKEFLAGS
-# would hand WERROR=1 and its jobserver to every make started here.
+# (and the environment, where make puts command-line variables) would hand
+# WERROR=1 and its jobserver to every make started here.
 deb_make() {
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make "$@"
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u WERROR make "$@"
 }
 
 deb_make_lines() { # extra make arguments...
