@@ -17,6 +17,7 @@ from .verdict import FCS
 
 class Rfc2544(Scenario):
     prog = "testenv.sh rfc2544"
+    tool = "rfc2544"
 
     def __init__(self):
         self.ends = None
@@ -112,7 +113,7 @@ class Rfc2544(Scenario):
     def report(self, a, res):
         outdir = self.write_outputs(a, res)
         if a.json:
-            print(json.dumps(res), flush=True)
+            self.emit(res)
         else:
             print(report.text_report(res), flush=True)
             print("written: " + ", ".join(res["files"]), flush=True)
