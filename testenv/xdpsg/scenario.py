@@ -52,6 +52,7 @@ from .proc import LabError
 # The checkout: testenv/xdpsg/scenario.py -> the directory above testenv/.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SCHEMA = 1  # the major version of the JSON records (docs/json.md: when it changes)
 
 
 class UsageError(Exception):
@@ -187,7 +188,9 @@ class Scenario:
     """Override parser(), run() and report(); check() and cleanup() as needed."""
 
     prog = 'scenario'
+    tool = None  # the "tool" of its JSON records (docs/schema/TOOL.json), when it has any
     json = False  # main() sets it from --json: out() is quiet then, emit() prints
+    failure = None  # the first failure said on stderr: the error record's message
     signals = SIGNALS  # turned into Interrupted while run() and report() run
 
     def parser(self):
@@ -210,11 +213,17 @@ class Scenario:
 
     def log(self, msg):
         """A message on stderr, after the command's name ('rfc2544', 'rfc2544.py')."""
-        print('%s: %s' % (self.prog.split()[-1], msg), file=sys.stderr, flush=True)
+        line = '%s: %s' % (self.prog.split()[-1], msg)
+        if self.failure is None and msg.startswith(('FAILED', 'STALL')):
+            self.failure = line
+        print(line, file=sys.stderr, flush=True)
 
     def usage(self, err):
         """A usage error: one line, after the full name ('testenv.sh rfc2544')."""
-        print('%s: %s' % (self.prog, one_line(err)), file=sys.stderr, flush=True)
+        line = '%s: %s' % (self.prog, one_line(err))
+        if self.failure is None:
+            self.failure = line
+        print(line, file=sys.stderr, flush=True)
 
     def out(self, text=''):
         """A line of the human report (nothing with --json)."""
@@ -222,9 +231,13 @@ class Scenario:
             print(text, flush=True)
 
     def emit(self, obj):
-        """One JSON line (with --json only)."""
+        """One JSON line (with --json only): its type, the format's version and the
+        scenario first, as the tools' records have them (docs/json.md)."""
         if self.json:
-            print(json.dumps(obj), flush=True)
+            head = {'type': obj.get('type'), 'schema': SCHEMA}
+            if self.tool:
+                head['tool'] = self.tool
+            print(json.dumps({**head, **obj}), flush=True)
 
 
 class _Signals:
@@ -295,7 +308,17 @@ def _phase(sc, sigs, what, fn, *args):
 
 
 def main(sc, argv, argv0=None):
-    """Run scenario SC with ARGV (ARGV0: the name it was run by); the exit code."""
+    """Run scenario SC with ARGV (ARGV0: the name it was run by); the exit code.
+
+    Under --json a failure (exit 1 or 2) ends stdout with one error record, so a
+    consumer of stdout alone learns how the run ended; the stderr line stays."""
+    rc = _main(sc, argv, argv0)
+    if rc in (1, 2) and sc.json and sc.tool:
+        sc.emit({'type': 'error', 'message': sc.failure or '%s: failed' % sc.prog, 'exit': rc})
+    return rc
+
+
+def _main(sc, argv, argv0):
     argv = list(argv)
     sc.prog = invoked_as(sc.prog, argv, argv0)
     p = sc.parser()
@@ -303,6 +326,8 @@ def main(sc, argv, argv0=None):
     if argv == ['--list-options']:
         print(json.dumps(long_options(p), separators=(',', ':')))
         return 0
+    # Before parsing, so that an error in an option before --json is a record too.
+    sc.json = '--json' in (argv[:argv.index('--')] if '--' in argv else argv)
     try:
         args = p.parse_args(argv)
         sc.json = bool(getattr(args, 'json', False))

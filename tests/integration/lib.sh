@@ -115,8 +115,9 @@ t_schema_check() {
 	[ -n "$T_SCHEMA_LIST" ] && [ "$T_SCHEMA_OWNER" = "$BASHPID" ] || return 0
 	mapfile -t files < <(sort -u "$T_SCHEMA_LIST")
 	T_SCHEMA_LIST=
-	# Only files with the tools' records in them are worth a look.
-	mapfile -t files < <(grep -l '"tool":"xdp-' "${files[@]}" /dev/null 2>/dev/null)
+	# Only files with the tools' or the scenarios' records in them are worth a look.
+	mapfile -t files < <(grep -lE '"tool": ?"(xdp-|rfc2544"|backpressure")' "${files[@]}" \
+		/dev/null 2>/dev/null)
 	# Read-write: the open does not block even if the checker has already ended;
 	# held until it ends, as a FIFO no one holds open loses what was written.
 	exec {fd}<>"$T_SCHEMA_DIR/in"

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Validate the --json records of xdp-sink and xdp-gen in FILEs against
+"""Validate the --json records of xdp-sink and xdp-gen, and of the lab's
+scenarios (testenv.sh rfc2544, backpressure), in FILEs against
 docs/schema/TOOL.json. A record's tool is its "tool" key, or, for a record
 without one, the tool the file's other records name. Lines that are not JSON
 objects (text, another program's output) are not records. Files naming
-neither tool are left alone. Prints one line per bad record and exits 1 if
+none of them are left alone. Prints one line per bad record and exits 1 if
 there was one; 77 if python3-jsonschema is missing (it needs Debian's
 /usr/bin/python3).
 
@@ -17,7 +18,7 @@ import os
 import select
 import sys
 
-TOOLS = ("xdp-sink", "xdp-gen")
+TOOLS = ("xdp-sink", "xdp-gen", "rfc2544", "backpressure")
 SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
                           "schema")
 

@@ -115,6 +115,12 @@ test_pylib_scenario_write_atomic() {
 	pl_unittest WriteAtomic test_scenario.py
 }
 
+# Under --json: schema and tool first in every record; a failure (exit 1 or 2,
+# wherever --json is) ends stdout with one error record carrying the stderr line.
+test_pylib_scenario_json_records() {
+	pl_unittest JsonRecords test_scenario.py
+}
+
 # The backpressure books (xdpsg.backpressure.books): every packet in one place, and
 # one packet nowhere fails the run.
 test_pylib_backpressure_books() {

@@ -178,3 +178,46 @@ for line in open(sys.argv[1]):
 	t_schema_begin
 	return 0
 }
+
+# The lab's scenarios: their records carry schema and tool, validate against
+# docs/schema/rfc2544.json and backpressure.json, a failure under --json ends
+# stdout with an error record, and doctored records are refused. A short
+# backpressure run gives real interval and summary records; test_rfc2544.sh's
+# runs have theirs validated by the check at cleanup.
+test_schema_scenarios() {
+	local dir name kinds want
+	need_jsonschema
+	dir=$(mktemp -d)
+	t_on_cleanup rm -rf "$dir"
+	expect_error_record "$dir/rfc-option.json" "$TESTENV" rfc2544 --json --bogus
+	expect_error_record "$dir/rfc-before.json" "$TESTENV" rfc2544 --sizes x --json
+	expect_error_record "$dir/bp-check.json" "$TESTENV" backpressure --json --gen frob
+	name=$(printf 's%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
+	T_LABS+=("$name")
+	"$TESTENV" backpressure --name "$name" --duration 1 --cost 0 --threads 1 --rate 100000 \
+		--sndbuf default --json >"$dir/bp-run.json" 2>"$dir/bp-run.err" ||
+		t_fail "backpressure run failed: $(tail -n 3 "$dir/bp-run.err")"
+
+	"${CHECK[@]}" "$dir"/*.json || t_fail "scenario records above do not validate"
+	kinds=$(record_kinds "$dir"/*.json)
+	for want in "rfc2544 error" "backpressure error" "backpressure interval" \
+		"backpressure summary"; do
+		grep -qx "$want" <<<"$kinds" || t_fail "no $want record among: $kinds"
+	done
+	t_expect_eq "schema of every record" 1 \
+		"$(/usr/bin/python3 -c 'import json, sys
+print(*sorted({json.loads(l).get("schema") for p in sys.argv[1:] for l in open(p)}))' \
+			"$dir"/*.json)"
+
+	cat "$dir"/*.json >"$dir/ok.json"
+	expect_refused "$dir" "a scenario record without schema" "'schema' is a required property" \
+		'o.pop("schema")'
+	expect_refused "$dir" "a summary without delivered" "delivered" \
+		'o.get("type") == "summary" and o.pop("delivered")'
+	expect_refused "$dir" "an interval rate as text" "offered" \
+		'o.get("type") == "interval" and o.update(offered="1")'
+	expect_refused "$dir" "an error with exit 3" "exit" \
+		'o.get("type") == "error" and o.update(exit=3)'
+	expect_refused "$dir" "an unknown scenario record type" "type" \
+		'o.get("tool") == "rfc2544" and o.update(type="trail")'
+}

@@ -153,9 +153,57 @@ class Usage(unittest.TestCase):
     def test_json_sets_quiet_text(self):
         sc = Stub(run=lambda sc: sc.out('text') or sc.emit({'type': 'x'}))
         _, out, _ = main(sc, ['--json'])
-        self.assertEqual(out, '{"type": "x"}\n')
+        self.assertEqual(out, '{"type": "x", "schema": 1}\n')
         _, out, _ = main(Stub(run=lambda sc: sc.out('text') or sc.emit({'type': 'x'})))
         self.assertEqual(out, 'text\n')
+
+
+class Tooled(Stub):
+    tool = 'demo'
+
+
+class JsonRecords(unittest.TestCase):
+    """Under --json every record names its format's version and its scenario, and a
+    failure ends stdout with one error record (docs/json.md)."""
+
+    def records(self, out):
+        return [json.loads(line) for line in out.splitlines()]
+
+    def test_every_record_has_schema_and_tool_first(self):
+        _, out, _ = main(Tooled(run=lambda sc: sc.emit({'type': 'x', 'n': 1})), ['--json'])
+        self.assertEqual(out, '{"type": "x", "schema": 1, "tool": "demo", "n": 1}\n')
+
+    def test_failure_is_an_error_record(self):
+        def fail(sc):
+            sc.emit({'type': 'trial'})
+            raise Failure('gone')
+        rc, out, err = main(Tooled(run=fail), ['--json'])
+        recs = self.records(out)
+        self.assertEqual(rc, 1)
+        self.assertEqual([r['type'] for r in recs], ['trial', 'error'])
+        self.assertEqual(recs[-1], {'type': 'error', 'schema': 1, 'tool': 'demo',
+                                    'message': err[0], 'exit': 1})
+
+    def test_usage_errors_are_records_wherever_json_is(self):
+        for argv in (['--json', '--frob'], ['--frob', '--json'], ['--count', '-1', '--json']):
+            rc, out, err = main(Tooled(), argv)
+            self.assertEqual((rc, len(err)), (2, 1), argv)
+            self.assertEqual(self.records(out), [{'type': 'error', 'schema': 1, 'tool': 'demo',
+                                                  'message': err[0], 'exit': 2}], argv)
+
+    def test_no_record_without_json(self):
+        def fail(sc):
+            raise Failure('gone')
+        self.assertEqual(main(Tooled(run=fail), [])[:2], (1, ''))
+        self.assertEqual(main(Tooled(), ['--frob', '--', '--json'])[:2], (2, ''))
+
+    def test_failed_report_is_the_message(self):
+        def report(sc):
+            sc.log('FAILED: the books do not balance')
+            return 1
+        rc, out, err = main(Tooled(report=report), ['--json'])
+        self.assertEqual(rc, 1)
+        self.assertEqual(self.records(out)[-1]['message'], err[-1])
 
 
 class Names(unittest.TestCase):

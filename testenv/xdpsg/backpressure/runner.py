@@ -44,6 +44,7 @@ class CpuMeter:
 
 class Backpressure(Scenario):
     prog = "testenv.sh backpressure"
+    tool = "backpressure"
 
     def __init__(self):
         self.lab = None

@@ -7,7 +7,7 @@ import tempfile
 import time
 
 from ..scenario import Scenario, UsageError, build_path, require_built, require_root, tool_env, \
-    write_atomic
+    write_atomic, SCHEMA
 from . import latency, options, plots, report
 from .ends import Ends
 from .search import Search
@@ -17,6 +17,7 @@ from .verdict import FCS
 
 class Rfc2544(Scenario):
     prog = "testenv.sh rfc2544"
+    tool = "rfc2544"
 
     def __init__(self):
         self.ends = None
@@ -90,7 +91,7 @@ class Rfc2544(Scenario):
 
     def summary(self, a, results):
         return {
-            "type": "summary", "tool": "rfc2544", "where": self.ends.where,
+            "type": "summary", "schema": SCHEMA, "tool": "rfc2544", "where": self.ends.where,
             "dut": self.ends.dut, "gen": a.gen, "gen_if": self.ends.gen_if, "gen_ns": self.ends.gen_ns,
             "sink_if": self.ends.sink_if, "sink_ns": self.ends.sink_ns,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(self.t0)),
@@ -112,7 +113,7 @@ class Rfc2544(Scenario):
     def report(self, a, res):
         outdir = self.write_outputs(a, res)
         if a.json:
-            print(json.dumps(res), flush=True)
+            self.emit(res)
         else:
             print(report.text_report(res), flush=True)
             print("written: " + ", ".join(res["files"]), flush=True)
