@@ -137,31 +137,40 @@ static __always_inline void parse_settle(struct hdr_cursor *c)
 #endif
 }
 
+/*
+ * One VLAN tag, if *proto says one follows: 1 when read (the cursor past it,
+ * *proto what it carries), 0 when there is none, -1 when it is cut short.
+ */
+static __always_inline int parse_vlan_tag(struct hdr_cursor *c, __u16 *proto)
+{
+	parse_vlan_t *vh = c->pos;
+
+	if (*proto != ETH_P_8021Q && *proto != ETH_P_8021AD)
+		return 0;
+	if ((void *)(vh + 1) > c->end)
+		return -1;
+	*proto = bpf_ntohs(vh->proto);
+	c->pos = vh + 1;
+	return 1;
+}
+
 /* Ethernet plus up to two 802.1Q/802.1ad tags; returns the inner EtherType. */
 static __always_inline int parse_ethhdr(struct hdr_cursor *c, __u16 *proto)
 {
 	parse_eth_t *eth = c->pos;
-	parse_vlan_t *vh;
+	int r;
 
 	if ((void *)(eth + 1) > c->end)
 		return -1;
 	*proto = bpf_ntohs(eth->h_proto);
 	c->pos = eth + 1;
-	if (*proto != ETH_P_8021Q && *proto != ETH_P_8021AD)
-		return 0;
-	vh = c->pos;
-	if ((void *)(vh + 1) > c->end)
-		return -1;
-	*proto = bpf_ntohs(vh->proto);
-	c->pos = vh + 1;
+	r = parse_vlan_tag(c, proto);
+	if (r <= 0)
+		return r;
 	c->layers |= PARSE_L_VLAN;
-	if (*proto != ETH_P_8021Q && *proto != ETH_P_8021AD)
-		return 0;
-	vh = c->pos;
-	if ((void *)(vh + 1) > c->end)
-		return -1;
-	*proto = bpf_ntohs(vh->proto);
-	c->pos = vh + 1;
+	r = parse_vlan_tag(c, proto);
+	if (r <= 0)
+		return r;
 	c->layers |= PARSE_L_QINQ;
 	return 0;
 }
