@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "../../bpf/parsing.h"
+#include "../unit/parse_counters.h"
 #include "pcapio.h"
 #include "pkt.h"
 #include "shared.h"
@@ -36,16 +36,6 @@ static const char *const results[] = {
 	[PARSE_ERR_ICMP] = "err_icmp", [PARSE_ERR_TUNNEL] = "err_tunnel",
 };
 
-static const size_t result_at[] = {
-	offsetof(struct sink_stats, udp4),     offsetof(struct sink_stats, udp6),
-	offsetof(struct sink_stats, tcp4),     offsetof(struct sink_stats, tcp6),
-	offsetof(struct sink_stats, icmp4),    offsetof(struct sink_stats, icmp6),
-	offsetof(struct sink_stats, other),    offsetof(struct sink_stats, err_eth),
-	offsetof(struct sink_stats, err_ip),   offsetof(struct sink_stats, err_ip6_ext),
-	offsetof(struct sink_stats, err_udp),  offsetof(struct sink_stats, err_tcp),
-	offsetof(struct sink_stats, err_icmp), offsetof(struct sink_stats, err_tunnel),
-};
-
 static const struct {
 	const char *name;
 	size_t at;
@@ -60,8 +50,6 @@ static const struct {
 };
 
 _Static_assert(sizeof(results) / sizeof(results[0]) == PARSE_ERR_TUNNEL + 1, "a name per result");
-_Static_assert(sizeof(result_at) / sizeof(result_at[0]) == PARSE_ERR_TUNNEL + 1,
-	       "a counter per result");
 
 static int read_stats(struct xdp_sink_bpf *skel, struct sink_stats *sum)
 {
@@ -83,11 +71,6 @@ static int read_stats(struct xdp_sink_bpf *skel, struct sink_stats *sum)
 			((__u64 *)sum)[i] += ((__u64 *)&vals[c])[i];
 	free(vals);
 	return 0;
-}
-
-static __u64 at(const struct sink_stats *s, size_t off)
-{
-	return *(const __u64 *)((const char *)s + off);
 }
 
 static const char *reader_name(int ret, const struct pkt_info *pi)
@@ -128,15 +111,13 @@ static int probe(struct xdp_sink_bpf *skel, const struct pcap_frames *f)
 				strerror(errno));
 			return -1;
 		}
-		for (cls = 0; cls <= PARSE_ERR_TUNNEL; cls++)
-			if (at(&b, result_at[cls]) != at(&a, result_at[cls]))
-				break;
+		cls = parse_moved(&a, &b);
 		memset(&pi, 0, sizeof(pi));
 		ret = pkt_parse_l4(pcap_frame(f, i), f->len[i], &pi);
 		printf("{\"i\":%u,\"prog\":\"%s\",\"layers\":[", i,
-		       cls <= PARSE_ERR_TUNNEL ? results[cls] : "none");
+		       cls >= 0 ? results[cls] : "none");
 		for (k = 0, sep = ""; k < sizeof(layers) / sizeof(layers[0]); k++)
-			if (at(&b, layers[k].at) != at(&a, layers[k].at)) {
+			if (parse_counter(&b, layers[k].at) != parse_counter(&a, layers[k].at)) {
 				printf("%s\"%s\"", sep, layers[k].name);
 				sep = ",";
 			}

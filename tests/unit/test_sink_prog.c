@@ -21,7 +21,7 @@
 #include "shared.h"
 #include "test.h"
 #include "xdp_sample.h"
-#include "../../bpf/parsing.h"
+#include "parse_counters.h"
 #include "xdp_sink.skel.h"
 
 static int silent(enum libbpf_print_level l, const char *f, va_list ap)
@@ -628,23 +628,7 @@ static int prog_class(struct xdp_sink_bpf *skel, unsigned char *pkt, unsigned in
 	if (run(skel->progs.xdp_sink_drop, pkt, len, 1, NULL, NULL, NULL))
 		return -1;
 	read_stats(skel, &b);
-	/* Each result's counter, in enum parse_result's order. */
-	const size_t at[] = {
-		offsetof(struct sink_stats, udp4),     offsetof(struct sink_stats, udp6),
-		offsetof(struct sink_stats, tcp4),     offsetof(struct sink_stats, tcp6),
-		offsetof(struct sink_stats, icmp4),    offsetof(struct sink_stats, icmp6),
-		offsetof(struct sink_stats, other),    offsetof(struct sink_stats, err_eth),
-		offsetof(struct sink_stats, err_ip),   offsetof(struct sink_stats, err_ip6_ext),
-		offsetof(struct sink_stats, err_udp),  offsetof(struct sink_stats, err_tcp),
-		offsetof(struct sink_stats, err_icmp), offsetof(struct sink_stats, err_tunnel),
-	};
-	unsigned int i;
-
-	_Static_assert(sizeof(at) / sizeof(at[0]) == PARSE_ERR_TUNNEL + 1, "a counter per result");
-	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++)
-		if (*(__u64 *)((char *)&b + at[i]) != *(__u64 *)((char *)&a + at[i]))
-			return (int)i;
-	return -1;
+	return parse_moved(&a, &b);
 }
 
 /*
