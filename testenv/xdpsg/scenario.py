@@ -104,11 +104,12 @@ def invoked_as(prog, argv, argv0=None):
     return prog
 
 
-def write_atomic(path, data, mode='w', perm=0o644):
+def write_atomic(path, data, mode='w', perm=0o644, before_rename=None):
     """Write PATH whole or not at all: a new file beside it, renamed over it.
 
     A reader never sees half a file, and a symlink at PATH is replaced, never
     followed. The file gets PERM (mkstemp's 0600 is for the moment before the rename).
+    BEFORE_RENAME(path), if given, may refuse the rename by raising.
     """
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix='.' + os.path.basename(path) + '.', dir=d)
@@ -118,6 +119,8 @@ def write_atomic(path, data, mode='w', perm=0o644):
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, perm)
+        if before_rename:
+            before_rename(path)
         os.replace(tmp, path)
     except BaseException:
         try:

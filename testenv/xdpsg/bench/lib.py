@@ -6,7 +6,8 @@ import os
 import re
 import stat
 import statistics
-import tempfile
+
+from .. import scenario
 
 
 def load(path):
@@ -34,27 +35,14 @@ def check_output(path):
 def write_file(path, data):
     """Write data (str or bytes) to path without ever following a symlink.
 
-    The data goes to a new file in the same directory (created with O_EXCL, so
-    a planted symlink cannot redirect it), is synced and renamed over path: a
-    run that fails half-way leaves the old file as it was.
+    scenario.write_atomic(): a new file in the same directory (mkstemp's
+    O_EXCL, so a planted symlink cannot redirect it), synced and renamed over
+    path, so a run that fails half-way leaves the old file as it was; path is
+    checked again just before the rename.
     """
     check_output(path)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix='.%s.' % os.path.basename(path), suffix='.tmp')
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        check_output(path)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    scenario.write_atomic(path, data.encode() if isinstance(data, str) else data, 'wb',
+                          before_rename=check_output)
 
 
 # What may reach gnuplot inside a quoted string: no quotes, backquotes (command
