@@ -258,23 +258,17 @@ test_drops_overflow() {
 	lab_setup --no-ipv6
 	probe_start --max-entries 16
 	# 40 runs of 50 stamped frames each to a port nobody listens on: NO_SOCKET.
-	lab_exec gen python3 - "$GEN_IF" "$GEN_MAC" "$SINK_MAC" "$GEN_IP4" "$SINK_IP4" <<'PY' ||
-import socket, struct, sys
+	lab_exec gen env PYTHONPATH="$ROOT/tests/integration" python3 - "$GEN_IF" "$GEN_MAC" \
+		"$SINK_MAC" "$GEN_IP4" "$SINK_IP4" <<'PY' ||
+import socket, sys
+from forge import frame, stamp
 ifname, smac, dmac, sip, dip = sys.argv[1:6]
 mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
 sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 sock.bind((ifname, 0))
 for run in range(0x5eed0000, 0x5eed0000 + 40):
     for seq in range(50):
-        stamp = struct.pack("<HIHIIH", 0x3253, run, 0, seq, 0, 0)
-        udp = struct.pack("!HHHH", 1024, 9, 8 + len(stamp), 0) + stamp
-        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,
-                         socket.inet_aton(sip), socket.inet_aton(dip))
-        s = sum(struct.unpack("!10H", ip))
-        while s >> 16:
-            s = (s & 0xffff) + (s >> 16)
-        ip = ip[:10] + struct.pack("!H", ~s & 0xffff) + ip[12:]
-        sock.send(mac(dmac) + mac(smac) + b"\x08\x00" + ip + udp)
+        sock.send(frame(mac(smac), mac(dmac), sip, dip, stamp(run, 0, seq, 0)))
 PY
 		t_fail "could not send the frames"
 	sleep 0.5
