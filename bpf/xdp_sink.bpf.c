@@ -33,6 +33,8 @@ const volatile __u32 queue_slots = XDPSG_MAX_QUEUES;
  * thread woke up to read it.
  */
 const volatile bool rx_time = false;
+/* xsk --time-all: time every frame, whatever the rate (see struct xdpsg_rx_meta). */
+const volatile bool rx_time_all = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -151,14 +153,18 @@ static __always_inline void count_parse(struct xdp_md *ctx, struct sink_stats *s
 	s->ipip += !!(layers & PARSE_L_IPIP);
 }
 
-static __always_inline struct sink_stats *count(struct xdp_md *ctx)
+/* This frame's queue slot in the counters, on this CPU. */
+static __always_inline struct sink_stats *slot(struct xdp_md *ctx)
 {
 	__u32 key = ctx->rx_queue_index;
-	struct sink_stats *s;
 
 	if (key >= queue_slots || key >= XDPSG_MAX_QUEUES)
 		key = XDPSG_MAX_QUEUES;
-	s = bpf_map_lookup_elem(&stats, &key);
+	return bpf_map_lookup_elem(&stats, &key);
+}
+
+static __always_inline struct sink_stats *count_in(struct xdp_md *ctx, struct sink_stats *s)
+{
 	if (!s)
 		return NULL;
 	s->packets++;
@@ -167,6 +173,11 @@ static __always_inline struct sink_stats *count(struct xdp_md *ctx)
 		count_parse(ctx, s);
 	burn();
 	return s;
+}
+
+static __always_inline struct sink_stats *count(struct xdp_md *ctx)
+{
+	return count_in(ctx, slot(ctx));
 }
 
 /*
@@ -325,11 +336,36 @@ int xdp_sink_redirect(struct xdp_md *ctx)
 }
 
 /*
- * Taken before anything else the program does. A frame whose metadata cannot
- * be made (a driver without room for it) goes without: the sink sees a zero
- * and falls back to the time it read the frame.
+ * The receive time, or XDPSG_RX_UNTIMED for a frame the sample skips (struct
+ * xdpsg_rx_meta says when and why). Taken before anything else the program
+ * does but find its counters. A frame whose metadata cannot be made (a
+ * driver without room for it) goes without: the sink sees a zero and falls
+ * back to the time it read the frame.
  */
-static __always_inline void stamp_rx_time(struct xdp_md *ctx)
+static __always_inline __u64 rx_clock(struct sink_stats *s)
+{
+	__u64 now, span;
+
+	if (!s || rx_time_all)
+		return bpf_ktime_get_ns();
+	if (s->rx_clock_skip) {
+		s->rx_clock_skip--;
+		return XDPSG_RX_UNTIMED;
+	}
+	now = bpf_ktime_get_ns();
+	span = now - s->rx_clock_last;
+	if (span < (__u64)s->rx_clock_frames << XDPSG_RX_DENSE_SHIFT) {
+		s->rx_clock_skip =
+			XDPSG_RX_SKIP_MIN + (bpf_get_prandom_u32() & (XDPSG_RX_SKIP_SPAN - 1));
+		s->rx_clock_frames = s->rx_clock_skip + 1;
+	} else {
+		s->rx_clock_frames = 1;
+	}
+	s->rx_clock_last = now;
+	return now;
+}
+
+static __always_inline void stamp_rx_time(struct xdp_md *ctx, struct sink_stats *s)
 {
 	struct xdpsg_rx_meta *m;
 	void *data;
@@ -340,18 +376,18 @@ static __always_inline void stamp_rx_time(struct xdp_md *ctx)
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > data)
 		return;
-	m->rx_ns = bpf_ktime_get_ns();
+	m->rx_ns = rx_clock(s);
 }
 
 SEC("xdp")
 int xdp_sink_xsk(struct xdp_md *ctx)
 {
-	struct sink_stats *s;
+	struct sink_stats *s = slot(ctx);
 	int ret;
 
 	if (rx_time)
-		stamp_rx_time(ctx);
-	s = count(ctx);
+		stamp_rx_time(ctx, s);
+	s = count_in(ctx, s);
 
 	/* A queue without a socket is counted and dropped, never passed silently. */
 	ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);

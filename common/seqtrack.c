@@ -394,7 +394,7 @@ static enum seqtrack_verdict sequence(struct seqtrack_counts *c, struct seqtrack
 }
 
 /* Times, latency and the pacing seen in send times, for a frame in the books. */
-static void note_times(struct seqtrack_run *r, __u64 ts, __u64 now)
+static void note_times(struct seqtrack_run *r, __u64 ts, __u64 now, bool timed)
 {
 	__u64 slot = ts / SEQTRACK_BURST_NS, lat = now > ts ? now - ts : 0, d;
 
@@ -406,9 +406,11 @@ static void note_times(struct seqtrack_run *r, __u64 ts, __u64 now)
 	r->first_ts = ts < r->first_ts ? ts : r->first_ts;
 	r->last_ts = ts > r->last_ts ? ts : r->last_ts;
 	r->last_rx = now;
-	hist_record(r->latency, lat);
-	if (jitter_update(&r->jit, lat, &d))
-		hist_record(r->ipdv, d);
+	if (timed) {
+		hist_record(r->latency, lat);
+		if (jitter_update(&r->jit, lat, &d))
+			hist_record(r->ipdv, d);
+	}
 	if (slot == r->burst_slot) {
 		r->burst_n++;
 	} else if (slot > r->burst_slot) {
@@ -437,7 +439,8 @@ static enum seqtrack_verdict reject(struct seqtrack *t, struct seqtrack_run *r, 
 	return v;
 }
 
-enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct stamp *st, __u64 now)
+enum seqtrack_verdict seqtrack_update_timed(struct seqtrack *t, const struct stamp *st, __u64 now,
+					    bool timed)
 {
 	struct seqtrack_run *r = run_find(t, st->run);
 	__u64 ts = stamp_time(st->ts_ns, now);
@@ -470,8 +473,13 @@ enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct stamp *st
 	t->total.late += r->c.late - before.late;
 	t->total.implausible += r->c.implausible - before.implausible;
 	if (v != SEQ_IMPLAUSIBLE) {
-		note_times(r, ts, now);
-		hist_coarse_record(&t->live, now - ts);
+		note_times(r, ts, now, timed);
+		if (timed) {
+			hist_coarse_record(&t->live, now - ts);
+		} else {
+			r->c.untimed++;
+			t->total.untimed++;
+		}
 	}
 	return v;
 }
@@ -506,6 +514,7 @@ void seqtrack_counts_merge(struct seqtrack_counts *into, const struct seqtrack_c
 	into->ts_future += from->ts_future;
 	into->ts_stale += from->ts_stale;
 	into->unplaced += from->unplaced;
+	into->untimed += from->untimed;
 }
 
 /* A run record of some tracker, for merging by id. */

@@ -102,6 +102,12 @@ struct seqtrack_counts {
 	__u64 ts_future; /* send time after the receive time */
 	__u64 ts_stale; /* send time from before the sink started */
 	__u64 unplaced; /* frames of the run, or of no run, that found no room: never checked */
+	/*
+	 * Received, not implausible, but untimed (seqtrack_update_timed()): in
+	 * no latency or jitter figure. latency count + untimed = received -
+	 * implausible.
+	 */
+	__u64 untimed;
 };
 
 enum seqtrack_verdict {
@@ -166,8 +172,20 @@ void seqtrack__destroy(struct seqtrack *t);
 /* Forget every run and zero the counts. */
 void seqtrack_reset(struct seqtrack *t);
 
-/* One stamped frame received at now_ns. */
-enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct stamp *st, __u64 now_ns);
+/*
+ * One stamped frame received at now_ns. Untimed (timed false): now_ns is only
+ * an upper bound on when it arrived (the reader's time, for a frame the
+ * receive-time sample skipped): it is booked and checked, but is in no
+ * latency, jitter or live histogram figure.
+ */
+enum seqtrack_verdict seqtrack_update_timed(struct seqtrack *t, const struct stamp *st,
+					    __u64 now_ns, bool timed);
+
+static inline enum seqtrack_verdict seqtrack_update(struct seqtrack *t, const struct stamp *st,
+						    __u64 now_ns)
+{
+	return seqtrack_update_timed(t, st, now_ns, true);
+}
 const char *seqtrack_verdict_str(enum seqtrack_verdict v);
 
 /* A's books plus B's: received, lost, ... summed. */

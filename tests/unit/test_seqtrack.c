@@ -792,8 +792,46 @@ out:
 	seqtrack__destroy(b);
 }
 
+/*
+ * Frames the receive-time sample skipped (untimed) are booked like any other
+ * (a gap among them is loss), but only the timed ones make latency, |IPDV|
+ * and the live histogram: an untimed frame's time is the reader's, which
+ * would put the thread's wake-up back into the figures.
+ */
+static void test_untimed_booked_not_timed(void)
+{
+	struct seqtrack *t = seqtrack__create(T0);
+	struct collected c = { 0 };
+	__u32 i, timed = 0;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	for (i = 0; i < 200; i++) {
+		struct stamp st = { .run = 7, .flow = 0, .seq = i, .ts_ns = T0 + i * 1000ULL };
+		bool on = i % 16 == 0;
+
+		if (i == 100)
+			continue; /* lost, among the untimed */
+		/* The untimed ones are read 1 ms late: in no figure if they are left out. */
+		seqtrack_update_timed(t, &st, st.ts_ns + (on ? 5000 : 1000000), on);
+		timed += on;
+	}
+	ASSERT_EQ(seqtrack_runs(&t, 1, collect, &c), 1, "one run");
+	ASSERT_EQ(c.s[0].c.received, 199, "every frame booked");
+	ASSERT_EQ(c.s[0].c.lost, 1, "a gap among untimed frames is loss");
+	ASSERT_EQ(c.lat[0], timed, "latency: the timed frames only");
+	ASSERT_EQ(c.s[0].c.untimed, 199 - timed, "the rest counted untimed");
+	ASSERT_EQ(t->total.untimed, 199 - timed, "in the totals too");
+	ASSERT_EQ(c.s[0].ipdv.count, timed - 1, "IPDV between timed frames");
+	ASSERT_EQ(c.s[0].ipdv.max, 0, "none of the readers' lateness in it");
+	ASSERT_EQ(t->live.count, timed, "the live histogram: the timed frames only");
+	ASSERT_EQ(t->live.sum, timed * 5000ULL, "at their latency");
+	seqtrack__destroy(t);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(in_order),
+	TEST_CASE(untimed_booked_not_timed),
 	TEST_CASE(gap),
 	TEST_CASE(duplicate),
 	TEST_CASE(reorder),

@@ -813,6 +813,115 @@ out:
 	xdp_sink_bpf__destroy(skel);
 }
 
+/* Every CPU's slot-0 entry gets the sample's state; returns the map's fd or -1. */
+static int rx_clock_set(struct xdp_sink_bpf *skel, __u64 last, __u32 frames, __u32 skip)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, fd = bpf_map__fd(skel->maps.stats);
+	struct sink_stats vals[ncpu];
+	__u32 key = 0;
+
+	memset(vals, 0, sizeof(vals));
+	for (c = 0; c < ncpu; c++) {
+		vals[c].rx_clock_last = last;
+		vals[c].rx_clock_frames = frames;
+		vals[c].rx_clock_skip = skip;
+	}
+	return bpf_map_update_elem(fd, &key, vals, BPF_ANY) ? -1 : fd;
+}
+
+/* The entry of the CPU that ran the program (the one whose packets moved). */
+static bool rx_clock_get(struct xdp_sink_bpf *skel, struct sink_stats *out)
+{
+	int ncpu = libbpf_num_possible_cpus(), c, fd = bpf_map__fd(skel->maps.stats);
+	struct sink_stats vals[ncpu];
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(fd, &key, vals))
+		return false;
+	for (c = 0; c < ncpu; c++)
+		if (vals[c].packets) {
+			*out = vals[c];
+			return true;
+		}
+	return false;
+}
+
+/* One run of the xsk program; the receive time it put in front of the frame. */
+static __u64 rx_meta_of_run(struct xdp_sink_bpf *skel, unsigned char *pkt)
+{
+	unsigned char out[2048];
+	struct xdpsg_rx_meta m = { 0 };
+
+	if (!run(skel->progs.xdp_sink_xsk, pkt, 60, 1, NULL, NULL, out))
+		memcpy(&m, out, sizeof(m));
+	return m.rx_ns;
+}
+
+/*
+ * The receive-time sample (struct xdpsg_rx_meta): frames the sample skips
+ * carry XDPSG_RX_UNTIMED and count down; a timed frame close on the heels of
+ * the last starts a random skip of 8..23; a sparse one starts none; with
+ * rx_time_all every frame is timed whatever the state says.
+ */
+static void test_xsk_rx_time_sample(void)
+{
+	unsigned char pkt[64] = {};
+	struct xdp_sink_bpf *skel;
+	struct sink_stats st;
+	__u64 t0, rx;
+	int i;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	libbpf_set_print(silent);
+	skel = xdp_sink_bpf__open();
+	if (!ASSERT_TRUE(skel != NULL, "open"))
+		return;
+	skel->rodata->rx_time = true;
+	if (!ASSERT_OK(xdp_sink_bpf__load(skel), "load"))
+		goto out;
+	eth(pkt, ETH_P_IP);
+
+	/* Three frames still to skip, then one timed; far from the last: no new skip. */
+	ASSERT_GE(rx_clock_set(skel, 1, 1, 3), 0, "set the state");
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(rx_meta_of_run(skel, pkt), XDPSG_RX_UNTIMED,
+			  "a skipped frame is untimed");
+	t0 = mono_ns();
+	rx = rx_meta_of_run(skel, pkt);
+	ASSERT_GE(rx, t0, "then a timed frame");
+	ASSERT_TRUE(rx_clock_get(skel, &st), "read the state");
+	ASSERT_EQ(st.rx_clock_skip, 0, "a sparse frame starts no skip");
+	ASSERT_EQ(st.rx_clock_frames, 1, "and counts from itself");
+	ASSERT_EQ(st.rx_clock_last, rx, "it is the last timed frame");
+
+	/* Dense: a million frames' worth of time has not passed since the last timed one. */
+	ASSERT_GE(rx_clock_set(skel, mono_ns(), 1000000, 0), 0, "set the state");
+	rx = rx_meta_of_run(skel, pkt);
+	ASSERT_GT(rx, XDPSG_RX_UNTIMED, "the frame after a skip is timed");
+	ASSERT_TRUE(rx_clock_get(skel, &st), "read the state");
+	ASSERT_GE(st.rx_clock_skip, XDPSG_RX_SKIP_MIN, "a dense frame starts a skip");
+	ASSERT_GE(XDPSG_RX_SKIP_MIN + XDPSG_RX_SKIP_SPAN - 1, st.rx_clock_skip, "of at most 23");
+	ASSERT_EQ(st.rx_clock_frames, st.rx_clock_skip + 1, "the next timed frame is skip + 1 on");
+	xdp_sink_bpf__destroy(skel);
+
+	/* --time-all: the state is ignored. */
+	skel = xdp_sink_bpf__open();
+	if (!ASSERT_TRUE(skel != NULL, "open"))
+		return;
+	skel->rodata->rx_time = true;
+	skel->rodata->rx_time_all = true;
+	if (!ASSERT_OK(xdp_sink_bpf__load(skel), "load with rx_time_all"))
+		goto out;
+	ASSERT_GE(rx_clock_set(skel, mono_ns(), 1000000, 3), 0, "set the state");
+	for (i = 0; i < 4; i++)
+		ASSERT_GT(rx_meta_of_run(skel, pkt), XDPSG_RX_UNTIMED, "every frame timed");
+out:
+	xdp_sink_bpf__destroy(skel);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(parse_errors),
 	TEST_CASE(no_parse_counts_only),
@@ -824,6 +933,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(sample_one_in_n),
 	TEST_CASE(sample_full_ring_keeps_verdict),
 	TEST_CASE(xsk_rx_time),
+	TEST_CASE(xsk_rx_time_sample),
 };
 
 TEST_MAIN("sink_prog", cases)

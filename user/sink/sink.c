@@ -257,6 +257,7 @@ static int load(struct sink *sk)
 	sk->skel->rodata->reflect = cfg->reflect;
 	/* Only stamps are timed: --no-verify reads none. */
 	sk->skel->rodata->rx_time = sk->ops->rx_time && !cfg->no_verify;
+	sk->skel->rodata->rx_time_all = cfg->time_all;
 	sample_configure(sk);
 	bpf_object__for_each_program(p, sk->skel->obj)
 		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), sk->ops->prog));

@@ -53,7 +53,7 @@ struct sink_cfg {
 	struct param_list queues, cpus;
 	__u64 batch, ring_size;
 	struct xsk_cli xsk;
-	bool poll, no_verify, follow_rx, no_follow_rx;
+	bool poll, time_all, no_verify, follow_rx, no_follow_rx;
 	bool drop_causes; /* the drop tracer, host-wide, joined with the runs' books */
 	const char *hist;
 	struct metrics_cli metrics;

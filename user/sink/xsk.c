@@ -91,6 +91,7 @@ void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_count
 		seqtrack_counts_merge(&c->st, &xc[i].st);
 		c->rx_time_kernel += xc[i].rx_time_kernel;
 		c->rx_time_user += xc[i].rx_time_user;
+		c->rx_untimed += xc[i].rx_untimed;
 		hist_coarse_merge(&c->live, &xc[i].live);
 		if (xc[i].first_ns && (!c->first_ns || xc[i].first_ns < c->first_ns))
 			c->first_ns = xc[i].first_ns;
@@ -249,15 +250,27 @@ static inline void xq_prefetch(struct xq *x, __u32 idx)
  * and a device gives every frame its metadata or none (bpf_xdp_adjust_meta
  * fails only where the driver has no metadata at all).
  */
-static inline __u64 xq_rx_time(const void *data, __u64 now)
+enum xq_timing {
+	XQ_KERNEL, /* the kernel's receive time */
+	XQ_UNTIMED, /* skipped by the program's sample (struct xdpsg_rx_meta) */
+	XQ_USER, /* no metadata: the time the thread read it */
+};
+
+static inline enum xq_timing xq_rx_time(const void *data, __u64 now, __u64 *rx)
 {
 	const struct xdpsg_rx_meta *m =
 		(const struct xdpsg_rx_meta *)((const __u8 *)data - sizeof(*m));
-	__u64 rx = m->rx_ns;
+	__u64 v = m->rx_ns;
 
-	if (!rx)
-		return now;
-	return rx <= now ? rx : now;
+	*rx = now;
+	if (v == XDPSG_RX_UNTIMED)
+		return XQ_UNTIMED;
+	if (!v)
+		return XQ_USER;
+	/* Read after the kernel took it, so never later than now; clamp a clock that says otherwise. */
+	if (v < now)
+		*rx = v;
+	return XQ_KERNEL;
 }
 
 /* Verify and count one batch of n descriptors from idx, then publish the totals. */
@@ -283,19 +296,19 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 		for (i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
 			const void *data = xsk_queue_frame_data(x->q, d->addr);
-			__u64 rx = xq_rx_time(data, now);
 			struct stamp st;
+			__u64 rx;
+			enum xq_timing tm = xq_rx_time(data, now, &rx);
 			int v;
 
 			if (i + XQ_PREFETCH_AHEAD < n)
 				xq_prefetch(x, idx + i + XQ_PREFETCH_AHEAD);
 			t->rx_bytes += d->len;
 			if (!stamp_read(data, d->len, &st)) {
-				v = seqtrack_update(x->tr, &st, rx);
-				if (rx != now)
-					t->rx_time_kernel++;
-				else
-					t->rx_time_user++;
+				v = seqtrack_update_timed(x->tr, &st, rx, tm != XQ_UNTIMED);
+				t->rx_time_kernel += tm == XQ_KERNEL;
+				t->rx_untimed += tm == XQ_UNTIMED;
+				t->rx_time_user += tm == XQ_USER;
 			} else {
 				t->foreign++;
 				v = CAPTURE_FOREIGN;

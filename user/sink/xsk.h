@@ -39,6 +39,8 @@ struct xq_counts {
 	struct seqtrack_counts st;
 	/* stamped frames timed by the kernel's receive time (the program's metadata) or by the read */
 	__u64 rx_time_kernel, rx_time_user;
+	/* stamped frames the receive-time sample skipped: booked, in no latency figure */
+	__u64 rx_untimed;
 	struct hist_coarse live; /* their latency, coarse: exported every interval */
 	/* receive times of the first and the last batch, 0 before any: not deltas */
 	__u64 first_ns, last_ns;

@@ -150,6 +150,7 @@ static void json_run(const struct sink *sk, struct jw *w, const char *key,
 	jw_u64(w, "burst_100us_max", s->burst_max);
 	jw_double(w, "burst_100us_ideal", run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	hist_summary_json(w, "latency_ns", lat);
+	jw_u64(w, "untimed", s->c.untimed);
 	hist_summary_json(w, "ipdv_ns", &s->ipdv);
 	jw_double(w, "jitter_ns", s->jitter_ns);
 	if (!key)
@@ -178,6 +179,7 @@ static void json_checks(struct jw *w, const struct xq_counts *c, __u64 runs, uns
 	jw_str(w, "latency_basis", latency_basis(c));
 	jw_u64(w, "rx_time_kernel", c->rx_time_kernel);
 	jw_u64(w, "rx_time_user", c->rx_time_user);
+	jw_u64(w, "rx_untimed", c->rx_untimed);
 
 	xsk_books_of(&c->st, c->foreign, false, &bk);
 	ctr_json_members(w, &sink_xsk_books, &bk, has);
@@ -364,6 +366,12 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		       FMT_ICOUNT(r.folded.c.lost));
 	hist_summarize(&r.all, &all);
 	text_lat("  latency:  ", &all);
+	if (c->rx_untimed)
+		printf("  timed:    %s of %s stamped frames (above about 1 Mpps on a CPU the kernel times "
+		       "one in 16; --time-all times every frame)\n",
+		       fmt_count(l[0], sizeof(l[0]), c->rx_time_kernel + c->rx_time_user),
+		       fmt_count(l[1], sizeof(l[1]),
+				 c->rx_time_kernel + c->rx_time_user + c->rx_untimed));
 	hist_summarize(&r.all_ipdv, &all);
 	if (all.count)
 		printf("  jitter:   IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s (latency basis: %s)\n",
