@@ -330,7 +330,7 @@ def _main(sc, argv, argv0):
         print(json.dumps(long_options(p), separators=(',', ':')))
         return 0
     # Before parsing, so that an error in an option before --json is a record too.
-    sc.json = '--json' in (argv[:argv.index('--')] if '--' in argv else argv)
+    sc.json = _asks_json(p, argv)
     try:
         args = p.parse_args(argv)
         sc.json = bool(getattr(args, 'json', False))
@@ -354,6 +354,18 @@ def _main(sc, argv, argv0):
         sigs.restore()
     # What cleanup could not undo is left behind: never a success.
     return rc if rc or cleaned else 1
+
+
+def _asks_json(p, argv):
+    """Does ARGV (before any '--') ask for --json, spelt out or abbreviated as argparse
+    allows (a prefix of --json and of no other long option)?"""
+    longs = [o for a in p._actions for o in a.option_strings if o.startswith('--')]
+    for a in argv[:argv.index('--')] if '--' in argv else argv:
+        a = a.split('=', 1)[0]
+        if a == '--json' or (p.allow_abbrev and len(a) > 2 and a.startswith('--') and
+                             [o for o in longs if o.startswith(a)] == ['--json']):
+            return True
+    return False
 
 
 def _cleanup(sc):

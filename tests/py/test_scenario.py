@@ -185,7 +185,8 @@ class JsonRecords(unittest.TestCase):
                                     'message': err[0], 'exit': 1})
 
     def test_usage_errors_are_records_wherever_json_is(self):
-        for argv in (['--json', '--frob'], ['--frob', '--json'], ['--count', '-1', '--json']):
+        for argv in (['--json', '--frob'], ['--frob', '--json'], ['--count', '-1', '--json'],
+                     ['--frob', '--js'], ['--co', '-1', '--j']):
             rc, out, err = main(Tooled(), argv)
             self.assertEqual((rc, len(err)), (2, 1), argv)
             self.assertEqual(self.records(out), [{'type': 'error', 'schema': 1, 'tool': 'demo',
@@ -196,6 +197,9 @@ class JsonRecords(unittest.TestCase):
             raise Failure('gone')
         self.assertEqual(main(Tooled(run=fail), [])[:2], (1, ''))
         self.assertEqual(main(Tooled(), ['--frob', '--', '--json'])[:2], (2, ''))
+        # '--' and '--c' (--count) are no --json; nor is a prefix of two options.
+        self.assertEqual(main(Tooled(), ['--frob', '--', '--j'])[:2], (2, ''))
+        self.assertEqual(main(Tooled(), ['--c', 'x'])[:2], (2, ''))
 
     def test_failed_report_is_the_message(self):
         def report(sc):
