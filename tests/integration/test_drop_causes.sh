@@ -86,7 +86,7 @@ test_drop_causes_dut_tbf() {
 	t_expect_eq "the run's QDISC_DROP on the DUT's egress = the tbf's dropped" \
 		"$(qdisc_dropped "$DUT_NS" "$DUT_SINK_IF")" "$q"
 	expect_run_explained "$g" "tbf run"
-	grep -q "^xdp_sink_lost_by_cause_total{.*run=\"$(printf %08x "$run")\",reason=\"QDISC_DROP\",device=\"$DUT_SINK_IF\"} $q\$" "$mf" ||
+	grep -q "^xdp_sink_lost_by_cause_total{.*run=\"$(printf %08x "$run")\",reason=\"QDISC_DROP\",device=\"$DUT_SINK_IF\",netns=\"$DUT_NS\"} $q\$" "$mf" ||
 		t_fail "no QDISC_DROP sample of $q in the metrics: $(grep lost_by_cause "$mf")"
 	# device is the drop's; the sink's own is left off, not a second device label.
 	grep -E '^xdp_sink_lost_by_cause_total\{(.*interface=|.*device=.*device=)' "$mf" &&
@@ -255,7 +255,7 @@ test_drop_causes_drops_cmd() {
 		c['run'] == $run and c['dev'] == '$DUT_SINK_IF' and c['reason'] == 'QDISC_DROP')")
 	t_expect_ge "the run's tbf drops" 1 "$q"
 	t_expect_eq "the run's QDISC_DROP = the tbf's dropped" "$(qdisc_dropped "$DUT_NS" "$DUT_SINK_IF")" "$q"
-	grep -q "^xdp_sink_dropped_by_cause_total{.*kind=\"run\",run=\"$(printf %08x "$run")\",reason=\"QDISC_DROP\",device=\"$DUT_SINK_IF\"} $q\$" "$mf" ||
+	grep -q "^xdp_sink_dropped_by_cause_total{.*kind=\"run\",run=\"$(printf %08x "$run")\",reason=\"QDISC_DROP\",device=\"$DUT_SINK_IF\",netns=\"$DUT_NS\"} $q\$" "$mf" ||
 		t_fail "no QDISC_DROP sample of $q in the metrics: $(grep "$DUT_SINK_IF" "$mf")"
 	# Host-wide: no device of its own, so the only device label is the drop's.
 	grep -E '^xdp_sink_dropped_by_cause_total\{(.*interface=|.*device=.*device=)' "$mf" &&

@@ -425,20 +425,28 @@ void causes_text_rest(const struct causes *c)
 }
 
 void causes_metric_sample(struct metrics_w *w, const char *name, const char *run, const char *kind,
-			  const char *reason, const char *dev, __u64 v)
+			  const char *reason, const struct drops_count *k, __u64 v)
 {
-	char esc[3][128];
+	char esc[4][128], dev[64] = "", ns[256] = "";
 
+	if (k) {
+		snprintf(dev, sizeof(dev), "%s", k->dev);
+		if (!dev[0] && k->key.ifindex)
+			snprintf(dev, sizeof(dev), "ifindex%d", k->key.ifindex);
+		if (k->key.netns && drops_netns_name(k->key.netns, ns, sizeof(ns)))
+			snprintf(ns, sizeof(ns), "%u", k->key.netns);
+	}
 	if (!metrics_escape(run, esc[0], sizeof(esc[0])) ||
 	    !metrics_escape(reason, esc[1], sizeof(esc[1])) ||
-	    !metrics_escape(dev, esc[2], sizeof(esc[2])))
+	    !metrics_escape(dev, esc[2], sizeof(esc[2])) ||
+	    !metrics_escape(ns, esc[3], sizeof(esc[3])))
 		return;
 	/* device is where the frames were dropped: the sink's own would be a second device. */
 	fprintf(w->f, "%s{%s%s", name, w->labels_nodev, w->labels_nodev[0] ? "," : "");
 	if (kind)
 		fprintf(w->f, "kind=\"%s\",", kind);
-	fprintf(w->f, "run=\"%s\",reason=\"%s\",device=\"%s\"} %" PRIu64 "\n", esc[0], esc[1],
-		esc[2], (uint64_t)v);
+	fprintf(w->f, "run=\"%s\",reason=\"%s\",device=\"%s\",netns=\"%s\"} %" PRIu64 "\n", esc[0],
+		esc[1], esc[2], esc[3], (uint64_t)v);
 }
 
 void causes_metrics_head(const struct causes *c, struct metrics_w *w)
@@ -451,7 +459,7 @@ void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, 
 {
 	static const char *const name = "xdp_sink_lost_by_cause_total";
 	__u64 unexplained, over;
-	char r[64], dev[64], id[16];
+	char r[64], id[16];
 	size_t i;
 
 	if (!c || !c->settled)
@@ -460,12 +468,11 @@ void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, 
 	for (i = 0; i < c->n; i++) {
 		if (c->v[i].run != run)
 			continue;
-		causes_dev_name(&c->v[i].c, dev, sizeof(dev));
 		causes_metric_sample(w, name, id, NULL,
-				     causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
-				     c->v[i].c.packets);
+				     causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)),
+				     &c->v[i].c, c->v[i].c.packets);
 	}
 	/* So that a run's samples add up to its lost. */
 	balance(c, run, lost, &unexplained, &over);
-	causes_metric_sample(w, name, id, NULL, "unexplained", "", unexplained);
+	causes_metric_sample(w, name, id, NULL, "unexplained", NULL, unexplained);
 }

@@ -56,9 +56,13 @@ void causes_text_rest(const struct causes *c);
 void causes_metrics_head(const struct causes *c, struct metrics_w *w);
 void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, __s64 lost);
 
-/* Shared with the drops command: a count's labels and names. */
+/*
+ * Shared with the drops command: a count's labels and names. k gives the
+ * device and netns labels (NULL: both ""); netns is the namespace's name
+ * (ip netns) or, unnamed, its inode: a device name alone is not unique.
+ */
 void causes_metric_sample(struct metrics_w *w, const char *name, const char *run, const char *kind,
-			  const char *reason, const char *dev, __u64 v);
+			  const char *reason, const struct drops_count *k, __u64 v);
 const char *causes_reason(struct drops *d, __u32 reason, char *buf, size_t len);
 /* "dev" or "dev@ns" when the device is in a named namespace other than ours. */
 void causes_dev_name(const struct drops_count *k, char *buf, size_t len);

@@ -167,7 +167,7 @@ static void metrics(void *ctx, struct metrics_w *w, const struct run_snap *a,
 {
 	struct dstate *st = ctx;
 	const struct drops_snapshot *d = delta(st, a, b);
-	char r[64], dev[64], run[16];
+	char r[64], run[16];
 	size_t i;
 
 	(void)kind;
@@ -176,10 +176,9 @@ static void metrics(void *ctx, struct metrics_w *w, const struct run_snap *a,
 		const struct drops_count *c = &d->v[i];
 
 		snprintf(run, sizeof(run), "%08x", c->key.run);
-		causes_dev_name(c, dev, sizeof(dev));
 		causes_metric_sample(w, "xdp_sink_dropped_by_cause_total", run,
 				     drops_kind_name(c->key.kind),
-				     causes_reason(st->d, c->key.reason, r, sizeof(r)), dev,
+				     causes_reason(st->d, c->key.reason, r, sizeof(r)), c,
 				     c->packets);
 	}
 }
