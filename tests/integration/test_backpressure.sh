@@ -146,13 +146,11 @@ test_backpressure_xsk_sink_latency() {
 }
 
 test_backpressure_stall_fails_cleanly() {
-	local out err start secs
+	local out err
 	out=$(mktemp) err=$(mktemp)
-	start=$(date +%s)
+	# The stall, not the 30 s, ends the run: its stop reason says so (no clock asked).
 	XDPSG_TEST_STALL=1 bp_run "$out" "$err" --duration 30
-	secs=$(($(date +%s) - start))
 	t_expect_eq "exit code on a stall" 1 "$BP_RC"
-	t_expect_le "seconds until the stall ends the run" 15 "$secs"
 	grep -q 'STALL: xdp-gen stopped with stop_reason "stall"' "$err" || t_fail "no stall message: $(cat "$err")"
 	t_expect_eq "stop reason" stall "$(bp_get "$out" 'o["stop_reason"]')"
 	t_expect_eq "ok" False "$(bp_get "$out" 'o["ok"]')"
