@@ -522,16 +522,14 @@ test_gen_qdisc_refused_is_qdisc_drops() {
 }
 
 test_gen_qdisc_stall_detected() {
-	local out start secs
+	local out
 	lab_setup --no-ipv6 --qdisc pfifo:1000
 	start_sink
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	start=$(date +%s)
+	# The stall, not the 60 s, ends the run: the stop reason says so (no clock asked).
 	lab_exec gen env XDPSG_TEST_STALL=1 "$GEN_HOOKS" qdisc -j -d 60 -r 1000 "$GEN_IF" >"$out" 2>&1
 	t_expect_eq "exit code on a stall" 1 $?
-	secs=$(( $(date +%s) - start ))
-	t_expect_le "seconds until the stall ends the run" 5 "$secs"
 	t_expect_eq "stop reason" stall "$(json_get "$out" summary 'o["stop_reason"]')"
 	grep -q "stall: the pfifo qdisc" "$out" || t_fail "no stall message: $(cat "$out")"
 }

@@ -239,11 +239,10 @@ test_hardening_qdisc_stop_unblocks() {
 	t_wait_until 5 hd_threads_blocked "$pid" 2 ||
 		t_fail "xdp-gen's threads are not blocked in a send: $(cat /proc/"$pid"/task/*/wchan)"
 	kill -0 "$pid" 2>/dev/null || t_fail "xdp-gen ended before the stop: $(cat "$out")"
-	start=$(date +%s%N)
-	hd_stop_within "$pid" 2
+	# Gone long before the 60 s run would end: the blocked sends were woken (a hang
+	# waits for the duration). A bound, not a speed: a busy machine has time to spare.
+	hd_stop_within "$pid" 20
 	rc=$?
-	secs=$(( ($(date +%s%N) - start) / 1000000 ))
-	t_expect_le "ms from SIGINT to exit" 2000 "$secs"
 	grep -q '"type":"summary"' "$out" || t_fail "no summary after the stop: $(cat "$out")"
 	[ "$rc" -le 1 ] || t_fail "exit code $rc: $(cat "$out")"
 }
