@@ -47,3 +47,35 @@ test_sink_proto_xsk_books() {
 	t_expect_eq "foreign: every frame of other traffic" "$(forged "$forged" 'o["foreign"]')" \
 		"$(json_get "$out" summary 'o["foreign"]')"
 }
+
+# The drop tracer finds the stamp by the same rule: the same frames, dropped
+# by the sink namespace's stack (no program there; nobody listens, no VLAN or
+# tunnel device), are each counted under their own run, whatever carried them.
+test_sink_proto_drop_tracer() {
+	local forged pout pid kind run sent
+	scapy_ready
+	lab_setup --no-ipv6
+	forged=$(mktemp)
+	pout=$(mktemp)
+	t_on_cleanup rm -f "$forged" "$pout"
+	"$BUILD/tests/drops-probe" >"$pout" 2>&1 &
+	pid=$!
+	T_PIDS+=("$pid")
+	t_wait_for "$pout" '"type":"ready"' 20 || t_fail "drops-probe did not attach: $(cat "$pout")"
+	lab_exec gen "${FORGE_PROTO[@]}" "$GEN_IF" "$GEN_MAC" "$SINK_MAC" "$GEN_IP4" "$SINK_IP4" \
+		fd00::1 fd00::2 20 >"$forged" || t_fail "forge_proto.py failed: $(cat "$forged")"
+	sleep 0.5 # the stack's drops of the last frames
+	kill -INT "$pid"
+	wait "$pid"
+	t_expect_eq "drops-probe exit code" 0 $?
+	# ICMP echo requests are answered, not dropped.
+	for kind in $(forged "$forged" '" ".join(k for k in o["runs"] if k != "icmp4")'); do
+		run=$(forged "$forged" "o['runs']['$kind']")
+		sent=$(forged "$forged" "o['sent']['$kind']")
+		t_expect_eq "$kind: the stack's drops of run $run, found by the stamp" "$sent" \
+			"$(python3 -c 'import json, sys
+print(sum(c["packets"] for c in map(json.loads, filter(lambda l: l.startswith("{"), open(sys.argv[1])))
+          if c.get("type") == "count" and c.get("kind") == "run" and c.get("run") == int(sys.argv[2])))' \
+				"$pout" "$run")"
+	done
+}
