@@ -176,9 +176,8 @@ static __always_inline bool find_stamp(const void *frame, __s64 lin, __u64 flen,
 	n = lin > DROPS_SNAP ? DROPS_SNAP : (__u32)lin;
 	/* 1 to DROPS_SNAP, in a form the verifier follows. */
 	n = ((n - 1) & (DROPS_SNAP - 1)) + 1;
-	/* The snap may reach past the frame into its buffer's tail: parsed only up to n. */
-	if (bpf_probe_read_kernel(buf->b, DROPS_SNAP, frame) &&
-	    bpf_probe_read_kernel(buf->b, n, frame))
+	/* Only what the frame has: the copy's cost grows with its length. */
+	if (bpf_probe_read_kernel(buf->b, n, frame))
 		return false;
 	c.start = buf->b;
 	c.pos = buf->b;
