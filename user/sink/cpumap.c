@@ -186,6 +186,7 @@ static void cpumap_json(const struct sink *sk, struct jw *w, const struct sink_s
 	jw_end_obj(w);
 }
 
+/* The summary's line of its own; an interval's part of its one line. */
 static void cpumap_text(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 			const struct sink_stats *d, enum run_report kind)
 {
@@ -195,14 +196,17 @@ static void cpumap_text(const struct sink *sk, const struct sink_snap *a, const 
 
 	(void)d;
 	cpumap_delta(sk, a, b, -1, &t);
-	printf("  %s %s packets on the remote CPUs (%s there):",
-	       kind == RUN_SUMMARY ? "cpumap:  " : "cpumap", FMT_COUNT(t.packets),
-	       remote_action(sk));
+	if (kind == RUN_SUMMARY)
+		printf("  cpumap:   %s packets on the remote CPUs (%s there):",
+		       FMT_COUNT(t.packets), remote_action(sk));
+	else
+		printf("  cpumap");
 	for (i = 0; i < cs->n; i++) {
 		cpumap_delta(sk, a, b, (int)cs->cpu[i], &t);
 		printf(" cpu %u %s", cs->cpu[i], FMT_COUNT(t.packets));
 	}
-	printf("\n");
+	if (kind == RUN_SUMMARY)
+		printf("\n");
 }
 
 static void cpumap_metrics(const struct sink *sk, struct metrics_w *w, const struct sink_snap *a,
