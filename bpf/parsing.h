@@ -121,9 +121,13 @@ struct hdr_cursor {
  * multiplies the states it explores past its limit. Re-deriving the cursor
  * from a masked offset gives every path the same range, and the states after
  * it prune. The mask is far above any header offset a frame can have; bounds
- * are checked again after it, as everywhere. User space needs none of it.
+ * are checked again after it, as everywhere. User space needs none of it. A
+ * program that walks a copy in a map value (the drop tracer) sets a smaller
+ * mask, above its copy's length, so every offset stays inside the value.
  */
+#ifndef PARSE_OFF_MASK
 #define PARSE_OFF_MASK 0x3fff
+#endif
 
 static __always_inline void parse_settle(struct hdr_cursor *c)
 {

@@ -26,6 +26,15 @@
 #include "shared.h"
 #include "xdp_drops.h"
 
+/*
+ * The one parsing rule, run on a copy of the frame's first DROPS_SNAP bytes
+ * in a per-CPU buffer: with offsets masked below 512, every header a walk
+ * can reach (IPv6 extension headers of up to 2 KiB each, GENEVE options)
+ * stays inside DROPS_BUF, which is what lets the verifier follow it.
+ */
+#define PARSE_OFF_MASK 0x1ff
+#include "parsing.h"
+
 struct bpf_prog;
 
 /* A devmap bulk queue's frames (DEV_MAP_BULK_SIZE). */
@@ -118,68 +127,81 @@ struct {
 	__type(value, struct cpu_self);
 } cpu_self SEC(".maps");
 
-/* Bytes of a frame read to find the stamp: Ethernet, a VLAN tag, IPv4 with options, UDP. */
-#define DROPS_SNAP 128
+/*
+ * Bytes of a frame read to find the stamp: enough for two VLAN tags, an
+ * outer IPv6 header, UDP and GENEVE, and an inner Ethernet, IPv6 and TCP
+ * header (a power of two: the copy's length is masked to it).
+ */
+#define DROPS_SNAP 256
+#define DROPS_BUF 4096
 #define DROPS_MIN_FRAME (14 + 20 + 8 + XDPSG_STAMP_SIZE)
 #define SKB_DROP_REASON_CONSUMED 1 /* 0 and 1 are not drops (consume_skb's) */
 #define MAC_HEADER_UNSET 0xffff
 #define REDIRECT_BY_IFINDEX 0x7fffffff /* bpf_redirect(): no map, map_id INT_MAX, tgt the device */
 
-static __always_inline __u16 be16_at(const __u8 *b, __u32 off)
-{
-	return (__u16)b[off] << 8 | b[off + 1];
-}
+struct drops_buf {
+	__u8 b[DROPS_BUF];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct drops_buf);
+} drops_scratch SEC(".maps");
 
 /*
- * The stamp's run id, if the frame (lin bytes readable at frame) is UDP
- * over IPv4 or IPv6 after Ethernet and at most one VLAN tag, with a UDP
- * payload that starts with the stamp's magic; the rule of stamp_read().
+ * The stamp's run id, if the frame (lin bytes readable at frame) carries one
+ * by the rule of stamp_read(): bpf/parsing.h's walk (VLAN/QinQ, IPv6
+ * extension headers, one tunnel) to UDP or TCP data or an ICMP echo's data
+ * that starts with the stamp's magic. Only the first DROPS_SNAP bytes are
+ * read: a stamp further in (deep option chains) is not found. The lengths
+ * in the headers are checked against the whole frame (flen bytes, its paged
+ * part too); the walk moves forward only, so a stamp within the copy was
+ * reached through headers within it.
  */
-static __always_inline bool find_stamp(const void *frame, __s64 lin, __u32 *run)
+static __always_inline bool find_stamp(const void *frame, __s64 lin, __u64 flen, __u32 *run)
 {
-	__u32 l3 = 14, l4, hlen, room, ulen, st;
-	__u8 buf[DROPS_SNAP];
-	__u16 proto;
+	struct hdr_cursor c = {};
+	struct drops_buf *buf;
+	__u32 zero = 0, n, plen, st;
+	enum parse_result r;
+	__u8 *l4, *p;
 
 	if (lin < DROPS_MIN_FRAME)
 		return false;
-	/* The snap may reach past the frame into its buffer's tail: parsed only up to lin. */
-	if (bpf_probe_read_kernel(buf, sizeof(buf), frame) &&
-	    bpf_probe_read_kernel(buf, lin > DROPS_SNAP ? DROPS_SNAP : lin, frame))
+	buf = bpf_map_lookup_elem(&drops_scratch, &zero);
+	if (!buf)
 		return false;
-	proto = be16_at(buf, 12);
-	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
-		proto = be16_at(buf, 16);
-		l3 = 18;
-	}
-	if (proto == ETH_P_IP) {
-		if (buf[l3] >> 4 != 4 || buf[l3 + 9] != IPPROTO_UDP)
-			return false;
-		hlen = (buf[l3] & 0xf) * 4;
-		room = be16_at(buf, l3 + 2);
-		/* No fragments (MF or an offset): a stamp is in a whole datagram. */
-		if (hlen < 20 || room < hlen || (be16_at(buf, l3 + 6) & 0x3fff))
-			return false;
-		room -= hlen;
-	} else if (proto == ETH_P_IPV6) {
-		if (buf[l3] >> 4 != 6 || buf[l3 + 6] != IPPROTO_UDP)
-			return false;
-		hlen = 40;
-		room = be16_at(buf, l3 + 4);
-	} else {
+	n = lin > DROPS_SNAP ? DROPS_SNAP : (__u32)lin;
+	/* 1 to DROPS_SNAP, in a form the verifier follows. */
+	n = ((n - 1) & (DROPS_SNAP - 1)) + 1;
+	/* Only what the frame has: the copy's cost grows with its length. */
+	if (bpf_probe_read_kernel(buf->b, n, frame))
 		return false;
-	}
-	l4 = l3 + hlen;
-	st = l4 + 8;
-	if (st + XDPSG_STAMP_SIZE > lin || st > DROPS_SNAP - XDPSG_STAMP_SIZE)
+	c.start = buf->b;
+	c.pos = buf->b;
+	/* Compared with, never read through: reads stay below the masked offsets. */
+	c.end = buf->b + (flen > 0xffff ? 0xffff : flen);
+	r = parse_frame(&c);
+	if (r > PARSE_ICMP6)
 		return false;
-	ulen = be16_at(buf, l4 + 4);
-	if (ulen < 8 + XDPSG_STAMP_SIZE || ulen > room)
+	l4 = c.l4;
+	p = c.payload;
+	if (!l4 || !p || (void *)(l4 + 1) > c.end)
 		return false;
-	if ((buf[st] | buf[st + 1] << 8) != XDPSG_STAMP_MAGIC)
+	/* ICMP: only an echo's data is the sender's (stamp_read()'s rule). */
+	if (r == PARSE_ICMP4 && l4[0] != 8 && l4[0] != 0)
 		return false;
-	st += XDPSG_STAMP_OFF_RUN;
-	*run = buf[st] | buf[st + 1] << 8 | buf[st + 2] << 16 | (__u32)buf[st + 3] << 24;
+	if (r == PARSE_ICMP6 && l4[0] != 128 && l4[0] != 129)
+		return false;
+	plen = c.l4_len - (__u32)(p - l4);
+	if (plen < XDPSG_STAMP_SIZE || (void *)(p + XDPSG_STAMP_SIZE) > (void *)(buf->b + n))
+		return false;
+	if ((p[0] | p[1] << 8) != XDPSG_STAMP_MAGIC)
+		return false;
+	st = XDPSG_STAMP_OFF_RUN;
+	*run = p[st] | p[st + 1] << 8 | p[st + 2] << 16 | (__u32)p[st + 3] << 24;
 	return true;
 }
 
@@ -239,14 +261,14 @@ static __always_inline void key_dev(struct xdpsg_drops_key *key, const struct ne
 	key->netns = BPF_CORE_READ(dev, nd_net.net, ns.inum);
 }
 
-/* A dropped frame, lin bytes of it readable from its Ethernet header on. */
-static __always_inline void count_frame(const void *frame, __s64 lin, __u64 bytes, __u32 reason,
-					const struct net_device *dev, __u64 location)
+/* A dropped frame of flen bytes, lin of them readable from its Ethernet header on. */
+static __always_inline void count_frame(const void *frame, __s64 lin, __u64 flen, __u64 bytes,
+					__u32 reason, const struct net_device *dev, __u64 location)
 {
 	struct xdpsg_drops_key key = { .reason = reason };
 	__u32 run;
 
-	if (find_stamp(frame, lin, &run)) {
+	if (find_stamp(frame, lin, flen, &run)) {
 		key.kind = XDPSG_DROPS_RUN;
 		key.run = run;
 	} else if (count_unstamped) {
@@ -283,8 +305,8 @@ int BPF_PROG(drops_kfree_skb, struct sk_buff *skb, void *location, int reason)
 		return 0;
 	if (mh != MAC_HEADER_UNSET)
 		mac = skb->head + mh;
-	count_frame(mac, (__s64)(data - mac) + skb->len - skb->data_len, skb->len, reason, skb->dev,
-		    (__u64)location);
+	count_frame(mac, (__s64)(data - mac) + skb->len - skb->data_len,
+		    (__u64)(data - mac) + skb->len, skb->len, reason, skb->dev, (__u64)location);
 	return 0;
 }
 
@@ -343,7 +365,7 @@ static long bulk_frame(__u64 i, void *arg)
 		return 0;
 	data = BPF_CORE_READ(f, data);
 	len = BPF_CORE_READ(f, len);
-	count_frame(data, len, len, XDPSG_DROPS_XDP_XMIT, c->dev, 0);
+	count_frame(data, len, len, len, XDPSG_DROPS_XDP_XMIT, c->dev, 0);
 	return 0;
 }
 

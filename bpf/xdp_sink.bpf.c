@@ -28,6 +28,16 @@ const volatile __u32 sample_snap = XDPSG_SAMPLE_MAX;
  */
 const volatile __u32 queue_slots = XDPSG_MAX_QUEUES;
 /*
+ * --packet-op (enum xdpsg_packet_op): read the frame's first bytes, or swap
+ * its Ethernet addresses, before the verdict (xdp-bench's read-data and
+ * swap-macs), so a benchmark pays for touching the packet as a real program
+ * would. tx swaps the addresses whatever it says: that is its bounce.
+ */
+const volatile __u32 packet_op = XDPSG_OP_NONE;
+/* redirect-cpu: CPUs in cpus_available[0, cpu_count); the remote program's verdict. */
+const volatile __u32 cpu_count = 0;
+const volatile bool remote_pass = false;
+/*
  * xsk: the receive time goes in front of the frame (struct xdpsg_rx_meta), so
  * the sink's latency ends where the kernel received the frame, not where its
  * thread woke up to read it.
@@ -56,6 +66,36 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } xsks SEC(".maps");
+
+/* redirect-cpu. Both sized before load to the possible CPUs (a cpumap takes no more). */
+struct {
+	__uint(type, BPF_MAP_TYPE_CPUMAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bpf_cpumap_val);
+} cpu_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cpus_available SEC(".maps");
+
+/* The round robin's position, per CPU that receives: no atomics, each CPU cycles on its own. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cpu_rr SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sink_cpumap_stats);
+} cpumap_stats SEC(".maps");
 
 /* Sized before load: XDPSG_SAMPLE_RING with --sample, one page otherwise. */
 struct {
@@ -219,11 +259,59 @@ static __always_inline void sample(struct xdp_md *ctx, struct sink_stats *s)
 	st->taken++;
 }
 
+static __always_inline void swap_macs(struct ethhdr *eth)
+{
+	unsigned char tmp[ETH_ALEN];
+
+	__builtin_memcpy(tmp, eth->h_source, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
+}
+
+/*
+ * --packet-op. read-data reads what a forwarding program reads first: the
+ * Ethernet header (both addresses and the type) and the 8 bytes after it
+ * when the frame has them. False for a frame shorter than an Ethernet
+ * header, which the caller aborts (xdp-bench does the same).
+ */
+static __always_inline bool packet_op_apply(struct xdp_md *ctx, struct sink_stats *s)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	void *data = (void *)(long)ctx->data;
+	struct ethhdr *eth = data;
+	__u64 sum;
+
+	if (packet_op == XDPSG_OP_NONE)
+		return true;
+	if ((void *)(eth + 1) > data_end)
+		return false;
+	if (packet_op == XDPSG_OP_SWAP_MACS) {
+		swap_macs(eth);
+		return true;
+	}
+	sum = *(__u32 *)eth->h_dest + *(__u16 *)(eth->h_source + 4) + eth->h_proto;
+	if ((void *)(eth + 1) + 8 <= data_end)
+		sum += *(__u64 *)(eth + 1);
+	if (s)
+		s->read_sum += sum;
+	return true;
+}
+
+/* The verdict for a frame --packet-op could not work on. */
+static __always_inline int op_aborted(struct sink_stats *s)
+{
+	if (s)
+		s->aborted++;
+	return XDP_ABORTED;
+}
+
 SEC("xdp")
 int xdp_sink_drop(struct xdp_md *ctx)
 {
 	struct sink_stats *s = count(ctx);
 
+	if (!packet_op_apply(ctx, s))
+		return op_aborted(s);
 	if (s) {
 		/* Known at load: without --sample the verifier removes this. */
 		if (sample_every)
@@ -238,6 +326,8 @@ int xdp_sink_pass(struct xdp_md *ctx)
 {
 	struct sink_stats *s = count(ctx);
 
+	if (!packet_op_apply(ctx, s))
+		return op_aborted(s);
 	if (s)
 		s->pass++;
 	return XDP_PASS;
@@ -301,16 +391,17 @@ int xdp_sink_tx(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	struct sink_stats *s = count(ctx);
 	struct ethhdr *eth = data;
-	unsigned char tmp[ETH_ALEN];
 
-	if ((void *)(eth + 1) > data_end) {
-		if (s)
-			s->aborted++;
-		return XDP_ABORTED;
-	}
-	__builtin_memcpy(tmp, eth->h_source, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, eth->h_dest, ETH_ALEN);
-	__builtin_memcpy(eth->h_dest, tmp, ETH_ALEN);
+	if ((void *)(eth + 1) > data_end)
+		return op_aborted(s);
+	/* Read before the swap, as a program that reads then forwards would. */
+	if (packet_op == XDPSG_OP_READ_DATA)
+		packet_op_apply(ctx, s);
+	data_end = (void *)(long)ctx->data_end;
+	eth = (void *)(long)ctx->data;
+	if ((void *)(eth + 1) > data_end)
+		return op_aborted(s);
+	swap_macs(eth);
 	/* Known at load: a plain tx never parses. */
 	if (reflect)
 		reflect_l3l4(ctx);
@@ -325,6 +416,8 @@ int xdp_sink_redirect(struct xdp_md *ctx)
 	struct sink_stats *s = count(ctx);
 	int ret;
 
+	if (!packet_op_apply(ctx, s))
+		return op_aborted(s);
 	ret = bpf_redirect_map(&tx_port, 0, XDP_ABORTED);
 	if (s) {
 		if (ret == XDP_REDIRECT)
@@ -333,6 +426,59 @@ int xdp_sink_redirect(struct xdp_md *ctx)
 			s->redirect_err++;
 	}
 	return ret;
+}
+
+/*
+ * redirect-cpu: each frame to the next CPU of the list, round robin, where
+ * the cpumap's program (xdp_sink_cpumap) counts it and gives the remote
+ * verdict. A CPU without an entry (none can be missing: user space fills
+ * all before the attach) fails the redirect and the frame is aborted.
+ */
+SEC("xdp")
+int xdp_sink_redirect_cpu(struct xdp_md *ctx)
+{
+	struct sink_stats *s = count(ctx);
+	__u32 zero = 0, *rr, *cpu;
+	int ret;
+
+	if (!packet_op_apply(ctx, s))
+		return op_aborted(s);
+	rr = bpf_map_lookup_elem(&cpu_rr, &zero);
+	if (!rr || !cpu_count)
+		return op_aborted(s);
+	if (*rr >= cpu_count)
+		*rr = 0;
+	cpu = bpf_map_lookup_elem(&cpus_available, rr);
+	(*rr)++;
+	if (!cpu)
+		return op_aborted(s);
+	ret = bpf_redirect_map(&cpu_map, *cpu, XDP_ABORTED);
+	if (s) {
+		if (ret == XDP_REDIRECT)
+			s->redirect++;
+		else
+			s->redirect_err++;
+	}
+	return ret;
+}
+
+/* On the remote CPU, from the cpumap's kthread: count, then drop or pass there. */
+SEC("xdp/cpumap")
+int xdp_sink_cpumap(struct xdp_md *ctx)
+{
+	struct sink_cpumap_stats *c;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&cpumap_stats, &zero);
+	if (c) {
+		c->packets++;
+		c->bytes += ctx->data_end - ctx->data;
+		if (remote_pass)
+			c->pass++;
+		else
+			c->drop++;
+	}
+	return remote_pass ? XDP_PASS : XDP_DROP;
 }
 
 /*

@@ -125,6 +125,30 @@ struct sink_stats {
 	__u64 rx_clock_last; /* the last timed frame's time */
 	__u32 rx_clock_frames; /* frames since then, counting the next timed one */
 	__u32 rx_clock_skip; /* frames still to go untimed */
+	/*
+	 * --packet-op read-data: the bytes read, folded in, so the compiler
+	 * keeps the reads. Not a count either.
+	 */
+	__u64 read_sum;
+};
+
+/*
+ * xdp-sink redirect-cpu: what the program on the cpumap entries saw, one
+ * PERCPU_ARRAY entry whose copy of each CPU is that CPU's: the per-CPU
+ * counts are the remote CPUs' own, without atomics.
+ */
+struct sink_cpumap_stats {
+	__u64 packets;
+	__u64 bytes;
+	__u64 drop; /* --remote-action drop */
+	__u64 pass; /* --remote-action pass: handed to the stack on that CPU */
+};
+
+/* --packet-op: what the program does to each frame before its verdict. */
+enum xdpsg_packet_op {
+	XDPSG_OP_NONE,
+	XDPSG_OP_READ_DATA,
+	XDPSG_OP_SWAP_MACS,
 };
 
 /*

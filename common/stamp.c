@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "pkt.h"
+#include "../bpf/parsing.h"
 #include "stamp.h"
 
 /* The layout in shared.h, held to its word. */
@@ -14,8 +15,17 @@ _Static_assert(offsetof(struct xdpsg_stamp, flow) == XDPSG_STAMP_OFF_FLOW, "flow
 _Static_assert(offsetof(struct xdpsg_stamp, seq) == XDPSG_STAMP_OFF_SEQ, "seq offset");
 _Static_assert(offsetof(struct xdpsg_stamp, ts_lo) == XDPSG_STAMP_OFF_TS, "ts offset");
 
+/* ICMP echo request and reply: types 8 and 0, ICMPv6 128 and 129. */
+static bool icmp_is_echo(unsigned int proto, __u8 type)
+{
+	if (proto == PARSE_IPPROTO_ICMP)
+		return type == 8 || type == 0;
+	return type == 128 || type == 129;
+}
+
 int stamp_read(const void *frame, unsigned int len, struct stamp *out)
 {
+	const __u8 *p = frame;
 	struct xdpsg_stamp st;
 	struct pkt_info pi;
 	int ret;
@@ -23,6 +33,14 @@ int stamp_read(const void *frame, unsigned int len, struct stamp *out)
 	ret = pkt_parse_l4(frame, len, &pi);
 	if (ret)
 		return ret;
+	/*
+	 * Only an echo's data is the sender's to fill: any other ICMP message
+	 * carries what its type says (an error quotes someone's packet), never
+	 * a stamp of ours.
+	 */
+	if ((pi.proto == PARSE_IPPROTO_ICMP || pi.proto == PARSE_IPPROTO_ICMPV6) &&
+	    !icmp_is_echo(pi.proto, p[pi.l4_off]))
+		return -ENOENT;
 	if (pi.payload_len < XDPSG_STAMP_SIZE)
 		return -ENOENT;
 	memcpy(&st, (const __u8 *)frame + pi.payload_off, sizeof(st));

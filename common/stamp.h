@@ -64,12 +64,14 @@ static inline __u64 stamp_time(__u64 ts48, __u64 now)
 }
 
 /*
- * Parse Ethernet (one 802.1Q tag tolerated), IPv4 (options honoured, no
- * fragments) or IPv6 (no extension headers), UDP, then the stamp at the start
- * of the UDP payload. Fills out with host-order fields and returns 0 if the
- * frame carries a stamp; -ENOENT for a foreign frame (not UDP, payload too
- * short for a stamp, wrong magic); -EINVAL for a truncated one (headers claim
- * more than the frame holds). The sink counts both as "foreign".
+ * Find the stamp by bpf/parsing.h's rule (pkt_parse_l4(): up to two VLAN
+ * tags, IPv6 extension headers, one tunnel looked through) at the start of
+ * the L4 payload: UDP or TCP data, or the data of an ICMP/ICMPv6 echo
+ * request or reply. Fills out with host-order fields and returns 0 if the
+ * frame carries a stamp; -ENOENT for a foreign frame (another protocol, an
+ * ICMP message that is no echo, a payload too short for a stamp, wrong
+ * magic); -EINVAL for a truncated one (headers claim more than the frame
+ * holds). The sink counts both as "foreign".
  */
 int stamp_read(const void *frame, unsigned int len, struct stamp *out);
 

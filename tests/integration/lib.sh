@@ -431,8 +431,9 @@ def balance(path, every):
     every = int(every)
     # The verdicts each mode gives, and where it counts a redirect with no target.
     own = {"drop": {"drop"}, "pass": {"pass"}, "tx": {"tx", "aborted"},
-           "redirect": {"redirect"}, "xsk": {"redirect"}}
-    miss = {"redirect": "redirect_no_target", "xsk": "no_socket"}
+           "redirect": {"redirect"}, "xsk": {"redirect"}, "redirect-cpu": {"redirect", "aborted"}}
+    miss = {"redirect": "redirect_no_target", "xsk": "no_socket",
+            "redirect-cpu": "cpumap_no_target"}
     bad, n = [], 0
     for line in open(path):
         line = line.strip()
@@ -456,6 +457,9 @@ def balance(path, every):
                0, sum(v for k, v in a.items() if k not in own[mode]))
         expect("per-queue packets", seen, sum(q["rx_packets"] for q in o["queues"]))
         expect("per-CPU packets", seen, sum(c["rx_packets"] for c in o["cpus"]))
+        if mode == "redirect-cpu":
+            expect("redirected = seen on the CPUs + cpumap_unseen", a["redirect"],
+                   o["cpumap"]["packets"] + d["cpumap_unseen"])
         if mode == "xsk":
             named = sum(d[k] for k in ("no_socket", "xsk_fill_ring_empty", "xsk_rx_ring_full",
                                        "xsk_rx_invalid"))

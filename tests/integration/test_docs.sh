@@ -500,8 +500,8 @@ test_docs_completion_examples() {
 	docs_comp_setup
 	docs_complete xdp-sink d
 	docs_expect_exact "xdp-sink d" "drop drops"
-	docs_complete xdp-sink drop --pa
-	docs_expect_exact "xdp-sink drop --pa" "--parse"
+	docs_complete xdp-sink drop --par
+	docs_expect_exact "xdp-sink drop --par" "--parse"
 	docs_complete xdp-gen xsk --q
 	docs_expect_reply "xdp-gen xsk --q" --queues --quiet
 	docs_complete xdp-sink redirect --to ""

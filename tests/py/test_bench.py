@@ -101,9 +101,10 @@ class CellsTable(unittest.TestCase):
 
     def test_targets(self):
         rows = table.target_rows()
-        self.assertEqual(len(rows), 10)
-        self.assertEqual(len({r.id for r in rows}), 10)
+        self.assertEqual(len(rows), 11)
+        self.assertEqual(len({r.id for r in rows}), 11)
         self.assertIn(('drop/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
+        self.assertIn(('redirect-cpu/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
 
     def test_features_decide_rows(self):
         ids = {r.id for r in table.matrix({'kernel': {'threads'}, 'xsk': {'queues'}}, True)}

@@ -287,6 +287,90 @@ static void test_redirect_without_target(void)
 	xdp_sink_bpf__destroy(skel);
 }
 
+static struct xdp_sink_bpf *load_op(__u32 op)
+{
+	struct xdp_sink_bpf *skel;
+
+	libbpf_set_print(silent);
+	skel = xdp_sink_bpf__open();
+	if (!skel)
+		return NULL;
+	skel->rodata->packet_op = op;
+	if (xdp_sink_bpf__load(skel)) {
+		xdp_sink_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+/*
+ * --packet-op: swap-macs swaps before the verdict in every mode it applies
+ * to (tx's own swap is not undone), read-data leaves the frame as it was.
+ * (BPF_PROG_RUN takes no frame shorter than Ethernet: the runt's abort is
+ * not testable here.)
+ */
+static void test_packet_op(void)
+{
+	unsigned char pkt[64] = {}, out[2048] = {};
+	struct xdp_sink_bpf *skel;
+	struct sink_stats s;
+	__u32 ret;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	eth(pkt, ETH_P_IP);
+	skel = load_op(XDPSG_OP_SWAP_MACS);
+	if (!ASSERT_TRUE(skel != NULL, "load swap-macs"))
+		return;
+	ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, 60, 1, &ret, NULL, out), "run drop");
+	ASSERT_EQ(ret, XDP_DROP, "drop verdict");
+	ASSERT_EQ(out[5], 1, "drop: destination is the old source");
+	ASSERT_EQ(out[11], 2, "drop: source is the old destination");
+	ASSERT_OK(run(skel->progs.xdp_sink_tx, pkt, 60, 1, &ret, NULL, out), "run tx");
+	ASSERT_EQ(out[5], 1, "tx: swapped once, not twice");
+	read_stats(skel, &s);
+	ASSERT_EQ(s.drop, 1, "drop counted");
+	ASSERT_EQ(s.aborted, 0, "nothing aborted");
+	xdp_sink_bpf__destroy(skel);
+
+	skel = load_op(XDPSG_OP_READ_DATA);
+	if (!ASSERT_TRUE(skel != NULL, "load read-data"))
+		return;
+	ASSERT_OK(run(skel->progs.xdp_sink_pass, pkt, 60, 1, &ret, NULL, out), "run pass");
+	ASSERT_EQ(ret, XDP_PASS, "pass verdict");
+	ASSERT_EQ(memcmp(out, pkt, 60), 0, "read-data leaves the frame as it was");
+	read_stats(skel, &s);
+	ASSERT_TRUE(s.read_sum != 0, "the bytes were read");
+	xdp_sink_bpf__destroy(skel);
+}
+
+/* redirect-cpu with no CPU configured or entered: every frame aborted and counted. */
+static void test_redirect_cpu_without_cpus(void)
+{
+	unsigned char pkt[64] = {};
+	struct xdp_sink_bpf *skel;
+	struct sink_stats s;
+	__u32 ret;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	skel = load(false, 0);
+	if (!ASSERT_TRUE(skel != NULL, "load"))
+		return;
+	eth(pkt, ETH_P_IP);
+	ASSERT_OK(run(skel->progs.xdp_sink_redirect_cpu, pkt, 60, 3, &ret, NULL, NULL), "run");
+	ASSERT_EQ(ret, XDP_ABORTED, "no CPU: aborted");
+	read_stats(skel, &s);
+	ASSERT_EQ(s.packets, 3, "seen");
+	ASSERT_EQ(s.aborted + s.redirect_err, 3, "each counted as not redirected");
+	ASSERT_EQ(s.redirect, 0, "nothing redirected");
+	xdp_sink_bpf__destroy(skel);
+}
+
 static __u64 mono_ns(void)
 {
 	struct timespec ts;
@@ -928,6 +1012,8 @@ static const struct test_case cases[] = {
 	TEST_CASE(tx_swaps_macs),
 	TEST_CASE(tx_reflect),
 	TEST_CASE(redirect_without_target),
+	TEST_CASE(packet_op),
+	TEST_CASE(redirect_cpu_without_cpus),
 	TEST_CASE(cost_is_a_floor),
 	TEST_CASE(parsers_agree),
 	TEST_CASE(sample_one_in_n),

@@ -159,9 +159,45 @@ static void test_foreign_v6(void)
 	pkt_gen__destroy(g);
 }
 
+/*
+ * The UDP header of a generated frame turned into an ICMP one of the same
+ * size: the stamp stays at the start of the L4 payload. Only an echo's data
+ * is a stamp; any other ICMP message with the same bytes is foreign.
+ */
+static void check_icmp(bool v6)
+{
+	struct pkt_gen *g = make_gen(v6, v6 ? 80 : 60, false);
+	unsigned int l4 = v6 ? 54 : 34, len = v6 ? 80 : 60;
+	const __u8 echo[2] = { v6 ? 128 : 8, v6 ? 129 : 0 };
+	const __u8 other[2] = { v6 ? 135 : 13, v6 ? 1 : 3 }; /* ND NS, timestamp; unreachable */
+	struct stamp st;
+	__u8 f[128];
+	int i;
+
+	if (!ASSERT_TRUE(g, "create"))
+		return;
+	pkt_gen_prefill(g, f);
+	pkt_gen_write(g, f, 1, 7, 9);
+	f[v6 ? 20 : 23] = v6 ? 58 : 1;
+	for (i = 0; i < 2; i++) {
+		f[l4] = echo[i];
+		ASSERT_OK(stamp_read(f, len, &st), "an echo's data carries the stamp");
+		ASSERT_EQ(st.seq, 7, "seq in the echo's data");
+		f[l4] = other[i];
+		ASSERT_ERR(stamp_read(f, len, &st), -ENOENT, "ICMP that is no echo: foreign");
+	}
+	pkt_gen__destroy(g);
+}
+
+static void test_icmp_echo_only(void)
+{
+	check_icmp(false);
+	check_icmp(true);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(round_trip_v4_min), TEST_CASE(round_trip_v6_min), TEST_CASE(round_trip_large),
-	TEST_CASE(foreign),	      TEST_CASE(foreign_v6),
+	TEST_CASE(foreign),	      TEST_CASE(foreign_v6),	    TEST_CASE(icmp_echo_only),
 };
 
 TEST_MAIN("stamp", cases)

@@ -27,7 +27,7 @@ static const struct ctr_desc verdict_rows[] = {
 	{ "pass", ST(pass), PKTS, CTR_ALL, 0, "XDP_PASS: handed to the kernel's stack." },
 	{ "tx", ST(tx), PKTS, CTR_ALL, 0, "XDP_TX: bounced out of the interface." },
 	{ "redirect", ST(redirect), PKTS, CTR_ALL, 0,
-	  "XDP_REDIRECT that found its target (devmap) or socket (xskmap)." },
+	  "XDP_REDIRECT that found its target (devmap), CPU (cpumap) or socket (xskmap)." },
 	{ "aborted", ST(aborted), PKTS, CTR_ALL, 0,
 	  "XDP_ABORTED: frames the program could not handle (tx: shorter than an Ethernet header)." },
 };
@@ -113,6 +113,11 @@ static const struct ctr_desc drop_rows[] = {
 	  "Redirects that found no target in the devmap." },
 	{ "no_socket", DR(prog.redirect_err), PKTS, CTR_ALL, SINK_HAS_XSK,
 	  "Frames on a queue without a socket: dropped by the program." },
+	{ "cpumap_no_target", DR(prog.redirect_err), PKTS, CTR_ALL, SINK_HAS_CPUMAP,
+	  "Redirects that found no CPU in the cpumap." },
+	{ "cpumap_unseen", DR(cpumap_unseen), PKTS, CTR_ALL, SINK_HAS_CPUMAP,
+	  "Redirected to a CPU but not counted there: dropped at the enqueue because that CPU's "
+	  "queue (--qsize) was full, or, in an interval, still queued." },
 	{ "xdp_tx_errors", DR(xdp_tx_errors), PKTS, CTR_ALL, SINK_HAS_TX,
 	  "Bounced frames the kernel failed to send (the interface's xdp_tx_errors)." },
 	{ "xdp_xmit_errors", DR(xdp_xmit_errors), PKTS, CTR_ALL, SINK_HAS_REDIRECT,
@@ -226,6 +231,27 @@ const struct ctr_family sink_xsk_rejected = {
 	CTR_ROWS(rejected_rows),
 };
 
+/* redirect-cpu: what the cpumap's program saw on each remote CPU (struct sink_cpumap_stats). */
+#define CM(f) offsetof(struct sink_cpumap_stats, f)
+
+static const struct ctr_desc cpumap_rows[] = {
+	{ "packets", CM(packets), PKTS, CTR_JSON | CTR_METRIC, SINK_HAS_CPUMAP,
+	  "Frames the cpumap's program saw, by remote CPU." },
+	{ "bytes", CM(bytes), CTR_COUNTER, "bytes", CTR_JSON | CTR_METRIC, SINK_HAS_CPUMAP,
+	  "Bytes the cpumap's program saw, by remote CPU." },
+	{ "drop", CM(drop), PKTS, CTR_JSON | CTR_METRIC, SINK_HAS_CPUMAP,
+	  "Frames dropped on the remote CPU (--remote-action drop)." },
+	{ "pass", CM(pass), PKTS, CTR_JSON | CTR_METRIC, SINK_HAS_CPUMAP,
+	  "Frames handed to the stack on the remote CPU (--remote-action pass)." },
+};
+
+const struct ctr_family sink_cpumap = {
+	.name = "sink_cpumap",
+	.json = "cpumap",
+	.prefix = "xdp_sink_cpumap_",
+	CTR_ROWS(cpumap_rows),
+};
+
 /*
  * The drop tracer's counts (causes.c, drops.c): one metric each, its
  * samples labelled by run, reason and device (the values are the tracer's,
@@ -255,7 +281,7 @@ const struct ctr_family sink_causes = {
 static const struct ctr_family *const families[] = {
 	&sink_rx,	    &sink_xsk_rx,	&sink_verdicts,	    &sink_parse,
 	&sink_parse_errors, &sink_parse_layers, &sink_drop_reasons, &sink_xsk_stats,
-	&sink_xsk_books,    &sink_xsk_rejected, &sink_causes,
+	&sink_xsk_books,    &sink_xsk_rejected, &sink_causes,	    &sink_cpumap,
 };
 
 int sink_list_counters(const struct param_cmd *const *cmds)

@@ -29,6 +29,7 @@ static const struct sink_cfg defaults = {
 	 * quarter of a queue's capacity here), for a 64 MiB UMEM per queue.
 	 */
 	.ring_size = 8192,
+	.qsize = 2048, /* xdp-bench redirect-cpu's */
 	/* frame_size 0: xsk_plan() picks 2048 bytes when the interface's MTU fits, else 4096 */
 	.xsk = { .frame_size = 0 },
 };
@@ -49,6 +50,19 @@ static const struct param_enum capture_whats[] = {
 static const struct param_enum capture_formats[] = {
 	{ "pcap", 1 },
 	{ "pcapng", 2 },
+	{ NULL, 0 },
+};
+
+static const struct param_enum packet_ops[] = {
+	{ "none", XDPSG_OP_NONE },
+	{ "read-data", XDPSG_OP_READ_DATA },
+	{ "swap-macs", XDPSG_OP_SWAP_MACS },
+	{ NULL, 0 },
+};
+
+static const struct param_enum remote_actions[] = {
+	{ "drop", 0 },
+	{ "pass", 1 },
 	{ NULL, 0 },
 };
 
@@ -84,6 +98,38 @@ static const struct param_def common_opts[] = {
 	{ "kernel-stats", 0, PARAM_FLAG, OPT(kernel_stats), NULL,
 	  "also show the interface's link, qdisc and veth counters" },
 	{ NULL },
+};
+
+/* The in-kernel verdicts': what the program does to a frame before its verdict. */
+static const struct param_def op_opts[] = {
+	{ "packet-op", 0, PARAM_ENUM, OPT(packet_op), "none|read-data|swap-macs",
+	  "before the verdict, read the frame's first bytes or swap its MAC addresses (tx swaps them anyway)",
+	  0, 0, packet_ops },
+	{ NULL },
+};
+
+static const struct param_def redirect_cpu_opts[] = {
+	{ "cpu", 0, PARAM_LIST, OPT(remote_cpus), "all|LIST",
+	  "CPUs to redirect to, round robin (default: all online CPUs)", 0, 4095 },
+	{ "qsize", 0, PARAM_UINT, OPT(qsize), "FRAMES", "each CPU's cpumap queue", 1, 16384 },
+	{ "remote-action", 0, PARAM_ENUM, OPT(remote_action), "drop|pass",
+	  "what the remote CPU does with each frame: drop it, or hand it to the stack", 0, 0,
+	  remote_actions },
+	{ NULL },
+};
+
+static const struct param_cmd cmd_redirect_cpu = {
+	.name = "redirect-cpu",
+	.summary = "spread every packet over CPUs through a cpumap and drop or pass it there",
+	.description =
+		"As xdp-bench redirect-cpu: the program sends each frame round robin to a CPU\n"
+		"of --cpu through a cpumap; there the cpumap's own program counts it (per CPU)\n"
+		"and drops it or hands it to the stack (--remote-action). Frames redirected but\n"
+		"never seen on their CPU were dropped when its queue (--qsize) was full:\n"
+		"cpumap_unseen.",
+	.positional = "IFNAME",
+	.tables = { run_opts, common_opts, op_opts, redirect_cpu_opts, NULL },
+	.ops = &sink_redirect_cpu_ops,
 };
 
 static const struct param_def redirect_opts[] = {
@@ -167,7 +213,7 @@ static const struct param_cmd cmd_drop = {
 		"through a BPF ring buffer and written to FILE; every frame is still dropped\n"
 		"in the kernel. A full ring loses samples (samples_lost), never frames.",
 	.positional = "IFNAME",
-	.tables = { run_opts, common_opts, drop_opts, NULL },
+	.tables = { run_opts, common_opts, op_opts, drop_opts, NULL },
 	.ops = &sink_drop_ops,
 };
 
@@ -175,7 +221,7 @@ static const struct param_cmd cmd_pass = {
 	.name = "pass",
 	.summary = "count every packet and hand it to the kernel stack (XDP_PASS)",
 	.positional = "IFNAME",
-	.tables = { run_opts, common_opts, NULL },
+	.tables = { run_opts, common_opts, op_opts, NULL },
 	.ops = &sink_pass_ops,
 };
 
@@ -195,7 +241,7 @@ static const struct param_cmd cmd_tx = {
 		       "is untouched), so each frame returns to its sender: xdp-gen xsk --rtt\n"
 		       "measures the round trip on its own clock. --cost adds a known delay.",
 	.positional = "IFNAME",
-	.tables = { run_opts, common_opts, tx_opts, NULL },
+	.tables = { run_opts, common_opts, op_opts, tx_opts, NULL },
 	.ops = &sink_tx_ops,
 };
 
@@ -207,7 +253,7 @@ static const struct param_cmd cmd_redirect = {
 		       "starts when the peer is in this namespace, and reports the kernel's\n"
 		       "transmit errors (xdp_xmit_errors) on the target either way.",
 	.positional = "IFNAME",
-	.tables = { run_opts, common_opts, redirect_opts, NULL },
+	.tables = { run_opts, common_opts, op_opts, redirect_opts, NULL },
 	.ops = &sink_redirect_ops,
 };
 
@@ -224,8 +270,9 @@ static const struct param_cmd cmd_drops = {
 	.ops = &sink_drops_ops,
 };
 
-static const struct param_cmd *const cmds[] = { &cmd_drop, &cmd_pass,  &cmd_tx, &cmd_redirect,
-						&cmd_xsk,  &cmd_drops, NULL };
+static const struct param_cmd *const cmds[] = {
+	&cmd_drop, &cmd_pass, &cmd_tx, &cmd_redirect, &cmd_redirect_cpu, &cmd_xsk, &cmd_drops, NULL
+};
 
 static int sink_main(int argc, char **argv)
 {

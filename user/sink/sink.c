@@ -255,12 +255,23 @@ static int load(struct sink *sk)
 	sk->skel->rodata->queue_slots = sk->nslots - 1;
 	sk->skel->rodata->cost_ns = sk->ops->user_cost ? 0 : cfg->cost;
 	sk->skel->rodata->reflect = cfg->reflect;
+	sk->skel->rodata->packet_op = (__u32)cfg->packet_op;
+	/* A cpumap takes no more entries than the kernel has possible CPUs. */
+	bpf_map__set_max_entries(sk->skel->maps.cpu_map, (__u32)sk->ncpus);
+	bpf_map__set_max_entries(sk->skel->maps.cpus_available, (__u32)sk->ncpus);
 	/* Only stamps are timed: --no-verify reads none. */
 	sk->skel->rodata->rx_time = sk->ops->rx_time && !cfg->no_verify;
 	sk->skel->rodata->rx_time_all = cfg->time_all;
 	sample_configure(sk);
-	bpf_object__for_each_program(p, sk->skel->obj)
-		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), sk->ops->prog));
+	if (sk->ops->configure)
+		sk->ops->configure(sk);
+	bpf_object__for_each_program(p, sk->skel->obj) {
+		const char *name = bpf_program__name(p);
+
+		bpf_program__set_autoload(p, !strcmp(name, sk->ops->prog) ||
+						     (sk->ops->remote_prog &&
+						      !strcmp(name, sk->ops->remote_prog)));
+	}
 	err = xdp_sink_bpf__load(sk->skel);
 	if (err) {
 		pr_warn("cannot load the BPF programs: %s (run with -vv for the verifier's log)\n",

@@ -7,7 +7,7 @@
  * of a run: preflight, load, pin, attach, the run skeleton's callbacks,
  * teardown), report.c (readings and the report lines every mode shares),
  * pins.c, and one file per mode family behind struct sink_mode_ops: xdp.c
- * (drop, pass, tx, redirect) and xsk.c. Everything here runs on the main
+ * (drop, pass, tx, redirect), cpumap.c (redirect-cpu) and xsk.c. Everything here runs on the main
  * thread; only xsk.c starts other threads, and it owns what they touch.
  */
 #include <stdbool.h>
@@ -49,6 +49,11 @@ struct sink_cfg {
 	__u64 cost;
 	bool reflect; /* tx: swap addresses and ports too */
 	const char *to;
+	int packet_op; /* enum xdpsg_packet_op */
+	/* redirect-cpu */
+	struct param_list remote_cpus;
+	__u64 qsize;
+	int remote_action; /* 0 drop, 1 pass */
 	/* xsk */
 	struct param_list queues, cpus;
 	__u64 batch, ring_size;
@@ -89,6 +94,7 @@ struct sink_drops {
 	__u64 veth_rx_drops;
 	__u64 xdp_tx_errors;
 	__u64 xdp_xmit_errors;
+	__u64 cpumap_unseen; /* redirect-cpu: redirected, not (yet) seen on the remote CPU */
 	struct xdp_statistics xsk; /* the sockets', summed */
 };
 
@@ -104,6 +110,7 @@ struct sink_drops {
 #define SINK_HAS_PARSE (1U << 5) /* run time: --parse */
 #define SINK_HAS_LIVE (1U << 6) /* run time: an interval's exposition, not the final one */
 #define SINK_HAS_DROPS (1U << 7) /* the drop tracer alone (the drops command) */
+#define SINK_HAS_CPUMAP (1U << 8) /* redirect-cpu: a cpumap and its program on other CPUs */
 #define SINK_HAS_RUNTIME (SINK_HAS_VETH | SINK_HAS_PARSE | SINK_HAS_LIVE)
 
 /* The maps a mode pins (bits). */
@@ -119,6 +126,7 @@ struct sink;
  */
 struct sink_mode_ops {
 	const char *prog; /* the BPF program loaded and attached */
+	const char *remote_prog; /* loaded too, not attached: the cpumap entries' program */
 	unsigned int pins; /* SINK_PIN_* */
 	unsigned int has; /* SINK_*: which counters its reports can show */
 	bool user_cost; /* --cost is spent in user space, not in the program */
@@ -126,6 +134,8 @@ struct sink_mode_ops {
 	bool sends; /* the tx and redirect verdicts send packets out */
 	/* Preflight, before the kernel is touched: check and plan, allocate sk->ms. */
 	int (*plan)(struct sink *sk);
+	/* Before the load: the mode's settings in rodata, its maps' sizes. */
+	void (*configure)(struct sink *sk);
 	/* After the load, before the pins: fill the mode's maps. */
 	int (*loaded)(struct sink *sk);
 	/* Before the base reading and the attach: what must receive from packet one. */
@@ -173,7 +183,7 @@ struct sink_mode_ops {
 };
 
 extern const struct sink_mode_ops sink_drop_ops, sink_pass_ops, sink_tx_ops, sink_redirect_ops;
-extern const struct sink_mode_ops sink_xsk_ops, sink_drops_ops;
+extern const struct sink_mode_ops sink_xsk_ops, sink_drops_ops, sink_redirect_cpu_ops;
 
 struct sink {
 	const struct sink_cfg *cfg;
@@ -237,7 +247,7 @@ static inline unsigned int sink_has(const struct sink *sk, enum run_report kind)
 struct ctr_family;
 extern const struct ctr_family sink_verdicts, sink_parse, sink_parse_errors, sink_parse_layers,
 	sink_drop_reasons, sink_rx, sink_xsk_rx, sink_xsk_stats, sink_xsk_books, sink_xsk_rejected,
-	sink_causes;
+	sink_causes, sink_cpumap;
 int sink_list_counters(const struct param_cmd *const *cmds);
 
 /* pins.c */

@@ -151,12 +151,20 @@ XSK_DEFAULTS = Sink('xsk', 'xdp-sink xsk (defaults)', 'xdp-sink', 'xsk', counter
                     checks='xsk', interval=None)
 XDP_BENCH = Sink('ext:xdp-bench', 'xdp-bench drop', 'xdp-bench',
                  argv=('xdp-bench', 'drop', '{sink_if}'), external=True)
+# xdp-bench redirect-cpu's pair: every frame to CPU 1 (one CPU: the round robin and
+# xdp-bench's hash pick the same) and on to the stack there; the rate is the redirecting
+# CPU's. xdp-bench's own remote program (-r drop) fails here (ENOMEM creating the CPU entry),
+# so the pair is its default, no remote program, against ours passing.
+REDIRECT_CPU = Sink('redirect-cpu', 'xdp-sink redirect-cpu (pass on CPU 1)', 'xdp-sink',
+                    'redirect-cpu', ('--cpu', '1', '--remote-action', 'pass'), checks='xdp')
+XDP_BENCH_CPU = Sink('ext:xdp-bench-cpu', 'xdp-bench redirect-cpu', 'xdp-bench',
+                     argv=('xdp-bench', 'redirect-cpu', '-c', '1', '{sink_if}'), external=True)
 XDPSOCK_RX = Sink('ext:xdpsock', 'xdpsock -r', 'xdpsock',
                   argv=('xdpsock', '-i', '{sink_if}', '-q', '0', '-r'), counter=REDIRECT,
                   external=True)
 # In chart order: the full matrix runs the first seven at every size and queue count.
 SINKS = (BARE, DROP, DROP_PARSE, PASS, TX, XSK, XSK_NOVERIFY, XSK_FOLLOW, SAMPLE, XSK_CAUSES,
-         XDP_BENCH, XDPSOCK_RX)
+         REDIRECT_CPU, XDP_BENCH, XDP_BENCH_CPU, XDPSOCK_RX)
 
 
 # ---------------------------------------------------------------------------
@@ -324,6 +332,15 @@ def drop_cell(size, q):
     return sink_cell(DROP, KERNEL, size, q, peer=peer_xdp_bench(q), target=t)
 
 
+def redirect_cpu_cell():
+    """xdp-sink redirect-cpu against xdp-bench redirect-cpu, fed the same, 60 B, 1 queue."""
+    return sink_cell(REDIRECT_CPU, KERNEL, 60, 1,
+                     peer=Ref(XDP_BENCH_CPU, KERNEL, 60, 1, 'xdp-bench redirect-cpu, same feed',
+                              'xdp-sink redirect-cpu vs xdp-bench redirect-cpu, 1 queue'),
+                     target=Target(0.97, 'xdp-sink redirect-cpu vs xdp-bench redirect-cpu, '
+                                         'same feed (level)'))
+
+
 def xsk_cell(size, q):
     if (size, q) != (60, 1):
         return sink_cell(XSK, KERNEL, size, q)
@@ -426,6 +443,7 @@ def quick_cells(gens):
             yield nostamp_cell(q, quick=True)
     yield xsk_cell(60, 1)
     yield from xsk_peer_cells(nostamp)
+    yield redirect_cpu_cell()
 
 
 def full_cells(gens):
@@ -449,6 +467,7 @@ def full_cells(gens):
         if nostamp:
             yield nostamp_cell(q)
     yield from xsk_peer_cells(nostamp)
+    yield redirect_cpu_cell()
 
 
 def has(gens, gen):
