@@ -237,7 +237,8 @@ static int build_opts(struct gen *g)
 		goto bad;
 	}
 	tuples = pkt_tuple_count(o);
-	if (!cfg->flows && !cfg->src_port && tuples < o->flows)
+	/* ICMP takes no ports: its echo ids always spread to the flows. */
+	if ((!cfg->flows || o->proto == PKT_ICMP) && !cfg->src_port && tuples < o->flows)
 		o->src_port.end = (__u16)(o->src_port.start + o->flows - 1);
 	getrandom(&run, sizeof(run), 0);
 	o->run = run;
