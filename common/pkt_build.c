@@ -342,3 +342,23 @@ void pkt_build_frame(const struct pkt_opts *o, const struct pkt_layout *l,
 		put_csum(p, l->ol4_off, len, l->ol4_off + PKT_UDP_OFF_CSUM,
 			 pseudo(p + l->ol3_off, l->ofamily, 17, len - l->ol4_off));
 }
+
+void pkt_kind_str(const struct pkt_opts *o, char *buf, size_t len)
+{
+	struct pkt_layout l;
+	size_t off;
+
+	pkt_opts_layout(o, &l);
+	off = (size_t)snprintf(buf, len, "%s %s", pkt_family_name(o->src_ip.family),
+			       l.proto == PKT_TCP  ? "TCP" :
+			       l.proto == PKT_ICMP ? "ICMP echo" :
+						     "UDP");
+	if (o->nvlan == 1 && off < len)
+		off += (size_t)snprintf(buf + off, len - off, ", VLAN %u", o->vlan[0]);
+	else if (o->nvlan == 2 && off < len)
+		off += (size_t)snprintf(buf + off, len - off, ", QinQ %u.%u", o->vlan[0],
+					o->vlan[1]);
+	if (o->encap && off < len)
+		snprintf(buf + off, len - off, ", in %s over %s", pkt_encap_name(o->encap),
+			 pkt_family_name(l.ofamily));
+}

@@ -12,4 +12,7 @@
 void pkt_build_frame(const struct pkt_opts *o, const struct pkt_layout *l,
 		     const struct pkt_tuple *t, __u8 *p, unsigned int len);
 
+/* "IPv4 TCP, VLAN 100, in vxlan over IPv6": what the frames are, for the start line. */
+void pkt_kind_str(const struct pkt_opts *o, char *buf, size_t len);
+
 #endif
