@@ -46,6 +46,16 @@ const volatile __u32 pay_off = 42; /* stamp */
 const volatile __u32 ol3_off = 0; /* outer IP header; 0: no tunnel */
 const volatile bool ol3_v6 = false;
 const volatile __u32 ol4_off = 0; /* outer UDP header; 0: none */
+/*
+ * A tagged frame's Ethernet header, 18 or 22 bytes (l2_len; 0: untagged).
+ * The receiving stack may write into a live frame's page, which then comes
+ * back to this program: removing a VLAN tag moves the MACs 4 bytes on, in
+ * place. So a tagged frame's L2 header is written each time.
+ */
+const volatile __u32 l2_len = 0;
+const volatile __u64 l2_0 = 0, l2_8 = 0; /* bytes 0-7, 8-15, as in memory */
+const volatile __u32 l2_16 = 0; /* bytes 16-19: 22 bytes; 16-17 of it with 18 */
+const volatile __u16 l2_20 = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -291,6 +301,21 @@ static __always_inline bool write_v6(struct gen_cpu *c, void *data, void *data_e
 	return true;
 }
 
+/* The L2 header of a tagged frame (see l2_len); the caller checked 22 bytes. */
+static __always_inline void write_l2(__u8 *data)
+{
+	if (!l2_len)
+		return;
+	GEN_PUT(__u64, data, 0, l2_0);
+	GEN_PUT(__u64, data, 8, l2_8);
+	if (l2_len == 22) {
+		GEN_PUT(__u32, data, 16, l2_16);
+		GEN_PUT(__u16, data, 20, l2_20);
+	} else {
+		GEN_PUT(__u16, data, 16, (__u16)l2_16);
+	}
+}
+
 /*
  * Any other kind (TCP, ICMP, VLAN tags, a tunnel) at the layout's offsets:
  * the lengths of this size, the flow's addresses and ports, and the
@@ -305,6 +330,7 @@ static __always_inline bool write_any(struct gen_cpu *c, __u8 *data, void *data_
 
 	if (data + pay_off + (stamp ? XDPSG_STAMP_SIZE : 0) > (__u8 *)data_end)
 		return false;
+	write_l2(data);
 	if (ol3_off && ol3_v6) {
 		GEN_PUT(__u16, data, ol3_off + 4, sz->ol3_len);
 	} else if (ol3_off) {
@@ -422,11 +448,13 @@ static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 		if ((void *)(udp + 8 + XDPSG_STAMP_SIZE) > data_end)
 			return XDP_ABORTED;
 		put_udp_csum(udp, c->fixed_udp_sum + write_seq_ts(c, udp + 8, c->fixed_seq++));
-	} else if (stamp) {
-		if (data + pay_off + XDPSG_STAMP_SIZE > data_end)
+	} else if (!plain) {
+		if (data + pay_off + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
 			return XDP_ABORTED;
-		put_csum(data + csum_off,
-			 c->fixed_udp_sum + write_seq_ts(c, data + pay_off, c->fixed_seq++));
+		write_l2(data);
+		if (stamp)
+			put_csum(data + csum_off, c->fixed_udp_sum + write_seq_ts(c, data + pay_off,
+										  c->fixed_seq++));
 	}
 	ret = bpf_redirect_map(&tx_port, 0, 0);
 	if (ret == XDP_REDIRECT)

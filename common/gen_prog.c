@@ -13,6 +13,7 @@
 void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u32 ifindex_out)
 {
 	const struct pkt_layout *l = &g->lay;
+	unsigned int len = l->ol3_off ? l->ol3_off : l->l3_off; /* the L2 header's */
 
 	skel->rodata->ipv6 = g->family == PKT_IPV6;
 	skel->rodata->stamp = g->stamp;
@@ -31,6 +32,25 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 	skel->rodata->ol3_off = l->ol3_off;
 	skel->rodata->ol3_v6 = l->ofamily == PKT_IPV6;
 	skel->rodata->ol4_off = l->ol4_off;
+	/* Tagged frames: the L2 header the receiver may have moved in the page (see the program). */
+	if (len > PKT_ETH_HLEN) {
+		const __u8 *p = pkt_gen_template(g, 0, NULL);
+		__u8 b[24] = { 0 };
+
+		memcpy(b, p, len);
+		skel->rodata->l2_len = len;
+		memcpy((void *)&skel->rodata->l2_0, b, 8);
+		memcpy((void *)&skel->rodata->l2_8, b + 8, 8);
+		if (len == 22) {
+			memcpy((void *)&skel->rodata->l2_16, b + 16, 4);
+			memcpy((void *)&skel->rodata->l2_20, b + 20, 2);
+		} else {
+			__u16 w;
+
+			memcpy(&w, b + 16, 2);
+			skel->rodata->l2_16 = w;
+		}
+	}
 }
 
 int gen_prog_set_target(struct xdp_gen_bpf *skel)

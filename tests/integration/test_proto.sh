@@ -43,8 +43,8 @@ gen_send() { # MODE OPTIONS...: send N frames, or fail saying why
 }
 
 V6=() # filled once the lab exists: IPv6 ends, given (no neighbour lookup needed)
-lab_proto() { # [lab options]
-	lab_setup --gro on "$@"
+lab_proto() {
+	lab_setup --gro on
 	V6=(--ipv6 --src-ip "$GEN_IP6" --dst-ip "$SINK_IP6" --dst-mac "$SINK_MAC")
 }
 
@@ -137,7 +137,7 @@ test_proto_vxlan() {
 # still judges those frames with scapy, and the kernel's own reading of the
 # outer VLAN tag).
 tunnel_dev_case() { # NAME DEV-ARGS -- GEN-OPTIONS
-	local name=$1 args=() ran=0
+	local name=$1 args=()
 	shift
 	while [ "$1" != -- ]; do
 		args+=("$1")
@@ -220,21 +220,21 @@ test_proto_decode() {
 # Bad input: one line naming the problem and the fix, exit 2. The options are
 # one table and one builder for every mode: all of them in xsk mode, a few in
 # the others.
-bad_case() { # MODE ARGS
-	local mode=$1 args=$2 err rc
+bad_case() { # MODE OPTIONS
+	local mode=$1 opts=$2 err rc
 	# shellcheck disable=SC2086
-	err=$(lab_exec gen "$GEN" "$mode" -n 1 $args "$GEN_IF" 2>&1 >/dev/null)
+	err=$(lab_exec gen "$GEN" "$mode" -n 1 $opts "$GEN_IF" 2>&1 >/dev/null)
 	rc=$?
-	t_expect_eq "exit code of $mode $args" 2 "$rc"
-	t_expect_eq "stderr lines of $mode $args ($err)" 1 "$(printf '%s\n' "$err" | wc -l)"
-	case $err in xdp-gen:*) ;; *) t_fail "$args: '$err' is not xdp-gen's one line" ;; esac
+	t_expect_eq "exit code of $mode $opts" 2 "$rc"
+	t_expect_eq "stderr lines of $mode $opts ($err)" 1 "$(printf '%s\n' "$err" | wc -l)"
+	case $err in xdp-gen:*) ;; *) t_fail "$opts: '$err' is not xdp-gen's one line" ;; esac
 }
 
 test_proto_bad_input() {
-	local args mode
+	local opts mode
 	lab_setup --no-ipv6
-	while IFS= read -r args; do
-		bad_case xsk "$args"
+	while IFS= read -r opts; do
+		bad_case xsk "$opts"
 	done <<'EOF'
 --encap vxlan:16777216
 --encap geneve:-1
