@@ -32,6 +32,30 @@ const volatile __u32 ifindex_out = 0;
  * every frame of the batch carries that reading; paced frames read it each.
  */
 const volatile __u32 clock_every = 1;
+/*
+ * The frame's layout (struct pkt_layout), for every kind but plain UDP,
+ * which keeps its fixed offsets below. As rodata they are constants to the
+ * verifier: bounds checks and dead branches fold away.
+ */
+const volatile bool plain = true;
+const volatile __u32 l3_off = 14; /* (inner) IP header */
+const volatile __u32 port_off = 34; /* ports; ICMP: echo id and sequence */
+const volatile __u32 udp_len_off = 38; /* inner UDP length; 0: not UDP */
+const volatile __u32 csum_off = 40; /* L4 checksum */
+const volatile __u32 pay_off = 42; /* stamp */
+const volatile __u32 ol3_off = 0; /* outer IP header; 0: no tunnel */
+const volatile bool ol3_v6 = false;
+const volatile __u32 ol4_off = 0; /* outer UDP header; 0: none */
+/*
+ * A tagged frame's Ethernet header, 18 or 22 bytes (l2_len; 0: untagged).
+ * The receiving stack may write into a live frame's page, which then comes
+ * back to this program: removing a VLAN tag moves the MACs 4 bytes on, in
+ * place. So a tagged frame's L2 header is written each time.
+ */
+const volatile __u32 l2_len = 0;
+const volatile __u64 l2_0 = 0, l2_8 = 0; /* bytes 0-7, 8-15, as in memory */
+const volatile __u32 l2_16 = 0; /* bytes 16-19: 22 bytes; 16-17 of it with 18 */
+const volatile __u16 l2_20 = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -110,12 +134,9 @@ struct {
 #define GEN_V6_OFF_SADDR_LO (22 + 8)
 #define GEN_V6_OFF_DADDR_LO (38 + 8)
 #define GEN_V6_OFF_UDP 54
-/* In the UDP header, then in the stamp that follows it. */
+/* In the UDP header. */
 #define GEN_UDP_OFF_LEN 4
 #define GEN_UDP_OFF_CSUM 6
-#define GEN_ST_OFF_FLOW (8 + XDPSG_STAMP_OFF_FLOW)
-#define GEN_ST_OFF_SEQ (8 + XDPSG_STAMP_OFF_SEQ)
-#define GEN_ST_OFF_TS (8 + XDPSG_STAMP_OFF_TS)
 
 /*
  * Typed stores, so clang emits one wide store: through a char pointer or
@@ -194,39 +215,45 @@ static __always_inline __u64 send_time(struct gen_cpu *c)
 	return c->clock_ns;
 }
 
-/* The stamp's seq and ts, plus their words for the UDP checksum. */
-static __always_inline __u64 write_seq_ts(struct gen_cpu *c, __u8 *udp, __u32 seq)
+/* The stamp's seq and ts, plus their words for the L4 checksum. */
+static __always_inline __u64 write_seq_ts(struct gen_cpu *c, __u8 *st, __u32 seq)
 {
 	__u64 ts = send_time(c);
 
 	/* seq and the time's low half are adjacent: one 8-byte store (little-endian, as the stamp) */
-	GEN_PUT(__u64, udp, GEN_ST_OFF_SEQ, (__u64)seq | (ts << 32));
-	GEN_PUT(__u16, udp, GEN_ST_OFF_TS + 4, (__u16)(ts >> 32));
+	GEN_PUT(__u64, st, XDPSG_STAMP_OFF_SEQ, (__u64)seq | (ts << 32));
+	GEN_PUT(__u16, st, XDPSG_STAMP_OFF_TS + 4, (__u16)(ts >> 32));
 	return (__u64)seq + (ts & 0xffffffffULL) + ((ts >> 32) & 0xffff);
 }
 
 /*
  * The stamp's flow, seq and ts (magic and run are in the template, and the
- * template's flow/seq/ts are 0), plus their words for the UDP checksum.
+ * template's flow/seq/ts are 0), plus their words for the L4 checksum.
  */
-static __always_inline __u64 write_stamp(struct gen_cpu *c, __u8 *udp, __u32 flow)
+static __always_inline __u64 write_stamp(struct gen_cpu *c, __u8 *st, __u32 flow)
 {
 	__u32 *seqp, seq;
 
 	seqp = bpf_map_lookup_elem(&seqs, &flow);
 	seq = seqp ? (*seqp)++ : 0;
-	GEN_PUT(__u16, udp, GEN_ST_OFF_FLOW, (__u16)flow);
-	return (__u16)flow + write_seq_ts(c, udp, seq);
+	GEN_PUT(__u16, st, XDPSG_STAMP_OFF_FLOW, (__u16)flow);
+	return (__u16)flow + write_seq_ts(c, st, seq);
+}
+
+/* A checksum from its ones'-complement sum. */
+static __always_inline void put_csum(__u8 *at, __u64 sum)
+{
+	__u16 csum = (__u16)~csum_fold(sum);
+
+	if (csum == 0)
+		csum = 0xffff; /* 0 would mean "no checksum" (IPv4 UDP), or be invalid (IPv6) */
+	GEN_PUT(__u16, at, 0, csum);
 }
 
 /* The UDP checksum from its ones'-complement sum. */
 static __always_inline void put_udp_csum(__u8 *udp, __u64 sum)
 {
-	__u16 csum = (__u16)~csum_fold(sum);
-
-	if (csum == 0)
-		csum = 0xffff; /* 0 would mean "no checksum" (IPv4), or be invalid (IPv6) */
-	GEN_PUT(__u16, udp, GEN_UDP_OFF_CSUM, csum);
+	put_csum(udp + GEN_UDP_OFF_CSUM, sum);
 }
 
 /* Ports, UDP length and checksum: the part IPv4 and IPv6 share. */
@@ -239,7 +266,7 @@ static __always_inline void write_udp(struct gen_cpu *c, __u8 *udp, const struct
 	GEN_PUT(__u16, udp, 2, fl->dport);
 	GEN_PUT(__u16, udp, GEN_UDP_OFF_LEN, sz->udp_len);
 	if (stamp)
-		sum += write_stamp(c, udp, flow);
+		sum += write_stamp(c, udp + 8, flow);
 	put_udp_csum(udp, sum);
 }
 
@@ -271,6 +298,69 @@ static __always_inline bool write_v6(struct gen_cpu *c, void *data, void *data_e
 	GEN_PUT(__u64, data, GEN_V6_OFF_SADDR_LO, fl->saddr);
 	GEN_PUT(__u64, data, GEN_V6_OFF_DADDR_LO, fl->daddr);
 	write_udp(c, data + GEN_V6_OFF_UDP, sz, fl, flow);
+	return true;
+}
+
+/* The L2 header of a tagged frame (see l2_len); the caller checked 22 bytes. */
+static __always_inline void write_l2(__u8 *data)
+{
+	if (!l2_len)
+		return;
+	GEN_PUT(__u64, data, 0, l2_0);
+	GEN_PUT(__u64, data, 8, l2_8);
+	if (l2_len == 22) {
+		GEN_PUT(__u32, data, 16, l2_16);
+		GEN_PUT(__u16, data, 20, l2_20);
+	} else {
+		GEN_PUT(__u16, data, 16, (__u16)l2_16);
+	}
+}
+
+/*
+ * Any other kind (TCP, ICMP, VLAN tags, a tunnel) at the layout's offsets:
+ * the lengths of this size, the flow's addresses and ports, and the
+ * checksums from the size's base plus the flow's deltas.
+ */
+static __always_inline bool write_any(struct gen_cpu *c, __u8 *data, void *data_end,
+				      const struct gen_size *sz, const struct gen_flow *fl,
+				      __u32 flow)
+{
+	__u8 *ip = data + l3_off;
+	__u64 sum;
+
+	if (data + pay_off + (stamp ? XDPSG_STAMP_SIZE : 0) > (__u8 *)data_end)
+		return false;
+	write_l2(data);
+	if (ol3_off && ol3_v6) {
+		GEN_PUT(__u16, data, ol3_off + 4, sz->ol3_len);
+	} else if (ol3_off) {
+		GEN_PUT(__u16, data, ol3_off + 2, sz->ol3_len);
+		GEN_PUT(__u16, data, ol3_off + 10, sz->oip_csum);
+	}
+	if (ol4_off)
+		GEN_PUT(__u16, data, ol4_off + GEN_UDP_OFF_LEN, sz->ol4_len);
+	if (ipv6) {
+		GEN_PUT(__u16, ip, 4, sz->l3_len);
+		GEN_PUT(__u64, ip, 16, fl->saddr);
+		GEN_PUT(__u64, ip, 32, fl->daddr);
+	} else {
+		GEN_PUT(__u16, ip, 2, sz->l3_len);
+		GEN_PUT(__u32, ip, 12, (__u32)fl->saddr);
+		GEN_PUT(__u32, ip, 16, (__u32)fl->daddr);
+		GEN_PUT(__u16, ip, 10,
+			(__u16)~csum_fold((__u16)~sz->ip_csum + (__u64)fl->ip_delta));
+	}
+	GEN_PUT(__u16, data, port_off, fl->sport);
+	GEN_PUT(__u16, data, port_off + 2, fl->dport);
+	if (udp_len_off)
+		GEN_PUT(__u16, data, udp_len_off, sz->udp_len);
+	sum = (__u16)~sz->udp_csum + (__u64)fl->udp_delta;
+	if (stamp)
+		sum += write_stamp(c, data + pay_off, flow);
+	put_csum(data + csum_off, sum);
+	if (ol4_off)
+		put_csum(data + ol4_off + GEN_UDP_OFF_CSUM,
+			 (__u16)~sz->ocsum + (__u64)fl->ocsum_delta);
 	return true;
 }
 
@@ -344,8 +434,9 @@ static __always_inline void count_sent(struct gen_cpu *c, long len)
 
 /*
  * A fixed frame (struct gen_cpu): the input frame already is this thread's
- * one flow in its one size; only the stamp's seq and time and the UDP
- * checksum change from frame to frame.
+ * one flow in its one size; only the stamp's seq and time and the L4
+ * checksum change from frame to frame (a tunnel's outer checksum does not:
+ * the inner L4 checksum cancels the stamp out).
  */
 static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 {
@@ -353,10 +444,17 @@ static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 	__u8 *udp = data + (ipv6 ? GEN_V6_OFF_UDP : GEN_V4_OFF_UDP);
 	int ret;
 
-	if (stamp) {
+	if (stamp && plain) {
 		if ((void *)(udp + 8 + XDPSG_STAMP_SIZE) > data_end)
 			return XDP_ABORTED;
-		put_udp_csum(udp, c->fixed_udp_sum + write_seq_ts(c, udp, c->fixed_seq++));
+		put_udp_csum(udp, c->fixed_udp_sum + write_seq_ts(c, udp + 8, c->fixed_seq++));
+	} else if (!plain) {
+		if (data + pay_off + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
+			return XDP_ABORTED;
+		write_l2(data);
+		if (stamp)
+			put_csum(data + csum_off, c->fixed_udp_sum + write_seq_ts(c, data + pay_off,
+										  c->fixed_seq++));
 	}
 	ret = bpf_redirect_map(&tx_port, 0, 0);
 	if (ret == XDP_REDIRECT)
@@ -404,7 +502,9 @@ int xdp_gen(struct xdp_md *ctx)
 	}
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
-	if (ipv6)
+	if (!plain)
+		ok = write_any(c, data, data_end, sz, fl, flow);
+	else if (ipv6)
 		ok = write_v6(c, data, data_end, sz, fl, flow);
 	else
 		ok = write_v4(c, data, data_end, sz, fl, flow);

@@ -12,6 +12,9 @@
 /* Before load: the settings the verifier folds into constants. */
 void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u32 ifindex_out)
 {
+	const struct pkt_layout *l = &g->lay;
+	unsigned int len = l->ol3_off ? l->ol3_off : l->l3_off; /* the L2 header's */
+
 	skel->rodata->ipv6 = g->family == PKT_IPV6;
 	skel->rodata->stamp = g->stamp;
 	skel->rodata->random_flows = g->random;
@@ -19,6 +22,35 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 	skel->rodata->nsizes = g->ntmpl;
 	skel->rodata->size_seq_len = g->size_seq_len;
 	skel->rodata->ifindex_out = ifindex_out;
+	/* Plain UDP keeps its fixed offsets; any other kind reads these. */
+	skel->rodata->plain = l->proto == PKT_UDP && l->l3_off == PKT_ETH_HLEN;
+	skel->rodata->l3_off = l->l3_off;
+	skel->rodata->port_off = l->port_off;
+	skel->rodata->udp_len_off = l->proto == PKT_UDP ? l->l4_off + 4 : 0;
+	skel->rodata->csum_off = l->csum_off;
+	skel->rodata->pay_off = l->pay_off;
+	skel->rodata->ol3_off = l->ol3_off;
+	skel->rodata->ol3_v6 = l->ofamily == PKT_IPV6;
+	skel->rodata->ol4_off = l->ol4_off;
+	/* Tagged frames: the L2 header the receiver may have moved in the page (see the program). */
+	if (len > PKT_ETH_HLEN) {
+		const __u8 *p = pkt_gen_template(g, 0, NULL);
+		__u8 b[24] = { 0 };
+
+		memcpy(b, p, len);
+		skel->rodata->l2_len = len;
+		memcpy((void *)&skel->rodata->l2_0, b, 8);
+		memcpy((void *)&skel->rodata->l2_8, b + 8, 8);
+		if (len == 22) {
+			memcpy((void *)&skel->rodata->l2_16, b + 16, 4);
+			memcpy((void *)&skel->rodata->l2_20, b + 20, 2);
+		} else {
+			__u16 w;
+
+			memcpy(&w, b + 16, 2);
+			skel->rodata->l2_16 = w;
+		}
+	}
 }
 
 int gen_prog_set_target(struct xdp_gen_bpf *skel)
@@ -38,19 +70,38 @@ int gen_prog_set_target(struct xdp_gen_bpf *skel)
 	return 0;
 }
 
+static __u16 get16(const __u8 *p)
+{
+	__u16 v;
+
+	memcpy(&v, p, 2);
+	return v;
+}
+
 /* One size: lengths and base checksums as they are in its template. */
 void gen_size_from_tmpl(const struct pkt_gen *g, unsigned int t, struct gen_size *out)
 {
-	unsigned int len, udp = g->family == PKT_IPV6 ? PKT_V6_OFF_UDP : PKT_V4_OFF_UDP;
+	const struct pkt_layout *l = &g->lay;
+	unsigned int len;
 	const __u8 *p = pkt_gen_template(g, t, &len);
 
 	memset(out, 0, sizeof(*out));
 	out->len = (__u16)len;
-	memcpy(&out->l3_len, p + PKT_ETH_HLEN + (g->family == PKT_IPV6 ? 4 : 2), 2);
-	memcpy(&out->udp_len, p + udp + 4, 2);
+	out->l3_len = get16(p + l->l3_off + (g->family == PKT_IPV6 ? 4 : 2));
+	if (l->proto == PKT_UDP)
+		out->udp_len = get16(p + l->l4_off + 4);
 	if (g->family == PKT_IPV4)
-		memcpy(&out->ip_csum, p + PKT_V4_OFF_CSUM, 2);
-	memcpy(&out->udp_csum, p + udp + PKT_UDP_OFF_CSUM, 2);
+		out->ip_csum = get16(p + l->l3_off + 10);
+	out->udp_csum = get16(p + l->csum_off);
+	if (l->ol3_off) {
+		out->ol3_len = get16(p + l->ol3_off + (l->ofamily == PKT_IPV6 ? 4 : 2));
+		if (l->ofamily == PKT_IPV4)
+			out->oip_csum = get16(p + l->ol3_off + 10);
+	}
+	if (l->ol4_off) {
+		out->ol4_len = get16(p + l->ol4_off + 4);
+		out->ocsum = get16(p + l->ol4_off + PKT_UDP_OFF_CSUM);
+	}
 }
 
 /* After load: sizes, the size sequence, flows and their next sequence numbers. */
@@ -87,6 +138,7 @@ int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g)
 		fl[i].dport = pf->dport;
 		fl[i].ip_delta = pf->ip_delta;
 		fl[i].udp_delta = pf->udp_delta;
+		fl[i].ocsum_delta = pf->ocsum_delta;
 	}
 	err = bpf_map_update_batch(bpf_map__fd(skel->maps.flows), keys, fl, &n, NULL);
 	if (err)

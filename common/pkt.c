@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "pkt.h"
+#include "pkt_build.h"
 #include "../bpf/parsing.h"
 
-#define ETH_P_IPV4 0x0800 /* ETH_P_IPV6 and the rest come with bpf/parsing.h */
 #define IPPROTO_UDP_NR 17
 #define PKT_IMIX_WEIGHT_MAX 1000000
 
@@ -271,92 +271,27 @@ const char *pkt_csum_str(int result)
 
 /* Generator */
 
-/* The frame of flow 0, stamp seq/ts/flow 0, checksums complete. */
-static void build_frame(const struct pkt_opts *o, const struct pkt_tuple *t, __u8 *p,
-			unsigned int len)
+/* What to add to a checksum's ones'-complement sum to turn stored value c0 into c1. */
+static __u16 field_delta(const __u8 *f0, const __u8 *f1, unsigned int off)
 {
-	bool v6 = t->family == PKT_IPV6;
-	unsigned int l3 = PKT_ETH_HLEN, l4 = v6 ? PKT_V6_OFF_UDP : PKT_V4_OFF_UDP;
-	unsigned int pay = l4 + 8, i;
-	__u16 w, csum;
-	struct pkt_info pi;
-	__u64 sum;
+	__u16 c0, c1;
 
-	memcpy(p, o->dst_mac, 6);
-	memcpy(p + 6, o->src_mac, 6);
-	w = htons(v6 ? ETH_P_IPV6 : ETH_P_IPV4);
-	memcpy(p + 12, &w, 2);
-	if (v6) {
-		p[l3] = 0x60; /* version 6, traffic class 0, flow label 0 */
-		p[l3 + 1] = p[l3 + 2] = p[l3 + 3] = 0;
-		w = htons((__u16)(len - l4));
-		memcpy(p + l3 + 4, &w, 2);
-		p[l3 + 6] = IPPROTO_UDP_NR;
-		p[l3 + 7] = 64; /* hop limit */
-		memcpy(p + PKT_V6_OFF_SADDR, t->saddr, 16);
-		memcpy(p + PKT_V6_OFF_DADDR, t->daddr, 16);
-	} else {
-		p[l3] = 0x45;
-		p[l3 + 1] = 0;
-		w = htons((__u16)(len - l3));
-		memcpy(p + l3 + 2, &w, 2);
-		p[l3 + 4] = p[l3 + 5] = 0; /* id: DF is set, so any value will do */
-		p[l3 + 6] = 0x40; /* DF */
-		p[l3 + 7] = 0;
-		p[l3 + 8] = 64; /* TTL */
-		p[l3 + 9] = IPPROTO_UDP_NR;
-		p[l3 + 10] = p[l3 + 11] = 0;
-		memcpy(p + PKT_V4_OFF_SADDR, t->saddr, 4);
-		memcpy(p + PKT_V4_OFF_DADDR, t->daddr, 4);
-		csum = (__u16)~pkt_csum_fold(pkt_csum_partial(p + l3, 20, 0));
-		memcpy(p + PKT_V4_OFF_CSUM, &csum, 2);
-	}
-	w = htons(t->sport);
-	memcpy(p + l4, &w, 2);
-	w = htons(t->dport);
-	memcpy(p + l4 + 2, &w, 2);
-	w = htons((__u16)(len - l4));
-	memcpy(p + l4 + 4, &w, 2);
-	p[l4 + 6] = p[l4 + 7] = 0;
-	if (!o->no_stamp) {
-		stamp_write(p + pay, o->run, 0, 0, 0);
-		pay += XDPSG_STAMP_SIZE;
-	}
-	for (i = pay; i < len; i++)
-		p[i] = PKT_PATTERN_BYTE(i);
-
-	pi.family = t->family;
-	pi.l3_off = l3;
-	pi.udp_len = len - l4;
-	sum = pkt_csum_partial(p + l4, len - l4, pseudo_sum(p, &pi));
-	csum = (__u16)~pkt_csum_fold(sum);
-	if (csum == 0)
-		csum = 0xffff;
-	memcpy(p + l4 + PKT_UDP_OFF_CSUM, &csum, 2);
+	memcpy(&c0, f0 + off, 2);
+	memcpy(&c1, f1 + off, 2);
+	return pkt_csum_fold((__u64)(__u16)~c1 + c0);
 }
 
-/* Ones'-complement of b minus a, over n bytes: what to add to a sum holding a to hold b. */
-static __u64 csum_diff(const void *a, const void *b, unsigned int n)
+/*
+ * Flow i's tuple, and its checksums as deltas from flow 0's: both frames are
+ * built whole (at the smallest size, the stamp zeroed), so every kind of
+ * header gets them from one rule, whatever enters which checksum.
+ */
+static void flow_setup(struct pkt_gen *g, const struct pkt_opts *o, __u32 i, const __u8 *f0,
+		       __u8 *fi, unsigned int len)
 {
-	const __u8 *pa = a;
-	__u64 sum = 0;
-	unsigned int i;
-	__u16 w;
-
-	for (i = 0; i + 1 < n; i += 2) {
-		memcpy(&w, pa + i, 2);
-		sum += (__u16)~w;
-	}
-	return pkt_csum_partial(b, n, sum);
-}
-
-static void flow_setup(struct pkt_gen *g, const struct pkt_opts *o, __u32 i,
-		       const struct pkt_tuple *t0)
-{
+	const struct pkt_layout *l = &g->lay;
 	struct pkt_flow *fl = &g->flows[i];
 	struct pkt_tuple t;
-	__u64 ip, ports;
-	unsigned int alen = g->family == PKT_IPV6 ? 16 : 4;
 
 	pkt_flow_tuple(o, i, &t);
 	if (g->family == PKT_IPV6) {
@@ -368,11 +303,68 @@ static void flow_setup(struct pkt_gen *g, const struct pkt_opts *o, __u32 i,
 	}
 	fl->sport = htons(t.sport);
 	fl->dport = htons(t.dport);
-	ip = csum_diff(t0->saddr, t.saddr, alen) + csum_diff(t0->daddr, t.daddr, alen);
-	ports = csum_diff(&(__u16){ htons(t0->sport) }, &fl->sport, 2) +
-		csum_diff(&(__u16){ htons(t0->dport) }, &fl->dport, 2);
-	fl->ip_delta = pkt_csum_fold(ip);
-	fl->udp_delta = pkt_csum_fold(ip + ports);
+	pkt_build_frame(o, l, &t, fi, len);
+	if (g->family == PKT_IPV4)
+		fl->ip_delta = field_delta(f0, fi, l->l3_off + 10);
+	fl->udp_delta = field_delta(f0, fi, l->csum_off);
+	if (l->ol4_off)
+		fl->ocsum_delta = field_delta(f0, fi, l->ol4_off + PKT_UDP_OFF_CSUM);
+}
+
+/* The headers' own rules: tags, VNI, the outer addresses' family. */
+static int check_headers(const struct pkt_opts *o, char *err, size_t errlen)
+{
+	unsigned int i;
+
+	if (o->nvlan > PKT_VLAN_MAX) {
+		PKT_SETERR(err, errlen,
+			   "%u VLAN tags: at most %d (QinQ); give --vlan once or twice", o->nvlan,
+			   PKT_VLAN_MAX);
+		return -EINVAL;
+	}
+	for (i = 0; i < o->nvlan; i++)
+		if (o->vlan[i] > 4095) {
+			PKT_SETERR(err, errlen, "VLAN id %u: ids are 0-4095; fix --vlan",
+				   o->vlan[i]);
+			return -EINVAL;
+		}
+	if (o->vlan_prio > 7) {
+		PKT_SETERR(err, errlen, "VLAN priority %u: priorities are 0-7; fix --vlan-prio",
+			   o->vlan_prio);
+		return -EINVAL;
+	}
+	if (o->vni > PKT_VNI_MAX) {
+		PKT_SETERR(err, errlen, "VNI %u: a VNI is 24 bits (0-%u); fix --encap", o->vni,
+			   PKT_VNI_MAX);
+		return -EINVAL;
+	}
+	if (o->encap && o->outer_src.family != o->outer_dst.family) {
+		PKT_SETERR(
+			err, errlen,
+			"the tunnel's outer addresses are not one family; give --outer-src-ip and --outer-dst-ip of one family");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* One frame size against the headers' minimum and the interface's maximum. */
+static int check_size(const struct pkt_opts *o, unsigned int size, char *err, size_t errlen)
+{
+	unsigned int min = pkt_opts_min_size(o);
+	struct pkt_layout l;
+
+	pkt_opts_layout(o, &l);
+	if (size < min && ((o->proto && o->proto != PKT_UDP) || o->nvlan || o->encap)) {
+		PKT_SETERR(
+			err, errlen,
+			"size %u is below the %u-byte minimum for %s %s%s%s%s%s; use -s %u or more",
+			size, min, pkt_family_name(o->src_ip.family), pkt_proto_name(l.proto),
+			o->nvlan ? " with VLAN tags" : "", o->encap ? " in " : "",
+			o->encap ? pkt_encap_name(o->encap) : "", o->no_stamp ? "" : " and a stamp",
+			min);
+		return -EINVAL;
+	}
+	return pkt_check_size(o->src_ip.family, !o->no_stamp, size, o->max_size, err, errlen);
 }
 
 static int check_opts(const struct pkt_opts *o, char *err, size_t errlen)
@@ -398,6 +390,9 @@ static int check_opts(const struct pkt_opts *o, char *err, size_t errlen)
 		PKT_SETERR(err, errlen, "a range starts above its end; write ranges as LOW-HIGH");
 		return -EINVAL;
 	}
+	ret = check_headers(o, err, errlen);
+	if (ret)
+		return ret;
 	if (o->imix) {
 		if (!o->imix->n || o->imix->seq_len == 0 || o->imix->seq_len > PKT_IMIX_SEQ_MAX) {
 			PKT_SETERR(err, errlen, "empty IMIX; give SIZE:WEIGHT pairs like %s",
@@ -405,13 +400,12 @@ static int check_opts(const struct pkt_opts *o, char *err, size_t errlen)
 			return -EINVAL;
 		}
 		for (i = 0; i < o->imix->n; i++) {
-			ret = pkt_check_size(fam, !o->no_stamp, o->imix->size[i], o->max_size, err,
-					     errlen);
+			ret = check_size(o, o->imix->size[i], err, errlen);
 			if (ret)
 				return ret;
 		}
 	} else {
-		ret = pkt_check_size(fam, !o->no_stamp, o->size, o->max_size, err, errlen);
+		ret = check_size(o, o->size, err, errlen);
 		if (ret)
 			return ret;
 	}
@@ -456,6 +450,7 @@ struct pkt_gen *pkt_gen__create(const struct pkt_opts *o, char *err, size_t errl
 {
 	struct pkt_gen *g = NULL;
 	struct pkt_tuple t0;
+	__u8 *f0 = NULL;
 	unsigned int i;
 	int ret;
 
@@ -470,7 +465,8 @@ struct pkt_gen *pkt_gen__create(const struct pkt_opts *o, char *err, size_t errl
 	g->stamp = !o->no_stamp;
 	g->random = o->random;
 	g->copy_payload = o->copy_payload;
-	g->copy_len = pkt_min_size(g->family, g->stamp);
+	pkt_opts_layout(o, &g->lay);
+	g->copy_len = pkt_opts_min_size(o);
 	g->nflows = o->flows;
 	g->shards = o->shards ? o->shards : 1;
 	g->shard = o->shard;
@@ -499,15 +495,22 @@ struct pkt_gen *pkt_gen__create(const struct pkt_opts *o, char *err, size_t errl
 		tp->data = malloc(tp->len);
 		if (!tp->data)
 			goto out;
-		build_frame(o, &t0, tp->data, tp->len);
+		pkt_build_frame(o, &g->lay, &t0, tp->data, tp->len);
 		if (g->family == PKT_IPV4)
-			memcpy(&tp->ip_csum, tp->data + PKT_V4_OFF_CSUM, 2);
-		memcpy(&tp->udp_csum, tp->data + pkt_hdr_len(g->family) - 2, 2);
+			memcpy(&tp->ip_csum, tp->data + g->lay.l3_off + 10, 2);
+		memcpy(&tp->udp_csum, tp->data + g->lay.csum_off, 2);
+		if (g->lay.ol4_off)
+			memcpy(&tp->ocsum, tp->data + g->lay.ol4_off + PKT_UDP_OFF_CSUM, 2);
 	}
+	f0 = malloc(2 * (size_t)g->copy_len);
+	if (!f0)
+		goto out;
+	pkt_build_frame(o, &g->lay, &t0, f0, g->copy_len);
 	for (i = 0; i < g->nflows; i++)
-		flow_setup(g, o, i, &t0);
+		flow_setup(g, o, i, f0, f0 + g->copy_len, g->copy_len);
 	ret = 0;
 out:
+	free(f0);
 	if (ret) {
 		if (ret == -ENOMEM)
 			PKT_SETERR(err, errlen, "out of memory building packet templates");

@@ -3,11 +3,14 @@
 #define XDPSG_PKT_H
 
 /*
- * Packet crafting for xdp-gen: Ethernet + IPv4/IPv6 + UDP frames, with the
- * xdpsg stamp (shared.h) at the start of the UDP payload.
+ * Packet crafting for xdp-gen: Ethernet [+ up to two VLAN tags] [+ a tunnel:
+ * outer IP + VXLAN, GENEVE, GRE or nothing (IP in IP)] + IPv4/IPv6 + UDP, TCP
+ * or ICMP echo request, with the xdpsg stamp (shared.h) at the start of the
+ * L4 payload. docs/gen.md draws each kind with its offsets.
  *
  * Frame sizes are counted without the FCS. The smallest frame is the headers
- * (42 bytes IPv4, 62 IPv6) plus the 18-byte stamp when stamping (60 / 80).
+ * (42 bytes for IPv4 UDP, 62 IPv6) plus the 18-byte stamp when stamping
+ * (60 / 80); pkt_opts_min_size() says it for any kind.
  *
  * Hot path: pkt_gen__create() builds one full template per frame size, and per
  * flow only the tuple and its precomputed checksum deltas. pkt_gen_write()
@@ -95,6 +98,39 @@ struct pkt_imix {
 	__u8 seq[PKT_IMIX_SEQ_MAX]; /* indices into size[], smooth weighted round robin */
 };
 
+/* The L4 protocol: the IP protocol number (ICMP means ICMPv6 over IPv6). */
+enum pkt_proto {
+	PKT_UDP = 17,
+	PKT_TCP = 6,
+	PKT_ICMP = 1,
+};
+
+enum pkt_encap {
+	PKT_ENCAP_NONE = 0,
+	PKT_ENCAP_VXLAN, /* UDP port 4789, inner Ethernet */
+	PKT_ENCAP_GENEVE, /* UDP port 6081, no options, inner Ethernet */
+	PKT_ENCAP_GRE, /* 4-byte GRE header (no key, no checksum), inner IP */
+	PKT_ENCAP_IPIP, /* inner IP right after the outer one (4in4, 6in4, 4in6, 6in6) */
+};
+
+#define PKT_VLAN_MAX 2
+#define PKT_VNI_MAX 0xffffff
+#define PKT_VXLAN_PORT 4789
+#define PKT_GENEVE_PORT 6081
+/* The outer UDP source port of VXLAN/GENEVE: fixed, in the range Linux picks from. */
+#define PKT_TUNNEL_SPORT 49152
+/* TCP flag bits, as in the header's 13th byte. */
+#define PKT_TCP_FIN 0x01
+#define PKT_TCP_SYN 0x02
+#define PKT_TCP_RST 0x04
+#define PKT_TCP_PSH 0x08
+#define PKT_TCP_ACK 0x10
+#define PKT_TCP_URG 0x20
+#define PKT_TCP_ECE 0x40
+#define PKT_TCP_CWR 0x80
+#define PKT_TCP_SEQ 1 /* sequence number of every segment; ack 1 when ACK is set */
+#define PKT_TCP_WINDOW 65535
+
 struct pkt_opts {
 	__u8 src_mac[6], dst_mac[6];
 	struct pkt_ip_range src_ip, dst_ip; /* same family */
@@ -114,6 +150,29 @@ struct pkt_opts {
 	 * numbers stay single-writer. shards 0 means 1.
 	 */
 	__u32 shard, shards;
+	/* Headers. Zeroed by pkt_opts_init(): plain UDP, no tags, no tunnel. */
+	enum pkt_proto proto; /* 0 means UDP */
+	__u8 tcp_flags; /* PKT_TCP_* bits */
+	unsigned int nvlan; /* tags: 1 is 802.1Q; 2 is 802.1ad outer, 802.1Q inner */
+	__u16 vlan[PKT_VLAN_MAX]; /* ids, outer first */
+	__u8 vlan_prio; /* PCP of every tag */
+	enum pkt_encap encap;
+	__u32 vni; /* VXLAN/GENEVE */
+	/* The tunnel's outer addresses (single, lo_start used); the family may differ from the inner. */
+	struct pkt_ip_range outer_src, outer_dst;
+};
+
+/* Offsets in a frame of one kind (absolute, from the frame's first byte). */
+struct pkt_layout {
+	unsigned int l3_off; /* the (inner) IP header */
+	unsigned int l4_off;
+	unsigned int port_off; /* source and destination port; ICMP: echo id and sequence */
+	unsigned int csum_off; /* L4 checksum */
+	unsigned int pay_off; /* L4 payload: the stamp */
+	unsigned int ol3_off; /* the outer IP header of a tunnel; 0: no tunnel */
+	unsigned int ol4_off; /* the outer UDP header (VXLAN, GENEVE); 0: none */
+	enum pkt_family ofamily; /* of the outer IP header */
+	enum pkt_proto proto;
 };
 
 struct pkt_tuple {
@@ -124,6 +183,17 @@ struct pkt_tuple {
 
 /* Defaults: 10.0.0.1 -> 10.0.0.2, ports 1024 -> 9, 60 bytes, 1 flow, max 1514. */
 void pkt_opts_init(struct pkt_opts *opts);
+
+/* Where the headers of the frames opts describes go (the family is opts->src_ip's). */
+void pkt_opts_layout(const struct pkt_opts *opts, struct pkt_layout *out);
+/* The smallest frame opts' headers (and stamp, unless no_stamp) fit in. */
+unsigned int pkt_opts_min_size(const struct pkt_opts *opts);
+/* "S", "SA", "PA": TCP flag letters S A P R F U E C into PKT_TCP_* bits. */
+int pkt_parse_tcp_flags(const char *s, __u8 *out, char *err, size_t errlen);
+/* "vxlan", "vxlan:42", "geneve[:VNI]", "gre", "ipip"; VXLAN/GENEVE's VNI defaults to 0. */
+int pkt_parse_encap(const char *s, enum pkt_encap *encap, __u32 *vni, char *err, size_t errlen);
+const char *pkt_proto_name(enum pkt_proto proto);
+const char *pkt_encap_name(enum pkt_encap encap);
 
 /*
  * Parsers. Each returns 0 or -EINVAL, and on error writes one line into err
@@ -216,7 +286,8 @@ struct pkt_tmpl {
 	__u8 *data;
 	unsigned int len;
 	__u16 ip_csum; /* as stored in the template (memory order) */
-	__u16 udp_csum;
+	__u16 udp_csum; /* the L4 checksum (UDP, TCP or ICMP) */
+	__u16 ocsum; /* the outer UDP checksum of a VXLAN/GENEVE frame */
 };
 
 struct pkt_flow {
@@ -230,11 +301,13 @@ struct pkt_flow {
 	};
 	__u16 sport, dport; /* network order */
 	__u16 ip_delta; /* ones'-complement difference from flow 0, IPv4 header */
-	__u16 udp_delta; /* same, UDP pseudo header + ports */
+	__u16 udp_delta; /* same, L4 checksum (pseudo header + ports, or ICMP id) */
+	__u16 ocsum_delta; /* same, outer UDP checksum of a tunnel */
 };
 
 struct pkt_gen {
 	enum pkt_family family;
+	struct pkt_layout lay;
 	bool stamp;
 	bool random;
 	unsigned int copy_len; /* bytes copied per frame when the payload is prefilled */
@@ -314,33 +387,38 @@ static inline unsigned int pkt_gen_write_tmpl(struct pkt_gen *g, void *frame, un
 {
 	const struct pkt_tmpl *tp = &g->tmpl[t];
 	const struct pkt_flow *fl = &g->flows[flow];
-	__u8 *p = frame;
-	unsigned int udp_off;
+	const struct pkt_layout *l = &g->lay;
+	__u8 *p = frame, *ip = p + l->l3_off;
 	__u64 sum;
 	__u16 csum;
 
 	memcpy(p, tp->data, g->copy_payload ? tp->len : g->copy_len);
 	if (g->family == PKT_IPV4) {
-		memcpy(p + PKT_V4_OFF_SADDR, &fl->v4.saddr, 4);
-		memcpy(p + PKT_V4_OFF_DADDR, &fl->v4.daddr, 4);
+		memcpy(ip + 12, &fl->v4.saddr, 4);
+		memcpy(ip + 16, &fl->v4.daddr, 4);
 		csum = (__u16)~pkt_csum_fold((__u16)~tp->ip_csum + (__u64)fl->ip_delta);
-		memcpy(p + PKT_V4_OFF_CSUM, &csum, 2);
-		udp_off = PKT_V4_OFF_UDP;
+		memcpy(ip + 10, &csum, 2);
 	} else {
-		memcpy(p + PKT_V6_OFF_SADDR + 8, &fl->v6.saddr_lo, 8);
-		memcpy(p + PKT_V6_OFF_DADDR + 8, &fl->v6.daddr_lo, 8);
-		udp_off = PKT_V6_OFF_UDP;
+		memcpy(ip + 16, &fl->v6.saddr_lo, 8);
+		memcpy(ip + 32, &fl->v6.daddr_lo, 8);
 	}
-	memcpy(p + udp_off, &fl->sport, 2);
-	memcpy(p + udp_off + 2, &fl->dport, 2);
+	memcpy(p + l->port_off, &fl->sport, 2);
+	memcpy(p + l->port_off + 2, &fl->dport, 2);
 	sum = (__u16)~tp->udp_csum + (__u64)fl->udp_delta;
 	/* The template's flow, seq and ts are 0, so the new words just add. */
 	if (g->stamp)
-		sum += stamp_patch(p + udp_off + 8, (__u16)flow, seq, ts_ns);
+		sum += stamp_patch(p + l->pay_off, (__u16)flow, seq, ts_ns);
 	csum = (__u16)~pkt_csum_fold(sum);
 	if (csum == 0)
-		csum = 0xffff; /* 0 means "no checksum" (IPv4) or is invalid (IPv6) */
-	memcpy(p + udp_off + PKT_UDP_OFF_CSUM, &csum, 2);
+		csum = 0xffff; /* 0 means "no checksum" (IPv4 UDP) or is invalid (IPv6) */
+	memcpy(p + l->csum_off, &csum, 2);
+	/* The inner packet sums to minus its pseudo header: the stamp never shows here. */
+	if (l->ol4_off) {
+		csum = (__u16)~pkt_csum_fold((__u16)~tp->ocsum + (__u64)fl->ocsum_delta);
+		if (csum == 0)
+			csum = 0xffff;
+		memcpy(p + l->ol4_off + PKT_UDP_OFF_CSUM, &csum, 2);
+	}
 	return tp->len;
 }
 
@@ -353,26 +431,26 @@ static inline unsigned int pkt_gen_write(struct pkt_gen *g, void *frame, __u32 f
 
 /*
  * Put the send time into a frame pkt_gen_write*() wrote with ts_ns 0, and
- * fix its UDP checksum incrementally (RFC 1624): the sender writes a batch
+ * fix its L4 checksum incrementally (RFC 1624): the sender writes a batch
  * first and stamps it just before handing it to the kernel, so the time is
  * the frames' departure, not the start of the batch. No-op without a stamp.
  */
 static inline void pkt_gen_set_time(const struct pkt_gen *g, void *frame, __u64 ts_ns)
 {
-	__u8 *udp = (__u8 *)frame + (g->family == PKT_IPV4 ? PKT_V4_OFF_UDP : PKT_V6_OFF_UDP);
+	__u8 *st = (__u8 *)frame + g->lay.pay_off, *cp = (__u8 *)frame + g->lay.csum_off;
 	__u16 ts_hi = htole16((__u16)(ts_ns >> 32)), csum;
 	__u32 ts_lo = htole32((__u32)ts_ns);
 
 	if (!g->stamp)
 		return;
-	memcpy(udp + 8 + XDPSG_STAMP_OFF_TS, &ts_lo, 4);
-	memcpy(udp + 8 + XDPSG_STAMP_OFF_TS + 4, &ts_hi, 2);
-	memcpy(&csum, udp + PKT_UDP_OFF_CSUM, 2);
+	memcpy(st + XDPSG_STAMP_OFF_TS, &ts_lo, 4);
+	memcpy(st + XDPSG_STAMP_OFF_TS + 4, &ts_hi, 2);
+	memcpy(&csum, cp, 2);
 	/* 0xffff stood for a computed 0: the same zero in ones' complement. */
 	csum = (__u16)~pkt_csum_fold((__u16)~csum + (__u64)ts_lo + ts_hi);
 	if (csum == 0)
 		csum = 0xffff;
-	memcpy(udp + PKT_UDP_OFF_CSUM, &csum, 2);
+	memcpy(cp, &csum, 2);
 }
 
 /* The whole per-packet step: next flow, its next sequence number, next size. */

@@ -171,8 +171,12 @@ struct gen_size {
 	__u16 l3_len; /* IPv4 total length / IPv6 payload length, network order */
 	__u16 udp_len; /* network order */
 	__u16 ip_csum; /* IPv4 header checksum of this size's template, flow 0 */
-	__u16 udp_csum; /* UDP checksum of this size's template, flow 0, stamp zeroed */
-	__u16 pad;
+	__u16 udp_csum; /* L4 checksum of this size's template, flow 0, stamp zeroed */
+	/* a tunnel's outer headers, network order as in the template */
+	__u16 ol3_len; /* outer IPv4 total length / IPv6 payload length */
+	__u16 oip_csum; /* outer IPv4 header checksum: constant per size */
+	__u16 ol4_len; /* outer UDP length (VXLAN, GENEVE) */
+	__u16 ocsum; /* outer UDP checksum, flow 0 (the stamp never changes it) */
 };
 
 /* One flow: its tuple and checksum deltas from flow 0 (cf. struct pkt_flow). */
@@ -181,7 +185,9 @@ struct gen_flow {
 	__u64 daddr; /* network order, as stored in the frame */
 	__u16 sport, dport; /* network order */
 	__u16 ip_delta; /* ones'-complement add to the IPv4 header checksum */
-	__u16 udp_delta; /* ones'-complement add to the UDP checksum */
+	__u16 udp_delta; /* ones'-complement add to the L4 checksum */
+	__u16 ocsum_delta; /* ones'-complement add to a tunnel's outer UDP checksum */
+	__u16 pad[3];
 };
 
 /* Per-CPU state of one generator thread (the thread is pinned to that CPU). */

@@ -23,8 +23,9 @@ from xdpsg.bench import (cells as table, checks, commands, dropcost, env, labs, 
 
 ROOT = env.ROOT
 PY = sys.executable
-GENS = {'kernel': {'threads', 'no-stamp', 'rate'}, 'xsk': {'queues', 'rate', 'busy-poll'}}
-FULL_GENS = {'kernel': {'threads', 'no-stamp', 'rate'},
+GENS = {'kernel': {'threads', 'no-stamp', 'rate', 'proto', 'vlan'},
+        'xsk': {'queues', 'rate', 'busy-poll'}}
+FULL_GENS = {'kernel': {'threads', 'no-stamp', 'rate', 'proto', 'vlan'},
              'xsk': {'queues', 'rate', 'busy-poll', 'pcap'}, 'qdisc': {'threads', 'rate'}}
 PEERS = {'xdp-bench': '/x/xdp-bench', 'xdp-trafficgen': '/x/xdp-trafficgen',
          'xdpsock': '/x/xdpsock'}
@@ -101,8 +102,8 @@ class CellsTable(unittest.TestCase):
 
     def test_targets(self):
         rows = table.target_rows()
-        self.assertEqual(len(rows), 11)
-        self.assertEqual(len({r.id for r in rows}), 11)
+        self.assertEqual(len(rows), 13)
+        self.assertEqual(len({r.id for r in rows}), 13)
         self.assertIn(('drop/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
         self.assertIn(('redirect-cpu/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
 
@@ -306,11 +307,14 @@ class Matrix(unittest.TestCase):
             for a, b, _, _ in g.pairs:
                 self.assertIn(a, ids)
                 self.assertIn(b, ids)
+        # The other headers (TCP, VLAN) share a second one, with stamped UDP in it too.
         tg = [g for g in groups if 'bare/ext:xdp-trafficgen/62/q1' in [c.id for c in g.members]]
-        self.assertEqual(len(tg), 1)
-        self.assertEqual(sorted(c.id for c in tg[0].members),
-                         ['bare/ext:xdp-trafficgen/62/q1', 'bare/gen-bare/60/q1',
-                          'bare/kernel-nostamp/60/q1', 'bare/kernel/60/q1'])
+        self.assertEqual(sorted(sorted(c.id for c in g.members) for g in tg),
+                         [['bare/ext:xdp-trafficgen/62/q1', 'bare/gen-bare/60/q1',
+                           'bare/kernel-nostamp/60/q1', 'bare/kernel/60/q1'],
+                          ['bare/ext:xdp-trafficgen/62/q1', 'bare/gen-bare/60/q1',
+                           'bare/kernel-tcp/60/q1', 'bare/kernel-vlan/60/q1',
+                           'bare/kernel/60/q1']])
         cpu = [g for g in groups if any(c.row.group == 'cpu' for c in g.members)]
         self.assertEqual(sorted(len(g.members) for g in cpu), [2, 2])  # default, busy-poll
         self.assertEqual({g.repeat for g in cpu}, {2})  # quick: read for the books only

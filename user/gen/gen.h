@@ -45,6 +45,12 @@ struct gen_cfg {
 	__u64 flows;
 	bool random;
 	bool no_stamp;
+	/* headers (common/pkt.h) */
+	int proto; /* enum pkt_proto; 0: UDP */
+	const char *tcp_flags;
+	struct param_strings vlan;
+	__u64 vlan_prio;
+	const char *encap, *outer_src_ip, *outer_dst_ip;
 	/* replay (xsk --pcap) */
 	const char *pcap, *pcap_timing;
 	bool stamp;

@@ -67,6 +67,13 @@ static const struct param_def shape_opts[] = {
 	{ NULL },
 };
 
+static const struct param_enum protos[] = {
+	{ "udp", PKT_UDP },
+	{ "tcp", PKT_TCP },
+	{ "icmp", PKT_ICMP },
+	{ NULL, 0 },
+};
+
 static const struct param_def pkt_opts_table[] = {
 	{ "size", 's', PARAM_UINT, OPT(size), "BYTES",
 	  "frame size without FCS (default: the smallest that holds the stamp, 60 for IPv4, 80 for IPv6)",
@@ -84,14 +91,30 @@ static const struct param_def pkt_opts_table[] = {
 	  "source address or range (default: the interface's address)" },
 	{ "dst-ip", 0, PARAM_STRING, OPT(dst_ip), "IP[-IP]",
 	  "destination address or range (default: the interface's first neighbour)" },
-	{ "src-port", 0, PARAM_STRING, OPT(src_port), "PORT[-PORT]", "UDP source port or range" },
+	{ "src-port", 0, PARAM_STRING, OPT(src_port), "PORT[-PORT]",
+	  "UDP/TCP source port or range" },
 	{ "dst-port", 0, PARAM_STRING, OPT(dst_port), "PORT[-PORT]",
-	  "UDP destination port or range" },
+	  "UDP/TCP destination port or range" },
 	{ "flows", 0, PARAM_UINT, OPT(flows), "N",
 	  "flows spread over the ranges (default 1 per thread)", 1, PKT_FLOWS_MAX },
 	{ "random", 0, PARAM_FLAG, OPT(random), NULL, "pick flows at random instead of in turn" },
 	{ "no-stamp", 0, PARAM_FLAG, OPT(no_stamp), NULL,
 	  "no flow/sequence/time stamp in the payload" },
+	{ "proto", 0, PARAM_ENUM, OPT(proto), "udp|tcp|icmp",
+	  "L4 protocol; icmp is an echo request (ICMPv6 with --ipv6), its id the flow's source port",
+	  0, 0, protos },
+	{ "tcp-flags", 0, PARAM_STRING, OPT(tcp_flags), "LETTERS",
+	  "with --proto tcp: flags from S A P R F U E C, e.g. SA or PA (default S)" },
+	{ "vlan", 0, PARAM_STRINGS, OPT(vlan), "ID",
+	  "VLAN tag 0-4095; twice for QinQ (802.1ad outer, then 802.1Q)" },
+	{ "vlan-prio", 0, PARAM_UINT, OPT(vlan_prio), "N", "priority (PCP) of the VLAN tags", 0,
+	  7 },
+	{ "encap", 0, PARAM_STRING, OPT(encap), "TUNNEL",
+	  "wrap each packet in a tunnel: vxlan[:VNI], geneve[:VNI] (VNI 0-16777215, default 0), gre or ipip" },
+	{ "outer-src-ip", 0, PARAM_STRING, OPT(outer_src_ip), "IP",
+	  "with --encap: the tunnel's source (default: the interface's address)" },
+	{ "outer-dst-ip", 0, PARAM_STRING, OPT(outer_dst_ip), "IP",
+	  "with --encap: the tunnel's destination (default: the interface's first neighbour)" },
 	{ NULL },
 };
 

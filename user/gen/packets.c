@@ -7,50 +7,52 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 
 #include "gen.h"
 
-static int resolve_addresses(struct gen *g)
+/*
+ * One pair of ends, given or found: src the given one, else the interface's
+ * address; dst the given one, else the interface's first neighbour. With
+ * macs, dst's neighbour entry gives the destination MAC (the ends on the
+ * wire); without (a tunnel's inner packet), fallbacks stand in.
+ */
+static int resolve_ends(struct gen *g, const char *src, const char *dst, bool v6,
+			struct pkt_ip_range *s, struct pkt_ip_range *d, bool macs, char *err,
+			size_t errlen)
 {
 	const struct gen_cfg *cfg = g->cfg;
-	int family = cfg->ipv6 ? AF_INET6 : AF_INET;
-	char err[256], ip[INET6_ADDRSTRLEN + 1], dst_one[INET6_ADDRSTRLEN + 1];
-	const char *dst = cfg->dst_ip;
+	int family = v6 ? AF_INET6 : AF_INET;
+	char ip[INET6_ADDRSTRLEN + 1], dst_one[INET6_ADDRSTRLEN + 1];
 	unsigned char mac[6];
-	struct pkt_opts *o = &g->popts;
 
-	memcpy(o->src_mac, g->ifc.mac, 6);
-	if (cfg->src_mac && pkt_parse_mac(cfg->src_mac, o->src_mac, err, sizeof(err)))
-		goto bad;
-
-	if (cfg->src_ip) {
-		if (pkt_parse_ip_range(cfg->src_ip, &o->src_ip, err, sizeof(err)))
-			goto bad;
+	if (src) {
+		if (pkt_parse_ip_range(src, s, err, errlen))
+			return -EINVAL;
 	} else if (!iface_first_addr(g->ifc.name, family, ip, sizeof(ip))) {
-		pkt_parse_ip_range(ip, &o->src_ip, err, sizeof(err));
-	} else if (cfg->ipv6) {
-		pkt_parse_ip_range("fd00::1", &o->src_ip, err, sizeof(err));
+		pkt_parse_ip_range(ip, s, err, errlen);
+	} else {
+		pkt_parse_ip_range(v6 ? "fd00::1" : "10.0.0.1", s, err, errlen);
 	}
-
-	/* The destination: the one given, or the interface's first neighbour. */
 	if (!dst) {
 		if (iface_neigh_lookup(g->ifc.ifindex, family, NULL, ip, sizeof(ip), mac)) {
-			if (!cfg->dst_mac) {
+			if (macs && !cfg->dst_mac) {
 				snprintf(
-					err, sizeof(err),
+					err, errlen,
 					"%s has no %s neighbour entry to send to; give --dst-ip and --dst-mac",
-					g->ifc.name, cfg->ipv6 ? "IPv6" : "IPv4");
-				goto bad;
+					g->ifc.name, v6 ? "IPv6" : "IPv4");
+				return -EINVAL;
 			}
-			dst = cfg->ipv6 ? "fd00::2" : "10.0.0.2";
+			dst = v6 ? "fd00::2" : "10.0.0.2";
 		} else {
 			dst = ip;
-			memcpy(o->dst_mac, mac, 6);
+			if (macs)
+				memcpy(g->popts.dst_mac, mac, 6);
 		}
-	} else if (!cfg->dst_mac) {
+	} else if (macs && !cfg->dst_mac) {
 		/* The first address of a range names the neighbour to ask for. */
 		const char *dash = strchr(dst, '-');
 		size_t l = dash ? (size_t)(dash - dst) : strlen(dst);
@@ -58,31 +60,130 @@ static int resolve_addresses(struct gen *g)
 		snprintf(dst_one, sizeof(dst_one), "%.*s", (int)(l < sizeof(dst_one) ? l : 0), dst);
 		if (iface_neigh_lookup(g->ifc.ifindex, family, dst_one, ip, sizeof(ip), mac)) {
 			snprintf(
-				err, sizeof(err),
+				err, errlen,
 				"no neighbour entry for %s on %s to take its MAC from; give --dst-mac",
 				dst_one, g->ifc.name);
-			goto bad;
+			return -EINVAL;
 		}
-		memcpy(o->dst_mac, mac, 6);
+		memcpy(g->popts.dst_mac, mac, 6);
 	}
+	if (pkt_parse_ip_range(dst, d, err, errlen))
+		return -EINVAL;
+	if (s->family != d->family) {
+		snprintf(
+			err, errlen,
+			"source and destination addresses are of different families; use --ipv6 with IPv6 addresses");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* A tunnel's outer family: its addresses', else the inner one. */
+static bool outer_v6(const struct gen_cfg *cfg)
+{
+	const char *a = cfg->outer_dst_ip ? cfg->outer_dst_ip : cfg->outer_src_ip;
+
+	return a ? strchr(a, ':') != NULL : cfg->ipv6;
+}
+
+static int resolve_addresses(struct gen *g)
+{
+	const struct gen_cfg *cfg = g->cfg;
+	struct pkt_opts *o = &g->popts;
+	bool ov6 = outer_v6(cfg);
+	char err[256];
+	int rc;
+
+	memcpy(o->src_mac, g->ifc.mac, 6);
+	if (cfg->src_mac && pkt_parse_mac(cfg->src_mac, o->src_mac, err, sizeof(err)))
+		goto bad;
+	if (o->encap) {
+		/* The outer ends are on the wire: they take the MAC; the inner ones fall back. */
+		rc = resolve_ends(g, cfg->outer_src_ip, cfg->outer_dst_ip, ov6, &o->outer_src,
+				  &o->outer_dst, true, err, sizeof(err));
+		if (!rc && cfg->ipv6 == ov6 && !cfg->src_ip && !cfg->dst_ip) {
+			o->src_ip = o->outer_src;
+			o->dst_ip = o->outer_dst;
+		} else if (!rc) {
+			rc = resolve_ends(g, cfg->src_ip, cfg->dst_ip, cfg->ipv6, &o->src_ip,
+					  &o->dst_ip, false, err, sizeof(err));
+		}
+	} else {
+		rc = resolve_ends(g, cfg->src_ip, cfg->dst_ip, cfg->ipv6, &o->src_ip, &o->dst_ip,
+				  true, err, sizeof(err));
+	}
+	if (rc)
+		goto bad;
 	if (cfg->dst_mac && pkt_parse_mac(cfg->dst_mac, o->dst_mac, err, sizeof(err)))
 		goto bad;
-	if (pkt_parse_ip_range(dst, &o->dst_ip, err, sizeof(err)))
-		goto bad;
-	if (o->src_ip.family != o->dst_ip.family) {
-		snprintf(
-			err, sizeof(err),
-			"source and destination addresses are of different families; use --ipv6 with IPv6 addresses");
-		goto bad;
-	}
 	if (o->dst_ip.family == PKT_IPV6 && !cfg->ipv6) {
 		snprintf(err, sizeof(err), "IPv6 addresses given without --ipv6; add --ipv6");
+		goto bad;
+	}
+	if (o->dst_ip.family == PKT_IPV4 && cfg->ipv6) {
+		snprintf(err, sizeof(err), "IPv4 addresses given with --ipv6; drop --ipv6");
 		goto bad;
 	}
 	return 0;
 bad:
 	fprintf(stderr, "xdp-gen: %s\n", err);
 	return -EINVAL;
+}
+
+/* --proto, --tcp-flags, --vlan, --vlan-prio, --encap: into o, or one line saying what is wrong. */
+static int header_opts(const struct gen_cfg *cfg, struct pkt_opts *o, char *err, size_t errlen)
+{
+	unsigned int i;
+	char *end;
+
+	o->proto = cfg->proto ? (enum pkt_proto)cfg->proto : PKT_UDP;
+	o->tcp_flags = PKT_TCP_SYN;
+	if (cfg->tcp_flags && o->proto != PKT_TCP) {
+		snprintf(err, errlen, "--tcp-flags applies to --proto tcp only; add --proto tcp");
+		return -EINVAL;
+	}
+	if (cfg->tcp_flags && pkt_parse_tcp_flags(cfg->tcp_flags, &o->tcp_flags, err, errlen))
+		return -EINVAL;
+	if (o->proto == PKT_ICMP && (cfg->src_port || cfg->dst_port)) {
+		snprintf(
+			err, errlen,
+			"ports do not apply to --proto icmp (the echo id follows the flow); drop --src-port/--dst-port");
+		return -EINVAL;
+	}
+	if (cfg->vlan.n > PKT_VLAN_MAX) {
+		snprintf(err, errlen,
+			 "--vlan given %u times: at most twice (QinQ: outer 802.1ad, inner 802.1Q)",
+			 cfg->vlan.n);
+		return -EINVAL;
+	}
+	for (i = 0; i < cfg->vlan.n; i++) {
+		unsigned long v = strtoul(cfg->vlan.v[i], &end, 10);
+
+		if (*end || end == cfg->vlan.v[i] || v > 4095 || cfg->vlan.v[i][0] == '-') {
+			snprintf(err, errlen, "--vlan %s: a VLAN id is a number from 0 to 4095",
+				 cfg->vlan.v[i]);
+			return -EINVAL;
+		}
+		o->vlan[i] = (__u16)v;
+	}
+	o->nvlan = cfg->vlan.n;
+	o->vlan_prio = (__u8)cfg->vlan_prio;
+	if (cfg->vlan_prio && !o->nvlan) {
+		snprintf(err, errlen, "--vlan-prio needs a tag; add --vlan ID");
+		return -EINVAL;
+	}
+	if (cfg->encap && pkt_parse_encap(cfg->encap, &o->encap, &o->vni, err, errlen))
+		return -EINVAL;
+	if (!cfg->encap && (cfg->outer_src_ip || cfg->outer_dst_ip)) {
+		snprintf(err, errlen, "--outer-src-ip/--outer-dst-ip need a tunnel; add --encap");
+		return -EINVAL;
+	}
+	if ((cfg->pcap || cfg->rtt) && (o->proto != PKT_UDP || o->nvlan || o->encap)) {
+		snprintf(err, errlen, "%s sends UDP only; drop --proto, --vlan and --encap",
+			 cfg->pcap ? "--pcap replays the file's frames and" : "--rtt");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int build_opts(struct gen *g)
@@ -95,27 +196,30 @@ static int build_opts(struct gen *g)
 	int rc;
 
 	pkt_opts_init(o);
+	if (header_opts(cfg, o, err, sizeof(err)))
+		goto bad;
 	rc = resolve_addresses(g);
 	if (rc)
 		return rc;
+	if (o->proto == PKT_ICMP)
+		o->dst_port = (struct pkt_port_range){ 0, 0 }; /* echo sequence number 0 */
 	if (cfg->src_port && pkt_parse_port_range(cfg->src_port, &o->src_port, err, sizeof(err)))
 		goto bad;
 	if (cfg->dst_port && pkt_parse_port_range(cfg->dst_port, &o->dst_port, err, sizeof(err)))
 		goto bad;
-	o->size = cfg->size ? (unsigned int)cfg->size :
-			      pkt_min_size(cfg->ipv6 ? PKT_IPV6 : PKT_IPV4, !cfg->no_stamp);
+	o->no_stamp = cfg->no_stamp;
+	/* Without --size, the smallest frame the headers fit in (at least 60). */
+	o->size = cfg->size ? (unsigned int)cfg->size : pkt_opts_min_size(o);
 	if (o->size < PKT_SIZE_DEFAULT && !cfg->size)
 		o->size = PKT_SIZE_DEFAULT;
 	o->max_size = g->ifc.mtu + PKT_ETH_HLEN;
-	o->no_stamp = cfg->no_stamp;
 	o->random = cfg->random;
 	if (cfg->imix || cfg->imix_sizes) {
 		if (cfg->imix_sizes) {
 			if (pkt_parse_imix(cfg->imix_sizes, &g->imix, err, sizeof(err)))
 				goto bad;
 		} else {
-			pkt_imix_default(&g->imix, pkt_min_size(cfg->ipv6 ? PKT_IPV6 : PKT_IPV4,
-								!cfg->no_stamp));
+			pkt_imix_default(&g->imix, pkt_opts_min_size(o));
 		}
 		o->imix = &g->imix;
 	}
@@ -133,7 +237,8 @@ static int build_opts(struct gen *g)
 		goto bad;
 	}
 	tuples = pkt_tuple_count(o);
-	if (!cfg->flows && !cfg->src_port && tuples < o->flows)
+	/* ICMP takes no ports: its echo ids always spread to the flows. */
+	if ((!cfg->flows || o->proto == PKT_ICMP) && !cfg->src_port && tuples < o->flows)
 		o->src_port.end = (__u16)(o->src_port.start + o->flows - 1);
 	getrandom(&run, sizeof(run), 0);
 	o->run = run;

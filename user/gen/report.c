@@ -12,6 +12,7 @@
 #include "counter_desc.h"
 #include "fmt.h"
 #include "gen.h"
+#include "pkt_build.h"
 #include "replay.h"
 #include "runtime.h"
 
@@ -120,7 +121,9 @@ void gen_started(void *ctx)
 {
 	const struct gen *g = ctx;
 	unsigned int i;
+	char kind[96];
 
+	pkt_kind_str(&g->popts, kind, sizeof(kind));
 	printf("xdp-gen %s on %s: %u %s%s (", g->mode_name, g->ifc.name, g->nthreads, g->mode->unit,
 	       g->nthreads > 1 ? "s" : "");
 	for (i = 0; i < g->nthreads; i++)
@@ -130,9 +133,9 @@ void gen_started(void *ctx)
 		       g->mode->describe(g), g->replay->f.n, g->cfg->pcap, g->replay->f.min_len,
 		       g->replay->f.max_len, (unsigned int)g->popts.run);
 	else
-		printf("), %s, %u-byte frames%s, run %08x; Ctrl-C to stop\n", g->mode->describe(g),
-		       pkt_gen_max_len(g->th[0].pg), g->popts.imix ? " max (imix)" : "",
-		       (unsigned int)g->popts.run);
+		printf("), %s, %u-byte frames%s (%s), run %08x; Ctrl-C to stop\n",
+		       g->mode->describe(g), pkt_gen_max_len(g->th[0].pg),
+		       g->popts.imix ? " max (imix)" : "", kind, (unsigned int)g->popts.run);
 }
 
 static __u64 outstanding(const struct gen *g, const struct gen_counters *c)

@@ -214,13 +214,19 @@ KERNEL = xdp_gen('kernel')
 XSK_GEN = xdp_gen('xsk')
 KERNEL_NOSTAMP = xdp_gen('kernel', 'kernel-nostamp', 'xdp-gen kernel --no-stamp',
                          ('--no-stamp',), needs=('no-stamp',))
+# Other headers (issue 27), each in its smallest frame (72 bytes TCP, 64 tagged): -s 60
+# would not hold them, and on veth the rate is per frame, not per byte, at these sizes.
+KERNEL_TCP = xdp_gen('kernel', 'kernel-tcp', 'xdp-gen kernel --proto tcp', ('--proto', 'tcp'),
+                     sized=False, needs=('proto',))
+KERNEL_VLAN = xdp_gen('kernel', 'kernel-vlan', 'xdp-gen kernel --vlan 100', ('--vlan', '100'),
+                      sized=False, needs=('vlan',))
 XSK_PCAP = xdp_gen('xsk', 'xsk-pcap', 'xdp-gen xsk --pcap (replay)', ('--pcap', '{replay}'),
                    sized=False, needs=('pcap',))
 
 
 def gen_order(modes):
     """The generators in chart order, for the xdp-gen modes MODES."""
-    ours = [KERNEL, KERNEL_NOSTAMP, XSK_GEN, XSK_PCAP]
+    ours = [KERNEL, KERNEL_NOSTAMP, KERNEL_TCP, KERNEL_VLAN, XSK_GEN, XSK_PCAP]
     ours += [xdp_gen(m) for m in modes if m not in ('kernel', 'xsk')]
     return [GEN_BARE] + ours + [PKTSEND, TRAFFICGEN, XDPSOCK_TX]
 
@@ -366,11 +372,20 @@ def xsk_peer_cells(nostamp):
 
 
 def feature_cells(gens, quick):
-    """pcap replay (xsk; kernel mode refuses --pcap) and drop --sample, 60 B, 1 queue."""
+    """pcap replay (xsk; kernel mode refuses --pcap), TCP and VLAN-tagged frames from the
+    kernel mode, and drop --sample, 60 B, 1 queue."""
     if has(gens, XSK_PCAP):
         c = gen_cell(XSK_PCAP, 60, 1, quick=quick, family='features',
                      label='xdp-gen xsk --pcap (replay) / the built-in UDP path, 1 queue')
         yield replace(c, refs=(Ref(BARE, XSK_GEN, 60, 1, 'built-in UDP path'),) + c.refs)
+    for g in (KERNEL_TCP, KERNEL_VLAN):
+        if has(gens, g):
+            c = gen_cell(g, 60, 1, quick=quick, family='features',
+                         label='%s (smallest frame) / stamped UDP, 1 queue' % g.title,
+                         peer=peer_trafficgen(g.title, 1),
+                         target=Target(1.0, '%s vs xdp-trafficgen udp, 1 thread' % g.title))
+            yield replace(c, refs=(Ref(BARE, KERNEL, 60, 1, 'stamped UDP (goal: 0.95 of it)'),)
+                          + c.refs)
     yield sink_cell(SAMPLE, KERNEL, 60, 1, family='features',
                     label='xdp-sink drop --sample 100 / plain drop, 1 queue',
                     refs=(Ref(DROP, KERNEL, 60, 1, 'plain drop (goal: 0.95 of it)'),
