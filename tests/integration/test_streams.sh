@@ -172,3 +172,18 @@ test_streams_metrics() {
 		promtool check metrics <"$prom" || t_fail "promtool: $(promtool check metrics <"$prom" 2>&1)"
 	fi
 }
+
+# More threads than a stream's count: a thread whose share of it is none
+# sends none of it (a share of 0 is not "no limit"), and the run still ends
+# by its count with exactly the frames asked. -d only bounds a wrong run.
+test_streams_small_share() {
+	local gout
+	lab_setup --no-ipv6
+	gout=$(mktemp)
+	t_on_cleanup rm -f "$gout"
+	lab_exec gen "$GEN" qdisc -t 2 -d 3 --stream name=one,count=1 --stream name=many,count=100 \
+		-j -q "$GEN_IF" >"$gout" 2>&1 || t_fail "xdp-gen failed: $(cat "$gout")"
+	t_expect_eq "[one, many] sent" "[1, 100]" \
+		"$(json_get "$gout" summary '[s["tx_packets"] for s in o["streams"]]')"
+	t_expect_eq "stopped by" count "$(json_get "$gout" summary 'o["stop_reason"]')"
+}

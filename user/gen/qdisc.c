@@ -201,7 +201,7 @@ static void qdisc_streams_loop(struct gen_thread *t, struct qdisc_tx *x)
 			__u32 want;
 			int done;
 
-			if (pace_done(&ts->pace, ts->attempted))
+			if (gen_tstream_done(ts))
 				continue;
 			left = true;
 			want = pace_budget(&ts->pace, ts->attempted, batch, now, &due);

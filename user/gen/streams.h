@@ -38,6 +38,16 @@ struct gen_tstream {
 	__u64 first_ns, last_ns; /* its first and last frames handed over, for its rate */
 } __attribute__((aligned(64)));
 
+/*
+ * The thread has nothing (more) to send of this stream: its share is done,
+ * or was none (more threads than the stream's count: quota 0 would mean no
+ * limit).
+ */
+static inline bool gen_tstream_done(const struct gen_tstream *ts)
+{
+	return ts->pace.idle || pace_done(&ts->pace, ts->attempted);
+}
+
 /* The thread handed n frames of stream ts over at 'began'. */
 static inline void gen_tstream_note(struct gen_tstream *ts, __u32 n, __u64 began)
 {

@@ -324,7 +324,7 @@ static void xsk_streams_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addr
 			struct gen_tstream *ts = &t->ts[s];
 			__u32 want, i;
 
-			if (pace_done(&ts->pace, ts->attempted))
+			if (gen_tstream_done(ts))
 				continue;
 			left = true;
 			want = pace_budget(&ts->pace, ts->attempted, batch, now, &due);
