@@ -187,3 +187,32 @@ test_streams_small_share() {
 		"$(json_get "$gout" summary '[s["tx_packets"] for s in o["streams"]]')"
 	t_expect_eq "stopped by" count "$(json_get "$gout" summary 'o["stop_reason"]')"
 }
+
+# IPv4 and IPv6 streams in one run (ipv6=true on one of them): each booked by
+# itself, received = sent = count.
+test_streams_ipv6_mixed() {
+	local sout gout spid run name count
+	lab_setup
+	sout=$(mktemp)
+	gout=$(mktemp)
+	t_on_cleanup rm -f "$sout" "$gout"
+	lab_bg "$sout" sink "$SINK" xsk -j -i 100ms -d 300 "$SINK_IF"
+	spid=$LAST_PID
+	wait_ready "$sout" "$spid" || t_fail "sink did not start: $(cat "$sout")"
+	lab_exec gen "$GEN" xsk --stream name=v4,count=300 \
+		--stream "name=v6,ipv6=true,src-ip=$GEN_IP6,dst-ip=$SINK_IP6,proto=tcp,count=200" \
+		--dst-mac "$SINK_MAC" -j -q "$GEN_IF" >"$gout" 2>&1 || t_fail "xdp-gen failed: $(cat "$gout")"
+	t_expect_eq "headers" "['IPv4 UDP', 'IPv6 TCP']" \
+		"$(json_get "$gout" summary '[s["headers"] for s in o["streams"]]')"
+	wait_total "$sout" interval rx_packets 500 30 ||
+		t_fail "the sink read $(json_total "$sout" interval rx_packets) of 500 frames"
+	kill -INT "$spid" 2>/dev/null
+	wait "$spid"
+	for name in v4:300 v6:200; do
+		count=${name#*:}
+		name=${name%:*}
+		run=$(json_get "$gout" summary "[s['run'] for s in o['streams'] if s['name'] == '$name'][0]")
+		t_expect_eq "$name (run $run): [received, lost, duplicates]" "[[$count, 0, 0]]" \
+			"$(json_get "$sout" summary "[[r['received'], r['lost'], r['duplicates']] for r in o['runs'] if r['run'] == $run]")"
+	done
+}

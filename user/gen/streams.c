@@ -17,11 +17,11 @@
 static const char *const stream_keys[] = {
 	"name",	    "proto",	"tcp-flags",  "vlan",  "vlan-prio", "encap",
 	"size",	    "imix",	"imix-sizes", "flows", "src-ip",    "dst-ip",
-	"src-port", "dst-port", "rate",	      "count", NULL,
+	"src-port", "dst-port", "ipv6",	      "rate",  "count",	    NULL,
 };
 #define STREAM_KEYS                                                                               \
 	"name, proto, tcp-flags, vlan, vlan-prio, encap, size, imix, imix-sizes, flows, src-ip, " \
-	"dst-ip, src-port, dst-port, rate, count"
+	"dst-ip, src-port, dst-port, ipv6, rate, count"
 
 static const struct param_def *find_def(const struct param_cmd *cmd, const char *name)
 {
