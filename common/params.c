@@ -369,7 +369,7 @@ void params_format(const struct param_def *def, const void *cfg, char *buf, size
 	}
 }
 
-static int store_value(const char *prog, const struct param_def *def, const char *arg, void *cfg)
+int params_store(const char *prog, const struct param_def *def, const char *arg, void *cfg)
 {
 	const char *why = NULL;
 	char lo[32], hi[32];
@@ -575,7 +575,7 @@ int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char *
 			(*(int *)field(cfg, d))++;
 			continue;
 		}
-		err = store_value(prog, d, optarg, cfg);
+		err = params_store(prog, d, optarg, cfg);
 		if (err)
 			return err;
 	}

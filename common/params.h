@@ -126,6 +126,13 @@ int params_parse_list(const char *s, unsigned int max_id, struct param_list *out
  */
 int params_check_ifname(const char *prog, const char *what, const char *name);
 
+/*
+ * Store arg into cfg as the option def (not PARAM_FLAG/PARAM_COUNTER), as the
+ * command line would; prog prefixes the one error line (a tool reading its
+ * own syntax, e.g. "xdp-gen: --stream 1", names where the value came from).
+ */
+int params_store(const char *prog, const struct param_def *def, const char *arg, void *cfg);
+
 /* Format a value of def's type from cfg, as --help shows defaults. */
 void params_format(const struct param_def *def, const void *cfg, char *buf, size_t len);
 

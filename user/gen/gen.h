@@ -51,6 +51,9 @@ struct gen_cfg {
 	struct param_strings vlan;
 	__u64 vlan_prio;
 	const char *encap, *outer_src_ip, *outer_dst_ip;
+	/* several streams (streams.c): --stream SPEC, --streams FILE */
+	struct param_strings stream;
+	const char *streams_file;
 	/* replay (xsk --pcap) */
 	const char *pcap, *pcap_timing;
 	bool stamp;
@@ -106,6 +109,8 @@ struct gen_failures {
 
 struct ctr_family;
 struct gen;
+struct gen_stream;
+struct gen_tstream;
 struct gen_replay;
 struct gen_rtt;
 
@@ -120,6 +125,8 @@ struct gen_thread {
 	/* when it began handing frames to the kernel, and last did (its writer: the thread) */
 	__u64 first_ns, last_ns;
 	struct pkt_gen *pg;
+	/* With --stream/--streams: its share of each stream (streams.h); pg is the largest's. */
+	struct gen_tstream *ts;
 	void *m; /* the mode's per-thread state */
 };
 
@@ -194,6 +201,10 @@ struct gen {
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	struct gen_replay *replay; /* --pcap: the file's frames (replay.h) */
 	struct gen_rtt *rtt; /* xsk --rtt (rtt.h) */
+	struct gen_stream *streams; /* --stream/--streams (streams.h); NULL: one stream, popts */
+	unsigned int nstreams;
+	char **stream_strs; /* the values the streams' configs point into */
+	unsigned int nstream_strs;
 	void *m; /* the mode's own state */
 };
 

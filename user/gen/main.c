@@ -20,6 +20,7 @@
 #include "params.h"
 #include "replay.h"
 #include "runtime.h"
+#include "streams.h"
 
 static const struct gen_cfg defaults = {
 	.interval = 1000000000ULL,
@@ -118,6 +119,15 @@ static const struct param_def pkt_opts_table[] = {
 	{ NULL },
 };
 
+/* Several streams (streams.c): xsk and qdisc interleave them in each thread. */
+static const struct param_def stream_opts[] = {
+	{ "stream", 0, PARAM_STRINGS, OPT(stream), "SPEC",
+	  "one of several streams: KEY=VALUE,... with KEY one of proto, tcp-flags, vlan (ID or OUTER/INNER), vlan-prio, encap, size, imix, imix-sizes, flows, src-ip, dst-ip, src-port, dst-port, ipv6, rate, count, name; the other options are every stream's defaults (see STREAMS)" },
+	{ "streams", 0, PARAM_STRING, OPT(streams_file), "FILE",
+	  "the streams as a JSON array of objects with --stream's keys (see STREAMS)" },
+	{ NULL },
+};
+
 static const struct param_def xsk_opts[] = {
 	{ "queues", 0, PARAM_LIST, OPT(queues), "all|LIST", "transmit queues, one thread each", 0,
 	  1023 },
@@ -199,7 +209,7 @@ static const struct param_cmd cmd_qdisc = {
 		"overflow. A qdisc that holds packets but sends none for a second is reported\n"
 		"as a stall and ends the run.",
 	.positional = "IFNAME",
-	.tables = { run_opts, pkt_opts_table, qdisc_opts, NULL },
+	.tables = { run_opts, pkt_opts_table, stream_opts, qdisc_opts, NULL },
 	.ops = &gen_mode_qdisc,
 };
 
@@ -212,7 +222,7 @@ static const struct param_cmd cmd_xsk = {
 		"completion ring; the kernel is kicked only when it asks (need_wakeup).\n"
 		"AF_XDP transmit bypasses the qdisc layer.",
 	.positional = "IFNAME",
-	.tables = { run_opts, shape_opts, pkt_opts_table, xsk_opts, NULL },
+	.tables = { run_opts, shape_opts, pkt_opts_table, stream_opts, xsk_opts },
 	.ops = &gen_mode_xsk,
 };
 
@@ -445,6 +455,8 @@ static void cleanup(struct gen *g)
 	run_join_workers(&g->run);
 	if (g->mode && g->mode->cleanup)
 		g->mode->cleanup(g);
+	/* The streams' generators (t->pg is one of them) go with their streams. */
+	gen_streams_free(g);
 	for (i = 0; g->th && i < g->nthreads; i++)
 		pkt_gen__destroy(g->th[i].pg);
 	free(g->th);
@@ -485,7 +497,9 @@ static int gen_main(int argc, char **argv)
 	}
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
-	err = preflight(&g);
+	err = gen_streams_parse(&g, &cfg, cmd);
+	if (!err)
+		err = preflight(&g);
 	if (err) {
 		cleanup(&g);
 		return 2;

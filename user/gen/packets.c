@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "gen.h"
+#include "streams.h"
 
 /*
  * One pair of ends, given or found: src the given one, else the interface's
@@ -20,11 +21,10 @@
  * macs, dst's neighbour entry gives the destination MAC (the ends on the
  * wire); without (a tunnel's inner packet), fallbacks stand in.
  */
-static int resolve_ends(struct gen *g, const char *src, const char *dst, bool v6,
-			struct pkt_ip_range *s, struct pkt_ip_range *d, bool macs, char *err,
-			size_t errlen)
+static int resolve_ends(struct gen *g, const struct gen_cfg *cfg, struct pkt_opts *o,
+			const char *src, const char *dst, bool v6, struct pkt_ip_range *s,
+			struct pkt_ip_range *d, bool macs, char *err, size_t errlen)
 {
-	const struct gen_cfg *cfg = g->cfg;
 	int family = v6 ? AF_INET6 : AF_INET;
 	char ip[INET6_ADDRSTRLEN + 1], dst_one[INET6_ADDRSTRLEN + 1];
 	unsigned char mac[6];
@@ -50,7 +50,7 @@ static int resolve_ends(struct gen *g, const char *src, const char *dst, bool v6
 		} else {
 			dst = ip;
 			if (macs)
-				memcpy(g->popts.dst_mac, mac, 6);
+				memcpy(o->dst_mac, mac, 6);
 		}
 	} else if (macs && !cfg->dst_mac) {
 		/* The first address of a range names the neighbour to ask for. */
@@ -65,7 +65,7 @@ static int resolve_ends(struct gen *g, const char *src, const char *dst, bool v6
 				dst_one, g->ifc.name);
 			return -EINVAL;
 		}
-		memcpy(g->popts.dst_mac, mac, 6);
+		memcpy(o->dst_mac, mac, 6);
 	}
 	if (pkt_parse_ip_range(dst, d, err, errlen))
 		return -EINVAL;
@@ -86,10 +86,9 @@ static bool outer_v6(const struct gen_cfg *cfg)
 	return a ? strchr(a, ':') != NULL : cfg->ipv6;
 }
 
-static int resolve_addresses(struct gen *g)
+static int resolve_addresses(struct gen *g, const struct gen_cfg *cfg, struct pkt_opts *o,
+			     const char *where)
 {
-	const struct gen_cfg *cfg = g->cfg;
-	struct pkt_opts *o = &g->popts;
 	bool ov6 = outer_v6(cfg);
 	char err[256];
 	int rc;
@@ -99,18 +98,18 @@ static int resolve_addresses(struct gen *g)
 		goto bad;
 	if (o->encap) {
 		/* The outer ends are on the wire: they take the MAC; the inner ones fall back. */
-		rc = resolve_ends(g, cfg->outer_src_ip, cfg->outer_dst_ip, ov6, &o->outer_src,
-				  &o->outer_dst, true, err, sizeof(err));
+		rc = resolve_ends(g, cfg, o, cfg->outer_src_ip, cfg->outer_dst_ip, ov6,
+				  &o->outer_src, &o->outer_dst, true, err, sizeof(err));
 		if (!rc && cfg->ipv6 == ov6 && !cfg->src_ip && !cfg->dst_ip) {
 			o->src_ip = o->outer_src;
 			o->dst_ip = o->outer_dst;
 		} else if (!rc) {
-			rc = resolve_ends(g, cfg->src_ip, cfg->dst_ip, cfg->ipv6, &o->src_ip,
-					  &o->dst_ip, false, err, sizeof(err));
+			rc = resolve_ends(g, cfg, o, cfg->src_ip, cfg->dst_ip, cfg->ipv6,
+					  &o->src_ip, &o->dst_ip, false, err, sizeof(err));
 		}
 	} else {
-		rc = resolve_ends(g, cfg->src_ip, cfg->dst_ip, cfg->ipv6, &o->src_ip, &o->dst_ip,
-				  true, err, sizeof(err));
+		rc = resolve_ends(g, cfg, o, cfg->src_ip, cfg->dst_ip, cfg->ipv6, &o->src_ip,
+				  &o->dst_ip, true, err, sizeof(err));
 	}
 	if (rc)
 		goto bad;
@@ -126,7 +125,7 @@ static int resolve_addresses(struct gen *g)
 	}
 	return 0;
 bad:
-	fprintf(stderr, "xdp-gen: %s\n", err);
+	fprintf(stderr, "xdp-gen: %s%s\n", where, err);
 	return -EINVAL;
 }
 
@@ -186,10 +185,13 @@ static int header_opts(const struct gen_cfg *cfg, struct pkt_opts *o, char *err,
 	return 0;
 }
 
-static int build_opts(struct gen *g)
+/*
+ * One stream's frames from cfg into o (imix: its sizes); where prefixes an
+ * error line ("" for the run's one stream, "--stream 1: " for one of several).
+ */
+static int build_opts(struct gen *g, const struct gen_cfg *cfg, struct pkt_opts *o,
+		      struct pkt_imix *imix, const char *where)
 {
-	const struct gen_cfg *cfg = g->cfg;
-	struct pkt_opts *o = &g->popts;
 	char err[256];
 	__u32 run = 0;
 	__u64 tuples;
@@ -198,7 +200,7 @@ static int build_opts(struct gen *g)
 	pkt_opts_init(o);
 	if (header_opts(cfg, o, err, sizeof(err)))
 		goto bad;
-	rc = resolve_addresses(g);
+	rc = resolve_addresses(g, cfg, o, where);
 	if (rc)
 		return rc;
 	if (o->proto == PKT_ICMP)
@@ -216,12 +218,12 @@ static int build_opts(struct gen *g)
 	o->random = cfg->random;
 	if (cfg->imix || cfg->imix_sizes) {
 		if (cfg->imix_sizes) {
-			if (pkt_parse_imix(cfg->imix_sizes, &g->imix, err, sizeof(err)))
+			if (pkt_parse_imix(cfg->imix_sizes, imix, err, sizeof(err)))
 				goto bad;
 		} else {
-			pkt_imix_default(&g->imix, pkt_opts_min_size(o));
+			pkt_imix_default(imix, pkt_opts_min_size(o));
 		}
-		o->imix = &g->imix;
+		o->imix = imix;
 	}
 	/*
 	 * Each flow is sent by one thread, so its sequence numbers stay in
@@ -245,8 +247,17 @@ static int build_opts(struct gen *g)
 	o->seed = ((__u64)run << 32) | 0x9e3779b9u;
 	return 0;
 bad:
-	fprintf(stderr, "xdp-gen: %s\n", err);
+	fprintf(stderr, "xdp-gen: %s%s\n", where, err);
 	return -EINVAL;
+}
+
+static int build_stream(struct gen *g, const struct gen_cfg *cfg, struct pkt_opts *o,
+			struct pkt_imix *imix, const char *where)
+{
+	char pre[128];
+
+	snprintf(pre, sizeof(pre), "%s: ", where);
+	return build_opts(g, cfg, o, imix, pre);
 }
 
 static int make_thread_gens(struct gen *g)
@@ -272,7 +283,10 @@ static int make_thread_gens(struct gen *g)
 /* Addresses, sizes and flows from the options; then one generator per thread. */
 int gen_build_packets(struct gen *g)
 {
-	int err = build_opts(g);
+	int err;
 
+	if (g->nstreams)
+		return gen_streams_build(g, build_stream);
+	err = build_opts(g, g->cfg, &g->popts, &g->imix, "");
 	return err ? err : make_thread_gens(g);
 }

@@ -19,6 +19,7 @@
 #include "fmt.h"
 #include "log.h"
 #include "runtime.h"
+#include "streams.h"
 #include "stall.h"
 
 /* The mode's counter in gen_counters.m[]. */
@@ -179,14 +180,74 @@ static void qdisc_loop(struct gen_thread *t, struct qdisc_tx *x)
 	}
 }
 
+/*
+ * Several streams (streams.h): each turn hands each stream's budget to the
+ * qdisc, in stream order; when none is due, sleep until the first is.
+ */
+static void qdisc_streams_loop(struct gen_thread *t, struct qdisc_tx *x)
+{
+	struct gen *g = t->g;
+	__u32 batch = (__u32)g->cfg->batch, i;
+	unsigned int s;
+
+	for (s = 0; s < g->nstreams; s++)
+		t->ts[s].pace.t0 = t->pace.t0;
+	while (!gen_should_stop(g)) {
+		__u64 now = now_ns(), first = 0, due, sent, bytes, stamp;
+		bool left = false, went = false;
+
+		for (s = 0; s < g->nstreams && !gen_should_stop(g); s++) {
+			struct gen_tstream *ts = &t->ts[s];
+			__u32 want;
+			int done;
+
+			if (gen_tstream_done(ts))
+				continue;
+			left = true;
+			want = pace_budget(&ts->pace, ts->attempted, batch, now, &due);
+			if (!want) {
+				if (due && (!first || due < first))
+					first = due;
+				continue;
+			}
+			stamp = now_ns();
+			for (i = 0; i < want; i++)
+				x->iov[i].iov_len = pkt_gen_next(ts->pg, x->iov[i].iov_base, stamp);
+			sent = t->c.sent;
+			bytes = t->c.bytes;
+			done = qdisc_send(t, x, want);
+			if (done < 0) {
+				t->w.err = done;
+				return;
+			}
+			pace_sent(&ts->pace, (__u32)done);
+			CNT_ADD(ts->attempted, (__u64)done);
+			CNT_ADD(ts->sent, t->c.sent - sent);
+			CNT_ADD(ts->bytes, t->c.bytes - bytes);
+			CNT_ADD(t->c.submitted, (__u64)done);
+			gen_note_sent(t, stamp);
+			gen_tstream_note(ts, (__u32)done, stamp);
+			went |= done != 0;
+		}
+		if (!left)
+			break;
+		if (!went && first)
+			pace_wait(first, false);
+	}
+}
+
 static void *qdisc_worker(void *arg)
 {
 	struct gen_thread *t = arg;
 	struct qdisc_tx x = { .fd = -1 };
 
 	runtime_block_signals();
-	if (gen_worker_ready(t, qdisc_setup(t, &x)))
-		qdisc_loop(t, &x);
+	if (gen_worker_ready(t, qdisc_setup(t, &x))) {
+		if (t->ts)
+			qdisc_streams_loop(t, &x);
+		else
+			qdisc_loop(t, &x);
+	}
 	if (x.fd >= 0)
 		close(x.fd);
 	free(x.msgs);

@@ -12,6 +12,7 @@
 #include "counter_desc.h"
 #include "fmt.h"
 #include "gen.h"
+#include "streams.h"
 #include "pkt_build.h"
 #include "replay.h"
 #include "runtime.h"
@@ -132,10 +133,15 @@ void gen_started(void *ctx)
 		printf("), %s, %u frames of %s (%u-%u bytes), run %08x; Ctrl-C to stop\n",
 		       g->mode->describe(g), g->replay->f.n, g->cfg->pcap, g->replay->f.min_len,
 		       g->replay->f.max_len, (unsigned int)g->popts.run);
+	else if (g->nstreams)
+		printf("), %s, %u streams, runs %08x-%08x; Ctrl-C to stop\n", g->mode->describe(g),
+		       g->nstreams, (unsigned int)g->popts.run,
+		       (unsigned int)(g->popts.run + g->nstreams - 1));
 	else
 		printf("), %s, %u-byte frames%s (%s), run %08x; Ctrl-C to stop\n",
 		       g->mode->describe(g), pkt_gen_max_len(g->th[0].pg),
 		       g->popts.imix ? " max (imix)" : "", kind, (unsigned int)g->popts.run);
+	gen_streams_started(g);
 }
 
 static __u64 outstanding(const struct gen *g, const struct gen_counters *c)
@@ -289,6 +295,8 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 		g->mode->json_kernel(g, w, a, b);
 	jw_end_obj(w);
 	json_queues(g, w, a, b, kind);
+	if (kind == RUN_SUMMARY)
+		gen_streams_json(g, w);
 }
 
 static void text_interval(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b)
@@ -375,6 +383,7 @@ static void text_summary(struct gen *g, const struct gen_snapshot *a, const stru
 	       fmt_si(b4, sizeof(b4), counter_rate(a->total.bytes, b->total.bytes, span) * 8),
 	       (double)span / 1e9, g->run.stop_reason);
 	text_rate(g, a->total.sent - b->total.sent, span);
+	gen_streams_text(g);
 	if (g->mode->text)
 		g->mode->text(g, a, b, RUN_SUMMARY);
 	printf("  drops:    ");
@@ -468,6 +477,7 @@ void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *ra,
 		ctr_metric_head(w, &gen_config, r);
 		ctr_metric_at(w, &gen_config, r, NULL, NULL, g->cfg);
 	}
+	gen_streams_metrics(g, w);
 	if (g->mode->metrics)
 		g->mode->metrics(g, w, kind);
 }

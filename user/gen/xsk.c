@@ -18,6 +18,7 @@
 #include "replay.h"
 #include "rtt.h"
 #include "runtime.h"
+#include "streams.h"
 
 /* One queue's socket and what its thread keeps about its frames. */
 struct xsk_tx {
@@ -175,10 +176,11 @@ static bool seq_jump_hook(__s64 *at, __s64 *delta)
 #endif
 
 /* Fill and submit up to 'want' frames; returns how many went into the ring. */
-static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u32 want, __u64 now)
+static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, struct pkt_gen *pg, __u64 *addrs,
+		      __u32 want, __u64 now, bool paced)
 {
 	struct xsk_queue *q = x->q;
-	bool late = !x->rp && t->pace.rate; /* stamp after writing (below) */
+	bool late = !x->rp && paced; /* stamp after writing (below) */
 	__u32 n, got, idx, i;
 
 	n = x->rp ? replay_take(x->rp, want, addrs) : frame_alloc_bulk(q->fa, want, addrs);
@@ -198,7 +200,7 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u3
 		struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
 		void *data = xsk_queue_frame_data(q, addrs[i]);
 		__u32 len = x->rp ? replay_frame(x->rp, data, addrs[i], now) :
-				    pkt_gen_next(t->pg, data, late ? 0 : now);
+				    pkt_gen_next(pg, data, late ? 0 : now);
 
 		d->addr = addrs[i];
 		d->len = len;
@@ -215,7 +217,7 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs, __u3
 		__u64 ts = now_ns();
 
 		for (i = 0; i < got; i++)
-			pkt_gen_set_time(t->pg, xsk_queue_frame_data(q, addrs[i]), ts);
+			pkt_gen_set_time(pg, xsk_queue_frame_data(q, addrs[i]), ts);
 	}
 	if (got) {
 		xsk_queue_tx_submit(q, got);
@@ -279,7 +281,7 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 				rtt_q_wait(x->rtt, due);
 			continue;
 		}
-		want = xsk_send(t, x, addrs, want, now);
+		want = xsk_send(t, x, t->pg, addrs, want, now, t->pace.rate);
 		pace_sent(&t->pace, want);
 		if (!want) {
 			xsk_kick(t, x);
@@ -296,6 +298,60 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 		rtt_q_drain(x->rtt, t->c.sent);
 }
 
+/*
+ * Several streams (streams.h): each turn takes each stream's budget, in
+ * stream order, then one kick; when none is due, wait for the first due.
+ */
+static void xsk_streams_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
+{
+	struct gen *g = t->g;
+	__u32 batch = (__u32)g->cfg->xsk_batch;
+	__u64 rate = 0;
+	unsigned int s;
+	bool spin;
+
+	for (s = 0; s < g->nstreams; s++) {
+		t->ts[s].pace.t0 = t->pace.t0;
+		rate += t->ts[s].pace.rate;
+	}
+	spin = g->cfg->xsk.busy_poll || rate >= XSK_SPIN_RATE;
+	while (!gen_should_stop(g)) {
+		__u64 now = now_ns(), first = 0, due, bytes;
+		bool left = false, went = false;
+
+		xsk_reap(t, x);
+		for (s = 0; s < g->nstreams; s++) {
+			struct gen_tstream *ts = &t->ts[s];
+			__u32 want, i;
+
+			if (gen_tstream_done(ts))
+				continue;
+			left = true;
+			want = pace_budget(&ts->pace, ts->attempted, batch, now, &due);
+			if (!want) {
+				if (due && (!first || due < first))
+					first = due;
+				continue;
+			}
+			want = xsk_send(t, x, ts->pg, addrs, want, now, ts->pace.rate);
+			pace_sent(&ts->pace, want);
+			for (i = 0, bytes = 0; i < want; i++)
+				bytes += x->lens[addrs[i] / x->q->umem->frame_size];
+			CNT_ADD(ts->attempted, want);
+			CNT_ADD(ts->sent, want);
+			CNT_ADD(ts->bytes, bytes);
+			gen_tstream_note(ts, want, now);
+			went |= want != 0;
+		}
+		if (!left)
+			break;
+		xsk_kick(t, x);
+		if (!went && first)
+			pace_wait(first, spin);
+	}
+	xsk_drain(t, x);
+}
+
 static void *xsk_worker(void *arg)
 {
 	struct gen_thread *t = arg;
@@ -310,8 +366,12 @@ static void *xsk_worker(void *arg)
 		err = xsk_setup(t, x);
 	if (!err && !addrs)
 		err = -ENOMEM;
-	if (gen_worker_ready(t, err))
-		xsk_loop(t, x, addrs);
+	if (gen_worker_ready(t, err)) {
+		if (t->ts)
+			xsk_streams_loop(t, x, addrs);
+		else
+			xsk_loop(t, x, addrs);
+	}
 	free(addrs);
 	run_worker_done(&t->w);
 	return NULL;
