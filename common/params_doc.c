@@ -216,6 +216,48 @@ int params_dispatch(const char *prog, const char *summary, const struct param_cm
 	return -1;
 }
 
+static bool cmd_takes(const struct param_cmd *cmd, const char *name, size_t len)
+{
+	const struct param_def *d;
+	int i;
+
+	for (i = 0; i < PARAM_TABLES_MAX && cmd->tables[i]; i++)
+		for (d = cmd->tables[i]; d->name; d++)
+			if (strlen(d->name) == len && !strncmp(d->name, name, len))
+				return true;
+	return false;
+}
+
+/*
+ * A long option this command does not take but another does (xdp-gen kernel
+ * --stream): one line that names the commands that take it, rather than
+ * "unknown", which reads as a typo. 0 if there is none such.
+ */
+static int other_cmds_option(const char *prog, const struct param_cmd *const *cmds,
+			     const struct param_cmd *cmd, int argc, char **argv)
+{
+	int i, j, n;
+
+	for (i = 2; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *name = argv[i] + 2;
+		size_t len = strcspn(name, "=");
+
+		if (strncmp(argv[i], "--", 2) || !len || cmd_takes(cmd, name, len))
+			continue;
+		for (j = 0, n = 0; cmds[j]; j++)
+			n += cmd_takes(cmds[j], name, len);
+		if (!n)
+			continue;
+		fprintf(stderr, "%s %s: --%.*s is an option of", prog, cmd->name, (int)len, name);
+		for (j = 0; cmds[j]; j++)
+			if (cmd_takes(cmds[j], name, len))
+				fprintf(stderr, " %s %s%s", prog, cmds[j]->name, --n ? "," : "");
+		fprintf(stderr, ", not of %s; see '%s %s --help'\n", cmd->name, prog, cmd->name);
+		return 1;
+	}
+	return 0;
+}
+
 int params_cmdline(const char *prog, const char *summary, const struct param_cmd *const *cmds,
 		   const void *defaults, int argc, char **argv, void *cfg,
 		   const struct param_cmd **cmd, const char **positional)
@@ -224,6 +266,8 @@ int params_cmdline(const char *prog, const char *summary, const struct param_cmd
 
 	if (err >= 0)
 		return err;
+	if (other_cmds_option(prog, cmds, *cmd, argc, argv))
+		return 2;
 	err = params_parse(prog, *cmd, argc - 1, argv + 1, cfg, defaults, positional);
 	if (err)
 		return err == PARAMS_EXIT ? 0 : 2;

@@ -398,7 +398,7 @@ bad_input_body() { # MODE
 		{ for (i = 2; i <= NF; i++) other[$i] = 1 }
 		END { for (o in other) if (!(o in own)) { print o; exit } }' <<<"$T_MODES")
 	if [ -n "$opt" ]; then
-		gen_usage_error "--$opt, another mode's option" "unknown option" gen_ns "$GEN" "$m" \
+		gen_usage_error "--$opt, another mode's option" "--$opt is an option of" gen_ns "$GEN" "$m" \
 			"--$opt" "$GEN_IF"
 	fi
 	if command -v setpriv >/dev/null; then

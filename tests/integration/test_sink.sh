@@ -284,7 +284,7 @@ test_sink_bad_input() {
 	expect_usage_error "redirect without --to" "--to" $x "$SINK" redirect "$SINK_IF"
 	expect_usage_error "redirect to itself" "interface itself" $x "$SINK" redirect --to "$SINK_IF" "$SINK_IF"
 	expect_usage_error "redirect to nowhere" "not found" $x "$SINK" redirect --to nosuch0 "$SINK_IF"
-	expect_usage_error "--to with drop" "unknown option '--to'" $x "$SINK" drop --to lo "$SINK_IF"
+	expect_usage_error "--to with drop" "--to is an option of xdp-sink redirect, not of drop" $x "$SINK" drop --to lo "$SINK_IF"
 	expect_usage_error "native XDP on lo" "-m skb" $x "$SINK" drop -d 1 lo
 	lab_exec sink ip link set dev "$SINK_IF" down
 	expect_usage_error "interface down" "is down" $x "$SINK" drop "$SINK_IF"
