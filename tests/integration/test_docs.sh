@@ -361,7 +361,7 @@ docs_counter_problems() { # MAN_DIR MONITORING
 	dir=$(mktemp -d /tmp/xdpsg-counters.XXXXXX)
 	for t in "${DOCS_TOOLS[@]}"; do
 		man="$1/$t.8"
-		"$BUILD/$t" --counters >"$dir/$t.counters" ||
+		"$BUILD/$t" --counters | t_json_tee >"$dir/$t.counters" ||
 			echo "$t --counters failed"
 		docs_man_section "$man" OUTPUT >"$dir/$t.output"
 		docs_man_section "$man" METRICS >"$dir/$t.metrics"

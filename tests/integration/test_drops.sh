@@ -35,6 +35,7 @@ probe_stop() {
 # dsum EXPR [AGG]: packets of the tracer's counts c for which EXPR holds (AGG
 # "keys": how many such counts there are).
 dsum() {
+	t_schema_note "$POUT"
 	python3 - "$POUT" "$1" "${2:-packets}" <<'PY'
 import json, sys
 n = 0

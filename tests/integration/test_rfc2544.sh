@@ -82,6 +82,7 @@ test_rfc2544_known_answer_tbf() {
 		--tests throughput,latency --max-trials 10
 	rf_expect_ok "$out" "$err"
 	# Where the lossy trials lost their frames: the tbf's drops are the run's QDISC_DROP causes.
+	t_schema_note "$out"
 	python3 - "$out" <<-'PY' || t_fail "a lossy trial does not name the tbf's drops as its causes"
 		import json, sys
 		bad, lossy = [], 0
@@ -214,6 +215,7 @@ test_rfc2544_json_progress() {
 	# Three more trials follow the first: the runner cannot have ended yet.
 	t_gone "$pid" && t_fail "the first trial's record came only at the end: $(cat "$out")"
 	wait "$pid" || t_fail "runner failed: $(tail -n 5 "$err")"
+	t_schema_note "$out"
 	t_expect_eq "the last record" summary \
 		"$(tail -n 1 "$out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["type"])')"
 	t_expect_eq "one trial record per trial" "$(rf_get "$out" summary 'o["trials"]')" \

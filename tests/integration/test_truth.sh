@@ -9,6 +9,7 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 
 tr_py() { # FILE EXPR: a python expression over the JSON objects of FILE (list o)
+	t_schema_note "$1"
 	python3 - "$1" "$2" <<'PY'
 import json, sys
 o = []
