@@ -138,6 +138,12 @@ $(OUT)/man/%.8: man/%.8.in $(OUT)/%
 		awk -v f=$@.opts '/^@OPTIONS@$$/ { while ((getline l < f) > 0) print l; next } \
 			{ gsub(/@VERSION@/, "$(VERSION)"); print }' $< >$@ && rm -f $@.opts
 
+# The lab's page is written by hand (its commands and options are in Python, not in an option
+# table); test_docs.sh checks it against xdpsg-lab's --help.
+$(OUT)/man/xdpsg-lab.8: man/xdpsg-lab.8.in
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(@D) && sed 's/@VERSION@/$(VERSION)/g' $< >$@
+
 $(OUT) $(OUT)/common $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
 	$(Q)mkdir -p $@
 

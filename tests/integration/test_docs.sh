@@ -296,6 +296,35 @@ test_docs_man_groff_clean() {
 	docs_done
 }
 
+# xdpsg-lab's page, written by hand, against the lab's own answers: every command
+# (--version --json) has a paragraph and is in the SYNOPSIS; every long option of
+# its --help and of its scenarios' --help (rfc2544, backpressure) is in the page;
+# groff -ww is silent. testenv.sh is the lab's command line in a checkout.
+test_docs_lab_man() {
+	local man=$DOCS_MAN_DIR/xdpsg-lab.8 cmds tags syn rendered c o out
+	[ -f "$man" ] || t_fail "$man is missing; run 'make BUILD=$BUILD all'"
+	out=$(groff -man -ww -z "$man" 2>&1)
+	[ -z "$out" ] || docs_err "$man: groff -man -ww -z warns: $out"
+	cmds=$("$TESTENV" --version --json | python3 -c '
+import json, sys
+print("\n".join(json.load(sys.stdin)["commands"]))') || t_fail "testenv.sh --version --json failed"
+	tags=$(docs_man_tags "$man")
+	syn=$(docs_man_section "$man" SYNOPSIS | tr -c 'a-z0-9\n-' ' ')
+	for c in $cmds; do
+		awk -F'\t' -v c="$c" '$1 == "COMMANDS" && ($3 == c || index($3, c " ") == 1) { f = 1 }
+			END { exit !f }' <<<"$tags" ||
+			docs_err "$man: command '$c' (in testenv.sh --version --json) has no paragraph in COMMANDS"
+		grep -qw -- "$c" <<<"$syn" || docs_err "$man: command '$c' is not in the SYNOPSIS"
+	done
+	rendered=$(groff -man -Tutf8 -P-cbou "$man" 2>/dev/null)
+	for o in $({ "$TESTENV" --help; "$TESTENV" rfc2544 --help; "$TESTENV" backpressure --help; } |
+		grep -oE '(^|[ [])--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+' | sort -u); do
+		grep -qF -- "$o" <<<"$rendered" ||
+			docs_err "$man: $o (in testenv.sh's --help or its scenarios') is not in the page"
+	done
+	docs_done
+}
+
 # The README's command lines: fenced code blocks (indented lines continue the
 # line before) and inline `code` spans, as "README.md:LINE<TAB>TEXT".
 docs_readme_code() {
