@@ -227,22 +227,34 @@ test_docs_man_matches_help() {
 # Each option of a command is under "Options of every command" or under a
 # subsection that names that command.
 test_docs_man_option_sections() {
-	local t c man long short meta where tags
+	local t c man opts line
 	docs_need_tools
 	docs_collect
 	for t in "${DOCS_TOOLS[@]}"; do
 		docs_man "$t"
-		tags=$(docs_man_tags "$man")
+		opts=()
 		while read -r c; do
-			while read -r long short meta; do
-				where=$(awk -F'\t' -v l="$long" '
-					$1 == "OPTIONS" { n = split($3, w, " "); for (i = 1; i <= n; i++) if (w[i] == l) print $2 }' \
-					<<<"$tags")
-				[ -z "$where" ] && continue # reported by test_docs_man_matches_help
-				grep -qE "(^|[^a-z0-9-])(every command|$c)([^a-z0-9-]|$)" <<<"$where" ||
-					docs_err "$t $c: $long is documented in $man only under '$(paste -sd'|' <<<"$where")', which does not name '$c'"
-			done <"$DOCS_DIR/$t.$c.opts"
+			opts+=("$DOCS_DIR/$t.$c.opts")
 		done <"$DOCS_DIR/$t.cmds"
+		# One awk for all: the subsections each option is under, against its command.
+		while IFS= read -r line; do
+			docs_err "$line"
+		done < <(docs_man_tags "$man" | awk -F'\t' -v t="$t" -v man="$man" -v dir="$DOCS_DIR" '
+			FILENAME == "-" { if ($1 == "OPTIONS") { nt++; sub_[nt] = $2; tag[nt] = $3 } next }
+			FNR == 1 { c = substr(FILENAME, length(dir "/" t ".") + 1); sub(/\.opts$/, "", c) }
+			{
+				split($0, f, " "); long = f[1]; where = ""; ok = 0
+				for (i = 1; i <= nt; i++) {
+					n = split(tag[i], w, " ")
+					for (j = 1; j <= n; j++) if (w[j] == long) {
+						where = where (where == "" ? "" : "|") sub_[i]
+						if (sub_[i] ~ ("(^|[^a-z0-9-])(every command|" c ")([^a-z0-9-]|$)")) ok = 1
+					}
+				}
+				# No subsection at all is reported by test_docs_man_matches_help.
+				if (where != "" && !ok)
+					printf "%s %s: %s is documented in %s only under '\''%s'\'', which does not name '\''%s'\''\n", t, c, long, man, where, c
+			}' - "${opts[@]}")
 	done
 	docs_done
 }
