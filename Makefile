@@ -229,12 +229,17 @@ test-unit: unit-tests
 test-integration: all
 	$(Q)BUILD=$(BUILD) tests/run.sh --integration
 
-# Everything a fresh machine needs, then every test.
+# Everything a fresh machine needs, then every test. The builds use every CPU unless make has
+# a jobserver already (-jN); TEST_JOBS integration tests run at a time (tests/run.sh -j; the
+# tests that must run alone are marked serial there).
+TEST_JOBS ?= 2
+CHECK_J = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
+
 check: deps
-	$(Q)$(MAKE) --no-print-directory all unit-tests
-	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit-tests tools
+	$(Q)$(MAKE) --no-print-directory $(CHECK_J) all unit-tests
+	$(Q)$(MAKE) --no-print-directory $(CHECK_J) SANITIZE=1 unit-tests tools
 	$(Q)$(MAKE) --no-print-directory check-format check-layout
-	$(Q)BUILD=$(BUILD) tests/run.sh
+	$(Q)BUILD=$(BUILD) tests/run.sh -j $(TEST_JOBS)
 
 bench: all
 	$(Q)BUILD=$(BUILD) bench/run.sh

@@ -254,6 +254,7 @@ test_drops_stray_unstamped() {
 
 # More keys than the books hold: what does not fit is counted as overflow,
 # never lost silently and never folded into another key.
+# serial: the tracer is host-wide, and other tests' drops would take its 16 keys
 test_drops_overflow() {
 	local n ours
 	lab_setup --no-ipv6
@@ -360,6 +361,7 @@ our_progs() {
 	bpftool prog list 2>/dev/null | grep -oE 'name drops_[a-z_]+' | sort | tr '\n' ' '
 }
 
+# serial: counts the tracer programs loaded on the host
 test_drops_cannot_load() {
 	local before msg rc
 	before=$(our_progs)

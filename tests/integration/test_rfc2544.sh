@@ -75,6 +75,7 @@ test_rfc2544_bad_input() {
 }
 
 # The known answer: forward through tbf 100mbit, 64-byte frames: 208,333 pps.
+# serial: the generator must keep up with the tbf's rate
 test_rfc2544_known_answer_tbf() {
 	local out err tp p50 ratio limited
 	out=$(mktemp) err=$(mktemp)
@@ -181,6 +182,7 @@ test_rfc2544_latency_floor() {
 # Any interface pair: a lab made by hand, the runner given namespaces and
 # interfaces; at a rate well below anything the lab drops, it passes at the
 # maximum and says so.
+# serial: passing at the maximum needs a DUT and a sink that keep up
 test_rfc2544_any_pair() {
 	local out err
 	lab_setup --dut forward --no-ipv6
