@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Runs every test and ends with "N passed, N failed, N skipped".
-#   tests/run.sh [--unit | --integration] [--filter PATTERN[:MODE]] [--keep-logs]
+#   tests/run.sh [--unit | --integration] [--filter PATTERN[:MODE]] [-j N]
 # Unit tests: every $BUILD/tests/test_* binary (and the sanitized build if made).
 # Integration tests: every function test_* in tests/integration/test_*.sh, each
 # run as its own bash process under a timeout, in labs it makes and removes.
 # A test that runs once per mode (lib.sh's t_each_mode) counts each mode as a
 # test of its own, "[integration:TEST:MODE]"; --filter TEST:MODE runs one.
+# -j N (or TEST_JOBS=N): N integration tests at a time (default 1); a test
+# marked "# serial: WHY" in the comment above it, or every test of a file with
+# a "# serial-file: WHY" line, runs alone, after the others.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -22,17 +25,21 @@ run_unit=1
 run_integ=1
 filter=""
 TEST_TIMEOUT=${TEST_TIMEOUT:-240}
+jobs=${TEST_JOBS:-1}
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--unit) run_integ=0 ;;
 	--integration) run_unit=0 ;;
 	--filter) filter=$2; shift ;;
-	-h|--help) sed -n '4,11p' "$0"; exit 0 ;;
+	-j|--jobs) jobs=$2; shift ;;
+	-j[0-9]*) jobs=${1#-j} ;;
+	-h|--help) sed -n '4,13p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1'; see tests/run.sh --help" >&2; exit 2 ;;
 	esac
 	shift
 done
 
+[[ "$jobs" =~ ^[1-9][0-9]?$ ]] || { echo "run.sh: -j takes 1..99, not '$jobs'" >&2; exit 2; }
 passed=0 failed=0 skipped=0
 failed_names=()
 LOGDIR=$(mktemp -d /tmp/xdpsg-tests.XXXXXX)
@@ -79,19 +86,25 @@ run_unit_dir() { # dir label
 	done
 }
 
-# One integration test function in its own process. A test that ran per mode
-# wrote a line per mode to its results file: those are counted, and the test
-# itself only when something failed outside them (or it timed out).
-run_integ_test() { # file function
-	local f=$1 fn=$2 log="$LOGDIR/$2.log" res="$LOGDIR/$2.modes" start secs rc line name
-	local nmodes=0 mode_failed=0
+# One integration test function in its own process; integ_report counts what
+# it wrote. A test that ran per mode wrote a line per mode to its results
+# file: those are counted, and the test itself only when something failed
+# outside them (or it timed out).
+integ_exec() { # file function
+	local f=$1 fn=$2 start rc
 	mkdir -p "$LOGDIR" # in case something else cleaned /tmp under a long run
 	start=$(date +%s)
-	T_RESULTS=$res timeout -k 10 "$TEST_TIMEOUT" bash -c \
+	T_RESULTS="$LOGDIR/$fn.modes" timeout -k 10 "$TEST_TIMEOUT" bash -c \
 		'. "$ROOT/tests/integration/lib.sh"; . "$1"; t_run "$2"' \
-		_ "$f" "$fn" >"$log" 2>&1
+		_ "$f" "$fn" >"$LOGDIR/$fn.log" 2>&1 </dev/null
 	rc=$?
-	secs=$(( $(date +%s) - start ))
+	echo "$rc $(( $(date +%s) - start ))" >"$LOGDIR/$fn.rc"
+}
+
+integ_report() { # function
+	local fn=$1 log="$LOGDIR/$1.log" res="$LOGDIR/$1.modes" secs rc line name
+	local nmodes=0 mode_failed=0
+	read -r rc secs <"$LOGDIR/$fn.rc" || { rc=1 secs=0; }
 	if [ -s "$res" ]; then
 		while IFS= read -r line; do
 			name=${line%%]*}
@@ -137,6 +150,40 @@ run_integ_test() { # file function
 	esac
 }
 
+# The tests of FILE, one a line: "NAME serial" or "NAME any" (see the top).
+integ_list() { # file
+	awk '/^# serial-file:/ { all = 1 }
+		/^# serial:/ { s = 1; next }
+		/^test_[a-z0-9_]+\(\)/ {
+			n = $0; sub(/\(\).*/, "", n); print n, (all || s) ? "serial" : "any"; s = 0; next
+		}
+		!/^#/ { s = 0 }' "$1"
+}
+
+# Up to $jobs tests at a time, each counted (integ_report) as it ends.
+declare -A integ_running=()
+
+integ_wait_one() {
+	local pid
+	wait -n -p pid "${!integ_running[@]}"
+	integ_report "${integ_running[$pid]}"
+	unset "integ_running[$pid]"
+}
+
+integ_start() { # file function
+	while [ ${#integ_running[@]} -ge "$jobs" ]; do
+		integ_wait_one
+	done
+	integ_exec "$1" "$2" &
+	integ_running[$!]=$2
+}
+
+integ_drain() {
+	while [ ${#integ_running[@]} -gt 0 ]; do
+		integ_wait_one
+	done
+}
+
 if [ $run_unit -eq 1 ]; then
 	if ! ls "$BUILD"/tests/test_* >/dev/null 2>&1; then
 		echo "run.sh: no unit test binaries in $BUILD/tests; run 'make unit-tests' first" >&2
@@ -159,12 +206,22 @@ if [ $run_integ -eq 1 ]; then
 		T_MODE_FILTER=
 		[[ "$filter" == *:* ]] && T_MODE_FILTER=${filter#*:}
 		export T_LOGDIR=$LOGDIR T_MODE_FILTER
+		serial=()
 		for f in tests/integration/test_*.sh; do
 			[ -e "$f" ] || continue
-			for fn in $(grep -oE '^test_[a-z0-9_]+\(\)' "$f" | tr -d '()'); do
+			while read -r fn kind; do
 				[ -n "$fn_filter" ] && [[ "$fn" != *$fn_filter* ]] && continue
-				run_integ_test "$f" "$fn"
-			done
+				if [ "$kind" = serial ] && [ "$jobs" -gt 1 ]; then
+					serial+=("$f" "$fn")
+				else
+					integ_start "$f" "$fn"
+				fi
+			done < <(integ_list "$f")
+		done
+		integ_drain
+		for ((i = 0; i < ${#serial[@]}; i += 2)); do
+			integ_exec "${serial[i]}" "${serial[i + 1]}"
+			integ_report "${serial[i + 1]}"
 		done
 	fi
 fi

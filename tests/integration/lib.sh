@@ -89,10 +89,12 @@ t_on_cleanup() {
 # --- every record the tests read validates against docs/schema --------------
 #
 # The helpers that read the tools' output (lab_bg, wait_ready, json_total,
-# json_lines, json_get) note its file; at cleanup, once the tools have
-# stopped, schemacheck.py validates each noted file once. A test (or a mode
-# of t_each_mode) fails on a record that does not validate. Noting is an
-# append, as the waits call the readers in subshells, many times.
+# json_lines, json_get, py_call) note its file; at cleanup, once the tools
+# have stopped, schemacheck.py validates each noted file once. A test (or a
+# mode of t_each_mode) fails on a record that does not validate. Noting is an
+# append, as the waits call the readers in subshells, many times. A test that
+# reads the tools' JSON with python of its own notes the files it reads
+# (t_schema_note FILE...), or, for a stream, reads it through t_json_tee.
 
 t_schema_begin() {
 	T_SCHEMA_LIST=
@@ -105,8 +107,20 @@ t_schema_begin() {
 	T_SCHEMA_PID=$!
 }
 
-t_schema_note() { # FILE
-	[ -z "$T_SCHEMA_LIST" ] || echo "$1" >>"$T_SCHEMA_LIST"
+t_schema_note() { # FILE...
+	[ -z "$T_SCHEMA_LIST" ] || printf '%s\n' "$@" >>"$T_SCHEMA_LIST"
+}
+
+# CMD | t_json_tee | READER: the records of a stream (a tool's --version --json,
+# --counters) pass through unchanged, and a copy is validated at cleanup.
+t_json_tee() {
+	local f
+	if [ -z "$T_SCHEMA_LIST" ] || ! f=$(mktemp "$T_SCHEMA_DIR/stream.XXXXXX"); then
+		cat
+		return
+	fi
+	t_schema_note "$f"
+	tee "$f"
 }
 
 # 0 unless a noted file holds a record that fails validation (it prints them).
@@ -369,7 +383,10 @@ json_server_start() {
 # py_call FUNCTION ARG...: FUNCTION of PY_FUNCS on the ARGs (one line each):
 # its stdout, its stderr, its exit status.
 py_call() {
-	local id res w r args
+	local id res w r args a
+	for a; do
+		[ ! -f "$a" ] || t_schema_note "$a"
+	done
 	if [ -z "$T_JSON_DIR" ] || [[ "$*" == *[$'\n\x1f']* ]] ||
 		! kill -0 "$T_JSON_PID" 2>/dev/null; then
 		python3 -c "$PY_FUNCS"'
@@ -498,7 +515,7 @@ check_verdicts_balance() {
 # --json; read once per test process.
 t_modes_load() { # TOOL
 	[ "${T_MODES_TOOL:-}" = "$1" ] && return 0
-	T_MODES=$("$BUILD/$1" --version --json | python3 -c '
+	T_MODES=$("$BUILD/$1" --version --json | t_json_tee | python3 -c '
 import json, sys
 for m in json.load(sys.stdin)["modes"]:
     print(m["name"], *m["options"])') || t_fail "$BUILD/$1 --version --json lists no modes"

@@ -6,6 +6,7 @@
 # veth; the AF_XDP and live-frames generators show their own backpressure
 # signals and balance; a generator stall fails the run cleanly. Every run is 2 s; each test's lab is removed by
 # the runner, and by t_cleanup if the runner dies.
+# serial-file: the overflow (and its absence behind a fast sink) depends on the CPUs it gets
 
 # bp_run OUT ERR [runner options]: run the scenario in a lab of its own
 # (BP_NAME) with --json; its exit code is in BP_RC.

@@ -79,6 +79,7 @@ test_bench_drop_cost_table() {
 # rate paired with the untraced one, a positive ns per drop from the kernel's run-time
 # statistics, the qdisc dropping frames and the tracer counting exactly the qdisc's own
 # drops. No rate or time is judged: the figures depend on the machine's load.
+# serial: a bench rotation, measuring
 test_bench_drop_cost_row() {
 	local dir out rc
 	dir=$(mktemp -d)

@@ -68,7 +68,7 @@ deb_build_cheap() {
 }
 
 test_deb_package_contents() {
-	local f list dep v
+	local f list dep v out
 	command -v dpkg-deb >/dev/null && command -v dpkg-gencontrol >/dev/null ||
 		t_skip "dpkg-dev not installed"
 	[ -x "$BUILD/xdp-gen" ] && [ -x "$BUILD/tests/kstats-dump" ] || t_skip "tools not built"
@@ -76,7 +76,7 @@ test_deb_package_contents() {
 	deb_build_cheap
 	list=$(dpkg-deb -c "$DEB_TMP/xdpsg.deb" | awk '{ print $6 }' | sed 's|^\./|/|')
 	for f in /usr/sbin/xdp-gen /usr/sbin/xdp-sink /usr/sbin/xdpsg-lab \
-		/usr/share/man/man8/xdp-gen.8 /usr/share/man/man8/xdp-sink.8 \
+		/usr/share/man/man8/xdp-gen.8 /usr/share/man/man8/xdp-sink.8 /usr/share/man/man8/xdpsg-lab.8 \
 		/usr/share/bash-completion/completions/xdp-gen /usr/share/bash-completion/completions/xdp-sink \
 		/usr/lib/python3/dist-packages/xdpsg/labcli.py \
 		/usr/lib/python3/dist-packages/xdpsg/rfc2544/runner.py \
@@ -88,6 +88,16 @@ test_deb_package_contents() {
 	done
 	grep -E '\.pyc$|/build/|/tests/unit|test-hooks' <<<"$list" &&
 		t_fail "the package carries build or test files"
+	# Every command the package puts on PATH has its page (lintian: no-manual-page, which
+	# older lintian calls binary-without-manpage).
+	for f in $(grep -E '^/usr/s?bin/[^/]+$' <<<"$list"); do
+		grep -qE "^/usr/share/man/man[18]/${f##*/}\.[18]$" <<<"$list" ||
+			t_fail "the package has no man page for $f"
+	done
+	if command -v lintian >/dev/null; then
+		out=$(lintian --tags no-manual-page,binary-without-manpage "$DEB_TMP/xdpsg.deb" 2>&1)
+		grep -qE 'no-manual-page|binary-without-manpage' <<<"$out" && t_fail "lintian: $out"
+	fi
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["panels"], d' \
 		"$DEB_TMP/root/usr/share/xdpsg/grafana/xdpsg-dashboard.json" ||
 		t_fail "the dashboard is not the JSON of docs/monitoring.md"

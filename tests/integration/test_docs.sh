@@ -140,55 +140,85 @@ docs_accepts() { # TOOL CMD OPTION
 	return 0
 }
 
+# The problems between TOOL's --help (DOCS_DIR's .opts, in the order of its
+# commands) and its page MAN, in one pass: TAGS is "SUBSECTION<TAB>TAG" of each
+# option the page documents, RENDERED the page as groff prints it. Ends with a
+# line "checked N", N the options documented.
+docs_help_man_problems() { # TOOL MAN TAGS RENDERED
+	local t=$1 c opts=()
+	while read -r c; do
+		opts+=("$DOCS_DIR/$t.$c.opts")
+	done <"$DOCS_DIR/$t.cmds"
+	awk -v t="$t" -v man="$2" -v dir="$DOCS_DIR" -v cmds="$(paste -sd' ' "$DOCS_DIR/$t.cmds")" '
+		FILENAME == ARGV[1] {
+			if (split($0, f, "\t") == 2) { nt++; sub_[nt] = f[1]; tag[nt] = f[2] }
+			next
+		}
+		FILENAME == ARGV[2] { rendered = rendered $0 "\n"; next }
+		FNR == 1 { c = substr(FILENAME, length(dir "/" t ".") + 1); sub(/\.opts$/, "", c) }
+		{
+			long = $1; short = $2; meta = $3; have[long] = 1
+			found = ""; any = ""
+			# An option in several subsections: the one naming CMD.
+			for (i = 1; i <= nt && found == ""; i++) {
+				n = split(sub_[i], w, /[^a-z0-9-]+/); mine = 0
+				for (j = 1; j <= n; j++) if (w[j] == c) mine = 1
+				n = split(tag[i], w, " ")
+				for (j = 1; j <= n; j++) if (w[j] == long) {
+					if (mine) { found = tag[i]; break }
+					if (any == "") any = tag[i]
+				}
+			}
+			if (found == "") found = any
+			if (found == "") {
+				printf "%s %s: %s is in '\''%s %s --help'\'' but not in the OPTIONS of %s\n", t, c, long, t, c, man
+				next
+			}
+			m_short = found ~ /^-[^-], / ? substr(found, 1, 2) : "-"
+			m_meta = "-"
+			i = index(found, long " ")
+			if (i && i + length(long) + 1 <= length(found)) m_meta = substr(found, i + length(long) + 1)
+			if (m_short != short)
+				printf "%s %s: %s has short form '\''%s'\'' in --help but '\''%s'\'' in %s ('\''%s'\'')\n", t, c, long, short, m_short, man, found
+			if (m_meta != meta)
+				printf "%s %s: %s takes '\''%s'\'' in --help but '\''%s'\'' in %s ('\''%s'\'')\n", t, c, long, meta, m_meta, man, found
+			if (!index(rendered, long))
+				printf "%s %s: %s does not appear in the rendered %s (groff -man -Tutf8)\n", t, c, long, man
+		}
+		END {
+			# man -> help: each documented option is taken by some command.
+			for (i = 1; i <= nt; i++) {
+				if (tag[i] == "") continue
+				n++
+				if (!match(tag[i], /^(-[^-], )?--[^ ]+/)) {
+					printf "%s: OPTIONS has a tag that is not an option: '\''%s'\''\n", man, tag[i]
+					continue
+				}
+				long = substr(tag[i], 1, RLENGTH); sub(/^-[^-], /, "", long)
+				if (!(long in have))
+					printf "%s: documents %s, which no '\''%s COMMAND --help'\'' shows (commands: %s)\n", man, long, t, cmds
+			}
+			print "checked " n + 0
+		}' "$3" "$4" "${opts[@]}"
+}
+
 test_docs_man_matches_help() {
-	local t c man tags long short meta m_short m_meta n tag rendered
+	local t man n line
 	docs_need_tools
 	docs_collect
 	for t in "${DOCS_TOOLS[@]}"; do
 		docs_man "$t"
-		# "SUBSECTION<TAB>TAG" of each option documented.
-		tags=$(docs_man_tags "$man" | awk -F'\t' '$1 == "OPTIONS" { print $2 "\t" $3 }')
-		[ -n "$tags" ] || docs_err "$man: no options in its OPTIONS section"
-		rendered=$(groff -man -Tutf8 -P-cbou "$man" 2>/dev/null)
-		# help -> man: each option, with the same short form and metavar.
-		while read -r c; do
-			while read -r long short meta; do
-				# An option in several subsections: the one naming CMD.
-				tag=$(awk -F'\t' -v l="$long" -v c="$c" '
-					{ n = split($1, w, /[^a-z0-9-]+/); mine = 0
-					  for (i = 1; i <= n; i++) if (w[i] == c) mine = 1
-					  n = split($2, w, " ")
-					  for (i = 1; i <= n; i++) if (w[i] == l) { if (mine) { print $2; exit } if (any == "") any = $2 } }
-					END { if (any != "") print any }' <<<"$tags" | head -n 1)
-				if [ -z "$tag" ]; then
-					docs_err "$t $c: $long is in '$t $c --help' but not in the OPTIONS of $man"
-					continue
-				fi
-				m_short=-
-				[[ $tag =~ ^(-[^-]),\  ]] && m_short=${BASH_REMATCH[1]}
-				m_meta=-
-				[[ $tag =~ $long\ (.+)$ ]] && m_meta=${BASH_REMATCH[1]}
-				[ "$m_short" = "$short" ] ||
-					docs_err "$t $c: $long has short form '$short' in --help but '$m_short' in $man ('$tag')"
-				[ "$m_meta" = "$meta" ] ||
-					docs_err "$t $c: $long takes '$meta' in --help but '$m_meta' in $man ('$tag')"
-				[[ "$rendered" == *"$long"* ]] ||
-					docs_err "$t $c: $long does not appear in the rendered $man (groff -man -Tutf8)"
-			done <"$DOCS_DIR/$t.$c.opts"
-		done <"$DOCS_DIR/$t.cmds"
-		# man -> help: each documented option is taken by some command.
+		docs_man_tags "$man" | awk -F'\t' '$1 == "OPTIONS" { print $2 "\t" $3 }' >"$DOCS_DIR/$t.tags"
+		[ -s "$DOCS_DIR/$t.tags" ] || docs_err "$man: no options in its OPTIONS section"
+		groff -man -Tutf8 -P-cbou "$man" >"$DOCS_DIR/$t.rendered" 2>/dev/null
 		n=0
-		while IFS=$'\t' read -r _ tag; do
-			[ -n "$tag" ] || continue
-			n=$((n + 1))
-			if [[ ! $tag =~ ^(-[^-],\ )?(--[^ ]+) ]]; then
-				docs_err "$man: OPTIONS has a tag that is not an option: '$tag'"
-				continue
-			fi
-			long=${BASH_REMATCH[2]}
-			cat "$DOCS_DIR/$t".*.opts | awk -v l="$long" '$1 == l { f = 1 } END { exit !f }' ||
-				docs_err "$man: documents $long, which no '$t COMMAND --help' shows (commands: $(paste -sd' ' "$DOCS_DIR/$t.cmds"))"
-		done <<<"$tags"
+		while IFS= read -r line; do
+			case $line in
+			"checked "*) n=${line#checked } ;;
+			*) docs_err "$line" ;;
+			esac
+		done < <(docs_help_man_problems "$t" "$man" "$DOCS_DIR/$t.tags" \
+			"$DOCS_DIR/$t.rendered")
 		echo "$t: $(cat "$DOCS_DIR/$t".*.opts | wc -l) command options checked against $n man page options"
 	done
 	docs_done
@@ -197,22 +227,34 @@ test_docs_man_matches_help() {
 # Each option of a command is under "Options of every command" or under a
 # subsection that names that command.
 test_docs_man_option_sections() {
-	local t c man long short meta where tags
+	local t c man opts line
 	docs_need_tools
 	docs_collect
 	for t in "${DOCS_TOOLS[@]}"; do
 		docs_man "$t"
-		tags=$(docs_man_tags "$man")
+		opts=()
 		while read -r c; do
-			while read -r long short meta; do
-				where=$(awk -F'\t' -v l="$long" '
-					$1 == "OPTIONS" { n = split($3, w, " "); for (i = 1; i <= n; i++) if (w[i] == l) print $2 }' \
-					<<<"$tags")
-				[ -z "$where" ] && continue # reported by test_docs_man_matches_help
-				grep -qE "(^|[^a-z0-9-])(every command|$c)([^a-z0-9-]|$)" <<<"$where" ||
-					docs_err "$t $c: $long is documented in $man only under '$(paste -sd'|' <<<"$where")', which does not name '$c'"
-			done <"$DOCS_DIR/$t.$c.opts"
+			opts+=("$DOCS_DIR/$t.$c.opts")
 		done <"$DOCS_DIR/$t.cmds"
+		# One awk for all: the subsections each option is under, against its command.
+		while IFS= read -r line; do
+			docs_err "$line"
+		done < <(docs_man_tags "$man" | awk -F'\t' -v t="$t" -v man="$man" -v dir="$DOCS_DIR" '
+			FILENAME == "-" { if ($1 == "OPTIONS") { nt++; sub_[nt] = $2; tag[nt] = $3 } next }
+			FNR == 1 { c = substr(FILENAME, length(dir "/" t ".") + 1); sub(/\.opts$/, "", c) }
+			{
+				split($0, f, " "); long = f[1]; where = ""; ok = 0
+				for (i = 1; i <= nt; i++) {
+					n = split(tag[i], w, " ")
+					for (j = 1; j <= n; j++) if (w[j] == long) {
+						where = where (where == "" ? "" : "|") sub_[i]
+						if (sub_[i] ~ ("(^|[^a-z0-9-])(every command|" c ")([^a-z0-9-]|$)")) ok = 1
+					}
+				}
+				# No subsection at all is reported by test_docs_man_matches_help.
+				if (where != "" && !ok)
+					printf "%s %s: %s is documented in %s only under '\''%s'\'', which does not name '\''%s'\''\n", t, c, long, man, where, c
+			}' - "${opts[@]}")
 	done
 	docs_done
 }
@@ -296,6 +338,35 @@ test_docs_man_groff_clean() {
 	docs_done
 }
 
+# xdpsg-lab's page, written by hand, against the lab's own answers: every command
+# (--version --json) has a paragraph and is in the SYNOPSIS; every long option of
+# its --help and of its scenarios' --help (rfc2544, backpressure) is in the page;
+# groff -ww is silent. testenv.sh is the lab's command line in a checkout.
+test_docs_lab_man() {
+	local man=$DOCS_MAN_DIR/xdpsg-lab.8 cmds tags syn rendered c o out
+	[ -f "$man" ] || t_fail "$man is missing; run 'make BUILD=$BUILD all'"
+	out=$(groff -man -ww -z "$man" 2>&1)
+	[ -z "$out" ] || docs_err "$man: groff -man -ww -z warns: $out"
+	cmds=$("$TESTENV" --version --json | python3 -c '
+import json, sys
+print("\n".join(json.load(sys.stdin)["commands"]))') || t_fail "testenv.sh --version --json failed"
+	tags=$(docs_man_tags "$man")
+	syn=$(docs_man_section "$man" SYNOPSIS | tr -c 'a-z0-9\n-' ' ')
+	for c in $cmds; do
+		awk -F'\t' -v c="$c" '$1 == "COMMANDS" && ($3 == c || index($3, c " ") == 1) { f = 1 }
+			END { exit !f }' <<<"$tags" ||
+			docs_err "$man: command '$c' (in testenv.sh --version --json) has no paragraph in COMMANDS"
+		grep -qw -- "$c" <<<"$syn" || docs_err "$man: command '$c' is not in the SYNOPSIS"
+	done
+	rendered=$(groff -man -Tutf8 -P-cbou "$man" 2>/dev/null)
+	for o in $({ "$TESTENV" --help; "$TESTENV" rfc2544 --help; "$TESTENV" backpressure --help; } |
+		grep -oE '(^|[ [])--[a-z][a-z0-9-]*' | grep -oE -- '--[a-z0-9-]+' | sort -u); do
+		grep -qF -- "$o" <<<"$rendered" ||
+			docs_err "$man: $o (in testenv.sh's --help or its scenarios') is not in the page"
+	done
+	docs_done
+}
+
 # The README's command lines: fenced code blocks (indented lines continue the
 # line before) and inline `code` spans, as "README.md:LINE<TAB>TEXT".
 docs_readme_code() {
@@ -361,7 +432,7 @@ docs_counter_problems() { # MAN_DIR MONITORING
 	dir=$(mktemp -d /tmp/xdpsg-counters.XXXXXX)
 	for t in "${DOCS_TOOLS[@]}"; do
 		man="$1/$t.8"
-		"$BUILD/$t" --counters >"$dir/$t.counters" ||
+		"$BUILD/$t" --counters | t_json_tee >"$dir/$t.counters" ||
 			echo "$t --counters failed"
 		docs_man_section "$man" OUTPUT >"$dir/$t.output"
 		docs_man_section "$man" METRICS >"$dir/$t.metrics"

@@ -35,6 +35,7 @@ probe_stop() {
 # dsum EXPR [AGG]: packets of the tracer's counts c for which EXPR holds (AGG
 # "keys": how many such counts there are).
 dsum() {
+	t_schema_note "$POUT"
 	python3 - "$POUT" "$1" "${2:-packets}" <<'PY'
 import json, sys
 n = 0
@@ -253,6 +254,7 @@ test_drops_stray_unstamped() {
 
 # More keys than the books hold: what does not fit is counted as overflow,
 # never lost silently and never folded into another key.
+# serial: the tracer is host-wide, and other tests' drops would take its 16 keys
 test_drops_overflow() {
 	local n ours
 	lab_setup --no-ipv6
@@ -359,6 +361,7 @@ our_progs() {
 	bpftool prog list 2>/dev/null | grep -oE 'name drops_[a-z_]+' | sort | tr '\n' ' '
 }
 
+# serial: counts the tracer programs loaded on the host
 test_drops_cannot_load() {
 	local before msg rc
 	before=$(our_progs)

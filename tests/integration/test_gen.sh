@@ -226,6 +226,7 @@ rate_body() { # MODE
 	t_expect_eq "received" "$left" "$(sink_total)"
 }
 
+# serial: compares the frames sent with the time spent sending, which a shared CPU stretches
 test_gen_rate() {
 	lab_setup --no-ipv6 --qdisc pfifo:1000
 	t_each_mode rate_body
@@ -502,6 +503,7 @@ test_gen_kernel_bad_input() {
 
 # --- qdisc mode (AF_PACKET through the qdisc) ---
 
+# serial: off by one frame (accepted vs the qdisc's sent + held) in a run beside another test
 test_gen_qdisc_refused_is_qdisc_drops() {
 	local out acc ref
 	lab_setup --no-ipv6 --qdisc pfifo:200 --tso off --threaded-napi

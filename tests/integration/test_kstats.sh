@@ -43,6 +43,7 @@ ks_get() {
 # ks_cmp_tc KSTATS_FILE TC_JSON_FILE: the root and every child agree with tc -s -j.
 # For mq, the root also equals the sum of tc's children. Prints what differs.
 ks_cmp_tc() {
+	t_schema_note "$1"
 	python3 - "$1" "$2" <<'PY'
 import json, sys
 lines = [l for l in open(sys.argv[1]) if l.startswith("{")]

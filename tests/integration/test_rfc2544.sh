@@ -75,6 +75,7 @@ test_rfc2544_bad_input() {
 }
 
 # The known answer: forward through tbf 100mbit, 64-byte frames: 208,333 pps.
+# serial: the generator must keep up with the tbf's rate
 test_rfc2544_known_answer_tbf() {
 	local out err tp p50 ratio limited
 	out=$(mktemp) err=$(mktemp)
@@ -82,6 +83,7 @@ test_rfc2544_known_answer_tbf() {
 		--tests throughput,latency --max-trials 10
 	rf_expect_ok "$out" "$err"
 	# Where the lossy trials lost their frames: the tbf's drops are the run's QDISC_DROP causes.
+	t_schema_note "$out"
 	python3 - "$out" <<-'PY' || t_fail "a lossy trial does not name the tbf's drops as its causes"
 		import json, sys
 		bad, lossy = [], 0
@@ -180,6 +182,7 @@ test_rfc2544_latency_floor() {
 # Any interface pair: a lab made by hand, the runner given namespaces and
 # interfaces; at a rate well below anything the lab drops, it passes at the
 # maximum and says so.
+# serial: passing at the maximum needs a DUT and a sink that keep up
 test_rfc2544_any_pair() {
 	local out err
 	lab_setup --dut forward --no-ipv6
@@ -214,6 +217,7 @@ test_rfc2544_json_progress() {
 	# Three more trials follow the first: the runner cannot have ended yet.
 	t_gone "$pid" && t_fail "the first trial's record came only at the end: $(cat "$out")"
 	wait "$pid" || t_fail "runner failed: $(tail -n 5 "$err")"
+	t_schema_note "$out"
 	t_expect_eq "the last record" summary \
 		"$(tail -n 1 "$out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["type"])')"
 	t_expect_eq "one trial record per trial" "$(rf_get "$out" summary 'o["trials"]')" \

@@ -175,6 +175,14 @@ for line in open(sys.argv[1]):
 	t_schema_check 2>"$dir/check.err" && t_fail "the cleanup check passed a bad record"
 	out=$(cat "$dir/check.err")
 	[[ "$out" == *"do not validate"* ]] || t_fail "cleanup check said: $out"
+	# So does a record read only through py_call (the tests' own python readers) or a
+	# stream read through t_json_tee (a tool's --version --json, --counters).
+	t_schema_begin
+	py_call get "$dir/bad.json" summary 'o["type"]' >/dev/null
+	t_schema_check 2>"$dir/check.err" && t_fail "the cleanup check passed a bad record read by py_call"
+	t_schema_begin
+	t_json_tee <"$dir/bad.json" >/dev/null
+	t_schema_check 2>"$dir/check.err" && t_fail "the cleanup check passed a bad record read by t_json_tee"
 	t_schema_begin
 	return 0
 }

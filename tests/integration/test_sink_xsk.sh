@@ -5,6 +5,7 @@
 # following the receive CPU (by default, and always with --follow-rx) and the
 # receive-CPU hint, the frame size chosen from the MTU, and the lab's veth pair
 # deleted under both tools.
+# serial-file: exact delivery at full rate; a CPU shared with another test starves the sink
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"

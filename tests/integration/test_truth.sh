@@ -9,6 +9,7 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 
 tr_py() { # FILE EXPR: a python expression over the JSON objects of FILE (list o)
+	t_schema_note "$1"
 	python3 - "$1" "$2" <<'PY'
 import json, sys
 o = []
@@ -158,6 +159,7 @@ test_truth_rates_agree() {
 }
 
 # Every count a person reads has its thousands separated, in every summary.
+# serial: expects no loss at full rate; a CPU shared with another test starves the sink
 test_truth_counts_grouped() {
 	local s g bad
 	lab_setup --no-ipv6
