@@ -65,6 +65,7 @@ icmp_body() { # MODE
 # Every echo request the generator sends, IPv4 and ICMPv6, is answered: the
 # kernel accepted each checksum (echo replies are not rate-limited, and the
 # limits are lifted anyway).
+# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_icmp() {
 	lab_proto
 	lab_exec sink sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_per_sec=1000000000 \
@@ -85,6 +86,7 @@ syn_body() { # MODE
 
 # A listening socket with syncookies=2 answers every SYN with a cookie, so
 # each SYN the kernel accepts (checksum, addresses, flags) counts once.
+# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_tcp_syncookies() {
 	local out
 	lab_proto
@@ -121,6 +123,7 @@ dev_body() { # MODE DEV OPTIONS...
 
 # The kernel's VXLAN devices take every frame (VNI 42 over IPv4, 43 over IPv6
 # with the outer UDP checksum they insist on there).
+# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_vxlan() {
 	lab_proto
 	make_dev vx42 type vxlan id 42 dstport 4789 local "$SINK_IP4" ||
@@ -154,6 +157,7 @@ tunnel_dev_case() { # NAME DEV-ARGS -- GEN-OPTIONS
 
 DEVS_RAN=0
 
+# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_devices() {
 	lab_proto
 	tunnel_dev_case gn42 type geneve id 42 remote "$GEN_IP4" -- --encap geneve:42

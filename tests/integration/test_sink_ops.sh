@@ -52,6 +52,7 @@ trace_get() { # FILE EXPR: EXPR on the tracepoints' JSON t
 # N frames spread over CPUs 0 and 1: the sink's per-CPU books are the
 # kernel's (each kthread's processed and xdp_drop), a frame redirected but not
 # seen is one the enqueue dropped, and the round robin halves the frames.
+# serial: exact counts from full-rate runs; a CPU shared with another test backs the cpumap or the capture up
 test_sink_ops_redirect_cpu() {
 	local n=20000 out trace pid cpu
 	[ "$(nproc)" -ge 2 ] || t_skip "needs two CPUs"
@@ -140,6 +141,7 @@ macs_of() {
 # --packet-op swap-macs: a redirect hands the far side frames whose MAC
 # addresses are swapped (without it they go as they came), and a bounce
 # (tx, which swaps anyway) comes back addressed to its sender.
+# serial: exact counts from full-rate runs; a CPU shared with another test backs the cpumap or the capture up
 test_sink_ops_swap_macs() {
 	local n=50 r0 r1 out pcap tlog plog tpid op
 	command -v tcpdump >/dev/null || t_skip "tcpdump not installed"
