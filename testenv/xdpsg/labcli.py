@@ -330,6 +330,7 @@ class Cli:
         their own parsers, so neither list is kept twice."""
         import json
         import subprocess
+        from .scenario import SCHEMA
         if argv != ['--json']:
             raise UsageError('use: %s --version --json' % self.prog)
         opts = {}
@@ -343,7 +344,8 @@ class Cli:
                 opts[runner] = None
             if opts[runner] is None:
                 raise Failure('%s %s --list-options failed' % (sys.executable, path))
-        v = {'type': 'version', 'tool': self.prog, 'commands': LAB_COMMANDS + RUNNER_COMMANDS,
+        v = {'type': 'version', 'schema': SCHEMA, 'tool': self.prog,
+             'commands': LAB_COMMANDS + RUNNER_COMMANDS,
              'backpressure_options': opts['backpressure'], 'rfc2544_options': opts['rfc2544']}
         print(json.dumps(v, separators=(',', ':')))
         return 0

@@ -123,6 +123,7 @@ test_deb_installed_lab_runs() {
 	out=$(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$root/usr/sbin/xdpsg-lab" \
 		--version --json 2>&1) || t_fail "installed xdpsg-lab --version --json: $out"
+	t_json_tee <<<"$out" >/dev/null
 	python3 -c '
 import json, sys
 v = json.loads(sys.argv[1])

@@ -347,7 +347,7 @@ test_docs_lab_man() {
 	[ -f "$man" ] || t_fail "$man is missing; run 'make BUILD=$BUILD all'"
 	out=$(groff -man -ww -z "$man" 2>&1)
 	[ -z "$out" ] || docs_err "$man: groff -man -ww -z warns: $out"
-	cmds=$("$TESTENV" --version --json | python3 -c '
+	cmds=$("$TESTENV" --version --json | t_json_tee | python3 -c '
 import json, sys
 print("\n".join(json.load(sys.stdin)["commands"]))') || t_fail "testenv.sh --version --json failed"
 	tags=$(docs_man_tags "$man")
