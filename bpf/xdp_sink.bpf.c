@@ -298,6 +298,18 @@ static __always_inline bool packet_op_apply(struct xdp_md *ctx, struct sink_stat
 }
 
 /* The verdict for a frame --packet-op could not work on. */
+/* A redirect's verdict, counted: taken by the map, or no target there. */
+static __always_inline int counted_redirect(struct sink_stats *s, int ret)
+{
+	if (s) {
+		if (ret == XDP_REDIRECT)
+			s->redirect++;
+		else
+			s->redirect_err++;
+	}
+	return ret;
+}
+
 static __always_inline int op_aborted(struct sink_stats *s)
 {
 	if (s)
@@ -414,18 +426,10 @@ SEC("xdp")
 int xdp_sink_redirect(struct xdp_md *ctx)
 {
 	struct sink_stats *s = count(ctx);
-	int ret;
 
 	if (!packet_op_apply(ctx, s))
 		return op_aborted(s);
-	ret = bpf_redirect_map(&tx_port, 0, XDP_ABORTED);
-	if (s) {
-		if (ret == XDP_REDIRECT)
-			s->redirect++;
-		else
-			s->redirect_err++;
-	}
-	return ret;
+	return counted_redirect(s, bpf_redirect_map(&tx_port, 0, XDP_ABORTED));
 }
 
 /*
@@ -439,7 +443,6 @@ int xdp_sink_redirect_cpu(struct xdp_md *ctx)
 {
 	struct sink_stats *s = count(ctx);
 	__u32 zero = 0, *rr, *cpu;
-	int ret;
 
 	if (!packet_op_apply(ctx, s))
 		return op_aborted(s);
@@ -452,14 +455,7 @@ int xdp_sink_redirect_cpu(struct xdp_md *ctx)
 	(*rr)++;
 	if (!cpu)
 		return op_aborted(s);
-	ret = bpf_redirect_map(&cpu_map, *cpu, XDP_ABORTED);
-	if (s) {
-		if (ret == XDP_REDIRECT)
-			s->redirect++;
-		else
-			s->redirect_err++;
-	}
-	return ret;
+	return counted_redirect(s, bpf_redirect_map(&cpu_map, *cpu, XDP_ABORTED));
 }
 
 /* On the remote CPU, from the cpumap's kthread: count, then drop or pass there. */
@@ -529,21 +525,13 @@ SEC("xdp")
 int xdp_sink_xsk(struct xdp_md *ctx)
 {
 	struct sink_stats *s = slot(ctx);
-	int ret;
 
 	if (rx_time)
 		stamp_rx_time(ctx, s);
 	s = count_in(ctx, s);
 
 	/* A queue without a socket is counted and dropped, never passed silently. */
-	ret = bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP);
-	if (s) {
-		if (ret == XDP_REDIRECT)
-			s->redirect++;
-		else
-			s->redirect_err++;
-	}
-	return ret;
+	return counted_redirect(s, bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP));
 }
 
 /* The reference point for benchmarks: nothing but the verdict. */
