@@ -193,7 +193,7 @@ static void qdisc_streams_loop(struct gen_thread *t, struct qdisc_tx *x)
 	for (s = 0; s < g->nstreams; s++)
 		t->ts[s].pace.t0 = t->pace.t0;
 	while (!gen_should_stop(g)) {
-		__u64 now = now_ns(), first = 0, due, sent, bytes, stamp;
+		__u64 now = now_ns(), first = 0, sent, bytes, stamp;
 		bool left = false, went = false;
 
 		for (s = 0; s < g->nstreams && !gen_should_stop(g); s++) {
@@ -204,12 +204,9 @@ static void qdisc_streams_loop(struct gen_thread *t, struct qdisc_tx *x)
 			if (gen_tstream_done(ts))
 				continue;
 			left = true;
-			want = pace_budget(&ts->pace, ts->attempted, batch, now, &due);
-			if (!want) {
-				if (due && (!first || due < first))
-					first = due;
+			want = gen_tstream_budget(ts, batch, now, &first);
+			if (!want)
 				continue;
-			}
 			stamp = now_ns();
 			for (i = 0; i < want; i++)
 				x->iov[i].iov_len = pkt_gen_next(ts->pg, x->iov[i].iov_base, stamp);

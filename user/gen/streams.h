@@ -48,6 +48,21 @@ static inline bool gen_tstream_done(const struct gen_tstream *ts)
 	return ts->pace.idle || pace_done(&ts->pace, ts->attempted);
 }
 
+/*
+ * How many frames of stream ts may go now (at most batch); 0 when none is
+ * due yet, and then *first becomes its due time if that is the earliest of
+ * the streams so far (0: none known).
+ */
+static inline __u32 gen_tstream_budget(struct gen_tstream *ts, __u32 batch, __u64 now, __u64 *first)
+{
+	__u64 due;
+	__u32 want = pace_budget(&ts->pace, ts->attempted, batch, now, &due);
+
+	if (!want && due && (!*first || due < *first))
+		*first = due;
+	return want;
+}
+
 /* The thread handed n frames of stream ts over at 'began'. */
 static inline void gen_tstream_note(struct gen_tstream *ts, __u32 n, __u64 began)
 {

@@ -316,7 +316,7 @@ static void xsk_streams_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addr
 	}
 	spin = g->cfg->xsk.busy_poll || rate >= XSK_SPIN_RATE;
 	while (!gen_should_stop(g)) {
-		__u64 now = now_ns(), first = 0, due, bytes;
+		__u64 now = now_ns(), first = 0, bytes;
 		bool left = false, went = false;
 
 		xsk_reap(t, x);
@@ -327,12 +327,9 @@ static void xsk_streams_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addr
 			if (gen_tstream_done(ts))
 				continue;
 			left = true;
-			want = pace_budget(&ts->pace, ts->attempted, batch, now, &due);
-			if (!want) {
-				if (due && (!first || due < first))
-					first = due;
+			want = gen_tstream_budget(ts, batch, now, &first);
+			if (!want)
 				continue;
-			}
 			want = xsk_send(t, x, ts->pg, addrs, want, now, ts->pace.rate);
 			pace_sent(&ts->pace, want);
 			for (i = 0, bytes = 0; i < want; i++)
