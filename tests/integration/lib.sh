@@ -231,6 +231,16 @@ lab_bg() {
 	T_PIDS+=("$LAST_PID")
 }
 
+# xsk_sink_bg OUTFILE [OPTIONS...]: xdp-sink xsk on the sink side reporting
+# JSON every 100 ms (-d 300: the test stops it), once it is ready; the pid is
+# in LAST_PID. Fails the test if it does not start.
+xsk_sink_bg() {
+	local out=$1
+	shift
+	lab_bg "$out" sink "$BUILD/xdp-sink" xsk -j -i 100ms -d 300 "$@" "$SINK_IF"
+	wait_ready "$out" "$LAST_PID" || t_fail "xsk sink did not start: $(cat "$out")"
+}
+
 t_has() { # FILE PATTERN
 	grep -q -- "$2" "$1" 2>/dev/null
 }

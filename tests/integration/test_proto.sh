@@ -253,9 +253,8 @@ xsk_books_body() { # MODE
 	local sout gout spid k id ids=() opts
 	sout=$(mktemp) gout=$(mktemp)
 	t_on_cleanup rm -f "$sout" "$gout"
-	lab_bg "$sout" sink "$BUILD/xdp-sink" xsk -j -i 100ms -d 300 "$SINK_IF"
+	xsk_sink_bg "$sout"
 	spid=$LAST_PID
-	wait_ready "$sout" "$spid" || t_fail "xsk sink did not start: $(cat "$sout")"
 	for k in "${XSK_KINDS[@]}"; do
 		# shellcheck disable=SC2206 # the kinds are word lists
 		opts=($k)

@@ -6,7 +6,6 @@
 # else can fill a 100 us window, so the figure cannot read more; one burst
 # inside one window among 50 is enough to read 64.
 
-SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 
 shapes_body() { # MODE
@@ -14,9 +13,8 @@ shapes_body() { # MODE
 	sout=$(mktemp)
 	gout=$(mktemp)
 	t_on_cleanup rm -f "$sout" "$gout"
-	lab_bg "$sout" sink "$SINK" xsk -j -i 100ms -d 300 "$SINK_IF"
+	xsk_sink_bg "$sout"
 	local spid=$LAST_PID
-	wait_ready "$sout" "$spid" || t_fail "sink did not start: $(cat "$sout")"
 	lab_exec gen "$GEN" "$mode" --burst 64 --burst-gap 1ms -n 3200 -j -q "$GEN_IF" >"$gout" 2>&1 ||
 		t_fail "--burst run failed: $(cat "$gout")"
 	t_expect_eq "burst run sent" 3200 "$(json_get "$gout" summary 'o["tx_packets"]')"

@@ -8,7 +8,6 @@
 # stream file's syntax error at line N and its semantic error at line M, is one
 # line and exit 2. No rate or time is asserted: the rates only shape the run.
 
-SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 
 # name|spec|count: UDP 60 B, TCP SYN in VLAN 100, ICMP echo in VXLAN 42.
@@ -41,9 +40,8 @@ streams_books_body() { # MODE
 	sout=$(mktemp)
 	gout=$(mktemp)
 	t_on_cleanup rm -f "$sout" "$gout"
-	lab_bg "$sout" sink "$SINK" xsk -j -i 100ms -d 300 "$SINK_IF"
+	xsk_sink_bg "$sout"
 	spid=$LAST_PID
-	wait_ready "$sout" "$spid" || t_fail "sink did not start: $(cat "$sout")"
 	# Two workers: each stream's flows are split over them, each flow by one.
 	workers=$(gen_workers "$mode" 2) || t_fail "no worker option in $mode"
 	# shellcheck disable=SC2086
@@ -197,9 +195,8 @@ test_streams_ipv6_mixed() {
 	sout=$(mktemp)
 	gout=$(mktemp)
 	t_on_cleanup rm -f "$sout" "$gout"
-	lab_bg "$sout" sink "$SINK" xsk -j -i 100ms -d 300 "$SINK_IF"
+	xsk_sink_bg "$sout"
 	spid=$LAST_PID
-	wait_ready "$sout" "$spid" || t_fail "sink did not start: $(cat "$sout")"
 	lab_exec gen "$GEN" xsk --stream name=v4,count=300 \
 		--stream "name=v6,ipv6=true,src-ip=$GEN_IP6,dst-ip=$SINK_IP6,proto=tcp,count=200" \
 		--dst-mac "$SINK_MAC" -j -q "$GEN_IF" >"$gout" 2>&1 || t_fail "xdp-gen failed: $(cat "$gout")"
