@@ -56,6 +56,22 @@ const volatile __u32 l2_len = 0;
 const volatile __u64 l2_0 = 0, l2_8 = 0; /* bytes 0-7, 8-15, as in memory */
 const volatile __u32 l2_16 = 0; /* bytes 16-19: 22 bytes; 16-17 of it with 18 */
 const volatile __u16 l2_20 = 0;
+/*
+ * --stream (struct gen_sched): this program is stream stream_idx of
+ * nstreams, tail-called by xdp_gen_streams; any_paced: some stream has a
+ * rate, so the dispatcher reads the clock every run.
+ */
+const volatile bool streamed = false;
+const volatile __u32 stream_idx = 0;
+const volatile __u32 nstreams = 0;
+const volatile bool any_paced = false;
+/*
+ * --stream: the longest headers and stamp of any stream. Past them every
+ * stream's frame holds the same payload pattern (pkt.h), so a frame another
+ * stream left in the page is this stream's own once its first copy_len
+ * bytes are. 0: one stream, whose pages no other writes.
+ */
+const volatile __u32 copy_len = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -364,10 +380,10 @@ static __always_inline bool write_any(struct gen_cpu *c, __u8 *data, void *data_
 	return true;
 }
 
-/* With --rate: is the next frame due? Keeps the schedule in c (see struct gen_cpu). */
-static __always_inline bool due_now(struct gen_cpu *c)
+/* With --rate: is the next frame due at now? Keeps the schedule in c (see struct gen_cpu). */
+static __always_inline bool due_at(struct gen_cpu *c, __u64 now)
 {
-	__u64 now = bpf_ktime_get_ns(), due;
+	__u64 due;
 
 	if (c->limit && c->packets >= c->limit)
 		return false;
@@ -464,9 +480,12 @@ static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 	return ret;
 }
 
+#include "gen_streams.h"
+
 SEC("xdp")
 int xdp_gen(struct xdp_md *ctx)
 {
+	struct gen_sched *s = NULL;
 	const struct gen_size *sz;
 	const struct gen_flow *fl;
 	void *data, *data_end;
@@ -479,10 +498,18 @@ int xdp_gen(struct xdp_md *ctx)
 	c = bpf_map_lookup_elem(&cpu_state, &key);
 	if (!c)
 		return XDP_ABORTED;
-	if (c->rate && !due_now(c))
-		return XDP_DROP; /* not due: this run sends nothing */
-	if (c->fixed)
-		return send_fixed(ctx, c);
+	if (streamed) {
+		s = bpf_map_lookup_elem(&sched, &key);
+		if (!s)
+			return XDP_ABORTED;
+		if (!stream_may_send(c, s))
+			return XDP_DROP;
+	} else {
+		if (c->rate && !due_at(c, bpf_ktime_get_ns()))
+			return XDP_DROP; /* not due: this run sends nothing */
+		if (c->fixed)
+			return send_fixed(ctx, c);
+	}
 	flow = next_flow(c);
 	t = next_size(c);
 	if (t < 0)
@@ -500,6 +527,8 @@ int xdp_gen(struct xdp_md *ctx)
 			return XDP_ABORTED;
 		len = sz->len;
 	}
+	if (streamed && !copy_tmpl(ctx, len))
+		return XDP_ABORTED;
 	data = (void *)(long)ctx->data;
 	data_end = (void *)(long)ctx->data_end;
 	if (!plain)
@@ -512,10 +541,13 @@ int xdp_gen(struct xdp_md *ctx)
 		return XDP_ABORTED;
 
 	ret = bpf_redirect_map(&tx_port, 0, 0);
-	if (ret == XDP_REDIRECT)
+	if (ret == XDP_REDIRECT) {
 		count_sent(c, len);
-	else
+		if (s)
+			stream_sent(c, s);
+	} else {
 		c->redirect_err++;
+	}
 	return ret;
 }
 

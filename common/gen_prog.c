@@ -199,9 +199,13 @@ void gen_prog_set_schedule(struct gen_cpu *c, __u64 packets)
 	c->due_ns = ns > ~0ULL ? ~0ULL : (__u64)ns;
 }
 
-/* The per-CPU state of the thread pinned to 'cpu', from its shard's pkt_gen. */
-int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
-		     __u64 limit)
+/*
+ * The per-CPU state of the thread pinned to 'cpu', from its shard's pkt_gen.
+ * A stream's program (struct gen_sched) counts to its limit itself, paced or
+ * not, and its input frame is no flow's: it never takes the fixed path.
+ */
+static int set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
+		   __u64 limit, bool stream)
 {
 	int ncpu = libbpf_num_possible_cpus(), err;
 	struct gen_cpu *vals = cpu_states(skel, &err);
@@ -216,7 +220,7 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu,
 	vals[cpu].flow_pos = g->flow_pos;
 	vals[cpu].size_pos = g->size_pos;
 	vals[cpu].rng = g->rng;
-	if (gen_prog_fixed(g)) {
+	if (gen_prog_fixed(g) && !stream) {
 		__u32 flow = g->flow_pos;
 		struct gen_size sz;
 
@@ -227,7 +231,7 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu,
 			(__u16)~sz.udp_csum + (__u64)g->flows[flow].udp_delta + (__u16)flow;
 	}
 	vals[cpu].rate = rate;
-	vals[cpu].limit = rate ? limit : 0;
+	vals[cpu].limit = rate || stream ? limit : 0;
 	gen_prog_set_schedule(&vals[cpu], 0);
 	/*
 	 * Behind schedule (the thread was not running: a call's setup,
@@ -239,6 +243,18 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu,
 				   ncpu * sizeof(*vals), 0);
 	free(vals);
 	return err;
+}
+
+int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
+		     __u64 limit)
+{
+	return set_cpu(skel, g, cpu, rate, limit, false);
+}
+
+int gen_prog_set_stream_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
+			    __u64 limit)
+{
+	return set_cpu(skel, g, cpu, rate, limit, true);
 }
 
 void gen_prog_exp_table(__u32 *q, unsigned int n)
@@ -296,4 +312,80 @@ int gen_prog_cpu_state(struct xdp_gen_bpf *skel, int cpu, struct gen_cpu *out)
 	*out = vals[cpu];
 	free(vals);
 	return 0;
+}
+
+void gen_prog_set_dispatch(struct xdp_gen_bpf *skel, unsigned int nstreams, bool paced)
+{
+	skel->rodata->nstreams = nstreams;
+	skel->rodata->any_paced = paced;
+	bpf_program__set_autoload(skel->progs.xdp_gen, !nstreams);
+	bpf_program__set_autoload(skel->progs.xdp_gen_streams, nstreams != 0);
+}
+
+int gen_prog_load_stream(struct xdp_gen_bpf *run, const struct pkt_gen *g, unsigned int idx,
+			 bool paced, __u32 copy_len, struct xdp_gen_bpf **out)
+{
+	struct gen_tmpl t = {};
+	struct xdp_gen_bpf *sk;
+	struct bpf_program *p;
+	__u32 key = 0;
+	__u8 *frame;
+	int err, fd;
+
+	*out = NULL;
+	if (copy_len > XDPSG_GEN_COPY_MAX)
+		return -E2BIG;
+	*out = sk = xdp_gen_bpf__open();
+	if (!sk)
+		return -errno;
+	gen_prog_set_rodata(sk, g, run->rodata->ifindex_out);
+	sk->rodata->clock_every = run->rodata->clock_every;
+	sk->rodata->streamed = true;
+	sk->rodata->stream_idx = idx;
+	sk->rodata->nstreams = run->rodata->nstreams;
+	sk->rodata->any_paced = paced;
+	sk->rodata->copy_len = copy_len;
+	bpf_object__for_each_program(p, sk->obj)
+		bpf_program__set_autoload(p, p == sk->progs.xdp_gen);
+	/* A stream has its own flows, no more: 16 streams need not hold 16 x 64k. */
+	err = bpf_map__set_max_entries(sk->maps.flows, g->nflows)			  ?:
+		      bpf_map__set_max_entries(sk->maps.seqs, g->nflows)		  ?:
+		      bpf_map__reuse_fd(sk->maps.tx_port, bpf_map__fd(run->maps.tx_port)) ?:
+		      bpf_map__reuse_fd(sk->maps.sched, bpf_map__fd(run->maps.sched))	  ?:
+		      xdp_gen_bpf__load(sk)						  ?:
+		      gen_prog_fill_maps(sk, g);
+	if (err)
+		return err;
+	frame = malloc(pkt_gen_max_len(g));
+	if (!frame)
+		return -ENOMEM;
+	pkt_gen_prefill(g, frame);
+	memcpy(t.b, frame, copy_len < pkt_gen_max_len(g) ? copy_len : pkt_gen_max_len(g));
+	free(frame);
+	err = bpf_map__update_elem(sk->maps.tmpl, &key, sizeof(key), &t, sizeof(t), 0);
+	fd = bpf_program__fd(sk->progs.xdp_gen);
+	key = idx;
+	return err   ?:
+		       bpf_map__update_elem(run->maps.stream_progs, &key, sizeof(key), &fd,
+					    sizeof(fd), 0);
+}
+
+int gen_prog_set_live(struct xdp_gen_bpf *run, int cpu, __u32 live)
+{
+	int ncpu = libbpf_num_possible_cpus(), err;
+	struct gen_sched *v = calloc((size_t)ncpu, sizeof(*v));
+	__u32 key = 0;
+
+	if (!v)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(run->maps.sched, &key, sizeof(key), v, (size_t)ncpu * sizeof(*v),
+				   0);
+	if (!err) {
+		memset(&v[cpu], 0, sizeof(v[cpu]));
+		v[cpu].live = live;
+		err = bpf_map__update_elem(run->maps.sched, &key, sizeof(key), v,
+					   (size_t)ncpu * sizeof(*v), 0);
+	}
+	free(v);
+	return err;
 }

@@ -39,6 +39,10 @@ int gen_prog_set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu,
  * already holds that flow, and the program rewrites only the stamp's seq
  * and time and the UDP checksum.
  */
+/* The same for one stream's program (--stream): never fixed, the limit kept even unpaced. */
+int gen_prog_set_stream_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
+			    __u64 limit);
+
 bool gen_prog_fixed(const struct pkt_gen *g);
 
 /*
@@ -68,5 +72,25 @@ void gen_prog_exp_table(__u32 *q, unsigned int n);
 
 /* What the program counted for one CPU; -errno if the map cannot be read. */
 int gen_prog_cpu_state(struct xdp_gen_bpf *skel, int cpu, struct gen_cpu *out);
+
+/*
+ * --stream: the run's object runs the dispatcher xdp_gen_streams over
+ * nstreams streams (before its load; paced: some stream has a rate).
+ */
+void gen_prog_set_dispatch(struct xdp_gen_bpf *skel, unsigned int nstreams, bool paced);
+
+/*
+ * After the run's object is loaded and its target set: stream idx's own
+ * xdp_gen for g (its layout, flows, template), sharing the run's target and
+ * schedule, in the run's stream_progs. copy_len: the longest
+ * pkt_gen_copy_len() of the streams, which each frame starts with from its
+ * template (0 with one stream; at most XDPSG_GEN_COPY_MAX, else -E2BIG).
+ * *out is the caller's to destroy, also on failure.
+ */
+int gen_prog_load_stream(struct xdp_gen_bpf *run, const struct pkt_gen *g, unsigned int idx,
+			 bool paced, __u32 copy_len, struct xdp_gen_bpf **out);
+
+/* The schedule of the thread on 'cpu' from its start: the streams it sends (bit i: stream i). */
+int gen_prog_set_live(struct xdp_gen_bpf *run, int cpu, __u32 live);
 
 #endif

@@ -245,6 +245,42 @@ struct gen_cpu {
 	__u64 poisson, gap_rng;
 };
 
+/*
+ * Several streams in kernel mode (--stream): one program per stream, each
+ * loaded with its own layout and maps, and a dispatcher that BPF_PROG_RUN
+ * runs, which tail-calls the stream whose frame is due. Live-frame pages
+ * keep what the last frame left in them, and that may be another stream's,
+ * so a stream's program copies the start of its template (headers and
+ * stamp, the longest of any stream's) into the frame before it writes the
+ * rest.
+ */
+#define XDPSG_GEN_MAX_STREAMS 16
+#define XDPSG_LIVE_FRAME_MAX 3408 /* the largest frame BPF_PROG_RUN live frames takes */
+#define XDPSG_GEN_COPY_MAX 256 /* headers and stamp a stream's program copies: a power of 2 */
+
+struct gen_tmpl {
+	__u8 b[XDPSG_GEN_COPY_MAX + 8]; /* + 8: the last move's offset is masked to below the max */
+};
+
+/* Per CPU, shared by the dispatcher and every stream's program. */
+struct gen_sched {
+	__u32 next; /* the stream tried first in the next run (round robin) */
+	/* bit i: stream i has frames left on this CPU (its program clears it at its limit) */
+	__u32 live;
+	/*
+	 * The clock, read by the dispatcher: every run when a stream is paced,
+	 * else once a batch; the stamps' send time and the pacing's now.
+	 */
+	__u64 now;
+	__u32 clock_left;
+	__u32 pad;
+	/* stream i's next frame is due at due[i] (0: whenever it is its turn) */
+	__u64 due[XDPSG_GEN_MAX_STREAMS];
+	/* stream i's first and last frame on this CPU (the clock above), for its rate */
+	__u64 first_ns[XDPSG_GEN_MAX_STREAMS];
+	__u64 last_ns[XDPSG_GEN_MAX_STREAMS];
+};
+
 /* Transmit results seen by the raw tracepoints, per CPU, for one target device. */
 struct gen_xmit_stats {
 	__u64 sent; /* xdp_devmap_xmit: frames the driver took */

@@ -17,11 +17,9 @@ STREAMS=(
 	"vx|name=vx,proto=icmp,encap=vxlan:42,rate=5k,count=500|500"
 )
 
-# xsk and qdisc must take --stream; kernel mode sends one stream (it refuses --stream).
+# Every mode takes --stream.
 needs_streams() { # MODE
-	mode_has "$1" stream && return 0
-	[ "$1" = kernel ] && t_skip "xdp-gen kernel sends one stream"
-	t_fail "xdp-gen $1 takes no --stream"
+	mode_has "$1" stream || t_fail "xdp-gen $1 takes no --stream"
 }
 
 stream_args() {
@@ -141,12 +139,47 @@ test_streams_bad_input() {
 	} >"$dir/many.json"
 	bad_stream "many.json line 17: stream 16: more than 16 streams; give at most 16" \
 		--streams "$dir/many.json"
-	# Kernel mode sends one stream: it takes no --stream (one line, exit 2).
-	err=$(lab_exec gen "$GEN" kernel -n 10 --stream count=1 "$GEN_IF" 2>&1 >/dev/null) || rc=$?
-	t_expect_eq "exit code of kernel --stream" 2 "${rc:-0}"
-	[[ "$err" == *"--stream is an option of xdp-gen xsk, xdp-gen qdisc, not of kernel"* ]] ||
-		t_fail "kernel --stream: got: $err"
+	# Kernel mode shapes one stream only (one line, exit 2, nothing left behind).
+	err=$(lab_exec gen "$GEN" kernel -n 10 -r 1k --burst 4 --stream count=1 "$GEN_IF" 2>&1 \
+		>/dev/null) || rc=$?
+	t_expect_eq "exit code of kernel --burst --stream" 2 "${rc:-0}"
+	[[ "$err" == *"--burst and --poisson shape one stream"* ]] ||
+		t_fail "kernel --burst --stream: got: $err"
 	xdp_detached "$GEN_NS" "$GEN_IF" || t_fail "a refused run left a program on $GEN_IF"
+}
+
+# Kernel mode, stopped by a signal in the middle of three streams without a
+# count (flat out, flat out in VLAN 100 at 1500 bytes, one paced) on two
+# threads: it exits 0, its books balance (the kernel counted every frame
+# the programs sent), the streams' frames add up to the run's, every
+# stream sent some, and nothing stays attached.
+test_streams_kernel_signal() {
+	local gout pid
+	lab_setup --no-ipv6 --queues 2
+	lab_exec sink "$BUILD/xdp-sink" drop -q -d 60 "$SINK_IF" >/dev/null 2>&1 &
+	t_on_cleanup kill -INT $!
+	t_wait_until 10 xdp_attached "$SINK_NS" "$SINK_IF" || t_fail "the sink did not attach"
+	gout=$(mktemp)
+	t_on_cleanup rm -f "$gout"
+	lab_bg "$gout" gen "$GEN" kernel -t 2 -j -i 200ms -d 60 --stream name=a \
+		--stream name=b,vlan=100,size=1500 --stream name=c,proto=icmp,rate=2k "$GEN_IF"
+	pid=$LAST_PID
+	wait_reports "$gout" 3 || t_fail "xdp-gen kernel did not report: $(cat "$gout")"
+	kill -INT "$pid"
+	wait "$pid" || t_fail "xdp-gen kernel --stream failed at a signal: $(tail -n 3 "$gout")"
+	t_expect_eq "stopped by" SIGINT "$(json_get "$gout" summary 'o["stop_reason"]')"
+	t_expect_eq "the streams' frames add up to the run's" \
+		"$(json_get "$gout" summary 'o["tx_packets"]')" \
+		"$(json_get "$gout" summary 'sum(s["tx_packets"] for s in o["streams"])')"
+	t_expect_eq "transmitted + failed = sent" "$(json_get "$gout" summary 'o["tx_packets"]')" \
+		"$(json_get "$gout" summary 'o["transmitted"] + o["failed"]')"
+	t_expect_eq "unexplained" 0 "$(json_get "$gout" summary 'o["unexplained"]')"
+	t_expect_eq "every stream sent" True \
+		"$(json_get "$gout" summary 'all(s["tx_packets"] > 0 for s in o["streams"])')"
+	t_expect_eq "the 1500-byte stream's bytes" \
+		"$(json_get "$gout" summary 'o["streams"][1]["tx_packets"] * 1500')" \
+		"$(json_get "$gout" summary 'o["streams"][1]["tx_bytes"]')"
+	xdp_detached "$GEN_NS" "$GEN_IF" || t_fail "a program stayed on $GEN_IF"
 }
 
 # The metrics say which run is which stream: a tx counter per stream (label
@@ -175,16 +208,24 @@ test_streams_metrics() {
 # More threads than a stream's count: a thread whose share of it is none
 # sends none of it (a share of 0 is not "no limit"), and the run still ends
 # by its count with exactly the frames asked. -d only bounds a wrong run.
-test_streams_small_share() {
-	local gout
-	lab_setup --no-ipv6
+small_share_body() { # MODE
+	local mode=$1 gout workers
+	needs_streams "$mode"
 	gout=$(mktemp)
 	t_on_cleanup rm -f "$gout"
-	lab_exec gen "$GEN" qdisc -t 2 -d 3 --stream name=one,count=1 --stream name=many,count=100 \
-		-j -q "$GEN_IF" >"$gout" 2>&1 || t_fail "xdp-gen failed: $(cat "$gout")"
+	workers=$(gen_workers "$mode" 2) || t_fail "no worker option in $mode"
+	# shellcheck disable=SC2086
+	lab_exec gen "$GEN" "$mode" $workers -d 3 --stream name=one,count=1 \
+		--stream name=many,count=100 -j -q "$GEN_IF" >"$gout" 2>&1 ||
+		t_fail "xdp-gen $mode failed: $(cat "$gout")"
 	t_expect_eq "[one, many] sent" "[1, 100]" \
 		"$(json_get "$gout" summary '[s["tx_packets"] for s in o["streams"]]')"
 	t_expect_eq "stopped by" count "$(json_get "$gout" summary 'o["stop_reason"]')"
+}
+
+test_streams_small_share() {
+	lab_setup --no-ipv6 --queues 2 --gro on
+	t_each_mode small_share_body
 }
 
 # IPv4 and IPv6 streams in one run (ipv6=true on one of them): each booked by

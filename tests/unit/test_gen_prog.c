@@ -629,6 +629,160 @@ static void test_kinds(void)
 	scribble_l2 = false;
 }
 
+/*
+ * --stream: the dispatcher and three streams' programs, loaded as xdp-gen
+ * loads them. Each run's frame is the next stream's in turn, byte for byte
+ * what its own pkt_gen writes, whatever another stream left in the frame
+ * (a live-frame page keeps the last frame: here each run's input is the
+ * run before's output, noise over the headers any stream may have); a
+ * stream at its limit leaves the turn, and with none left a run sends nothing.
+ */
+#define NSTREAMS 3
+
+static void test_streams(void)
+{
+	struct xdp_gen_bpf *run = NULL, *sk[NSTREAMS] = { NULL };
+	struct pkt_gen *g[NSTREAMS] = { NULL };
+	__u8 *in = NULL, *want[NSTREAMS] = { NULL }, out[4096];
+	static const __u64 limit[NSTREAMS] = { 0, 7, 0 };
+	unsigned int i, n, s, len, maxlen = 0, big = 0, bad = 0, sent[NSTREAMS] = { 0 };
+	__u32 copy_len = 0;
+	struct pkt_imix imix;
+	struct pkt_opts o[NSTREAMS];
+	char err[256];
+	int cpu;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	ASSERT_OK(pkt_parse_imix("160:3,161:2,1500:1", &imix, err, sizeof(err)), "parse imix");
+	for (s = 0; s < NSTREAMS; s++) {
+		pkt_opts_init(&o[s]);
+		o[s].run = 0x500 + s;
+	}
+	opts_ranges(&o[0], "10.0.0.1", "10.1.0.1", "1000", "9");
+	o[0].size = 60; /* one flow, one size: fixed on its own, not as a stream */
+	opts_ranges(&o[1], "fd00::1-fd00::9", "fd01::1", "65530-65535", "80");
+	o[1].proto = PKT_TCP;
+	o[1].tcp_flags = PKT_TCP_SYN;
+	o[1].nvlan = 1;
+	o[1].vlan[0] = 100;
+	o[1].imix = &imix;
+	opts_ranges(&o[2], "10.0.0.1-10.0.0.40", "10.1.0.1", "1000", "9");
+	o[2].proto = PKT_ICMP;
+	o[2].encap = PKT_ENCAP_VXLAN;
+	o[2].vni = 42;
+	ASSERT_OK(pkt_parse_ip_range("172.16.0.1", &o[2].outer_src, err, sizeof(err)), "outer");
+	ASSERT_OK(pkt_parse_ip_range("172.16.0.2", &o[2].outer_dst, err, sizeof(err)), "outer");
+	o[2].size = 300;
+	cpu = pin_self();
+	if (!ASSERT_GE(cpu, 0, "pin to a CPU"))
+		return;
+	for (s = 0; s < NSTREAMS; s++) {
+		g[s] = make_gen(&o[s]);
+		if (!ASSERT_TRUE(g[s] != NULL, "stream generator"))
+			goto out;
+		want[s] = malloc(pkt_gen_max_len(g[s]));
+		if (!ASSERT_TRUE(want[s] != NULL, "allocate"))
+			goto out;
+		pkt_gen_prefill(g[s], want[s]);
+		if (pkt_gen_max_len(g[s]) > maxlen) {
+			maxlen = pkt_gen_max_len(g[s]);
+			big = s;
+		}
+		if (pkt_gen_copy_len(g[s]) > copy_len)
+			copy_len = pkt_gen_copy_len(g[s]);
+	}
+	libbpf_set_print(silent);
+	run = xdp_gen_bpf__open();
+	if (!ASSERT_TRUE(run != NULL, "open the run's object"))
+		goto out;
+	gen_prog_set_rodata(run, g[2], 1);
+	gen_prog_set_dispatch(run, NSTREAMS, false);
+	bpf_program__set_autoload(run->progs.gen_devmap_xmit, false);
+	bpf_program__set_autoload(run->progs.gen_redirect_err, false);
+	if (!ASSERT_OK(xdp_gen_bpf__load(run), "load the dispatcher") ||
+	    !ASSERT_OK(gen_prog_set_target(run), "target"))
+		goto out;
+	for (s = 0; s < NSTREAMS; s++)
+		if (!ASSERT_OK(gen_prog_load_stream(run, g[s], s, false, copy_len, &sk[s]),
+			       "load a stream") ||
+		    !ASSERT_OK(gen_prog_set_stream_cpu(sk[s], g[s], cpu, 0, limit[s]),
+			       "stream cpu"))
+			goto out;
+	if (!ASSERT_OK(gen_prog_set_live(run, cpu, (1U << NSTREAMS) - 1), "live streams"))
+		goto out;
+	in = malloc(maxlen);
+	if (!ASSERT_TRUE(in != NULL, "allocate"))
+		goto out;
+	pkt_gen_prefill(g[big], in);
+	srand(7);
+	for (n = 0; n < 60; n++) {
+		LIBBPF_OPTS(bpf_test_run_opts, r, .data_in = in, .data_size_in = maxlen,
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+		struct stamp st = {};
+		__u32 flow, seq;
+		unsigned int t;
+
+		for (i = 0; i < copy_len; i++)
+			in[i] = (__u8)rand();
+		/* In turn, skipping stream 1 once it sent its limit. */
+		s = n < 3 * limit[1] ? n % 3 : (n - 3 * limit[1]) % 2 ? 2 : 0;
+		if (!ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(run->progs.xdp_gen_streams),
+						      &r),
+			       "BPF_PROG_RUN")) {
+			bad++;
+			break;
+		}
+		bad += !ASSERT_EQ(r.retval, XDP_REDIRECT, "verdict");
+		flow = pkt_gen_next_flow(g[s]);
+		t = pkt_gen_next_size(g[s]);
+		seq = g[s]->seq[flow]++;
+		pkt_gen_template(g[s], t, &len);
+		bad += !ASSERT_EQ(r.data_size_out, len, "the stream's frame length");
+		bad += !ASSERT_OK(stamp_read(out, r.data_size_out, &st), "stamp found");
+		bad += !ASSERT_EQ(st.run, o[s].run, "the stream's run id");
+		if (bad)
+			break;
+		pkt_gen_write_tmpl(g[s], want[s], t, flow, seq, stamp_time(st.ts_ns, now_ns()));
+		bad += !frames_equal(out, want[s], len, n);
+		bad += !ASSERT_TRUE(pkt_check_csums(out, len) == NULL, "checksums");
+		if (bad)
+			break;
+		sent[s]++;
+		memcpy(in, out, len);
+	}
+	if (bad)
+		fprintf(stderr, "  streams: run %u (stream %u) wrong\n", n, s);
+	for (s = 0; s < NSTREAMS; s++) {
+		struct gen_cpu c;
+
+		if (ASSERT_TRUE(read_cpu(sk[s], cpu, &c), "read a stream's state"))
+			ASSERT_EQ(c.packets, sent[s], "the stream's frames counted");
+	}
+	ASSERT_EQ(sent[1], limit[1], "the limited stream sent its limit");
+	/* The others at their limits too: nothing is left, and a run sends nothing. */
+	ASSERT_OK(gen_prog_set_stream_cpu(sk[0], g[0], cpu, 0, 1), "limit stream 0");
+	ASSERT_OK(gen_prog_set_stream_cpu(sk[2], g[2], cpu, 0, 1), "limit stream 2");
+	for (n = 0; n < 3; n++) {
+		LIBBPF_OPTS(bpf_test_run_opts, r, .data_in = in, .data_size_in = maxlen,
+			    .repeat = 1);
+
+		ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(run->progs.xdp_gen_streams), &r),
+			  "BPF_PROG_RUN");
+		ASSERT_EQ(r.retval, n < 2 ? XDP_REDIRECT : XDP_DROP, "the last frames, then none");
+	}
+out:
+	for (s = 0; s < NSTREAMS; s++) {
+		xdp_gen_bpf__destroy(sk[s]);
+		pkt_gen__destroy(g[s]);
+		free(want[s]);
+	}
+	xdp_gen_bpf__destroy(run);
+	free(in);
+}
+
 /* ---- live frames into a veth pair ---- */
 
 #define LIVE_DEV "xg0"
@@ -959,9 +1113,9 @@ static void test_live_content(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(v4_one_flow), TEST_CASE(v4_flows_imix), TEST_CASE(v6),    TEST_CASE(kinds),
-	TEST_CASE(live_frames), TEST_CASE(live_content),  TEST_CASE(paced), TEST_CASE(paced_wrap),
-	TEST_CASE(paced_burst), TEST_CASE(exp_table),
+	TEST_CASE(v4_one_flow), TEST_CASE(v4_flows_imix), TEST_CASE(v6),      TEST_CASE(kinds),
+	TEST_CASE(live_frames), TEST_CASE(live_content),  TEST_CASE(paced),   TEST_CASE(paced_wrap),
+	TEST_CASE(paced_burst), TEST_CASE(exp_table),	  TEST_CASE(streams),
 };
 
 TEST_MAIN("gen_prog", cases)

@@ -29,11 +29,8 @@
 #include "log.h"
 #include "runtime.h"
 
-/* The mode's counter in gen_counters.m[]; its failures read from the kernel's books, in x[]. */
-enum { KERN_REDIRECT_ERR };
+/* The mode's failures read from the kernel's books, in gen_failures.x[]. */
 enum { KERN_XMIT_ERR, KERN_NOT_QUEUED };
-
-#define LIVE_FRAME_MAX 3408 /* the largest frame BPF_PROG_RUN live frames takes */
 
 struct kernel_snap {
 	__u64 xdp_xmit, xdp_xmit_errors; /* the device's own ndo_xdp_xmit counters */
@@ -109,10 +106,10 @@ static int kernel_preflight(struct gen *g)
 			"xdp-gen: kernel mode needs BPF_PROG_RUN live frames (Linux 5.18 or newer); use 'xdp-gen xsk'\n");
 		return -EINVAL;
 	}
-	if (pkt_gen_max_len(g->th[0].pg) > LIVE_FRAME_MAX) {
+	if (pkt_gen_max_len(g->th[0].pg) > XDPSG_LIVE_FRAME_MAX) {
 		fprintf(stderr,
 			"xdp-gen: frames of %u bytes are larger than live frames allow (%d); use -s %d or less, or 'xdp-gen xsk'\n",
-			pkt_gen_max_len(g->th[0].pg), LIVE_FRAME_MAX, LIVE_FRAME_MAX);
+			pkt_gen_max_len(g->th[0].pg), XDPSG_LIVE_FRAME_MAX, XDPSG_LIVE_FRAME_MAX);
 		return -EINVAL;
 	}
 	return kernel_check_peer(g);
@@ -130,6 +127,8 @@ static int kernel_load(struct gen *g, bool tracing)
 	k->skel->rodata->clock_every = g->cfg->batch; /* one clock read per batch */
 	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
 	k->skel->rodata->owner_tgid = (__u32)getpid();
+	/* --stream: the dispatcher runs here, each stream's xdp_gen in an object of its own. */
+	gen_prog_set_dispatch(k->skel, g->nstreams, kernel_streams_paced(g));
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_bare, false);
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_rtt, false);
 	bpf_program__set_autoload(k->skel->progs.gen_devmap_xmit, tracing);
@@ -197,7 +196,7 @@ static int kernel_setup(struct gen *g)
 		return err;
 	}
 	err = gen_prog_fill_maps(k->skel, g->th[0].pg);
-	for (i = 0; !err && i < g->nthreads; i++)
+	for (i = 0; !err && !g->nstreams && i < g->nthreads; i++)
 		err = gen_prog_set_cpu(k->skel, g->th[i].pg, g->th[i].cpu, g->th[i].pace.rate,
 				       g->th[i].pace.quota) ?:
 		      gen_prog_set_shape(k->skel, g->th[i].cpu, &g->th[i].pace);
@@ -205,6 +204,13 @@ static int kernel_setup(struct gen *g)
 		pr_warn("cannot fill the generator's maps: %s\n", strerror(-err));
 		return err;
 	}
+	if (g->nstreams) {
+		err = kernel_streams_setup(g);
+		if (err)
+			return err;
+	}
+	k->prog_fd = bpf_program__fd(g->nstreams ? k->skel->progs.xdp_gen_streams :
+						   k->skel->progs.xdp_gen);
 	k->frame_len = pkt_gen_max_len(g->th[0].pg);
 	k->frames = calloc(g->nthreads, k->frame_len);
 	k->cpu_vals = calloc((size_t)ncpus, sizeof(*k->cpu_vals));
@@ -242,6 +248,10 @@ static void sample_program(struct gen *g, struct gen_snapshot *s)
 	__u32 key = 0;
 	unsigned int i;
 
+	if (g->nstreams) {
+		kernel_streams_sample(g, s);
+		return;
+	}
 	bpf_map__lookup_elem(k->skel->maps.cpu_state, &key, sizeof(key), k->cpu_vals,
 			     (size_t)libbpf_num_possible_cpus() * sizeof(*k->cpu_vals), 0);
 	for (i = 0; i < g->nthreads; i++) {
@@ -476,6 +486,7 @@ static void kernel_cleanup(struct gen *g)
 	bpf_link__destroy(k->tp_links[0]);
 	bpf_link__destroy(k->tp_links[1]);
 	free(k->tp_vals);
+	kernel_streams_destroy(k);
 	xdp_gen_bpf__destroy(k->skel);
 	free(k->frames);
 	free(k->cpu_vals);

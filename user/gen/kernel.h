@@ -7,6 +7,7 @@
 #include <linux/types.h>
 
 #include "gen.h"
+#include "shared.h"
 
 struct xdp_gen_bpf;
 struct gen_cpu;
@@ -16,6 +17,10 @@ struct gen_xmit_stats;
 
 struct kernel_gen {
 	struct xdp_gen_bpf *skel;
+	int prog_fd; /* what BPF_PROG_RUN runs: xdp_gen, or with --stream xdp_gen_streams */
+	/* --stream: each stream's own program and maps (kernel_streams.c) */
+	struct xdp_gen_bpf *sk[XDPSG_GEN_MAX_STREAMS];
+	unsigned int nsk;
 	__u8 *frames; /* BPF_PROG_RUN's input per thread (gen_prog_input_frame()) */
 	unsigned int frame_len;
 	struct gen_cpu *cpu_vals; /* lookup buffer, one per possible CPU */
@@ -34,11 +39,21 @@ struct kernel_gen {
 
 enum { TP_XMIT, TP_ERR };
 
+/* The mode's counter in gen_counters.m[]. */
+enum { KERN_REDIRECT_ERR };
+
 static inline struct kernel_gen *kg(const struct gen *g)
 {
 	return g->m;
 }
 
 void *kernel_worker(void *arg);
+
+/* --stream (kernel_streams.c): after the run's own object is loaded and its target set. */
+int kernel_streams_setup(struct gen *g);
+bool kernel_streams_paced(const struct gen *g);
+int kernel_streams_read(struct gen_thread *t, __u32 *live);
+void kernel_streams_sample(struct gen *g, struct gen_snapshot *snap);
+void kernel_streams_destroy(struct kernel_gen *k);
 
 #endif

@@ -16,6 +16,7 @@
 #include "kernel.h"
 #include "log.h"
 #include "runtime.h"
+#include "streams.h"
 
 /*
  * Frames per BPF_PROG_RUN call. Each call sets up and tears down a page pool
@@ -33,21 +34,23 @@
 #define KERNEL_PACED_CHUNK_NS 1000000000ULL
 #define KERNEL_PACED_CHUNK_MAX (1U << 30)
 
+/* cap, or fewer: the runs that fit in the time left before end at est a second (0: unknown). */
+static __u64 fit_time(__u64 cap, __u64 end, __u64 now, __u64 est)
+{
+	__u64 left = end > now ? end - now : 0;
+	/* 128 bits: a saturated --duration leaves centuries. */
+	unsigned __int128 fit = (unsigned __int128)left * est / 1000000000ULL + 1;
+
+	return end && est && fit < cap ? (__u64)fit : cap;
+}
+
 /* How many frames the next call may send: the chunk, trimmed to the time left. */
 static __u32 next_call(struct gen_thread *t, __u32 chunk, __u64 est_pps, __u64 end, __u64 now,
 		       __u64 *due)
 {
 	__u32 want, batch = t->g->cfg->batch;
-	__u64 cap = chunk;
+	__u64 cap = fit_time(chunk, end, now, est_pps);
 
-	if (end && est_pps) {
-		__u64 left = end > now ? end - now : 0;
-		/* 128 bits: a saturated --duration leaves centuries. */
-		unsigned __int128 fit = (unsigned __int128)left * est_pps / 1000000000ULL + 1;
-
-		if (fit < cap)
-			cap = (__u64)fit;
-	}
 	want = pace_budget(&t->pace, t->c.submitted, (__u32)cap, now, due);
 	/*
 	 * Whole batches, so the program's one clock reading per batch (clock_every)
@@ -84,7 +87,7 @@ static int run_call(struct gen_thread *t, __u32 repeat)
 		    .data_size_in = k->frame_len, .repeat = repeat,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)t->g->cfg->batch);
 
-	if (!bpf_prog_test_run_opts(bpf_program__fd(k->skel->progs.xdp_gen), &o))
+	if (!bpf_prog_test_run_opts(k->prog_fd, &o))
 		return 0;
 	if (errno == EINTR && gen_should_stop(t->g))
 		return 1;
@@ -117,13 +120,7 @@ static void kernel_paced_loop(struct gen_thread *t)
 		CNT_SET(t->c.submitted, c.packets);
 		if (pace_done(&t->pace, c.packets) || (end && now >= end))
 			break;
-		if (end && est) {
-			__u64 fit =
-				(__u64)((unsigned __int128)(end - now) * est / 1000000000ULL) + 1;
-
-			if (fit < cap)
-				cap = fit;
-		}
+		cap = fit_time(cap, end, now, est);
 		/* The runs the rest of the quota needs (5% more), not a second of spinning after. */
 		if (t->pace.quota && est) {
 			__u64 fit = (__u64)((unsigned __int128)(t->pace.quota - c.packets) * est /
@@ -167,13 +164,80 @@ static void kernel_loop(struct gen_thread *t)
 	}
 }
 
+/*
+ * The runs the streams still need: with a paced stream, its frames left at
+ * its rate in runs at the call's rate (5% more); else one run a frame while
+ * every stream has a count. ~0: no bound (a stream without a count).
+ */
+static __u64 streams_runs_left(struct gen_thread *t, __u32 live, __u64 est)
+{
+	__u64 frames = 0, ns = 0;
+	unsigned int s;
+
+	for (s = 0; s < t->g->nstreams; s++) {
+		const struct gen_tstream *ts = &t->ts[s];
+		__u64 left;
+
+		if (!(live & (1U << s)))
+			continue;
+		if (!ts->pace.quota)
+			return ~0ULL;
+		left = ts->pace.quota - CNT_READ(ts->sent);
+		frames += left;
+		if (ts->pace.rate) {
+			__u64 need =
+				(__u64)((unsigned __int128)left * 1000000000ULL / ts->pace.rate);
+
+			ns = need > ns ? need : ns;
+		}
+	}
+	if (!ns)
+		return frames;
+	if (!est)
+		return ~0ULL;
+	return (__u64)((unsigned __int128)ns * est / 1000000000ULL * 21 / 20) + KERNEL_CHUNK_MIN;
+}
+
+/*
+ * --stream: the dispatcher picks the stream of each run (kernel_streams.c),
+ * so a call's repeat count is runs, as paced; each call ends with the
+ * streams' counts read back, and the thread ends when none has frames left.
+ */
+static void kernel_streams_loop(struct gen_thread *t)
+{
+	struct gen *g = t->g;
+	bool paced = kernel_streams_paced(g);
+	__u64 est = 0, end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
+	__u64 target = paced ? KERNEL_PACED_CHUNK_NS : KERNEL_CHUNK_NS;
+	__u64 max = paced ? KERNEL_PACED_CHUNK_MAX : KERNEL_CHUNK_MAX;
+	__u32 chunk = KERNEL_CHUNK_FIRST, live = 0;
+
+	while (!gen_should_stop(g)) {
+		__u64 now = now_ns(), cap = chunk, left;
+
+		if (kernel_streams_read(t, &live) || !live || (end && now >= end))
+			break;
+		cap = fit_time(cap, end, now, est);
+		left = streams_runs_left(t, live, est);
+		if (left < cap)
+			cap = left;
+		if (run_call(t, (__u32)cap))
+			break;
+		gen_note_sent(t, now);
+		chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, target, max);
+	}
+	kernel_streams_read(t, &live);
+}
+
 void *kernel_worker(void *arg)
 {
 	struct gen_thread *t = arg;
 
 	runtime_block_signals();
 	if (gen_worker_ready(t, cpu_pin_self(t->cpu))) {
-		if (t->pace.rate)
+		if (t->ts)
+			kernel_streams_loop(t);
+		else if (t->pace.rate)
 			kernel_paced_loop(t);
 		else
 			kernel_loop(t);

@@ -119,7 +119,7 @@ static const struct param_def pkt_opts_table[] = {
 	{ NULL },
 };
 
-/* Several streams (streams.c): xsk and qdisc interleave them in each thread. */
+/* Several streams (streams.c): every mode interleaves them in each thread. */
 static const struct param_def stream_opts[] = {
 	{ "stream", 0, PARAM_STRINGS, OPT(stream), "SPEC",
 	  "one of several streams: KEY=VALUE,... with KEY one of proto, tcp-flags, vlan (ID or OUTER/INNER), vlan-prio, encap, size, imix, imix-sizes, flows, src-ip, dst-ip, src-port, dst-port, ipv6, rate, count, name; the other options are every stream's defaults (see STREAMS)" },
@@ -181,7 +181,7 @@ static const struct param_cmd cmd_kernel = {
 		"device's own counters (another sender's frames there are said, not counted\n"
 		"apart, unless --own-counts). Bypasses the qdisc layer. Needs Linux 5.18+.",
 	.positional = "IFNAME",
-	.tables = { run_opts, shape_opts, pkt_opts_table, kernel_opts, NULL },
+	.tables = { run_opts, shape_opts, pkt_opts_table, stream_opts, kernel_opts },
 	.ops = &gen_mode_kernel,
 };
 
