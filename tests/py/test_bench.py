@@ -23,9 +23,9 @@ from xdpsg.bench import (cells as table, checks, commands, dropcost, env, labs, 
 
 ROOT = env.ROOT
 PY = sys.executable
-GENS = {'kernel': {'threads', 'no-stamp', 'rate', 'proto', 'vlan'},
+GENS = {'kernel': {'threads', 'no-stamp', 'rate', 'proto', 'vlan', 'stream'},
         'xsk': {'queues', 'rate', 'busy-poll'}}
-FULL_GENS = {'kernel': {'threads', 'no-stamp', 'rate', 'proto', 'vlan'},
+FULL_GENS = {'kernel': {'threads', 'no-stamp', 'rate', 'proto', 'vlan', 'stream'},
              'xsk': {'queues', 'rate', 'busy-poll', 'pcap'}, 'qdisc': {'threads', 'rate'}}
 PEERS = {'xdp-bench': '/x/xdp-bench', 'xdp-trafficgen': '/x/xdp-trafficgen',
          'xdpsock': '/x/xdpsock'}
@@ -102,8 +102,9 @@ class CellsTable(unittest.TestCase):
 
     def test_targets(self):
         rows = table.target_rows()
-        self.assertEqual(len(rows), 13)
-        self.assertEqual(len({r.id for r in rows}), 13)
+        self.assertEqual(len(rows), 14)
+        self.assertEqual(len({r.id for r in rows}), 14)
+        self.assertIn(('bare/kernel-streams/60/q1', 1.0), [(r.id, r.target.goal) for r in rows])
         self.assertIn(('drop/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
         self.assertIn(('redirect-cpu/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
 
@@ -307,14 +308,14 @@ class Matrix(unittest.TestCase):
             for a, b, _, _ in g.pairs:
                 self.assertIn(a, ids)
                 self.assertIn(b, ids)
-        # The other headers (TCP, VLAN) share a second one, with stamped UDP in it too.
+        # The other headers (TCP, VLAN, three streams) share a second one, with stamped UDP in it too.
         tg = [g for g in groups if 'bare/ext:xdp-trafficgen/62/q1' in [c.id for c in g.members]]
         self.assertEqual(sorted(sorted(c.id for c in g.members) for g in tg),
                          [['bare/ext:xdp-trafficgen/62/q1', 'bare/gen-bare/60/q1',
                            'bare/kernel-nostamp/60/q1', 'bare/kernel/60/q1'],
                           ['bare/ext:xdp-trafficgen/62/q1', 'bare/gen-bare/60/q1',
-                           'bare/kernel-tcp/60/q1', 'bare/kernel-vlan/60/q1',
-                           'bare/kernel/60/q1']])
+                           'bare/kernel-streams/60/q1', 'bare/kernel-tcp/60/q1',
+                           'bare/kernel-vlan/60/q1', 'bare/kernel/60/q1']])
         cpu = [g for g in groups if any(c.row.group == 'cpu' for c in g.members)]
         self.assertEqual(sorted(len(g.members) for g in cpu), [2, 2])  # default, busy-poll
         self.assertEqual({g.repeat for g in cpu}, {2})  # quick: read for the books only

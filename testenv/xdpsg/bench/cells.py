@@ -220,13 +220,18 @@ KERNEL_TCP = xdp_gen('kernel', 'kernel-tcp', 'xdp-gen kernel --proto tcp', ('--p
                      sized=False, needs=('proto',))
 KERNEL_VLAN = xdp_gen('kernel', 'kernel-vlan', 'xdp-gen kernel --vlan 100', ('--vlan', '100'),
                       sized=False, needs=('vlan',))
+# Three streams at once (UDP, TCP, VLAN 100), each in its smallest frame: the cost of the
+# per-run dispatch and of the headers copied over another stream's frame.
+KERNEL_STREAMS = xdp_gen('kernel', 'kernel-streams', 'xdp-gen kernel, 3 streams',
+                         ('--stream', 'name=udp', '--stream', 'name=tcp,proto=tcp',
+                          '--stream', 'name=vlan,vlan=100'), sized=False, needs=('stream',))
 XSK_PCAP = xdp_gen('xsk', 'xsk-pcap', 'xdp-gen xsk --pcap (replay)', ('--pcap', '{replay}'),
                    sized=False, needs=('pcap',))
 
 
 def gen_order(modes):
     """The generators in chart order, for the xdp-gen modes MODES."""
-    ours = [KERNEL, KERNEL_NOSTAMP, KERNEL_TCP, KERNEL_VLAN, XSK_GEN, XSK_PCAP]
+    ours = [KERNEL, KERNEL_NOSTAMP, KERNEL_TCP, KERNEL_VLAN, KERNEL_STREAMS, XSK_GEN, XSK_PCAP]
     ours += [xdp_gen(m) for m in modes if m not in ('kernel', 'xsk')]
     return [GEN_BARE] + ours + [PKTSEND, TRAFFICGEN, XDPSOCK_TX]
 
@@ -372,13 +377,13 @@ def xsk_peer_cells(nostamp):
 
 
 def feature_cells(gens, quick):
-    """pcap replay (xsk; kernel mode refuses --pcap), TCP and VLAN-tagged frames from the
-    kernel mode, and drop --sample, 60 B, 1 queue."""
+    """pcap replay (xsk; kernel mode refuses --pcap), TCP and VLAN-tagged frames and three
+    streams of them from the kernel mode, and drop --sample, 60 B, 1 queue."""
     if has(gens, XSK_PCAP):
         c = gen_cell(XSK_PCAP, 60, 1, quick=quick, family='features',
                      label='xdp-gen xsk --pcap (replay) / the built-in UDP path, 1 queue')
         yield replace(c, refs=(Ref(BARE, XSK_GEN, 60, 1, 'built-in UDP path'),) + c.refs)
-    for g in (KERNEL_TCP, KERNEL_VLAN):
+    for g in (KERNEL_TCP, KERNEL_VLAN, KERNEL_STREAMS):
         if has(gens, g):
             c = gen_cell(g, 60, 1, quick=quick, family='features',
                          label='%s (smallest frame) / stamped UDP, 1 queue' % g.title,
