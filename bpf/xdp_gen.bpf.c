@@ -353,8 +353,10 @@ static __always_inline bool write_any(struct gen_cpu *c, __u8 *data, void *data_
 		GEN_PUT(__u16, data, ol3_off + 2, sz->ol3_len);
 		GEN_PUT(__u16, data, ol3_off + 10, sz->oip_csum);
 	}
-	if (ol4_off)
+	if (ol4_off) {
+		GEN_PUT(__u16, data, ol4_off, fl->osport);
 		GEN_PUT(__u16, data, ol4_off + GEN_UDP_OFF_LEN, sz->ol4_len);
+	}
 	if (ipv6) {
 		GEN_PUT(__u16, ip, 4, sz->l3_len);
 		GEN_PUT(__u64, ip, 16, fl->saddr);

@@ -139,6 +139,7 @@ int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g)
 		fl[i].ip_delta = pf->ip_delta;
 		fl[i].udp_delta = pf->udp_delta;
 		fl[i].ocsum_delta = pf->ocsum_delta;
+		fl[i].osport = pf->osport;
 	}
 	err = bpf_map_update_batch(bpf_map__fd(skel->maps.flows), keys, fl, &n, NULL);
 	if (err)

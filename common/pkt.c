@@ -307,8 +307,10 @@ static void flow_setup(struct pkt_gen *g, const struct pkt_opts *o, __u32 i, con
 	if (g->family == PKT_IPV4)
 		fl->ip_delta = field_delta(f0, fi, l->l3_off + 10);
 	fl->udp_delta = field_delta(f0, fi, l->csum_off);
-	if (l->ol4_off)
+	if (l->ol4_off) {
 		fl->ocsum_delta = field_delta(f0, fi, l->ol4_off + PKT_UDP_OFF_CSUM);
+		memcpy(&fl->osport, fi + l->ol4_off, 2);
+	}
 }
 
 /* The headers' own rules: tags, VNI, the outer addresses' family. */

@@ -117,8 +117,14 @@ enum pkt_encap {
 #define PKT_VNI_MAX 0xffffff
 #define PKT_VXLAN_PORT 4789
 #define PKT_GENEVE_PORT 6081
-/* The outer UDP source port of VXLAN/GENEVE: fixed, in the range Linux picks from. */
-#define PKT_TUNNEL_SPORT 49152
+/*
+ * The outer UDP source port of VXLAN/GENEVE: a hash of the inner flow's
+ * addresses and ports into 49152-65535 (RFC 7348 section 5, RFC 8926
+ * section 3.3), so a receiver that spreads by the outer header spreads
+ * the inner flows, and a flow always takes the same port.
+ */
+#define PKT_TUNNEL_SPORT_LO 49152
+#define PKT_TUNNEL_SPORT_N 16384
 /* TCP flag bits, as in the header's 13th byte. */
 #define PKT_TCP_FIN 0x01
 #define PKT_TCP_SYN 0x02
@@ -227,6 +233,9 @@ __u64 pkt_tuple_count(const struct pkt_opts *opts);
 /* The tuple of flow i (see the mapping above); needs no generator. */
 void pkt_flow_tuple(const struct pkt_opts *opts, __u32 flow, struct pkt_tuple *out);
 
+/* The tunnel's outer source port for the inner flow t (host order; see PKT_TUNNEL_SPORT_LO). */
+__u16 pkt_tunnel_sport(const struct pkt_tuple *t);
+
 /* Checksums in "memory order": sum 16-bit words as loaded, store the result as is. */
 static inline __u16 pkt_csum_fold(__u64 sum)
 {
@@ -303,6 +312,7 @@ struct pkt_flow {
 	__u16 ip_delta; /* ones'-complement difference from flow 0, IPv4 header */
 	__u16 udp_delta; /* same, L4 checksum (pseudo header + ports, or ICMP id) */
 	__u16 ocsum_delta; /* same, outer UDP checksum of a tunnel */
+	__u16 osport; /* a tunnel's outer UDP source port, network order (pkt_tunnel_sport()) */
 };
 
 struct pkt_gen {
@@ -404,6 +414,8 @@ static inline unsigned int pkt_gen_write_tmpl(struct pkt_gen *g, void *frame, un
 	}
 	memcpy(p + l->port_off, &fl->sport, 2);
 	memcpy(p + l->port_off + 2, &fl->dport, 2);
+	if (l->ol4_off)
+		memcpy(p + l->ol4_off, &fl->osport, 2);
 	sum = (__u16)~tp->udp_csum + (__u64)fl->udp_delta;
 	/* The template's flow, seq and ts are 0, so the new words just add. */
 	if (g->stamp)

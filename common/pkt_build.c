@@ -282,8 +282,28 @@ static __u8 *addr_of(__u8 *buf, const struct pkt_ip_range *r)
 }
 
 /* The tunnel's outer headers, between the tags and the inner packet. */
+/*
+ * FNV-1a over the inner addresses and ports, folded to 14 bits: any fixed
+ * hash would do; what matters is that it depends on the whole tuple only.
+ */
+__u16 pkt_tunnel_sport(const struct pkt_tuple *t)
+{
+	unsigned int i, n = t->family == PKT_IPV6 ? 16 : 4;
+	__u32 h = 2166136261u;
+	__u8 b[36];
+
+	memcpy(b, t->saddr, n);
+	memcpy(b + n, t->daddr, n);
+	put16(b + 2 * n, t->sport);
+	put16(b + 2 * n + 2, t->dport);
+	for (i = 0; i < 2 * n + 4; i++)
+		h = (h ^ b[i]) * 16777619u;
+	h ^= h >> 16;
+	return (__u16)(PKT_TUNNEL_SPORT_LO + h % PKT_TUNNEL_SPORT_N);
+}
+
 static void put_outer(__u8 *p, const struct pkt_opts *o, const struct pkt_layout *l,
-		      unsigned int len)
+		      const struct pkt_tuple *t, unsigned int len)
 {
 	static const unsigned int ipproto[] = { 0, 17, 17, IPPROTO_GRE_NR, 0 };
 	enum pkt_family in = o->src_ip.family;
@@ -303,7 +323,7 @@ static void put_outer(__u8 *p, const struct pkt_opts *o, const struct pkt_layout
 	}
 	if (!l->ol4_off)
 		return;
-	put16(p + after, PKT_TUNNEL_SPORT);
+	put16(p + after, pkt_tunnel_sport(t));
 	put16(p + after + 2, o->encap == PKT_ENCAP_VXLAN ? PKT_VXLAN_PORT : PKT_GENEVE_PORT);
 	put16(p + after + 4, len - after);
 	put16(p + after + 6, 0);
@@ -326,7 +346,7 @@ void pkt_build_frame(const struct pkt_opts *o, const struct pkt_layout *l,
 
 	put_eth(p, o, o->nvlan, o->encap ? l->ofamily : f);
 	if (o->encap)
-		put_outer(p, o, l, len);
+		put_outer(p, o, l, t, len);
 	put_ip(ip, f, proto, t->saddr, t->daddr, len - l->l3_off);
 	put_l4(p + l->l4_off, o, t, len - l->l4_off);
 	if (!o->no_stamp) {

@@ -187,7 +187,8 @@ struct gen_flow {
 	__u16 ip_delta; /* ones'-complement add to the IPv4 header checksum */
 	__u16 udp_delta; /* ones'-complement add to the L4 checksum */
 	__u16 ocsum_delta; /* ones'-complement add to a tunnel's outer UDP checksum */
-	__u16 pad[3];
+	__u16 osport; /* a tunnel's outer UDP source port, network order */
+	__u16 pad[2];
 };
 
 /* Per-CPU state of one generator thread (the thread is pinned to that CPU). */

@@ -128,14 +128,19 @@ def expect_chain(a):
     return chain
 
 
-def check(a, frame, tag, chain):
+def check(a, frame, tag, chain, ports):
+    """The frame's errors; a tunnel's outer source port goes into ports, by inner flow."""
     p = Ether(frame)
-    x, errs, tags = p.payload, [], []
+    x, errs, tags, osport, ip = p.payload, [], [], None, None
     for want in chain:
         if x.__class__ is not want:
             return [f"expected {want.__name__}, found {x.__class__.__name__}"]
         if want in (Dot1Q, Dot1AD):
             tags.append(x.vlan)
+        if want is UDP and osport is None and a.encap in ("vxlan", "geneve"):
+            osport = x.sport
+        if want in (IP, IPv6):
+            ip = x
         if want in (VXLAN, GENEVE) and x.vni != a.vni:
             errs.append(f"VNI {x.vni}, expected {a.vni}")
         last = x
@@ -155,6 +160,12 @@ def check(a, frame, tag, chain):
         payload = bytes(last.data) if last.data else bytes(last.payload)
     if payload[:2] != MAGIC:
         errs.append(f"the L4 payload starts with {payload[:2]!r}, not the stamp")
+    if osport is not None:
+        if not 49152 <= osport <= 65535:
+            errs.append(f"outer source port {osport}, not in 49152-65535")
+        flow = (ip.src, ip.dst, getattr(last, "sport", getattr(last, "id", None)),
+                getattr(last, "dport", None))
+        ports.setdefault(flow, set()).add(osport)
     return errs + csum_errors(p, frame)
 
 
@@ -163,13 +174,21 @@ def judge(argv):
     with open(a.out) as f:
         cap = json.load(f)
     chain = expect_chain(a)
-    bad, first = 0, None
+    bad, first, ports = 0, None, {}
     for hexframe, tag in cap["frames"]:
         frame = bytes.fromhex(hexframe)
-        errs = check(a, frame, tuple(tag) if tag else None, chain)
+        errs = check(a, frame, tuple(tag) if tag else None, chain, ports)
         if errs:
             bad += 1
             first = first or "; ".join(errs) + " in " + hexframe
+    # A tunnel's outer source port follows the inner flow: one per flow, and
+    # different flows on different ports (a handful of flows into 16384 ports).
+    if any(len(v) != 1 for v in ports.values()):
+        bad += 1
+        first = first or f"an inner flow on several outer source ports: {ports}"
+    elif len({next(iter(v)) for v in ports.values()}) != len(ports):
+        bad += 1
+        first = first or f"inner flows share outer source ports: {ports}"
     out = {"kind": " ".join(argv[2:]), "frames": len(cap["frames"]), "expected": a.n,
            "bad": bad, "socket_drops": cap["drops"], "first_error": first}
     print(json.dumps(out))

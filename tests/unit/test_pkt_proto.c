@@ -174,6 +174,63 @@ static void test_kinds(void)
 }
 
 /* One flow in one size: no stamp, and a zero payload, still right. */
+/*
+ * A tunnel's outer source port follows the inner flow: the hash of its
+ * tuple, in 49152-65535, the same port every time a flow comes round, and
+ * spread over the flows (60 flows into 16384 ports: a few collisions at most).
+ */
+static void test_tunnel_sport(void)
+{
+	static const unsigned int pick[] = { 7, 8, 10 }; /* vxlan, vxlan v6, geneve vlan */
+	unsigned int i, n, k, len, distinct;
+	__u16 port[60];
+	struct pkt_imix imix;
+	struct pkt_tuple t;
+	struct pkt_opts o;
+	struct pkt_gen *g;
+	char err[256];
+	__u8 *f;
+
+	for (k = 0; k < sizeof(pick) / sizeof(pick[0]); k++) {
+		kind_opts(&kinds[pick[k]], &o, &imix);
+		g = pkt_gen__create(&o, err, sizeof(err));
+		if (!ASSERT_TRUE(g != NULL, kinds[pick[k]].name))
+			return;
+		f = malloc(pkt_gen_max_len(g));
+		if (!ASSERT_TRUE(f != NULL, "alloc")) {
+			pkt_gen__destroy(g);
+			return;
+		}
+		pkt_gen_prefill(g, f);
+		for (n = 0; n < 2 * 60; n++) {
+			__u32 flow = pkt_gen_next_flow(g);
+
+			len = pkt_gen_write(g, f, flow, g->seq[flow]++, 0);
+			pkt_flow_tuple(&o, flow, &t);
+			if (!ASSERT_EQ(pc_get16(f + g->lay.ol4_off), pkt_tunnel_sport(&t),
+				       "outer source port: the inner flow's hash") ||
+			    !ASSERT_TRUE(pkt_check_csums(f, len) == NULL, "checksums"))
+				break;
+			if (n < 60)
+				port[flow] = pc_get16(f + g->lay.ol4_off);
+			else if (!ASSERT_EQ(pc_get16(f + g->lay.ol4_off), port[flow],
+					    "a flow keeps its port"))
+				break;
+		}
+		for (i = 0, distinct = 0; i < 60; i++) {
+			unsigned int j;
+
+			ASSERT_TRUE(port[i] >= PKT_TUNNEL_SPORT_LO, "in 49152-65535");
+			for (j = 0; j < i && port[j] != port[i]; j++)
+				;
+			distinct += j == i;
+		}
+		ASSERT_GE(distinct, 56, "60 flows take (nearly) 60 ports");
+		free(f);
+		pkt_gen__destroy(g);
+	}
+}
+
 static void test_no_stamp(void)
 {
 	struct pkt_imix imix;
@@ -266,8 +323,8 @@ static void test_create_errors(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(kinds),	TEST_CASE(no_stamp),	  TEST_CASE(parse_tcp_flags),
-	TEST_CASE(parse_encap), TEST_CASE(create_errors),
+	TEST_CASE(kinds),	    TEST_CASE(tunnel_sport), TEST_CASE(no_stamp),
+	TEST_CASE(parse_tcp_flags), TEST_CASE(parse_encap),  TEST_CASE(create_errors),
 };
 
 TEST_MAIN("pkt_proto", cases)
