@@ -90,6 +90,38 @@ icmp_judge_body() { # MODE
 	t_expect_eq "IcmpInEchos: up by the ICMP stream's count" 1000 $(($(icmp_in) - before))
 }
 
+intervals_body() { # MODE
+	local mode=$1 gout
+	needs_streams "$mode"
+	gout=$(mktemp)
+	t_on_cleanup rm -f "$gout"
+	t_schema_note "$gout"
+	lab_exec gen "$GEN" "$mode" -i 100ms -j --stream name=a,rate=20k,count=8000 \
+		--stream name=b,proto=tcp,vlan=7,rate=5k,count=2000 "$GEN_IF" >"$gout" 2>&1 ||
+		t_fail "xdp-gen $mode failed: $(cat "$gout")"
+	# shellcheck disable=SC2016
+	t_expect_eq "each stream's intervals add up to its summary, [intervals, summary]" \
+		"[[8000, 8000], [2000, 2000]]" "$(python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+ivs = [r for r in recs if r.get("type") == "interval"]
+summ = [r for r in recs if r.get("type") == "summary"][-1]
+print([[sum(r["streams"][i]["tx_packets"] for r in ivs), s["tx_packets"]]
+       for i, s in enumerate(summ["streams"])])' "$gout")"
+	t_expect_ge "intervals with both streams sending" 2 "$(python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+print(sum(1 for r in recs if r.get("type") == "interval" and
+          all(s["tx_packets"] > 0 for s in r["streams"])))' "$gout")"
+}
+
+# Each interval report says what each stream sent in it (JSON streams[],
+# a "streams:" part of the text line): they add up to the summary's, exactly.
+test_streams_intervals() {
+	lab_setup --no-ipv6 --gro on
+	t_each_mode intervals_body
+}
+
 # The kernel as the second judge: the sink side's stack answers every echo
 # request of the ICMP stream, and only those (the VXLAN stream's are not echoes).
 test_streams_kernel_judge() {

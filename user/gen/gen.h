@@ -139,6 +139,8 @@ struct gen_snapshot {
 	__u64 first_send_ns, last_send_ns;
 	struct kstats *ks; /* with --kernel-stats, or when the mode watches the qdisc */
 	void *m; /* the mode's own readings, mode->snap_size bytes */
+	/* with streams: stream i's frames [2i] and bytes [2i + 1] sent (a mode's sample may refresh them) */
+	__u64 *stream_tx;
 };
 
 /* Everything that differs between modes. Optional callbacks may be NULL. */

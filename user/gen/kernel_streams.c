@@ -141,7 +141,11 @@ int kernel_streams_read(struct gen_thread *t, __u32 *live)
 	return err;
 }
 
-/* Every thread's frames, bytes and refused redirects, summed over the streams' programs. */
+/*
+ * Every thread's frames, bytes and refused redirects, summed over the
+ * streams' programs, and each stream's, summed over the threads: fresher
+ * than its share's counters, which its thread reads back once a call.
+ */
 void kernel_streams_sample(struct gen *g, struct gen_snapshot *snap)
 {
 	struct kernel_gen *k = kg(g);
@@ -157,12 +161,15 @@ void kernel_streams_sample(struct gen *g, struct gen_snapshot *snap)
 		if (bpf_map__lookup_elem(k->sk[s]->maps.cpu_state, &key, sizeof(key), k->cpu_vals,
 					 (size_t)n * sizeof(*k->cpu_vals), 0))
 			continue;
+		snap->stream_tx[2 * s] = snap->stream_tx[2 * s + 1] = 0;
 		for (i = 0; i < g->nthreads; i++) {
 			const struct gen_cpu *v = &k->cpu_vals[g->th[i].cpu];
 
 			snap->per[i].sent += v->packets;
 			snap->per[i].bytes += v->bytes;
 			snap->per[i].m[0] += v->redirect_err;
+			snap->stream_tx[2 * s] += v->packets;
+			snap->stream_tx[2 * s + 1] += v->bytes;
 		}
 	}
 }

@@ -28,7 +28,10 @@ static int snapshot_alloc(const struct gen *g, struct gen_snapshot *s)
 	s->m = g->mode->snap_size ? calloc(1, g->mode->snap_size) : NULL;
 	if (g->kr)
 		s->ks = calloc(1, sizeof(*s->ks));
-	if (!s->per || (g->mode->snap_size && !s->m) || (g->kr && !s->ks))
+	if (g->nstreams)
+		s->stream_tx = calloc(2 * (size_t)g->nstreams, sizeof(*s->stream_tx));
+	if (!s->per || (g->mode->snap_size && !s->m) || (g->kr && !s->ks) ||
+	    (g->nstreams && !s->stream_tx))
 		return -ENOMEM;
 	return 0;
 }
@@ -46,6 +49,7 @@ static void snapshot_free(struct gen_snapshot *s)
 	free(s->per);
 	free(s->m);
 	free(s->ks);
+	free(s->stream_tx);
 }
 
 void gen_snapshots_free(struct gen *g)
@@ -88,6 +92,8 @@ int gen_sample(void *ctx, struct run_snap *rs)
 		if (l > s->last_send_ns)
 			s->last_send_ns = l;
 	}
+	for (i = 0; i < g->nstreams; i++)
+		s->stream_tx[2 * i] = gen_stream_sent(g, i, &s->stream_tx[2 * i + 1]);
 	if (g->mode->sample)
 		g->mode->sample(g, s);
 	memset(&s->total, 0, sizeof(s->total));
@@ -116,6 +122,8 @@ void gen_copy(void *ctx, struct run_snap *dst_rs, const struct run_snap *src_rs)
 		*d->ks = *s->ks;
 	if (d->m)
 		memcpy(d->m, s->m, g->mode->snap_size);
+	if (d->stream_tx)
+		memcpy(d->stream_tx, s->stream_tx, 2 * (size_t)g->nstreams * sizeof(*d->stream_tx));
 }
 
 void gen_started(void *ctx)
@@ -297,6 +305,8 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 	json_queues(g, w, a, b, kind);
 	if (kind == RUN_SUMMARY)
 		gen_streams_json(g, w);
+	else
+		gen_streams_json_interval(g, w, a->stream_tx, b->stream_tx, dt);
 }
 
 static void text_interval(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b)
@@ -325,6 +335,7 @@ static void text_interval(struct gen *g, const struct gen_snapshot *a, const str
 	}
 	if (g->mode->text)
 		g->mode->text(g, a, b, RUN_INTERVAL);
+	gen_streams_text_interval(g, a->stream_tx, b->stream_tx, dt);
 	printf("\n");
 }
 

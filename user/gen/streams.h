@@ -92,6 +92,10 @@ void gen_streams_json(const struct gen *g, struct jw *w);
 void gen_streams_text(const struct gen *g);
 void gen_streams_metrics(struct gen *g, struct metrics_w *w);
 void gen_streams_started(const struct gen *g);
+/* An interval's part: each stream's frames, bytes and rate between readings b and a (dt ns). */
+void gen_streams_json_interval(const struct gen *g, struct jw *w, const __u64 *a, const __u64 *b,
+			       __u64 dt);
+void gen_streams_text_interval(const struct gen *g, const __u64 *a, const __u64 *b, __u64 dt);
 
 /* A stream's frames sent (summed over threads), and its rate asked. */
 __u64 gen_stream_sent(const struct gen *g, unsigned int s, __u64 *bytes);

@@ -111,6 +111,40 @@ void gen_streams_text(const struct gen *g)
 	}
 }
 
+void gen_streams_json_interval(const struct gen *g, struct jw *w, const __u64 *a, const __u64 *b,
+			       __u64 dt)
+{
+	unsigned int s;
+
+	if (!g->nstreams)
+		return;
+	jw_arr(w, "streams");
+	for (s = 0; s < g->nstreams; s++) {
+		jw_obj(w, NULL);
+		jw_str(w, "name", g->streams[s].name);
+		jw_u64(w, "run", g->streams[s].popts.run);
+		jw_u64(w, "tx_packets", a[2 * s] - b[2 * s]);
+		jw_u64(w, "tx_bytes", a[2 * s + 1] - b[2 * s + 1]);
+		jw_double(w, "pps", dt ? (double)(a[2 * s] - b[2 * s]) * 1e9 / (double)dt : 0);
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+}
+
+/* "  streams: udp 6.50M, syn 10.0k pps" after an interval's line. */
+void gen_streams_text_interval(const struct gen *g, const __u64 *a, const __u64 *b, __u64 dt)
+{
+	char r[32];
+	unsigned int s;
+
+	for (s = 0; s < g->nstreams; s++)
+		printf("%s%s %s", s ? ", " : "  streams: ", g->streams[s].name,
+		       fmt_si(r, sizeof(r),
+			      dt ? (double)(a[2 * s] - b[2 * s]) * 1e9 / (double)dt : 0));
+	if (g->nstreams)
+		printf(" pps");
+}
+
 void gen_streams_started(const struct gen *g)
 {
 	char kind[96];
