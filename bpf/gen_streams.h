@@ -93,6 +93,26 @@ static __always_inline bool copy_tmpl(struct xdp_md *ctx, long len)
 }
 
 /*
+ * --stream, one flow in one size: the stream's template is its frame, so
+ * past the copy only the stamp and the L4 checksum change (send_fixed()).
+ */
+static __always_inline int send_fixed_stream(struct xdp_md *ctx, struct gen_cpu *c,
+					     struct gen_sched *s)
+{
+	long len = ctx->data_end - ctx->data;
+	int ret;
+
+	if (c->fixed_len < len && bpf_xdp_adjust_tail(ctx, (int)c->fixed_len - (int)len))
+		return XDP_ABORTED;
+	if (!copy_tmpl(ctx, c->fixed_len))
+		return XDP_ABORTED;
+	ret = send_fixed(ctx, c);
+	if (ret == XDP_REDIRECT)
+		stream_sent(c, s);
+	return ret;
+}
+
+/*
  * A tail call with a constant index is a direct jump the kernel patches in;
  * with an index in a register it is an indirect one (a retpoline here).
  */

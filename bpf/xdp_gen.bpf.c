@@ -506,6 +506,8 @@ int xdp_gen(struct xdp_md *ctx)
 			return XDP_ABORTED;
 		if (!stream_may_send(c, s))
 			return XDP_DROP;
+		if (c->fixed)
+			return send_fixed_stream(ctx, c, s);
 	} else {
 		if (c->rate && !due_at(c, bpf_ktime_get_ns()))
 			return XDP_DROP; /* not due: this run sends nothing */

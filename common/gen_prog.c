@@ -203,7 +203,8 @@ void gen_prog_set_schedule(struct gen_cpu *c, __u64 packets)
 /*
  * The per-CPU state of the thread pinned to 'cpu', from its shard's pkt_gen.
  * A stream's program (struct gen_sched) counts to its limit itself, paced or
- * not, and its input frame is no flow's: it never takes the fixed path.
+ * not; its frame is its template (flow 0's), so it takes the fixed path only
+ * when the whole stream is one flow in one size.
  */
 static int set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, __u64 rate,
 		   __u64 limit, bool stream)
@@ -221,12 +222,13 @@ static int set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, _
 	vals[cpu].flow_pos = g->flow_pos;
 	vals[cpu].size_pos = g->size_pos;
 	vals[cpu].rng = g->rng;
-	if (gen_prog_fixed(g) && !stream) {
+	if (gen_prog_fixed(g) && (!stream || g->nflows == 1)) {
 		__u32 flow = g->flow_pos;
 		struct gen_size sz;
 
 		gen_size_from_tmpl(g, 0, &sz);
 		vals[cpu].fixed = 1;
+		vals[cpu].fixed_len = sz.len;
 		vals[cpu].fixed_seq = g->seq[flow];
 		vals[cpu].fixed_udp_sum =
 			(__u16)~sz.udp_csum + (__u64)g->flows[flow].udp_delta + (__u16)flow;

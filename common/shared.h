@@ -205,6 +205,8 @@ struct gen_cpu {
 	 * and the UDP checksum (or nothing, without a stamp).
 	 */
 	__u32 fixed;
+	/* --stream: the fixed frame's length (the input frame is the longest stream's) */
+	__u32 fixed_len, fixed_pad;
 	__u64 rng; /* xorshift64* state for random flow order; nonzero */
 	/*
 	 * --rate: the program sends a frame only when it is due, t0 + packets *

@@ -662,7 +662,7 @@ static void test_streams(void)
 		o[s].run = 0x500 + s;
 	}
 	opts_ranges(&o[0], "10.0.0.1", "10.1.0.1", "1000", "9");
-	o[0].size = 60; /* one flow, one size: fixed on its own, not as a stream */
+	o[0].size = 60; /* one flow, one size: the fixed path, after the copy */
 	opts_ranges(&o[1], "fd00::1-fd00::9", "fd01::1", "65530-65535", "80");
 	o[1].proto = PKT_TCP;
 	o[1].tcp_flags = PKT_TCP_SYN;
