@@ -94,27 +94,38 @@ count_lines() { # file prefix
 	done <"$1"
 }
 
-run_unit_dir() { # dir label
-	local dir=$1 t log rc
-	for t in "$dir"/test_*; do
+# The unit test binaries of DIR that the filter takes, one a line.
+unit_bins() { # dir
+	local t
+	for t in "$1"/test_*; do
 		[ -x "$t" ] || continue
 		case "$t" in *.o|*.d) continue ;; esac
-		[ -n "$filter" ] && [[ "$(basename "$t")" != *$filter* ]] && continue
-		log="$LOGDIR/$2-$(basename "$t").log"
-		timeout -k 5 "$TEST_TIMEOUT" "$t" >"$log.out" 2>"$log.err"
-		rc=$?
-		count_lines "$log.out"
-		if [ -s "$log.err" ] && grep -q FAIL "$log.out"; then
-			sed 's/^/    /' "$log.err"
-		fi
-		# A crash or sanitizer report fails the binary even if no test said FAIL.
-		if [ $rc -ne 0 ] && ! grep -q ' FAIL' "$log.out"; then
-			echo "[$2:$(basename "$t")] FAIL (exit $rc)"
-			tail -n 30 "$log.err" | sed 's/^/    /'
-			failed=$((failed + 1))
-			failed_names+=("[$2:$(basename "$t")]")
-		fi
+		[ -n "$filter" ] && [[ "${t##*/}" != *$filter* ]] && continue
+		echo "$t"
 	done
+}
+
+# unit_exec BINARY LABEL runs it; unit_report BINARY LABEL counts what it wrote.
+unit_exec() {
+	local log="$LOGDIR/$2-${1##*/}.log"
+	timeout -k 5 "$TEST_TIMEOUT" "$1" >"$log.out" 2>"$log.err"
+	echo $? >"$log.rc"
+}
+
+unit_report() {
+	local t=$1 log="$LOGDIR/$2-${1##*/}.log" rc
+	read -r rc <"$log.rc" || rc=1
+	count_lines "$log.out"
+	if [ -s "$log.err" ] && grep -q FAIL "$log.out"; then
+		sed 's/^/    /' "$log.err"
+	fi
+	# A crash or sanitizer report fails the binary even if no test said FAIL.
+	if [ "$rc" -ne 0 ] && ! grep -q ' FAIL' "$log.out"; then
+		echo "[$2:${t##*/}] FAIL (exit $rc)"
+		tail -n 30 "$log.err" | sed 's/^/    /'
+		failed=$((failed + 1))
+		failed_names+=("[$2:${t##*/}]")
+	fi
 }
 
 # One integration test function in its own process; integ_report counts what
@@ -226,11 +237,28 @@ if [ $run_unit -eq 1 ]; then
 		echo "run.sh: no unit test binaries in $BUILD/tests; run 'make unit-tests' first" >&2
 		exit 2
 	fi
-	run_unit_dir "$BUILD/tests" unit
+	mapfile -t plain < <(unit_bins "$BUILD/tests")
+	san=()
+	[ -d "$BUILD/sanitize/tests" ] && mapfile -t san < <(unit_bins "$BUILD/sanitize/tests")
+	# A unit test is one process, mostly on one CPU: with -j N > 1 the sanitized
+	# binaries run beside the plain ones, one at a time, and are counted after.
+	san_pid=
+	if [ ${#san[@]} -gt 0 ] && [ "$jobs" -gt 1 ]; then
+		(for t in "${san[@]}"; do unit_exec "$t" sanitize; done) &
+		san_pid=$!
+	fi
+	for t in "${plain[@]}"; do
+		unit_exec "$t" unit
+		unit_report "$t" unit
+	done
 	phase_end unit
-	if [ -d "$BUILD/sanitize/tests" ]; then
-		run_unit_dir "$BUILD/sanitize/tests" sanitize
-		phase_end sanitize
+	if [ ${#san[@]} -gt 0 ]; then
+		[ -z "$san_pid" ] || wait "$san_pid"
+		for t in "${san[@]}"; do
+			[ -n "$san_pid" ] || unit_exec "$t" sanitize
+			unit_report "$t" sanitize
+		done
+		phase_end "sanitize${san_pid:+, beside unit}"
 	fi
 fi
 
