@@ -11,6 +11,9 @@
 # -j N (or TEST_JOBS=N): N integration tests at a time (default 1); a test
 # marked "# serial: WHY" in the comment above it, or every test of a file with
 # a "# serial-file: WHY" line, runs alone, after the others.
+# Each phase (unit, sanitized unit, integration in parallel, serial) ends with
+# a line "[phase:NAME] Ns, cpu Ns, N tests". TEST_TIMES=FILE: a line
+# "NAME WALL-S CPU-S" per integration test is appended to FILE.
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
@@ -33,7 +36,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=$2; shift ;;
 	-j|--jobs) jobs=$2; shift ;;
 	-j[0-9]*) jobs=${1#-j} ;;
-	-h|--help) sed -n '4,13p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,17p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1'; see tests/run.sh --help" >&2; exit 2 ;;
 	esac
 	shift
@@ -44,13 +47,41 @@ passed=0 failed=0 skipped=0
 failed_names=()
 LOGDIR=$(mktemp -d /tmp/xdpsg-tests.XXXXXX)
 
-# python3 on PATH may be a pyenv shim, which takes about a second to find the
-# interpreter (0.1-0.2 s to start it) and the tests start python hundreds of
-# times: the same interpreter, found once, goes first on PATH.
-py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+# The tests start python some thousands of times, and its start is much of
+# their CPU time: python3 on PATH may be a pyenv shim (about a second to find
+# the interpreter) or a build that starts in twice the time of the system's.
+# So python3 is the one testenv.sh runs (XDPSG_PYTHON, else /usr/bin/python3,
+# the one a Debian CI has), else the one on PATH, found once; it goes first on
+# PATH.
+py=${XDPSG_PYTHON:-}
+[ -n "$py" ] || [ ! -x /usr/bin/python3 ] || py=/usr/bin/python3
+[ -n "$py" ] || py=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 if [ -x "$py" ] && [ "$(command -v python3)" != "$py" ]; then
 	mkdir "$LOGDIR/bin" && ln -s "$py" "$LOGDIR/bin/python3" && PATH="$LOGDIR/bin:$PATH"
 fi
+
+# The CPU time (user + system, in clock ticks) of this shell's children that
+# have ended, in CPU_TICKS: a test's own (it runs in a child that waits for
+# what it starts). Read by the shell itself, a fork would count from zero.
+children_cpu() {
+	local st
+	read -r -a st <"/proc/$BASHPID/stat"
+	CPU_TICKS=$((st[15] + st[16]))
+}
+
+# phase_end NAME: how long the phase since the last phase_end (or the start)
+# took, the CPU time its tests used (the machine's share: with 2 CPUs, a phase
+# of N s can use 2N) and how many tests it counted, to see where the time goes.
+CLK_TCK=$(getconf CLK_TCK 2>/dev/null) && [ "${CLK_TCK:-0}" -gt 0 ] || CLK_TCK=100
+children_cpu
+phase_start=$SECONDS phase_count=0 phase_cpu=$CPU_TICKS
+phase_end() {
+	local n=$((passed + failed + skipped))
+	children_cpu
+	echo "[phase:$1] $((SECONDS - phase_start))s, cpu $(( (CPU_TICKS - phase_cpu) / CLK_TCK ))s," \
+		"$((n - phase_count)) tests"
+	phase_start=$SECONDS phase_count=$n phase_cpu=$CPU_TICKS
+}
 
 count_lines() { # file prefix
 	local line
@@ -63,27 +94,38 @@ count_lines() { # file prefix
 	done <"$1"
 }
 
-run_unit_dir() { # dir label
-	local dir=$1 t log rc
-	for t in "$dir"/test_*; do
+# The unit test binaries of DIR that the filter takes, one a line.
+unit_bins() { # dir
+	local t
+	for t in "$1"/test_*; do
 		[ -x "$t" ] || continue
 		case "$t" in *.o|*.d) continue ;; esac
-		[ -n "$filter" ] && [[ "$(basename "$t")" != *$filter* ]] && continue
-		log="$LOGDIR/$2-$(basename "$t").log"
-		timeout -k 5 "$TEST_TIMEOUT" "$t" >"$log.out" 2>"$log.err"
-		rc=$?
-		count_lines "$log.out"
-		if [ -s "$log.err" ] && grep -q FAIL "$log.out"; then
-			sed 's/^/    /' "$log.err"
-		fi
-		# A crash or sanitizer report fails the binary even if no test said FAIL.
-		if [ $rc -ne 0 ] && ! grep -q ' FAIL' "$log.out"; then
-			echo "[$2:$(basename "$t")] FAIL (exit $rc)"
-			tail -n 30 "$log.err" | sed 's/^/    /'
-			failed=$((failed + 1))
-			failed_names+=("[$2:$(basename "$t")]")
-		fi
+		[ -n "$filter" ] && [[ "${t##*/}" != *$filter* ]] && continue
+		echo "$t"
 	done
+}
+
+# unit_exec BINARY LABEL runs it; unit_report BINARY LABEL counts what it wrote.
+unit_exec() {
+	local log="$LOGDIR/$2-${1##*/}.log"
+	timeout -k 5 "$TEST_TIMEOUT" "$1" >"$log.out" 2>"$log.err"
+	echo $? >"$log.rc"
+}
+
+unit_report() {
+	local t=$1 log="$LOGDIR/$2-${1##*/}.log" rc
+	read -r rc <"$log.rc" || rc=1
+	count_lines "$log.out"
+	if [ -s "$log.err" ] && grep -q FAIL "$log.out"; then
+		sed 's/^/    /' "$log.err"
+	fi
+	# A crash or sanitizer report fails the binary even if no test said FAIL.
+	if [ "$rc" -ne 0 ] && ! grep -q ' FAIL' "$log.out"; then
+		echo "[$2:${t##*/}] FAIL (exit $rc)"
+		tail -n 30 "$log.err" | sed 's/^/    /'
+		failed=$((failed + 1))
+		failed_names+=("[$2:${t##*/}]")
+	fi
 }
 
 # One integration test function in its own process; integ_report counts what
@@ -91,20 +133,26 @@ run_unit_dir() { # dir label
 # file: those are counted, and the test itself only when something failed
 # outside them (or it timed out).
 integ_exec() { # file function
-	local f=$1 fn=$2 start rc
+	local f=$1 fn=$2 start cpu rc
 	mkdir -p "$LOGDIR" # in case something else cleaned /tmp under a long run
-	start=$(date +%s)
+	start=$SECONDS
+	children_cpu
+	cpu=$CPU_TICKS
 	T_RESULTS="$LOGDIR/$fn.modes" timeout -k 10 "$TEST_TIMEOUT" bash -c \
 		'. "$ROOT/tests/integration/lib.sh"; . "$1"; t_run "$2"' \
 		_ "$f" "$fn" >"$LOGDIR/$fn.log" 2>&1 </dev/null
 	rc=$?
-	echo "$rc $(( $(date +%s) - start ))" >"$LOGDIR/$fn.rc"
+	children_cpu
+	cpu=$(( (CPU_TICKS - cpu) * 10 / CLK_TCK ))
+	cpu=$((cpu / 10)).$((cpu % 10))
+	echo "$rc $((SECONDS - start)) $cpu" >"$LOGDIR/$fn.rc"
+	[ -z "${TEST_TIMES:-}" ] || echo "$fn $((SECONDS - start)) $cpu" >>"$TEST_TIMES"
 }
 
 integ_report() { # function
 	local fn=$1 log="$LOGDIR/$1.log" res="$LOGDIR/$1.modes" secs rc line name
 	local nmodes=0 mode_failed=0
-	read -r rc secs <"$LOGDIR/$fn.rc" || { rc=1 secs=0; }
+	read -r rc secs _ <"$LOGDIR/$fn.rc" || { rc=1 secs=0; }
 	if [ -s "$res" ]; then
 		while IFS= read -r line; do
 			name=${line%%]*}
@@ -189,8 +237,29 @@ if [ $run_unit -eq 1 ]; then
 		echo "run.sh: no unit test binaries in $BUILD/tests; run 'make unit-tests' first" >&2
 		exit 2
 	fi
-	run_unit_dir "$BUILD/tests" unit
-	[ -d "$BUILD/sanitize/tests" ] && run_unit_dir "$BUILD/sanitize/tests" sanitize
+	mapfile -t plain < <(unit_bins "$BUILD/tests")
+	san=()
+	[ -d "$BUILD/sanitize/tests" ] && mapfile -t san < <(unit_bins "$BUILD/sanitize/tests")
+	# A unit test is one process, mostly on one CPU: with -j N > 1 the sanitized
+	# binaries run beside the plain ones, one at a time, and are counted after.
+	san_pid=
+	if [ ${#san[@]} -gt 0 ] && [ "$jobs" -gt 1 ]; then
+		(for t in "${san[@]}"; do unit_exec "$t" sanitize; done) &
+		san_pid=$!
+	fi
+	for t in "${plain[@]}"; do
+		unit_exec "$t" unit
+		unit_report "$t" unit
+	done
+	phase_end unit
+	if [ ${#san[@]} -gt 0 ]; then
+		[ -z "$san_pid" ] || wait "$san_pid"
+		for t in "${san[@]}"; do
+			[ -n "$san_pid" ] || unit_exec "$t" sanitize
+			unit_report "$t" sanitize
+		done
+		phase_end "sanitize${san_pid:+, beside unit}"
+	fi
 fi
 
 if [ $run_integ -eq 1 ]; then
@@ -206,6 +275,13 @@ if [ $run_integ -eq 1 ]; then
 		T_MODE_FILTER=
 		[[ "$filter" == *:* ]] && T_MODE_FILTER=${filter#*:}
 		export T_LOGDIR=$LOGDIR T_MODE_FILTER
+		# One schema checker for the run (lib.sh's t_schema_check asks it): its
+		# import is most of a check's CPU time. It ends when this shell does.
+		if [ -x /usr/bin/python3 ] && mkfifo "$LOGDIR/schema"; then
+			/usr/bin/python3 "$ROOT/tests/integration/schemacheck.py" --serve-many \
+				"$LOGDIR/schema" >"$LOGDIR/schema.log" 2>&1 </dev/null &
+			export T_SCHEMA_SERVER=$LOGDIR/schema T_SCHEMA_SERVER_PID=$!
+		fi
 		serial=()
 		for f in tests/integration/test_*.sh; do
 			[ -e "$f" ] || continue
@@ -219,10 +295,14 @@ if [ $run_integ -eq 1 ]; then
 			done < <(integ_list "$f")
 		done
 		integ_drain
-		for ((i = 0; i < ${#serial[@]}; i += 2)); do
-			integ_exec "${serial[i]}" "${serial[i + 1]}"
-			integ_report "${serial[i + 1]}"
-		done
+		phase_end "integration, $jobs at a time"
+		if [ ${#serial[@]} -gt 0 ]; then
+			for ((i = 0; i < ${#serial[@]}; i += 2)); do
+				integ_exec "${serial[i]}" "${serial[i + 1]}"
+				integ_report "${serial[i + 1]}"
+			done
+			phase_end "integration, serial"
+		fi
 	fi
 fi
 

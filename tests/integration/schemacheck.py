@@ -12,7 +12,13 @@ there was one; 77 if python3-jsonschema is missing (it needs Debian's
 With --serve FIFO it loads the schemas first and then reads the file names
 from FIFO, one a line, up to an empty line: tests start it early, so the
 import (a good part of a second on a busy machine) overlaps their run. It
-ends by itself when the process that started it has gone."""
+ends by itself when the process that started it has gone.
+
+With --serve-many FIFO it answers requests until the process that started it
+has gone: one checker for a whole test run (tests/run.sh), as the import is
+most of a check's CPU time. A request is a line "LIST RESP" written to FIFO:
+LIST names the files, one a line; what a check prints goes to RESP.out, and
+then the exit status, a line, to the FIFO RESP."""
 import json
 import os
 import select
@@ -77,6 +83,41 @@ def names_from(fifo):
     return [n for n in buf.decode(errors="replace").split("\n\n")[0].split("\n") if n]
 
 
+def serve_many(fifo, validators):
+    parent = os.getppid()
+    fd = os.open(fifo, os.O_RDWR)
+    buf = b""
+    while os.getppid() == parent:
+        if not select.select([fd], [], [], 1.0)[0]:
+            continue
+        buf += os.read(fd, 65536)
+        while b"\n" in buf:
+            line, buf = buf.split(b"\n", 1)
+            try:
+                names, resp = line.decode(errors="replace").split(" ", 1)
+                with open(names) as f:
+                    names = [n for n in f.read().split("\n") if n]
+            except (OSError, ValueError):
+                continue
+            rc = 1
+            with open(resp + ".out", "w") as out:
+                stdout, sys.stdout = sys.stdout, out
+                try:
+                    rc = 1 if sum(check_file(p, validators) for p in dict.fromkeys(names)) else 0
+                except Exception as e:  # the test falls back on a checker of its own
+                    print("schemacheck: %r" % e)
+                    rc = 2
+                finally:
+                    sys.stdout = stdout
+            try:
+                w = os.open(resp, os.O_WRONLY | os.O_NONBLOCK)
+                os.write(w, b"%d\n" % rc)
+                os.close(w)
+            except OSError:
+                pass  # the test gave up waiting
+    return 0
+
+
 def main(argv):
     try:
         import jsonschema
@@ -90,6 +131,8 @@ def main(argv):
         jsonschema.Draft202012Validator.check_schema(schema)
         validators[tool] = jsonschema.Draft202012Validator(schema)
     names = argv[1:]
+    if names[:1] == ["--serve-many"]:
+        return serve_many(names[1], validators)
     if names[:1] == ["--serve"]:
         names = names_from(names[1])
         if names is None:

@@ -552,11 +552,17 @@ docs_complete() {
 	DOCS_REPLY=${DOCS_REPLY%$'\n'}
 }
 
+# Is WORD one of the candidates (a line of DOCS_REPLY)? In this shell: the
+# tests ask it some hundreds of times.
+docs_offers() { # WORD
+	[[ $'\n'$DOCS_REPLY$'\n' == *$'\n'"$1"$'\n'* ]]
+}
+
 docs_expect_reply() { # WHAT EXPECTED-WORD... (each must be offered)
 	local what=$1 w
 	shift
 	for w in "$@"; do
-		grep -qxF -- "$w" <<<"$DOCS_REPLY" ||
+		docs_offers "$w" ||
 			docs_err "'$what<TAB>' does not offer '$w'; offers: $(paste -sd' ' <<<"$DOCS_REPLY")"
 	done
 }
@@ -596,6 +602,29 @@ test_docs_completion_examples() {
 	docs_done
 }
 
+# An enum option's values come from the tool once (its error message lists
+# them), then from the completion's cache: a second TAB runs no tool.
+test_docs_completion_enum_probed_once() {
+	local dir
+	docs_comp_setup
+	dir=$(mktemp -d /tmp/xdpsg-docs.XXXXXX)
+	t_on_cleanup rm -rf "$dir"
+	# xdp-sink on PATH, noting each run.
+	printf '#!/bin/sh\necho "$*" >>"%s/runs"\nexec "%s/xdp-sink" "$@"\n' "$dir" "$BUILD" \
+		>"$dir/xdp-sink"
+	chmod +x "$dir/xdp-sink"
+	PATH="$dir:$PATH"
+	docs_complete xdp-sink drop -m ""
+	docs_expect_exact "xdp-sink drop -m " "native skb"
+	docs_complete xdp-sink drop --xdp-mode s
+	docs_expect_exact "xdp-sink drop --xdp-mode s" "skb"
+	docs_complete xdp-sink pass --xdp-mode ""
+	docs_expect_exact "xdp-sink pass --xdp-mode " "native skb"
+	docs_done
+	t_expect_eq "runs of xdp-sink to list --xdp-mode's values (drop, drop, pass)" 2 \
+		"$(grep -c -- --xdpsg-completion-probe "$dir/runs")"
+}
+
 # For every command of every tool: the commands and exactly the options of
 # --help are offered, and after each option comes what its metavar asks for.
 test_docs_completion_all_options() {
@@ -618,6 +647,7 @@ test_docs_completion_all_options() {
 			while read -r long short meta; do
 				n=$((n + 1))
 				docs_complete "$t" "$c" "$long" ""
+				got=$DOCS_REPLY
 				case $meta in
 				-) # a flag: the positional (an interface) comes next
 					[ -z "$ifc" ] || docs_expect_reply "$t $c $long " lo ;;
@@ -627,13 +657,11 @@ test_docs_completion_all_options() {
 					docs_complete "$t" "$c" "$long" "$ROOT/READ"
 					docs_expect_reply "$t $c $long $ROOT/READ" "$ROOT/README.md" ;;
 				*)
-					grep -qxF lo <<<"$DOCS_REPLY" &&
+					docs_offers lo &&
 						docs_err "'$t $c $long <TAB>' offers interfaces, but $long takes $meta" ;;
 				esac
 				if [ "$short" != - ]; then
 					docs_complete "$t" "$c" "$short" ""
-					got=$DOCS_REPLY
-					docs_complete "$t" "$c" "$long" ""
 					[ "$got" = "$DOCS_REPLY" ] ||
 						docs_err "'$t $c $short <TAB>' and '$t $c $long <TAB>' offer different values"
 				fi

@@ -79,7 +79,7 @@ test_rfc2544_bad_input() {
 test_rfc2544_known_answer_tbf() {
 	local out err tp p50 ratio limited
 	out=$(mktemp) err=$(mktemp)
-	rf_run "$out" "$err" --dut forward --dut-qdisc tbf:100mbit:16kb:50ms --sizes 64 --trial 3 \
+	rf_run "$out" "$err" --dut forward --dut-qdisc tbf:100mbit:16kb:50ms --sizes 64 --trial 2 \
 		--tests throughput,latency --max-trials 10
 	rf_expect_ok "$out" "$err"
 	# Where the lossy trials lost their frames: the tbf's drops are the run's QDISC_DROP causes.
@@ -131,8 +131,8 @@ test_rfc2544_known_answer_tbf() {
 rf_dut_reports() { # mode
 	local out err
 	out=$(mktemp) err=$(mktemp)
-	rf_run "$out" "$err" --dut "$1" --sizes 64 --trial 1 --warmup 0.2 --max-trials 5 \
-		--resolution 0.05 --loss-steps 2 --b2b-start 1000 --b2b-max 4000 --b2b-steps 1
+	rf_run "$out" "$err" --dut "$1" --sizes 64 --trial 0.5 --warmup 0.2 --max-trials 5 \
+		--resolution 0.05 --loss-steps 2 --b2b-start 1000 --b2b-max 2000 --b2b-steps 1
 	rf_expect_ok "$out" "$err"
 	# No rate is asserted: on a busy machine even the sink may be the limit.
 	t_expect_ge "throughput trials" 1 "$(rf_get "$out" throughput 'o["trials"]')"
@@ -163,7 +163,7 @@ test_rfc2544_latency_floor() {
 	local out err tp
 	[ -x "$BUILD/xdp-sink" ] || t_skip "xdp-sink not built"
 	out=$(mktemp) err=$(mktemp)
-	rf_run "$out" "$err" --dut xdp --sizes 64 --trial 1 --warmup 0.2 --max-trials 4 \
+	rf_run "$out" "$err" --dut xdp --sizes 64 --trial 0.5 --warmup 0.2 --max-trials 4 \
 		--max-rate 20000 --resolution 0.05 --tests throughput,latency --no-plot
 	rf_expect_ok "$out" "$err"
 	tp=$(rf_get "$out" throughput 'o["throughput_pps"]')
