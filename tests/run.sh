@@ -10,7 +10,8 @@
 # test of its own, "[integration:TEST:MODE]"; --filter TEST:MODE runs one.
 # -j N (or TEST_JOBS=N): N integration tests at a time (default 1); a test
 # marked "# serial: WHY" in the comment above it, or every test of a file with
-# a "# serial-file: WHY" line, runs alone, after the others.
+# a "# serial-file: WHY" line, runs alone, after the others. A test of such a
+# file marked "# parallel: WHY" (the file's reason does not apply) does not.
 # Each phase (unit, sanitized unit, integration in parallel, serial) ends with
 # a line "[phase:NAME] Ns, cpu Ns, N tests". TEST_TIMES=FILE: a line
 # "NAME WALL-S CPU-S" per integration test is appended to FILE.
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=$2; shift ;;
 	-j|--jobs) jobs=$2; shift ;;
 	-j[0-9]*) jobs=${1#-j} ;;
-	-h|--help) sed -n '4,17p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,18p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1'; see tests/run.sh --help" >&2; exit 2 ;;
 	esac
 	shift
@@ -202,10 +203,12 @@ integ_report() { # function
 integ_list() { # file
 	awk '/^# serial-file:/ { all = 1 }
 		/^# serial:/ { s = 1; next }
+		/^# parallel:/ { p = 1; next }
 		/^test_[a-z0-9_]+\(\)/ {
-			n = $0; sub(/\(\).*/, "", n); print n, (all || s) ? "serial" : "any"; s = 0; next
+			n = $0; sub(/\(\).*/, "", n)
+			print n, ((all && !p) || s) ? "serial" : "any"; s = 0; p = 0; next
 		}
-		!/^#/ { s = 0 }' "$1"
+		!/^#/ { s = 0; p = 0 }' "$1"
 }
 
 # Up to $jobs tests at a time, each counted (integ_report) as it ends.

@@ -4,7 +4,7 @@
 # slow sink and the books balance; a fast sink behind a sender that waits
 # (the system's socket buffer) drops nothing; noqueue moves the drops to the
 # veth; the AF_XDP and live-frames generators show their own backpressure
-# signals and balance; a generator stall fails the run cleanly. Every run is 2 s; each test's lab is removed by
+# signals and balance; a generator stall fails the run cleanly. Every run is 1 s; each test's lab is removed by
 # the runner, and by t_cleanup if the runner dies.
 # serial-file: the overflow (and its absence behind a fast sink) depends on the CPUs it gets
 
@@ -16,7 +16,7 @@ bp_run() {
 	BP_NAME=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
 	T_LABS+=("$BP_NAME")
 	t_on_cleanup rm -f "$out" "$err"
-	"$TESTENV" backpressure --name "$BP_NAME" --duration 2 --json "$@" >"$out" 2>"$err"
+	"$TESTENV" backpressure --name "$BP_NAME" --duration 1 --json "$@" >"$out" 2>"$err"
 	BP_RC=$?
 }
 
@@ -158,6 +158,7 @@ test_backpressure_stall_fails_cleanly() {
 	bp_expect_gone "$BP_NAME"
 }
 
+# parallel: no run: refusals only
 test_backpressure_bad_input() {
 	local msg
 	msg=$("$TESTENV" backpressure --name pbad --gen frob 2>&1)

@@ -198,7 +198,7 @@ test_gen_two_workers() {
 	t_each_mode --needs 'threads|queues' two_workers_body
 }
 
-# The rate limiter: 100 kpps for the 3 s run, within 1% of 100 kpps times
+# The rate limiter: 100 kpps for the 2 s run, within 1% of 100 kpps times
 # the time the run took by its own clock (a stop can land a few ms late,
 # sending at the rate all the while: that is not the limiter's error), and
 # every frame that left arrives.
@@ -212,7 +212,7 @@ rate_body() { # MODE
 	start_sink
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	gen_run "$out" "$mode" --rate 100000 -d 3
+	gen_run "$out" "$mode" --rate 100000 -d 2
 	left=$(gen_books "$out" "" 'o["stop_reason"] == "duration"') || t_fail "$left"
 	sent=$(json_get "$out" summary 'o["tx_packets"]')
 	ms=$(json_get "$out" summary 'int(o["send_s"] * 1000)')

@@ -197,9 +197,10 @@ test_sink_xsk_no_verify_and_hist() {
 	t_expect_eq "no loss fields without verification" False "$(xs '"lost" in o')"
 }
 
+# parallel: no traffic: refusals only
 test_sink_xsk_bad_input() {
 	lab_setup --no-ipv6
-	local x="$TESTENV exec --name $LAB_NAME sink --" msg rc
+	local x="lab_exec sink" msg rc
 	for args in "--queues 3" "--zero-copy" "--no-verify --hist /tmp/h.csv" \
 		"--hist /nonexistent/dir/h.csv" "--ring-size 1000" "--frame-size 3000" "--cpus 0,1"; do
 		msg=$($x "$SINK" xsk $args "$SINK_IF" 2>&1 >/dev/null)
@@ -212,6 +213,7 @@ test_sink_xsk_bad_input() {
 	return 0
 }
 
+# parallel: no exact count: what is delivered is at least one frame, and the books balance
 test_sink_xsk_starts_under_traffic() {
 	lab_setup --no-ipv6
 	local gout
@@ -257,6 +259,7 @@ test_sink_xsk_follow_rx() {
 # Without --frame-size the sink takes 2048-byte UMEM frames when the MTU's
 # frames fit (and a full-size frame is delivered whole), 4096 when they do
 # not; --frame-size wins over both.
+# parallel: 1000 frames at 100 kpps into a 32k ring cannot overflow it
 test_sink_xsk_frame_size_from_mtu() {
 	lab_setup --no-ipv6
 	start_xsk_sink --ring-size 32768
@@ -394,6 +397,7 @@ test_sink_xsk_follow_auto_returns() {
 # within a tick, stops, says so on stderr and exits 1. What they counted up
 # to then still balances: the generator names what it sent after the last
 # reading of the device's counters as unconfirmed, and no counter wraps.
+# parallel: no exact count: the books balance whatever was delivered
 test_sink_xsk_iface_goes_away() {
 	local gout sent xmit failed unconf
 	lab_setup --no-ipv6
