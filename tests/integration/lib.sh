@@ -220,11 +220,11 @@ mount --bind "$1" /sys/fs/bpf || { echo "testenv: cannot mount bpffs on /sys/fs/
 shift
 exec "$@"
 '
-T_EXEC_LAB='' T_EXEC_GEN='' T_EXEC_SINK=''
+T_EXEC_LAB= T_EXEC_GEN= T_EXEC_SINK=
 
 lab_exec_learn() {
 	local src mnt rest
-	T_EXEC_LAB='' T_EXEC_GEN='' T_EXEC_SINK=''
+	T_EXEC_LAB= T_EXEC_GEN= T_EXEC_SINK=
 	[ "${T_LAB_EXEC:-}" != lab ] || return 0
 	while read -r src mnt rest; do
 		[[ $mnt != *\\* ]] || continue # an escaped character: leave it to the lab

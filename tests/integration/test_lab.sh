@@ -6,7 +6,6 @@
 
 TL_STATE_DIR=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
 # lab_exec and lab_bg through 'testenv.sh exec': these tests test it (lib.sh).
-# shellcheck disable=SC2034 # read by lib.sh
 T_LAB_EXEC=lab
 
 # tl_name SUFFIX: a lab name unique to this test process.
