@@ -203,7 +203,7 @@ test_pcap_bad_input() {
 	lab_setup --no-ipv6
 	pcap_dir
 	res=$(python3 "$PCAPTOOL" make "$PDIR" "$GEN_MAC" "$SINK_MAC") || t_fail "pcaptool make: $res"
-	local g="lab_exec gen" s="lab_exec sink"
+	local g="$TESTENV exec --name $LAB_NAME gen --" s="$TESTENV exec --name $LAB_NAME sink --"
 	for f in truncated garbage linktype big cut empty missing; do
 		expect_refused "--pcap $f.pcap" $g "$GEN" xsk -n 10 --pcap "$PDIR/$f.pcap" "$GEN_IF"
 	done
@@ -252,7 +252,7 @@ test_pcap_drop_sample() {
 	expect_tcpdump_reads "$PDIR/s.pcap" "$taken"
 	out=$(tcpdump -nr "$PDIR/s.pcap" 2>&1 | head -1)
 	[[ "$out" == *"snapshot length 100"* ]] || t_fail "snap length not 100: $out"
-	expect_refused "--sample without --capture" lab_exec sink \
+	expect_refused "--sample without --capture" "$TESTENV" exec --name "$LAB_NAME" sink -- \
 		"$SINK" drop --sample 10 "$SINK_IF"
 	return 0
 }
@@ -342,7 +342,7 @@ test_pcap_capture_symlink() {
 	ln -s "$victim" "$f"
 	for mode in "${SAMPLE_MODES[@]}"; do
 		# shellcheck disable=SC2086
-		expect_refused "$mode --capture SYMLINK" lab_exec sink \
+		expect_refused "$mode --capture SYMLINK" "$TESTENV" exec --name "$LAB_NAME" sink -- \
 			"$SINK" $mode -d 1 --capture "$f" "$SINK_IF"
 		t_expect_eq "victim after $mode was refused" "$vsum" "$(md5sum <"$victim")"
 	done

@@ -272,7 +272,7 @@ expect_usage_error() { # what pattern cmd...
 
 test_sink_bad_input() {
 	lab_setup --no-ipv6
-	local x="lab_exec sink"
+	local x="$TESTENV exec --name $LAB_NAME sink --"
 	expect_usage_error "unknown interface" "not found" $x "$SINK" drop nosuchif0
 	expect_usage_error "no command" "missing command" "$SINK"
 	expect_usage_error "unknown command" "unknown command" "$SINK" sink "$SINK_IF"

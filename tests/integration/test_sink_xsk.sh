@@ -200,7 +200,7 @@ test_sink_xsk_no_verify_and_hist() {
 # parallel: no traffic: refusals only
 test_sink_xsk_bad_input() {
 	lab_setup --no-ipv6
-	local x="lab_exec sink" msg rc
+	local x="$TESTENV exec --name $LAB_NAME sink --" msg rc
 	for args in "--queues 3" "--zero-copy" "--no-verify --hist /tmp/h.csv" \
 		"--hist /nonexistent/dir/h.csv" "--ring-size 1000" "--frame-size 3000" "--cpus 0,1"; do
 		msg=$($x "$SINK" xsk $args "$SINK_IF" 2>&1 >/dev/null)
