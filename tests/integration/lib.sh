@@ -204,60 +204,13 @@ lab_setup() {
 	"$TESTENV" setup --name "$name" "$@" || t_fail "testenv setup --name $name $* failed"
 	eval "$("$TESTENV" env --name "$name")" || t_fail "testenv env --name $name failed"
 	[ "$LAB_NAME" = "$name" ] || t_fail "testenv env gave LAB_NAME='$LAB_NAME', expected '$name'"
-	lab_exec_learn
 }
 
-# lab_exec and lab_bg go into a side as 'testenv.sh exec' does, without its
-# python start (0.1-0.2 s of CPU, and the tests exec some hundreds of times):
-# the side's namespace (ip netns exec), the lab's bpffs for that side bound on
-# /sys/fs/bpf (the lab's EXEC_SH, testenv/xdpsg/nsfs.py), the build's tools
-# first on PATH. lab_setup learns the bpffs from /proc/self/mounts (its source
-# is xdpsg-LAB-SIDE, labstate.Paths.bpffs_source). Another lab than the one
-# lab_setup made, a DUT side, or a file that sets T_LAB_EXEC=lab (test_lab.sh
-# tests the lab's exec itself) goes through testenv.sh exec.
-T_EXEC_SH='
-mount --bind "$1" /sys/fs/bpf || { echo "testenv: cannot mount bpffs on /sys/fs/bpf" >&2; exit 1; }
-shift
-exec "$@"
-'
-T_EXEC_LAB= T_EXEC_GEN= T_EXEC_SINK=
-
-lab_exec_learn() {
-	local src mnt rest
-	T_EXEC_LAB= T_EXEC_GEN= T_EXEC_SINK=
-	[ "${T_LAB_EXEC:-}" != lab ] || return 0
-	while read -r src mnt rest; do
-		[[ $mnt != *\\* ]] || continue # an escaped character: leave it to the lab
-		case $src in
-		"xdpsg-$LAB_NAME-gen") T_EXEC_GEN=$mnt ;;
-		"xdpsg-$LAB_NAME-sink") T_EXEC_SINK=$mnt ;;
-		esac
-	done </proc/self/mounts
-	T_EXEC_LAB=$LAB_NAME
-}
-
-# lab_exec_args gen|sink: T_EXEC_ARGS, the namespace and the bpffs of the
-# side, if lab_exec can go there by itself; 1 if testenv.sh must.
-lab_exec_args() {
-	T_EXEC_ARGS=()
-	[ -n "$LAB_NAME" ] && [ "$T_EXEC_LAB" = "$LAB_NAME" ] || return 1
-	case $1 in
-	gen) [ -n "$T_EXEC_GEN" ] && T_EXEC_ARGS=("$GEN_NS" "$T_EXEC_GEN") ;;
-	sink) [ -n "$T_EXEC_SINK" ] && T_EXEC_ARGS=("$SINK_NS" "$T_EXEC_SINK") ;;
-	*) return 1 ;;
-	esac
-}
-
-# lab_exec gen|sink|dut CMD...: run in the lab's namespace with bpffs mounted.
+# lab_exec gen|sink CMD...: run in the lab's namespace with bpffs mounted.
 lab_exec() {
 	local side=$1
 	shift
-	if lab_exec_args "$side"; then
-		PATH="$BUILD:$PATH" ip netns exec "${T_EXEC_ARGS[0]}" sh -c "$T_EXEC_SH" \
-			"testenv-$side" "${T_EXEC_ARGS[1]}" "$@"
-	else
-		"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@"
-	fi
+	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@"
 }
 
 # t_wait_until SECONDS CMD...: run CMD until it succeeds, for at most SECONDS
@@ -323,14 +276,7 @@ lab_bg() {
 	local out=$1 side=$2
 	shift 2
 	t_schema_note "$out"
-	# A simple command in the background: LAST_PID is the tool's own pid, which
-	# the signals of the tests reach (no shell between).
-	if lab_exec_args "$side"; then
-		PATH="$BUILD:$PATH" ip netns exec "${T_EXEC_ARGS[0]}" sh -c "$T_EXEC_SH" \
-			"testenv-$side" "${T_EXEC_ARGS[1]}" "$@" >"$out" 2>&1 &
-	else
-		"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@" >"$out" 2>&1 &
-	fi
+	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@" >"$out" 2>&1 &
 	LAST_PID=$!
 	T_PIDS+=("$LAST_PID")
 }

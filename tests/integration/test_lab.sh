@@ -5,8 +5,6 @@
 # runs in its own bash process and removes its labs on every exit path.
 
 TL_STATE_DIR=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
-# lab_exec and lab_bg through 'testenv.sh exec': these tests test it (lib.sh).
-T_LAB_EXEC=lab
 
 # tl_name SUFFIX: a lab name unique to this test process.
 tl_name() {
