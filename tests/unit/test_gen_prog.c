@@ -669,6 +669,7 @@ static void test_streams(void)
 	o[1].nvlan = 1;
 	o[1].vlan[0] = 100;
 	o[1].imix = &imix;
+	o[1].flows = 9;
 	opts_ranges(&o[2], "10.0.0.1-10.0.0.40", "10.1.0.1", "1000", "9");
 	o[2].proto = PKT_ICMP;
 	o[2].encap = PKT_ENCAP_VXLAN;
@@ -676,6 +677,7 @@ static void test_streams(void)
 	ASSERT_OK(pkt_parse_ip_range("172.16.0.1", &o[2].outer_src, err, sizeof(err)), "outer");
 	ASSERT_OK(pkt_parse_ip_range("172.16.0.2", &o[2].outer_dst, err, sizeof(err)), "outer");
 	o[2].size = 300;
+	o[2].flows = 40;
 	cpu = pin_self();
 	if (!ASSERT_GE(cpu, 0, "pin to a CPU"))
 		return;
