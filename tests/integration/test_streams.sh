@@ -108,6 +108,9 @@ ivs = [r for r in recs if r.get("type") == "interval"]
 summ = [r for r in recs if r.get("type") == "summary"][-1]
 print([[sum(r["streams"][i]["tx_packets"] for r in ivs), s["tx_packets"]]
        for i, s in enumerate(summ["streams"])])' "$gout")"
+	# The run's rate verdict is the streams' own: each has its rate and its span.
+	t_expect_eq "the run's rate_reached: every stream's, asked their sum" "True" \
+		"$(json_get "$gout" summary 'o["rate_reached"] == all(s["rate_reached"] for s in o["streams"]) and o["rate_asked"] == 25000')"
 	t_expect_ge "intervals with both streams sending" 2 "$(python3 -c '
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

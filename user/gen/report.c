@@ -244,9 +244,28 @@ static __u64 rate_ns(const struct gen_snapshot *a, const struct gen_snapshot *b,
 	return span ? span : a->rs.t_ns - b->rs.t_ns;
 }
 
-/* --rate was reached: at least 99% of it over the sending span. -1 without --rate. */
+/*
+ * --rate was reached: at least 99% of it over the sending span. -1 without
+ * --rate. With streams, each has its rate and its span (they may end apart):
+ * reached when every stream with a rate reached its own.
+ */
+static int rate_reached(const struct gen *g, __u64 sent, __u64 span);
+
+/* The rate asked: --rate, or with streams the sum of theirs. */
+static __u64 rate_asked(const struct gen *g)
+{
+	__u64 r = 0;
+	unsigned int s;
+
+	for (s = 0; s < g->nstreams; s++)
+		r += g->streams[s].rate;
+	return g->nstreams ? r : g->cfg->rate;
+}
+
 static int rate_reached(const struct gen *g, __u64 sent, __u64 span)
 {
+	if (g->nstreams)
+		return gen_streams_rate_reached(g);
 	if (!g->cfg->rate)
 		return -1;
 	if (!sent || !span)
@@ -274,7 +293,7 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 		jw_double(w, "send_s", (double)send_span(a, b) / 1e9);
 		reached = rate_reached(g, d.sent, send_span(a, b));
 		if (reached >= 0) {
-			jw_u64(w, "rate_asked", g->cfg->rate);
+			jw_u64(w, "rate_asked", rate_asked(g));
 			jw_bool(w, "rate_reached", reached);
 		}
 	} else {
@@ -347,7 +366,10 @@ static void text_rate(const struct gen *g, __u64 sent, __u64 span)
 
 	if (reached < 0)
 		return;
-	if (reached)
+	if (g->nstreams)
+		printf("  rate:     %s (each stream at its own rate, below)\n",
+		       reached ? "reached" : "NOT reached by every stream");
+	else if (reached)
 		printf("  rate:     reached: %s pps of the %s asked\n", FMT_SI(got),
 		       FMT_SI((double)g->cfg->rate));
 	else
@@ -369,7 +391,7 @@ static void text_result(struct gen *g, const struct gen_snapshot *a, const struc
 	printf(" sent at %s pps", FMT_SI(counter_rate(sent, 0, span)));
 	if (reached >= 0)
 		printf(", rate %s (asked %s pps)", reached ? "reached" : "NOT reached",
-		       FMT_SI((double)g->cfg->rate));
+		       FMT_SI((double)rate_asked(g)));
 	if (failures_sum(g, f)) {
 		printf("; %s failed (", FMT_COUNT(failures_sum(g, f)));
 		text_failures_nonzero(g, f, ", ");

@@ -97,6 +97,9 @@ void gen_streams_json_interval(const struct gen *g, struct jw *w, const __u64 *a
 			       __u64 dt);
 void gen_streams_text_interval(const struct gen *g, const __u64 *a, const __u64 *b, __u64 dt);
 
+/* With streams: 1 if every stream with a rate reached it, 0 if one did not, -1 if none has one. */
+int gen_streams_rate_reached(const struct gen *g);
+
 /* A stream's frames sent (summed over threads), and its rate asked. */
 __u64 gen_stream_sent(const struct gen *g, unsigned int s, __u64 *bytes);
 

@@ -51,6 +51,23 @@ static bool stream_reached(const struct gen_stream *st, double pps)
 	return pps * 100 >= (double)st->rate * 99;
 }
 
+int gen_streams_rate_reached(const struct gen *g)
+{
+	int reached = -1;
+	unsigned int s;
+
+	for (s = 0; s < g->nstreams; s++) {
+		__u64 sent = gen_stream_sent(g, s, NULL);
+
+		if (!g->streams[s].rate)
+			continue;
+		if (!stream_reached(&g->streams[s], stream_pps(g, s, sent)))
+			return 0;
+		reached = 1;
+	}
+	return reached;
+}
+
 static void headers_str(const struct gen_stream *st, char *buf, size_t len)
 {
 	pkt_kind_str(&st->popts, buf, len);
