@@ -198,7 +198,7 @@ static __always_inline bool find_stamp(const void *frame, __s64 lin, __u64 flen,
 	plen = c.l4_len - (__u32)(p - l4);
 	if (plen < XDPSG_STAMP_SIZE || (void *)(p + XDPSG_STAMP_SIZE) > (void *)(buf->b + n))
 		return false;
-	if ((p[0] | p[1] << 8) != XDPSG_STAMP_MAGIC)
+	if (p[0] != XDPSG_STAMP_MAGIC)
 		return false;
 	st = XDPSG_STAMP_OFF_RUN;
 	*run = p[st] | p[st + 1] << 8 | p[st + 2] << 16 | (__u32)p[st + 3] << 24;

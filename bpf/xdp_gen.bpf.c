@@ -16,6 +16,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "shared.h"
+#include "stamp_tag.h"
 #include "parsing.h"
 
 /* Set by user space before load. */
@@ -32,6 +33,12 @@ const volatile __u32 ifindex_out = 0;
  * every frame of the batch carries that reading; paced frames read it each.
  */
 const volatile __u32 clock_every = 1;
+/*
+ * The stamps' clock is the generator's CLOCK_MONOTONIC as its process reads
+ * it: bpf_ktime_get_ns() plus its time namespace's offset (clockid.h), so
+ * kernel mode and xsk mode stamp one clock.
+ */
+const volatile __u64 clock_off = 0;
 /*
  * The frame's layout (struct pkt_layout), for every kind but plain UDP,
  * which keeps its fixed offsets below. As rodata they are constants to the
@@ -218,8 +225,6 @@ static __always_inline int next_size(struct gen_cpu *c)
 	return *t;
 }
 
-_Static_assert(XDPSG_STAMP_OFF_TS == XDPSG_STAMP_OFF_SEQ + 4, "one store for seq and ts_lo");
-
 /* The stamp's send time: the clock read at most clock_every frames ago. */
 static __always_inline __u64 send_time(struct gen_cpu *c)
 {
@@ -231,29 +236,34 @@ static __always_inline __u64 send_time(struct gen_cpu *c)
 	return c->clock_ns;
 }
 
-/* The stamp's seq and ts, plus their words for the L4 checksum. */
-static __always_inline __u64 write_seq_ts(struct gen_cpu *c, __u8 *st, __u32 seq)
+/*
+ * The stamp's head (magic and send time), flow, seq and keyed tag (the run
+ * is the template's); returns their 16-bit words for the L4 checksum. ts is
+ * the flow's tag state (stamp_tag.h).
+ */
+static __always_inline __u64 put_stamp(struct gen_cpu *c, __u8 *st,
+				       const struct xdpsg_tag_state *ts, __u16 flow, __u32 seq)
 {
-	__u64 ts = send_time(c);
+	__u32 head = XDPSG_STAMP_HEAD(send_time(c) + clock_off);
+	__u32 tag = xdpsg_tag_data(ts, seq, head);
 
-	/* seq and the time's low half are adjacent: one 8-byte store (little-endian, as the stamp) */
-	GEN_PUT(__u64, st, XDPSG_STAMP_OFF_SEQ, (__u64)seq | (ts << 32));
-	GEN_PUT(__u16, st, XDPSG_STAMP_OFF_TS + 4, (__u16)(ts >> 32));
-	return (__u64)seq + (ts & 0xffffffffULL) + ((ts >> 32) & 0xffff);
+	GEN_PUT(__u32, st, XDPSG_STAMP_OFF_HEAD, head);
+	GEN_PUT(__u16, st, XDPSG_STAMP_OFF_FLOW, flow);
+	GEN_PUT(__u32, st, XDPSG_STAMP_OFF_SEQ, seq);
+	GEN_PUT(__u32, st, XDPSG_STAMP_OFF_TAG, tag);
+	return (head & 0xffff) + (head >> 16) + flow + (seq & 0xffff) + (seq >> 16) +
+	       (tag & 0xffff) + (tag >> 16);
 }
 
-/*
- * The stamp's flow, seq and ts (magic and run are in the template, and the
- * template's flow/seq/ts are 0), plus their words for the L4 checksum.
- */
-static __always_inline __u64 write_stamp(struct gen_cpu *c, __u8 *st, __u32 flow)
+/* The stamp of the flow's next frame, plus its words for the L4 checksum. */
+static __always_inline __u64 write_stamp(struct gen_cpu *c, __u8 *st, __u32 flow,
+					 const struct gen_flow *fl)
 {
 	__u32 *seqp, seq;
 
 	seqp = bpf_map_lookup_elem(&seqs, &flow);
 	seq = seqp ? (*seqp)++ : 0;
-	GEN_PUT(__u16, st, XDPSG_STAMP_OFF_FLOW, (__u16)flow);
-	return (__u16)flow + write_seq_ts(c, st, seq);
+	return put_stamp(c, st, (const struct xdpsg_tag_state *)&fl->tag_v0, (__u16)flow, seq);
 }
 
 /* A checksum from its ones'-complement sum. */
@@ -282,7 +292,7 @@ static __always_inline void write_udp(struct gen_cpu *c, __u8 *udp, const struct
 	GEN_PUT(__u16, udp, 2, fl->dport);
 	GEN_PUT(__u16, udp, GEN_UDP_OFF_LEN, sz->udp_len);
 	if (stamp)
-		sum += write_stamp(c, udp + 8, flow);
+		sum += write_stamp(c, udp + 8, flow, fl);
 	put_udp_csum(udp, sum);
 }
 
@@ -374,7 +384,7 @@ static __always_inline bool write_any(struct gen_cpu *c, __u8 *data, void *data_
 		GEN_PUT(__u16, data, udp_len_off, sz->udp_len);
 	sum = (__u16)~sz->udp_csum + (__u64)fl->udp_delta;
 	if (stamp)
-		sum += write_stamp(c, data + pay_off, flow);
+		sum += write_stamp(c, data + pay_off, flow, fl);
 	put_csum(data + csum_off, sum);
 	if (ol4_off)
 		put_csum(data + ol4_off + GEN_UDP_OFF_CSUM,
@@ -465,14 +475,18 @@ static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 	if (stamp && plain) {
 		if ((void *)(udp + 8 + XDPSG_STAMP_SIZE) > data_end)
 			return XDP_ABORTED;
-		put_udp_csum(udp, c->fixed_udp_sum + write_seq_ts(c, udp + 8, c->fixed_seq++));
+		put_udp_csum(udp,
+			     c->fixed_udp_sum + put_stamp(c, udp + 8, (void *)c->fixed_tag,
+							  (__u16)c->fixed_flow, c->fixed_seq++));
 	} else if (!plain) {
 		if (data + pay_off + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
 			return XDP_ABORTED;
 		write_l2(data);
 		if (stamp)
-			put_csum(data + csum_off, c->fixed_udp_sum + write_seq_ts(c, data + pay_off,
-										  c->fixed_seq++));
+			put_csum(data + csum_off, c->fixed_udp_sum + put_stamp(c, data + pay_off,
+									       (void *)c->fixed_tag,
+									       (__u16)c->fixed_flow,
+									       c->fixed_seq++));
 	}
 	ret = bpf_redirect_map(&tx_port, 0, 0);
 	if (ret == XDP_REDIRECT)

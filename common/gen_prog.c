@@ -140,6 +140,12 @@ int gen_prog_fill_maps(struct xdp_gen_bpf *skel, const struct pkt_gen *g)
 		fl[i].udp_delta = pf->udp_delta;
 		fl[i].ocsum_delta = pf->ocsum_delta;
 		fl[i].osport = pf->osport;
+		if (g->stamp) {
+			fl[i].tag_v0 = g->tag[i].v0;
+			fl[i].tag_v1 = g->tag[i].v1;
+			fl[i].tag_v2 = g->tag[i].v2;
+			fl[i].tag_v3 = g->tag[i].v3;
+		}
 	}
 	err = bpf_map_update_batch(bpf_map__fd(skel->maps.flows), keys, fl, &n, NULL);
 	if (err)
@@ -230,8 +236,10 @@ static int set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, _
 		vals[cpu].fixed = 1;
 		vals[cpu].fixed_len = sz.len;
 		vals[cpu].fixed_seq = g->seq[flow];
-		vals[cpu].fixed_udp_sum =
-			(__u16)~sz.udp_csum + (__u64)g->flows[flow].udp_delta + (__u16)flow;
+		vals[cpu].fixed_flow = flow;
+		vals[cpu].fixed_udp_sum = (__u16)~sz.udp_csum + (__u64)g->flows[flow].udp_delta;
+		if (g->stamp)
+			memcpy(vals[cpu].fixed_tag, &g->tag[flow], sizeof(vals[cpu].fixed_tag));
 	}
 	vals[cpu].rate = rate;
 	vals[cpu].limit = rate || stream ? limit : 0;

@@ -418,7 +418,7 @@ static int check_opts(const struct pkt_opts *o, char *err, size_t errlen)
 	if (o->flows > PKT_FLOWS_MAX) {
 		PKT_SETERR(
 			err, errlen,
-			"--flows %u is more than %d, the most the 16-bit flow id in the stamp tells apart; use --flows %d or fewer",
+			"--flows %u is more than %d, the most the stamp's 16-bit flow id tells apart (0xffff names a mark); use --flows %d or fewer",
 			o->flows, PKT_FLOWS_MAX, PKT_FLOWS_MAX);
 		return -EINVAL;
 	}
@@ -487,8 +487,16 @@ struct pkt_gen *pkt_gen__create(const struct pkt_opts *o, char *err, size_t errl
 	}
 	g->flows = calloc(g->nflows, sizeof(*g->flows));
 	g->seq = calloc(g->nflows, sizeof(*g->seq));
-	if (!g->flows || !g->seq)
+	g->tag = calloc(g->nflows, sizeof(*g->tag));
+	if (!g->flows || !g->seq || !g->tag)
 		goto out;
+	g->run = o->run;
+	if (o->key)
+		g->key = *o->key;
+	else
+		stamp_key_public(&g->key);
+	for (i = 0; i < g->nflows; i++)
+		stamp_flow_state(&g->tag[i], &g->key, g->run, (__u16)i);
 	pkt_flow_tuple(o, 0, &t0);
 	for (i = 0; i < g->ntmpl; i++) {
 		struct pkt_tmpl *tp = &g->tmpl[i];
@@ -533,6 +541,7 @@ void pkt_gen__destroy(struct pkt_gen *g)
 		free(g->tmpl[i].data);
 	free(g->flows);
 	free(g->seq);
+	free(g->tag);
 	free(g);
 }
 

@@ -59,7 +59,7 @@ enum pkt_family {
 #define PKT_SIZE_DEFAULT 60 /* 64-byte Ethernet minimum less the FCS */
 #define PKT_SIZE_MAX (65535 + PKT_ETH_HLEN) /* IPv4 total length is 16 bits */
 #define PKT_MAX_SIZE_DEFAULT 1514 /* MTU 1500 + Ethernet header */
-#define PKT_FLOWS_MAX 65536
+#define PKT_FLOWS_MAX XDPSG_STAMP_FLOWS_MAX /* flow 0xffff is a mark's (shared.h) */
 
 /* Byte offsets in the frames we build (no VLAN tag, no IP options). */
 #define PKT_V4_OFF_CSUM 24
@@ -145,6 +145,7 @@ struct pkt_opts {
 	unsigned int max_size; /* largest frame the interface takes: MTU + 14 */
 	const struct pkt_imix *imix; /* NULL: every frame is 'size' bytes */
 	bool no_stamp;
+	const struct stamp_key *key; /* the stamps' key; NULL: the public key */
 	bool copy_payload; /* copy whole frames: buffers are not prefilled */
 	bool random; /* flow order: pseudo-random instead of 0,1,..,N-1,0,.. */
 	__u64 seed; /* for the random flow order */
@@ -332,6 +333,9 @@ struct pkt_gen {
 	__u64 rng;
 	struct pkt_flow *flows; /* nflows entries */
 	__u32 *seq; /* next sequence number per flow, nflows entries */
+	struct xdpsg_tag_state *tag; /* per flow: the stamp's keyed check after run and flow */
+	struct stamp_key key;
+	__u32 run;
 };
 
 /*
@@ -417,9 +421,9 @@ static inline unsigned int pkt_gen_write_tmpl(struct pkt_gen *g, void *frame, un
 	if (l->ol4_off)
 		memcpy(p + l->ol4_off, &fl->osport, 2);
 	sum = (__u16)~tp->udp_csum + (__u64)fl->udp_delta;
-	/* The template's flow, seq and ts are 0, so the new words just add. */
+	/* The template's stamp holds only the run, so the new words just add. */
 	if (g->stamp)
-		sum += stamp_patch(p + l->pay_off, (__u16)flow, seq, ts_ns);
+		sum += stamp_patch(p + l->pay_off, &g->tag[flow], (__u16)flow, seq, ts_ns);
 	csum = (__u16)~pkt_csum_fold(sum);
 	if (csum == 0)
 		csum = 0xffff; /* 0 means "no checksum" (IPv4 UDP) or is invalid (IPv6) */
@@ -450,16 +454,15 @@ static inline unsigned int pkt_gen_write(struct pkt_gen *g, void *frame, __u32 f
 static inline void pkt_gen_set_time(const struct pkt_gen *g, void *frame, __u64 ts_ns)
 {
 	__u8 *st = (__u8 *)frame + g->lay.pay_off, *cp = (__u8 *)frame + g->lay.csum_off;
-	__u16 ts_hi = htole16((__u16)(ts_ns >> 32)), csum;
-	__u32 ts_lo = htole32((__u32)ts_ns);
+	__u16 flow, csum;
 
 	if (!g->stamp)
 		return;
-	memcpy(st + XDPSG_STAMP_OFF_TS, &ts_lo, 4);
-	memcpy(st + XDPSG_STAMP_OFF_TS + 4, &ts_hi, 2);
+	memcpy(&flow, st + XDPSG_STAMP_OFF_FLOW, 2);
 	memcpy(&csum, cp, 2);
 	/* 0xffff stood for a computed 0: the same zero in ones' complement. */
-	csum = (__u16)~pkt_csum_fold((__u16)~csum + (__u64)ts_lo + ts_hi);
+	csum = (__u16)~pkt_csum_fold((__u16)~csum +
+				     stamp_retime(st, &g->tag[le16toh(flow)], ts_ns));
 	if (csum == 0)
 		csum = 0xffff;
 	memcpy(cp, &csum, 2);

@@ -350,7 +350,7 @@ void pkt_build_frame(const struct pkt_opts *o, const struct pkt_layout *l,
 	put_ip(ip, f, proto, t->saddr, t->daddr, len - l->l3_off);
 	put_l4(p + l->l4_off, o, t, len - l->l4_off);
 	if (!o->no_stamp) {
-		stamp_write(p + pay, o->run, 0, 0, 0);
+		stamp_write_run(p + pay, o->run);
 		pay += XDPSG_STAMP_SIZE;
 	}
 	for (i = pay; i < len; i++)

@@ -443,7 +443,7 @@ enum seqtrack_verdict seqtrack_update_timed(struct seqtrack *t, const struct sta
 					    bool timed)
 {
 	struct seqtrack_run *r = run_find(t, st->run);
-	__u64 ts = stamp_time(st->ts_ns, now);
+	__u64 ts = stamp_time(st->ticks, now);
 	struct seqtrack_counts before;
 	struct seqtrack_flow *fs;
 	enum seqtrack_verdict v;

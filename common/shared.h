@@ -9,40 +9,112 @@
 #include <linux/types.h>
 
 /*
- * The stamp xdp-gen writes at the start of every UDP payload, and xdp-sink
- * reads: the one definition of its layout, for the BPF writer
- * (bpf/xdp_gen.bpf.c), the C writer and the C reader (common/stamp.h).
+ * The stamp xdp-gen writes at the start of every L4 payload, and xdp-sink and
+ * the drop tracer read: the one definition of its layout, for the BPF writer
+ * (bpf/xdp_gen.bpf.c), the BPF reader (bpf/xdp_drops.bpf.c), the C writer and
+ * reader (common/stamp.h) and the Python one (testenv/xdpsg/stamp.py).
  * 18 bytes, so it fits the smallest IPv4 frame (60 bytes: 14 Ethernet + 20
- * IPv4 + 8 UDP + 18). Version 2:
+ * IPv4 + 8 UDP + 18). Version 3:
  *
  *	offset	bytes	field
- *	0	2	magic	"S2"
- *	2	4	run	random at every generator start; with 32 bits two
+ *	0	1	magic	0xa3: a payload that starts otherwise is no stamp
+ *	1	3	ts	send time on the generator's clock, in 128 ns ticks,
+ *			low 24 bits (they wrap every 2.15 s): for latency
+ *			where the sink reads the same clock, for the time
+ *			between frames of one run always
+ *	4	4	run	random at every generator start; with 32 bits two
  *			runs share an id once in 4 billion starts
- *	6	2	flow	flow index within the run
- *	8	4	seq	per-flow sequence number, wraps
- *	12	6	ts	CLOCK_MONOTONIC ns at send, low 48 bits (they wrap
- *			every 78 hours; the sink takes the rest from its clock)
+ *	8	2	flow	flow index within the run; 0xffff: a mark (below)
+ *	10	4	seq	per-flow sequence number from 0, wraps
+ *	14	4	tag	the keyed check: SipHash-1-3 (stamp_tag.h) under the
+ *			key both ends share, over run, flow, seq and ts
  *
- * Every field is little-endian and starts at an even offset, so a writer
- * fixes the UDP checksum by adding the new 16-bit words.
+ * What fits and what does not: a 32-bit run (no collisions), a 16-bit flow
+ * (65,535 flows), a 32-bit sequence (a wrap per flow no loss burst reaches)
+ * and a 32-bit tag (a forger without the key needs 4 billion tries per frame
+ * it gets in) take 14 bytes; the magic, which tells a frame that is no stamp
+ * from one that fails the check, and the send time share the last 4.
+ *
+ * Every field is little-endian and starts at an even offset but ts, which
+ * shares the first 32-bit word with the magic (word = magic | ts << 8), so a
+ * writer fixes the L4 checksum by adding the new 16-bit words.
  */
-#define XDPSG_STAMP_MAGIC 0x3253 /* "S2" on the wire, little-endian */
-#define XDPSG_STAMP_VERSION 2 /* the layout below; --version --json tells it */
+#define XDPSG_STAMP_MAGIC 0xa3
+#define XDPSG_STAMP_VERSION 3 /* the layout below; --version --json tells it */
 #define XDPSG_STAMP_SIZE 18
-#define XDPSG_STAMP_TS_BITS 48
-#define XDPSG_STAMP_OFF_RUN 2
-#define XDPSG_STAMP_OFF_FLOW 6
-#define XDPSG_STAMP_OFF_SEQ 8
-#define XDPSG_STAMP_OFF_TS 12
+#define XDPSG_STAMP_TS_BITS 24
+#define XDPSG_STAMP_TS_MASK ((1U << XDPSG_STAMP_TS_BITS) - 1)
+#define XDPSG_STAMP_TICK_SHIFT 7 /* a tick is 2^7 = 128 ns */
+#define XDPSG_STAMP_OFF_HEAD 0 /* magic | ts << 8 */
+#define XDPSG_STAMP_OFF_RUN 4
+#define XDPSG_STAMP_OFF_FLOW 8
+#define XDPSG_STAMP_OFF_SEQ 10
+#define XDPSG_STAMP_OFF_TAG 14
+#define XDPSG_STAMP_FLOWS_MAX 65535 /* flow ids of data frames: 0 .. 65534 */
 
 struct xdpsg_stamp {
-	__u16 magic;
+	__u32 head; /* XDPSG_STAMP_MAGIC | ts << 8 */
 	__u32 run;
 	__u16 flow;
 	__u32 seq;
-	__u32 ts_lo; /* ts bits 0-31 */
-	__u16 ts_hi; /* ts bits 32-47 */
+	__u32 tag;
+} __attribute__((packed));
+
+/* The stamp's first word: the magic and the send time (ns on the generator's clock). */
+#define XDPSG_STAMP_HEAD(ns)        \
+	((__u32)XDPSG_STAMP_MAGIC | \
+	 (((__u32)((ns) >> XDPSG_STAMP_TICK_SHIFT) & XDPSG_STAMP_TS_MASK) << 8))
+
+/*
+ * A mark: a stamped frame whose flow is XDPSG_MARK_FLOW and whose payload
+ * goes on with a struct xdpsg_mark, the tag covering both. xdp-gen sends
+ * marks on each flow's own addresses and ports (so they take the flow's path
+ * and land on its queue), outside the run's counted frames and rate:
+ *
+ *  - START, before the flow's first frame: which clock the run's send times
+ *    are on, so the sink knows whether their latency can be figured;
+ *  - END, after its last: how many frames the flow sent (sequence numbers 0
+ *    .. flow_frames - 1) and the run sent, so the sink counts the frames lost
+ *    after the last one that arrived.
+ *
+ * Each is sent XDPSG_MARK_REPEAT times with growing gaps (one drop, or a
+ * queue still draining, does not lose it); the stamp's seq is the repeat.
+ */
+#define XDPSG_MARK_FLOW 0xffff
+#define XDPSG_MARK_SIZE 48
+#define XDPSG_MARK_REPEAT 4
+
+enum xdpsg_mark_kind {
+	XDPSG_MARK_START = 1,
+	XDPSG_MARK_END = 2,
+};
+
+/* The clocks a generator may stamp with (xdp-gen --clock). */
+enum xdpsg_clock {
+	XDPSG_CLOCK_MONOTONIC = 0,
+	XDPSG_CLOCK_TAI = 1,
+	XDPSG_CLOCK_REALTIME = 2,
+};
+
+#define XDPSG_MARK_F_SYNCED 0x1 /* the generator's clock was synchronised (adjtimex) */
+
+struct xdpsg_mark {
+	__u8 kind; /* enum xdpsg_mark_kind */
+	__u8 clock; /* enum xdpsg_clock */
+	__u16 flow; /* the flow it speaks for */
+	__u16 repeat; /* 0 .. XDPSG_MARK_REPEAT - 1 */
+	__u16 flags; /* XDPSG_MARK_F_* */
+	__u64 flow_frames; /* END: frames the flow sent */
+	__u64 run_frames; /* END: frames the run sent, over all its flows and threads */
+	__u64 clock_ns; /* when this mark was written, in full, on the stamps' clock */
+	/*
+	 * Which clock: a hash of the kernel's boot id, the clock and its time
+	 * namespace offset. The same id on both ends: one clock, latency can be
+	 * figured; another: it cannot, unless both are synchronised (TAI).
+	 */
+	__u64 clock_id;
+	__u32 nflows; /* flows in the run */
+	__u32 sync_error_us; /* the generator's clock error estimate (adjtimex maxerror) */
 } __attribute__((packed));
 
 /*
@@ -189,6 +261,8 @@ struct gen_flow {
 	__u16 ocsum_delta; /* ones'-complement add to a tunnel's outer UDP checksum */
 	__u16 osport; /* a tunnel's outer UDP source port, network order */
 	__u16 pad[2];
+	/* the stamp's keyed check after this flow's run and id (stamp_tag.h) */
+	__u64 tag_v0, tag_v1, tag_v2, tag_v3;
 };
 
 /* Per-CPU state of one generator thread (the thread is pinned to that CPU). */
@@ -231,9 +305,11 @@ struct gen_cpu {
 	__u64 packets; /* frames the program redirected */
 	__u64 bytes;
 	__u64 redirect_err; /* bpf_redirect refused the frame */
-	/* fixed frames: the one flow's next seq and its UDP checksum sum without seq and time */
+	/* fixed frames: the one flow's next seq and its L4 checksum sum without the stamp's words */
 	__u64 fixed_udp_sum;
 	__u32 fixed_seq;
+	__u32 fixed_flow;
+	__u64 fixed_tag[4]; /* the one flow's keyed check state (struct gen_flow's tag_v*) */
 	/* the stamp's time, read once every clock_every frames (see xdp_gen.bpf.c) */
 	__u32 clock_left;
 	__u64 clock_ns;

@@ -96,9 +96,14 @@ static int probe(struct xdp_sink_bpf *skel, const struct pcap_frames *f)
 	struct sink_stats a, b;
 	struct pkt_info pi;
 	struct stamp st;
+	struct stamp_key kb, *key = &kb;
 	const char *sep;
 	unsigned int i, k;
 	int ret, cls;
+
+	/* The key the tests stamp with: $XDPSG_STAMP_KEY's, else the public one. */
+	if (stamp_key_resolve(key, NULL, NULL, 0))
+		stamp_key_public(key);
 
 	for (i = 0; i < f->n; i++) {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = pcap_frame(f, i),
@@ -123,7 +128,7 @@ static int probe(struct xdp_sink_bpf *skel, const struct pcap_frames *f)
 			}
 		printf("],\"reader\":\"%s\",\"payload_off\":%u,\"stamp\":%s}\n",
 		       reader_name(ret, &pi), ret ? 0 : pi.payload_off,
-		       stamp_read(pcap_frame(f, i), f->len[i], &st) ? "false" : "true");
+		       stamp_read(pcap_frame(f, i), f->len[i], key, &st) >= 0 ? "true" : "false");
 	}
 	return 0;
 }

@@ -112,8 +112,9 @@ static bool check_frame(const struct kind *k, const struct pkt_gen *g, const __u
 	    !ASSERT_EQ(pi.family, k->v6 ? PKT_IPV6 : PKT_IPV4, "inner family") ||
 	    !ASSERT_EQ(pi.layers & 0x7b, k->layers, "layers") ||
 	    !ASSERT_EQ(pi.payload_off, g->lay.pay_off, "stamp at the L4 payload's start") ||
-	    !ASSERT_OK(stamp_read(f, len, &st), "stamp") || !ASSERT_EQ(st.flow, flow, "flow") ||
-	    !ASSERT_EQ(st.seq, seq, "seq") || !ASSERT_EQ_U64(st.ts_ns, ts, "ts"))
+	    !ASSERT_EQ(stamp_read(f, len, &g->key, &st), STAMP_DATA, "stamp") ||
+	    !ASSERT_EQ(st.flow, flow, "flow") || !ASSERT_EQ(st.seq, seq, "seq") ||
+	    !ASSERT_EQ(st.ticks, stamp_ticks(ts), "ts"))
 		return false;
 	if (k->proto == PKT_ICMP)
 		return ASSERT_EQ(pc_get16(f + pi.l4_off) >> 8, k->v6 ? 128u : 8u, "echo request") &&

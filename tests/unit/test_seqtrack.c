@@ -16,7 +16,7 @@ static __u32 origin;
 
 static enum seqtrack_verdict feed_ts(struct seqtrack *t, __u32 run, __u16 flow, __u32 seq, __u64 ts)
 {
-	struct stamp st = { .run = run, .flow = flow, .seq = seq, .ts_ns = ts & STAMP_TS_MASK };
+	struct stamp st = { .run = run, .flow = flow, .seq = seq, .ticks = stamp_ticks(ts) };
 
 	return seqtrack_update(t, &st, NOW);
 }
@@ -470,7 +470,7 @@ static void test_channel(void)
 static enum seqtrack_verdict feed_at(struct seqtrack *t, __u32 run, __u16 flow, __u32 seq, __u64 ts,
 				     __u64 now)
 {
-	struct stamp st = { .run = run, .flow = flow, .seq = seq, .ts_ns = ts & STAMP_TS_MASK };
+	struct stamp st = { .run = run, .flow = flow, .seq = seq, .ticks = stamp_ticks(ts) };
 
 	return seqtrack_update(t, &st, now);
 }
@@ -765,13 +765,17 @@ static void test_jitter_runs(void)
 		goto out;
 	/* Run 1 on two queues: delay 5 us throughout. Run 2, after it: 50 us and 5 us in turn. */
 	for (i = 0; i < 100; i++) {
-		struct stamp st = { .run = 1, .flow = 0, .seq = i, .ts_ns = T0 + i * 1000ULL };
-		struct stamp bu = { .run = 2, .flow = 0, .seq = i, .ts_ns = T0 + i * 1000ULL };
+		struct stamp st = {
+			.run = 1, .flow = 0, .seq = i, .ticks = stamp_ticks(T0 + i * 1000ULL)
+		};
+		struct stamp bu = {
+			.run = 2, .flow = 0, .seq = i, .ticks = stamp_ticks(T0 + i * 1000ULL)
+		};
 
-		seqtrack_update(i % 2 ? a : b, &st, st.ts_ns + 5000);
+		seqtrack_update(i % 2 ? a : b, &st, T0 + i * 1000ULL + 5000);
 		st.flow = 1;
-		seqtrack_update(b, &st, st.ts_ns + 5000);
-		seqtrack_update(a, &bu, bu.ts_ns + (i % 2 ? 5000 : 50000));
+		seqtrack_update(b, &st, T0 + i * 1000ULL + 5000);
+		seqtrack_update(a, &bu, T0 + i * 1000ULL + (i % 2 ? 5000 : 50000));
 	}
 	ASSERT_EQ(seqtrack_runs((struct seqtrack *const[]){ a, b }, 2, collect, &c), 2, "two runs");
 	ASSERT_EQ(c.s[0].ipdv.count, 200 - 2, "run 1: an IPDV per frame but each queue's first");
@@ -807,13 +811,15 @@ static void test_untimed_booked_not_timed(void)
 	if (!ASSERT_TRUE(t, "create"))
 		return;
 	for (i = 0; i < 200; i++) {
-		struct stamp st = { .run = 7, .flow = 0, .seq = i, .ts_ns = T0 + i * 1000ULL };
+		struct stamp st = {
+			.run = 7, .flow = 0, .seq = i, .ticks = stamp_ticks(T0 + i * 1000ULL)
+		};
 		bool on = i % 16 == 0;
 
 		if (i == 100)
 			continue; /* lost, among the untimed */
 		/* The untimed ones are read 1 ms late: in no figure if they are left out. */
-		seqtrack_update_timed(t, &st, st.ts_ns + (on ? 5000 : 1000000), on);
+		seqtrack_update_timed(t, &st, T0 + i * 1000ULL + (on ? 5000 : 1000000), on);
 		timed += on;
 	}
 	ASSERT_EQ(seqtrack_runs(&t, 1, collect, &c), 1, "one run");

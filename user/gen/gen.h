@@ -195,6 +195,7 @@ struct gen {
 	struct iface ifc;
 	struct pkt_opts popts;
 	struct pkt_imix imix;
+	struct stamp_key key; /* the stamps' (--stamp-key, or the public key) */
 	unsigned int nthreads;
 	struct gen_thread *th;
 	struct run run;

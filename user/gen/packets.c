@@ -210,6 +210,7 @@ static int build_opts(struct gen *g, const struct gen_cfg *cfg, struct pkt_opts 
 	if (cfg->dst_port && pkt_parse_port_range(cfg->dst_port, &o->dst_port, err, sizeof(err)))
 		goto bad;
 	o->no_stamp = cfg->no_stamp;
+	o->key = &g->key;
 	/* Without --size, the smallest frame the headers fit in (at least 60). */
 	o->size = cfg->size ? (unsigned int)cfg->size : pkt_opts_min_size(o);
 	if (o->size < PKT_SIZE_DEFAULT && !cfg->size)
@@ -285,6 +286,8 @@ int gen_build_packets(struct gen *g)
 {
 	int err;
 
+	if (!g->key.id[0])
+		stamp_key_public(&g->key);
 	if (g->nstreams)
 		return gen_streams_build(g, build_stream);
 	err = build_opts(g, g->cfg, &g->popts, &g->imix, "");

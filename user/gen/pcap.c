@@ -115,7 +115,7 @@ static int stamp_prepare(struct gen *g, struct gen_replay *r)
 			continue;
 		}
 		uo = pi.l4_off;
-		stamp_write(p + pi.payload_off, g->popts.run, 0, 0, 0);
+		stamp_write_run(p + pi.payload_off, g->popts.run);
 		r->stamp_off[i] = (__u16)pi.payload_off;
 		r->nstamped++;
 		if (!p[uo + 6] && !p[uo + 7] && pi.family == PKT_IPV4)
@@ -199,13 +199,13 @@ static int check_options(const struct gen *g, const struct gen_replay *r)
  * replayed as they are, their send times precede any sink started since, and
  * the sink rejects every one. --stamp writes fresh ones.
  */
-static void hint_old_stamps(const char *path, const struct pcap_frames *f)
+static void hint_old_stamps(const struct gen *g, const char *path, const struct pcap_frames *f)
 {
 	struct stamp st;
 	__u32 i, n = 0;
 
 	for (i = 0; i < f->n; i++)
-		n += !stamp_read(f->data + f->off[i], f->len[i], &st);
+		n += stamp_read(f->data + f->off[i], f->len[i], &g->key, &st) >= 0;
 	if (n)
 		pr_warn("%s: %u of %u frames carry xdp-gen stamps from the captured run; a sink rejects their old send times ('before the sink started'): add --stamp to stamp them afresh\n",
 			path, n, f->n);
@@ -239,7 +239,7 @@ int gen_replay_preflight(struct gen *g)
 	if (r->stamp && stamp_prepare(g, r))
 		return -ENOMEM;
 	if (!r->stamp)
-		hint_old_stamps(cfg->pcap, &r->f);
+		hint_old_stamps(g, cfg->pcap, &r->f);
 	pr_debug("replaying %s: %u frames of %u to %u bytes, %s timing\n", cfg->pcap, r->f.n,
 		 r->f.min_len, r->f.max_len, r->original ? "original" : "fast");
 	if (r->stamp)
@@ -307,6 +307,7 @@ int replay_q_setup(struct replay_q *rq, const struct gen *g, struct xsk_queue *q
 
 	rq->r = g->replay;
 	rq->flow = flow;
+	stamp_flow_state(&rq->tag, &g->key, g->popts.run, flow);
 	rq->frame_size = q->umem->frame_size;
 	rq->nslots = gen_replay_slots(g);
 	if (q->umem->nr_frames < rq->nslots)

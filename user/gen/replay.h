@@ -75,6 +75,7 @@ struct replay_q {
 	__u32 nheld;
 	__u16 flow; /* --stamp: this queue's flow (its thread index) ... */
 	__u32 seq; /* ... and the next sequence number in it */
+	struct xdpsg_tag_state tag; /* the flow's keyed check state */
 };
 
 /* Preflight: load and check the file, the timing and the options around it. */
@@ -131,7 +132,7 @@ static inline __u32 replay_frame(struct replay_q *rq, void *frame, __u64 addr, _
 
 	if (!r->stamp || !r->stamp_off[i])
 		return r->f.len[i];
-	sum = r->base[i] + stamp_patch(p + r->stamp_off[i], rq->flow, rq->seq++, now);
+	sum = r->base[i] + stamp_patch(p + r->stamp_off[i], &rq->tag, rq->flow, rq->seq++, now);
 	if (r->csum_off[i]) {
 		csum = (__u16)~pkt_csum_fold(sum);
 		if (!csum)

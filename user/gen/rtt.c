@@ -35,6 +35,7 @@ struct rtt_q {
 	struct xsk_queue *q;
 	struct pkt_gen *pg; /* restores the payload of returned frames before they are sent again */
 	struct seqtrack *st;
+	const struct stamp_key *key;
 	__u32 run;
 	__u64 ours; /* frames of this run that came back (duplicates included) */
 	__u64 foreign; /* anything else the program handed us */
@@ -116,6 +117,7 @@ int rtt_q_setup(struct gen *g, unsigned int idx, struct xsk_queue *q, struct pkt
 	r->q = q;
 	r->pg = pg;
 	r->run = g->popts.run;
+	r->key = &g->key;
 	r->st = seqtrack__create(now_ns());
 	if (!r->st)
 		return -ENOMEM;
@@ -142,7 +144,9 @@ __u32 rtt_q_poll(struct rtt_q *r)
 		const struct xdp_desc *d = xsk_queue_rx_desc(q, idx + i);
 		struct stamp st;
 
-		if (stamp_read(xsk_queue_frame_data(q, d->addr), d->len, &st) || st.run != r->run) {
+		if (stamp_read(xsk_queue_frame_data(q, d->addr), d->len, r->key, &st) !=
+			    STAMP_DATA ||
+		    st.run != r->run) {
 			r->foreign++;
 		} else {
 			seqtrack_update(r->st, &st, now);

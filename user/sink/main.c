@@ -158,6 +158,9 @@ static const struct param_def xsk_opts[] = {
 	  "keep each queue's thread on its CPU (as --cpus does)" },
 	{ "no-verify", 0, PARAM_FLAG, OPT(no_verify), NULL,
 	  "count only: do not read stamps (no loss, order or latency checks)" },
+	{ "stamp-key", 0, PARAM_STRING, OPT(stamp_key), "FILE",
+	  "check stamps with the key in FILE, the one xdp-gen stamps with (default: the file "
+	  "$XDPSG_STAMP_KEY names, else the public key, which anyone can forge)" },
 	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",
 	  "write the latency histogram to FILE (.csv or .json)" },
 	{ "capture", 0, PARAM_STRING, OPT(capture), "FILE",

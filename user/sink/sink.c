@@ -191,6 +191,14 @@ int sink_preflight(struct sink *sk)
 		pr_warn("--keep-pins needs --pin\n");
 		return -EINVAL;
 	}
+	{
+		char kerr[256];
+
+		if (stamp_key_resolve(&sk->key, cfg->stamp_key, kerr, sizeof(kerr))) {
+			pr_warn("%s\n", kerr);
+			return -EINVAL;
+		}
+	}
 	err = sk->ops->plan ? sk->ops->plan(sk) : 0;
 	if (err)
 		return err;

@@ -20,6 +20,7 @@
 #include "params.h"
 #include "run.h"
 #include "shared.h"
+#include "stamp.h"
 #include "xsk_queue.h"
 
 #define SINK_PIN_ROOT "/sys/fs/bpf/xdp-sink"
@@ -60,6 +61,7 @@ struct sink_cfg {
 	struct xsk_cli xsk;
 	bool poll, time_all, no_verify, follow_rx, no_follow_rx;
 	bool drop_causes; /* the drop tracer, host-wide, joined with the runs' books */
+	const char *stamp_key; /* --stamp-key FILE */
 	const char *hist;
 	struct metrics_cli metrics;
 	/* --capture (xsk; drop with --sample) */
@@ -207,6 +209,7 @@ struct sink {
 	void *ms; /* the mode's state */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	struct causes *causes; /* --drop-causes */
+	struct stamp_key key; /* the stamps' key: --stamp-key, $XDPSG_STAMP_KEY or the public one */
 	struct run run;
 };
 

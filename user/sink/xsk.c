@@ -304,7 +304,7 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 			if (i + XQ_PREFETCH_AHEAD < n)
 				xq_prefetch(x, idx + i + XQ_PREFETCH_AHEAD);
 			t->rx_bytes += d->len;
-			if (!stamp_read(data, d->len, &st)) {
+			if (stamp_read(data, d->len, &x->sk->key, &st) == STAMP_DATA) {
 				v = seqtrack_update_timed(x->tr, &st, rx, tm != XQ_UNTIMED);
 				t->rx_time_kernel += tm == XQ_KERNEL;
 				t->rx_untimed += tm == XQ_UNTIMED;
