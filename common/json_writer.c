@@ -86,6 +86,12 @@ void jw_double(struct jw *w, const char *key, double v)
 		fputs("null", w->f);
 }
 
+void jw_null(struct jw *w, const char *key)
+{
+	jw_sep(w, key);
+	fputs("null", w->f);
+}
+
 void jw_str(struct jw *w, const char *key, const char *v)
 {
 	const char *p;

@@ -37,5 +37,6 @@ void jw_i64(struct jw *w, const char *key, __s64 v);
 void jw_double(struct jw *w, const char *key, double v);
 void jw_str(struct jw *w, const char *key, const char *v);
 void jw_bool(struct jw *w, const char *key, bool v);
+void jw_null(struct jw *w, const char *key);
 
 #endif

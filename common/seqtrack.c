@@ -1,55 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <errno.h>
+/*
+ * The books, frame by frame (seqtrack.h says what they keep and why): the
+ * sequence window, the end marks, send times and latency. Where the books
+ * live, and runs open and close, is seqtrack_runs.c's; the merges for
+ * reports seqtrack_sum.c's.
+ */
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "seqtrack.h"
-
-struct seqtrack *seqtrack__create(__u64 start_ns)
-{
-	struct seqtrack *t = calloc(1, sizeof(*t));
-
-	if (t)
-		t->start_ns = start_ns;
-	return t;
-}
-
-static void runs_free(struct seqtrack *t)
-{
-	unsigned int i;
-
-	for (i = 0; i < t->nruns; i++) {
-		free(t->runs[i].flows);
-		free(t->runs[i].latency);
-	}
-	for (i = 0; i < t->ndone; i++)
-		free(t->done[i].latency);
-	free(t->folded.latency);
-	free(t->spare);
-}
-
-void seqtrack__destroy(struct seqtrack *t)
-{
-	if (!t)
-		return;
-	runs_free(t);
-	free(t);
-}
-
-void seqtrack_reset(struct seqtrack *t)
-{
-	__u64 start = t->start_ns;
-
-	runs_free(t);
-	memset(t, 0, sizeof(*t));
-	t->start_ns = start;
-}
+#include "seqtrack_int.h"
 
 /*
  * Window bitmap helpers; the window is 128 bits in two words. A shift by n
  * drops the bits at 128 - n and up: it returns how many of them were set
- * (numbers counted lost that no late frame can take back any more).
+ * (numbers counted missing that no late frame can take back any more).
  */
 static __u32 win_shift(__u64 *m, __u32 n)
 {
@@ -91,6 +55,16 @@ static void win_mark(__u64 *m, __u32 k)
 	m[1] |= k - 63 == 64 ? ~0ULL : (1ULL << (k - 63)) - 1;
 }
 
+/* Set bits at positions p0 and up (p0 <= 128). */
+static __u32 win_count_from(const __u64 *m, __u32 p0)
+{
+	if (p0 >= 128)
+		return 0;
+	if (p0 >= 64)
+		return (__u32)__builtin_popcountll(m[1] >> (p0 - 64));
+	return (__u32)(__builtin_popcountll(m[0] >> p0) + __builtin_popcountll(m[1]));
+}
+
 static bool win_test_clear(__u64 *m, __u32 b)
 {
 	__u64 bit = 1ULL << (b & 63);
@@ -102,255 +76,61 @@ static bool win_test_clear(__u64 *m, __u32 b)
 }
 
 /* ---------------------------------------------------------------------------
- * Flows: a hash table per run, the flow id as its own hash (xdp-gen numbers
- * flows from 0, so a run's flows fill the table without a collision).
+ * Sequence numbers
  */
 
-/* The slot of a flow: its own, or the empty one where it would go. */
-static inline struct seqtrack_flow *flow_slot(const struct seqtrack_run *r, __u16 flow)
+/* Frames of the flow's end still to come: from expected up to the END mark's count. */
+static __u32 flow_tail(const struct seqtrack_flow *fs)
 {
-	__u32 mask = r->slots - 1, i = flow & mask;
+	__s32 d;
 
-	/* At most half the slots are used: an empty one ends every search. */
-	while (r->flows[i].used && r->flows[i].key != flow)
-		i = (i + 1) & mask;
-	return &r->flows[i];
-}
-
-/* r's flows moved into a table of n slots (a power of two). */
-static int flows_resize(struct seqtrack_run *r, __u32 n)
-{
-	struct seqtrack_flow *old = r->flows, *f = calloc(n, sizeof(*f));
-	__u32 i, oldn = r->slots;
-
-	if (!f)
-		return -ENOMEM;
-	r->flows = f;
-	r->slots = n;
-	for (i = 0; i < oldn; i++)
-		if (old[i].used)
-			*flow_slot(r, old[i].key) = old[i];
-	free(old);
-	return 0;
-}
-
-/* ---------------------------------------------------------------------------
- * Runs: open books, closed books, the folded rest.
- */
-
-static bool run_idle(const struct seqtrack_run *r, __u64 now)
-{
-	return now > r->last_rx && now - r->last_rx >= SEQTRACK_IDLE_NS;
-}
-
-/* The run to close for room: the one idle longest, else the least shown, least recent. */
-static unsigned int run_victim(const struct seqtrack *t, __u64 now)
-{
-	unsigned int i, v = 0;
-	bool v_idle = run_idle(&t->runs[0], now);
-
-	for (i = 1; i < t->nruns; i++) {
-		const struct seqtrack_run *r = &t->runs[i], *b = &t->runs[v];
-		bool idle = run_idle(r, now);
-
-		if (idle != v_idle		   ? idle :
-		    idle			   ? r->last_rx < b->last_rx :
-		    r->c.received != b->c.received ? r->c.received < b->c.received :
-						     r->last_rx < b->last_rx) {
-			v = i;
-			v_idle = idle;
-		}
-	}
-	return v;
-}
-
-static void counts_widen(struct seqtrack_run *into, const struct seqtrack_run *from)
-{
-	seqtrack_counts_merge(&into->c, &from->c);
-	if (from->first_rx && (!into->first_rx || from->first_rx < into->first_rx))
-		into->first_rx = from->first_rx;
-	if (from->first_rx && (!into->first_ts || from->first_ts < into->first_ts))
-		into->first_ts = from->first_ts;
-	into->last_ts = from->last_ts > into->last_ts ? from->last_ts : into->last_ts;
-	into->last_rx = from->last_rx > into->last_rx ? from->last_rx : into->last_rx;
-	into->flows_seen += from->flows_seen;
-}
-
-static void hist_release(struct seqtrack *t, struct hist *h)
-{
-	if (!t->spare)
-		t->spare = h;
-	else
-		free(h);
-}
-
-/* The closed run with the fewest frames (then the oldest) joins the folded record. */
-static void done_fold(struct seqtrack *t)
-{
-	struct seqtrack_run *d;
-	unsigned int i, v = 0;
-
-	for (i = 1; i < t->ndone; i++) {
-		const struct seqtrack_run *a = &t->done[i], *b = &t->done[v];
-
-		if (a->c.received != b->c.received ? a->c.received < b->c.received :
-						     a->last_rx < b->last_rx)
-			v = i;
-	}
-	d = &t->done[v];
-	counts_widen(&t->folded, d);
-	if (!t->folded.latency) {
-		/* the first one folded lends its own */
-		t->folded.latency = d->latency;
-		t->folded.ipdv = d->ipdv;
-		t->folded.jit = d->jit;
-	} else {
-		jitter_merge(&t->folded.jit, t->folded.ipdv->count, &d->jit, d->ipdv->count);
-		hist_merge(t->folded.latency, d->latency);
-		hist_merge(t->folded.ipdv, d->ipdv);
-		hist_release(t, d->latency);
-	}
-	t->folded_runs++;
-	t->done[v] = t->done[--t->ndone];
-}
-
-/* Close the open run at i: its flows freed, its books kept among the closed. */
-static void run_close(struct seqtrack *t, unsigned int i)
-{
-	struct seqtrack_run *r = &t->runs[i];
-
-	t->slots -= r->slots - SEQTRACK_FLOW_SLOTS_MIN;
-	free(r->flows);
-	r->flows = NULL;
-	r->slots = 0;
-	if (t->ndone == SEQTRACK_DONE_MAX)
-		done_fold(t);
-	t->done[t->ndone++] = *r;
-	t->runs[i] = t->runs[--t->nruns];
-	t->closed++;
-	t->last = 0;
+	if (!(fs->flags & SEQTRACK_FLOW_END) ||
+	    ((fs->flags & SEQTRACK_FLOW_NO_HEAD) && !(fs->flags & SEQTRACK_FLOW_DATA)))
+		return 0;
+	d = (__s32)(fs->end - fs->expected);
+	return d > 0 ? (__u32)d : 0;
 }
 
 /*
- * Room for 'need' more flow slots: close idle runs, the one idle longest
- * first, never *keep (which is followed if it moves). False if none is idle.
+ * Of the set bits a shift by n drops, those of numbers before the flow's
+ * first frame (at window positions expected - first and up): missing at the
+ * head, not lost.
  */
-static bool room(struct seqtrack *t, __u32 need, struct seqtrack_run **keep, __u64 now)
+static __u32 head_dropped(struct seqtrack_flow *fs, __u32 n)
 {
-	while (t->slots + need > SEQTRACK_FLOW_SLOTS_MAX) {
-		unsigned int i, v = t->nruns;
+	__u32 h = fs->expected - fs->first, from = n >= 128 ? 0 : 128 - n;
 
-		for (i = 0; i < t->nruns; i++)
-			if (&t->runs[i] != *keep && run_idle(&t->runs[i], now) &&
-			    (v == t->nruns || t->runs[i].last_rx < t->runs[v].last_rx))
-				v = i;
-		if (v == t->nruns)
-			return false;
-		if (*keep == &t->runs[t->nruns - 1])
-			*keep = &t->runs[v]; /* the last run moves into the closed one's place */
-		run_close(t, v);
+	if (!(fs->flags & SEQTRACK_FLOW_HEAD))
+		return 0;
+	if (h >= 128) {
+		fs->flags &= (__u8)~SEQTRACK_FLOW_HEAD;
+		return 0;
 	}
-	return true;
-}
-
-/* The open run of this id: the last one used, or another; NULL if none. */
-static inline struct seqtrack_run *run_find(struct seqtrack *t, __u32 id)
-{
-	unsigned int i;
-
-	if (t->nruns && t->runs[t->last].id == id)
-		return &t->runs[t->last];
-	for (i = 0; i < t->nruns; i++)
-		if (t->runs[i].id == id) {
-			t->last = i;
-			return &t->runs[i];
-		}
-	return NULL;
-}
-
-/*
- * Open books for a run whose first frame was accepted; NULL without memory.
- * Its first table is outside the slots' cap, so every run that gets this far
- * has books in which its frames are counted, placed or not.
- */
-static struct seqtrack_run *run_open(struct seqtrack *t, __u32 id, __u64 now)
-{
-	struct seqtrack_run *r;
-	unsigned int i;
-
-	if (t->nruns == SEQTRACK_RUNS_MAX)
-		run_close(t, run_victim(t, now));
-	r = &t->runs[t->nruns];
-	memset(r, 0, sizeof(*r));
-	/* Latency and |IPDV| in one block: one allocation, one spare. */
-	r->latency = t->spare ? t->spare : malloc(2 * sizeof(*r->latency));
-	t->spare = NULL;
-	r->flows = calloc(SEQTRACK_FLOW_SLOTS_MIN, sizeof(*r->flows));
-	if (!r->latency || !r->flows) {
-		free(r->flows);
-		hist_release(t, r->latency);
-		return NULL;
-	}
-	r->ipdv = r->latency + 1;
-	hist_init(r->latency);
-	hist_init(r->ipdv);
-	r->id = id;
-	r->slots = SEQTRACK_FLOW_SLOTS_MIN;
-	r->order = (__u32)t->opened++;
-	for (i = 0; i < t->ndone && !r->reopened; i++)
-		r->reopened = t->done[i].id == id;
-	t->last = t->nruns++;
-	return r;
-}
-
-/*
- * The state of a flow of *rp, a new (zeroed, span 0) one if it had none; the
- * table grows at half load. NULL when there is no room (*rp may move).
- */
-static struct seqtrack_flow *flow_of(struct seqtrack *t, struct seqtrack_run **rp, __u16 flow,
-				     __u64 now)
-{
-	struct seqtrack_run *r = *rp;
-	struct seqtrack_flow *f = flow_slot(r, flow);
-	__u32 n = r->slots;
-
-	if (f->used)
-		return f;
-	if ((r->flows_seen + 1) * 2 > n) {
-		if (!room(t, n, rp, now))
-			return NULL;
-		r = *rp;
-		if (flows_resize(r, n * 2))
-			return NULL;
-		t->slots += n;
-		f = flow_slot(r, flow);
-	}
-	f->used = 1;
-	f->key = flow;
-	r->flows_seen++;
-	return f;
-}
-
-/* Could the sender have sent d more frames of a flow between these send times? */
-static bool gap_plausible(const struct seqtrack_flow *fs, __u32 d, __u64 ts)
-{
-	if (ts < fs->newest_ts)
-		return false; /* sent before the frame it claims to follow */
-	return d <= SEQTRACK_SLACK_FRAMES + (ts - fs->newest_ts) / SEQTRACK_MIN_GAP_NS;
+	return win_count_from(fs->missing, h > from ? h : from);
 }
 
 static enum seqtrack_verdict ahead(struct seqtrack_counts *c, struct seqtrack_flow *fs, __u32 seq,
-				   __u32 d, __u64 ts)
+				   __u32 d, bool head)
 {
-	c->lost += d;
+	__u32 tail = flow_tail(fs), t2, hd = head ? 0 : head_dropped(fs, d + 1);
+
+	if (head)
+		c->missing_head += d;
+	else
+		c->lost += d;
 	/* d < 2^31: no overflow. Numbers of the gap beyond the window are final at once. */
-	c->lost_final += win_shift(fs->missing, d + 1);
-	if (d > SEQTRACK_WINDOW - 1)
+	c->lost_final += win_shift(fs->missing, d + 1) - hd;
+	if (d > SEQTRACK_WINDOW - 1 && !head)
 		c->lost_final += d - (SEQTRACK_WINDOW - 1);
 	win_mark(fs->missing, d < SEQTRACK_WINDOW - 1 ? d : SEQTRACK_WINDOW - 1);
 	fs->span = d >= (__u32)(SEQTRACK_WINDOW - fs->span) ? SEQTRACK_WINDOW : fs->span + d + 1;
 	fs->expected = seq + 1;
-	fs->newest_ts = ts;
+	if (head && d)
+		fs->flags |= SEQTRACK_FLOW_HEAD;
+	/* What the end mark had counted lost after the last frame, these numbers take over. */
+	t2 = flow_tail(fs);
+	c->lost -= tail - t2;
+	c->lost_at_end -= tail - t2;
 	return d ? SEQ_GAP : SEQ_IN_ORDER;
 }
 
@@ -363,7 +143,11 @@ static enum seqtrack_verdict behind(struct seqtrack_counts *c, struct seqtrack_f
 		return SEQ_LATE;
 	}
 	if (win_test_clear(fs->missing, back)) {
-		c->lost--;
+		/* before the flow's first frame: it was missing, not lost */
+		if ((__s32)(seq - fs->first) < 0 && !(fs->flags & SEQTRACK_FLOW_NO_HEAD))
+			c->missing_head--;
+		else
+			c->lost--;
 		c->reordered++;
 		return SEQ_REORDERED;
 	}
@@ -371,32 +155,89 @@ static enum seqtrack_verdict behind(struct seqtrack_counts *c, struct seqtrack_f
 	return SEQ_DUPLICATE;
 }
 
-/* The sequence verdict of a frame of run r, its counts in c. */
+/* The sequence verdict of a data frame, its counts in c. */
 static enum seqtrack_verdict sequence(struct seqtrack_counts *c, struct seqtrack_flow *fs,
-				      const struct stamp *st, __u64 ts)
+				      __u32 seq)
 {
 	__u32 d;
 
-	if (!fs->span) { /* a new flow (flow_of zeroed it) */
-		fs->expected = st->seq + 1;
-		fs->span = 1;
-		fs->newest_ts = ts;
-		c->received++;
+	c->received++;
+	if (!(fs->flags & SEQTRACK_FLOW_DATA)) {
+		fs->flags |= SEQTRACK_FLOW_DATA;
+		fs->first = seq;
+		if (fs->flags & SEQTRACK_FLOW_NO_HEAD) {
+			/* reopened books: this frame is the baseline, nothing before it is known */
+			fs->expected = seq + 1;
+			fs->span = 1;
+			return SEQ_FIRST;
+		}
+		/*
+		 * Sequence numbers start at 0: the numbers before are missing at
+		 * the head, or lost if the flow's end mark came first (the sink
+		 * was listening then).
+		 */
+		fs->expected = 0;
+		ahead(c, fs, seq, seq, !(fs->flags & SEQTRACK_FLOW_END));
 		return SEQ_FIRST;
 	}
-	d = st->seq - fs->expected;
-	if ((__s32)d >= 0 ? !gap_plausible(fs, d, ts) : ts > fs->newest_ts) {
-		c->implausible++;
-		return SEQ_IMPLAUSIBLE;
-	}
-	c->received++;
-	return (__s32)d >= 0 ? ahead(c, fs, st->seq, d, ts) : behind(c, fs, st->seq);
+	d = seq - fs->expected;
+	return (__s32)d >= 0 ? ahead(c, fs, seq, d, false) : behind(c, fs, seq);
 }
 
-/* Times, latency and the pacing seen in send times, for a frame in the books. */
-static void note_times(struct seqtrack_run *r, __u64 ts, __u64 now, bool timed)
+/* ---------------------------------------------------------------------------
+ * Send times, latency, pacing
+ */
+
+/*
+ * The full send time of a frame of r: the stamp's 24-bit ticks placed, from
+ * the newest frame's, where the receive times' gap says (a run's frames
+ * keep their gaps however long it goes and whatever clock it is on). The
+ * first frame's is the tick before its receive time.
+ */
+static __u64 send_time(struct seqtrack_run *r, __u32 ticks, __u64 now)
 {
-	__u64 slot = ts / SEQTRACK_BURST_NS, lat = now > ts ? now - ts : 0, d;
+	__u64 tick, d;
+	__s64 expect, k;
+
+	if (!r->anchor_rx) {
+		tick = stamp_time(ticks, now) >> XDPSG_STAMP_TICK_SHIFT;
+	} else {
+		d = (ticks - r->anchor_tick) & XDPSG_STAMP_TS_MASK;
+		expect = (__s64)(now - r->anchor_rx) / (__s64)STAMP_TICK_NS;
+		/* the multiple of the wrap that brings d nearest the gap */
+		k = (expect - (__s64)d + (1LL << (XDPSG_STAMP_TS_BITS - 1))) >> XDPSG_STAMP_TS_BITS;
+		tick = r->anchor_tick + d + (__u64)k * (1ULL << XDPSG_STAMP_TS_BITS);
+	}
+	if (!r->anchor_rx || (__s64)(tick - r->anchor_tick) > 0) {
+		r->anchor_tick = tick;
+		r->anchor_rx = now;
+	}
+	return (tick << XDPSG_STAMP_TICK_SHIFT) + STAMP_TICK_NS / 2;
+}
+
+/* A timed frame's transit (receive - send) into the run's delay figures. */
+static void note_transit(struct seqtrack *t, struct seqtrack_run *r, __u64 transit)
+{
+	__u64 d;
+
+	if (r->probation) {
+		if (r->nearly < SEQTRACK_EARLY)
+			r->early[r->nearly++] = transit;
+		return;
+	}
+	if (jitter_update(&r->jit, transit, &d))
+		hist_record(r->ipdv, d);
+	/* the latency only where it may be this sink's clock; the live export only where it is */
+	if (r->mk.state != SEQTRACK_CLOCK_OTHER)
+		hist_record(r->latency, (__s64)transit < 0 ? 0 : transit);
+	if (r->mk.state == SEQTRACK_CLOCK_SAME)
+		hist_coarse_record(&t->live, (__s64)transit < 0 ? 0 : transit);
+}
+
+static void note_times(struct seqtrack *t, struct seqtrack_run *r, __u32 ticks, __u64 now,
+		       bool timed)
+{
+	__u64 ts = send_time(r, ticks, now), slot = ts / SEQTRACK_BURST_NS;
 
 	if (!r->first_rx) {
 		r->first_ts = r->last_ts = ts;
@@ -406,11 +247,10 @@ static void note_times(struct seqtrack_run *r, __u64 ts, __u64 now, bool timed)
 	r->first_ts = ts < r->first_ts ? ts : r->first_ts;
 	r->last_ts = ts > r->last_ts ? ts : r->last_ts;
 	r->last_rx = now;
-	if (timed) {
-		hist_record(r->latency, lat);
-		if (jitter_update(&r->jit, lat, &d))
-			hist_record(r->ipdv, d);
-	}
+	if (timed)
+		note_transit(t, r, now - ts);
+	else
+		r->c.untimed++;
 	if (slot == r->burst_slot) {
 		r->burst_n++;
 	} else if (slot > r->burst_slot) {
@@ -421,280 +261,151 @@ static void note_times(struct seqtrack_run *r, __u64 ts, __u64 now, bool timed)
 		r->burst_max = r->burst_n;
 }
 
-/* Count v in the run's books and in the totals (the same field of each). */
-static void add_both(struct seqtrack *t, struct seqtrack_run *r, size_t off)
+/* ---------------------------------------------------------------------------
+ * Frames in
+ */
+
+/* The totals follow the books of runs off probation: add what a frame changed. */
+static void totals_follow(struct seqtrack *t, const struct seqtrack_run *r,
+			  const struct seqtrack_counts *before)
 {
-	(*(__u64 *)((char *)&r->c + off))++;
-	(*(__u64 *)((char *)&t->total + off))++;
+	const __u64 *a = (const __u64 *)&r->c, *b = (const __u64 *)before;
+	__u64 *tot = (__u64 *)&t->total;
+	unsigned int i;
+
+	if (r->probation)
+		return;
+	for (i = 0; i < sizeof(r->c) / sizeof(__u64); i++)
+		tot[i] += a[i] - b[i];
 }
 
-/* A rejected send time: counted in the totals, and in the run's books if it has any. */
-static enum seqtrack_verdict reject(struct seqtrack *t, struct seqtrack_run *r, size_t off,
-				    enum seqtrack_verdict v)
+static struct seqtrack_run *run_get(struct seqtrack *t, __u32 id, __u64 now)
 {
-	if (r)
-		add_both(t, r, off);
-	else
-		(*(__u64 *)((char *)&t->total + off))++;
-	return v;
+	struct seqtrack_run *r = seqtrack_run_find(t, id);
+
+	return r ? r : seqtrack_run_open(t, id, now);
 }
 
 enum seqtrack_verdict seqtrack_update_timed(struct seqtrack *t, const struct stamp *st, __u64 now,
 					    bool timed)
 {
-	struct seqtrack_run *r = run_find(t, st->run);
-	__u64 ts = stamp_time(st->ticks, now);
+	struct seqtrack_run *r = run_get(t, st->run, now);
 	struct seqtrack_counts before;
 	struct seqtrack_flow *fs;
 	enum seqtrack_verdict v;
 
-	/* Claims about time first: a rejected one opens no books and takes no memory. */
-	if (ts > now)
-		return reject(t, r, offsetof(struct seqtrack_counts, ts_future), SEQ_TS_FUTURE);
-	if (ts + SEQTRACK_STALE_NS < t->start_ns)
-		return reject(t, r, offsetof(struct seqtrack_counts, ts_stale), SEQ_TS_STALE);
-	if (!r) {
-		r = run_open(t, st->run, now);
-		if (!r)
-			return reject(t, NULL, offsetof(struct seqtrack_counts, unplaced),
-				      SEQ_UNPLACED);
+	fs = seqtrack_flow_of(t, &r, st->flow, now);
+	if (!fs) {
+		r->c.unplaced++;
+		if (!r->probation)
+			t->total.unplaced++;
+		return SEQ_UNPLACED;
 	}
-	fs = flow_of(t, &r, st->flow, now);
-	if (!fs)
-		return reject(t, r, offsetof(struct seqtrack_counts, unplaced), SEQ_UNPLACED);
 	before = r->c;
-	v = sequence(&r->c, fs, st, ts);
-	/* The totals follow the run's books: add what this frame changed. */
-	t->total.received += r->c.received - before.received;
-	t->total.lost += r->c.lost - before.lost;
-	t->total.lost_final += r->c.lost_final - before.lost_final;
-	t->total.duplicates += r->c.duplicates - before.duplicates;
-	t->total.reordered += r->c.reordered - before.reordered;
-	t->total.late += r->c.late - before.late;
-	t->total.implausible += r->c.implausible - before.implausible;
-	if (v != SEQ_IMPLAUSIBLE) {
-		note_times(r, ts, now, timed);
-		if (timed) {
-			hist_coarse_record(&t->live, now - ts);
-		} else {
-			r->c.untimed++;
-			t->total.untimed++;
-		}
-	}
+	r->flows_data += !(fs->flags & SEQTRACK_FLOW_DATA);
+	v = sequence(&r->c, fs, st->seq);
+	note_times(t, r, st->ticks, now, timed);
+	if (r->probation && r->c.received >= SEQTRACK_PROMOTE)
+		seqtrack_run_promote(t, r);
+	else
+		totals_follow(t, r, &before);
 	return v;
+}
+
+/* What a mark says of the clock its run is stamped on, against this sink's. */
+static void mark_clock(struct seqtrack *t, struct seqtrack_run *r, const struct xdpsg_mark *m,
+		       __u64 now)
+{
+	enum seqtrack_clock s = m->clock_id == t->clock_id ? SEQTRACK_CLOCK_SAME :
+							     SEQTRACK_CLOCK_OTHER;
+
+	r->mk.clock = m->clock;
+	r->mk.synced = !!(m->flags & XDPSG_MARK_F_SYNCED);
+	r->mk.sync_error_us = m->sync_error_us;
+	r->mk.offset_ns = (__s64)(m->clock_ns - now);
+	if (s == SEQTRACK_CLOCK_OTHER && r->mk.state != SEQTRACK_CLOCK_OTHER && r->latency)
+		hist_init(r->latency); /* what was kept on the chance it was ours, it is not */
+	r->mk.state = (__u8)s;
+	if (m->nflows > r->mk.nflows)
+		r->mk.nflows = m->nflows;
+}
+
+/* An END mark: the flow's count, and what is still missing after its last frame. */
+static void mark_end(struct seqtrack_run *r, struct seqtrack_flow *fs, const struct xdpsg_mark *m)
+{
+	__u32 end = (__u32)m->flow_frames, tail;
+
+	if (m->run_frames && r->mk.run_frames && m->run_frames != r->mk.run_frames)
+		r->mk.conflicts++;
+	else if (m->run_frames)
+		r->mk.run_frames = m->run_frames;
+	if (fs->flags & SEQTRACK_FLOW_END) {
+		r->mk.conflicts += fs->end != end;
+		return;
+	}
+	fs->flags |= SEQTRACK_FLOW_END;
+	fs->end = end;
+	r->mk.flows_ended++;
+	tail = flow_tail(fs);
+	r->c.lost += tail;
+	r->c.lost_at_end += tail;
+}
+
+enum seqtrack_verdict seqtrack_mark(struct seqtrack *t, const struct stamp *st, __u64 now)
+{
+	struct seqtrack_run *r = run_get(t, st->run, now);
+	const struct xdpsg_mark *m = &st->mark;
+	struct seqtrack_counts before;
+	struct seqtrack_flow *fs;
+
+	/* A mark shows a run (its tag covers it): off probation at once. */
+	if (!seqtrack_run_promote(t, r))
+		return SEQ_UNPLACED;
+	t->marks++;
+	r->mk.received++;
+	if (!r->first_rx)
+		r->first_rx = now;
+	r->last_rx = now;
+	mark_clock(t, r, m, now);
+	if (m->kind == XDPSG_MARK_START) {
+		r->mk.start_seen = 1;
+		return SEQ_MARK;
+	}
+	if (m->kind != XDPSG_MARK_END || m->flow == XDPSG_MARK_FLOW) {
+		r->mk.conflicts++;
+		return SEQ_MARK;
+	}
+	fs = seqtrack_flow_of(t, &r, m->flow, now);
+	if (!fs)
+		return SEQ_UNPLACED;
+	before = r->c;
+	mark_end(r, fs, m);
+	totals_follow(t, r, &before);
+	return SEQ_MARK;
 }
 
 const char *seqtrack_verdict_str(enum seqtrack_verdict v)
 {
 	static const char *const names[] = {
-		[SEQ_FIRST] = "first",
-		[SEQ_IN_ORDER] = "in-order",
-		[SEQ_GAP] = "gap",
-		[SEQ_REORDERED] = "reordered",
-		[SEQ_DUPLICATE] = "duplicate",
-		[SEQ_LATE] = "late",
-		[SEQ_IMPLAUSIBLE] = "implausible",
-		[SEQ_TS_FUTURE] = "ts-future",
-		[SEQ_TS_STALE] = "ts-stale",
-		[SEQ_UNPLACED] = "unplaced",
+		[SEQ_FIRST] = "first",	       [SEQ_IN_ORDER] = "in-order",   [SEQ_GAP] = "gap",
+		[SEQ_REORDERED] = "reordered", [SEQ_DUPLICATE] = "duplicate", [SEQ_LATE] = "late",
+		[SEQ_UNPLACED] = "unplaced",   [SEQ_MARK] = "mark",
 	};
 
 	return (unsigned int)v < sizeof(names) / sizeof(names[0]) ? names[v] : "unknown";
 }
 
+const char *seqtrack_clock_str(enum seqtrack_clock c)
+{
+	return c == SEQTRACK_CLOCK_SAME ? "same" : c == SEQTRACK_CLOCK_OTHER ? "other" : "unknown";
+}
+
 void seqtrack_counts_merge(struct seqtrack_counts *into, const struct seqtrack_counts *from)
 {
-	into->received += from->received;
-	into->lost += from->lost;
-	into->lost_final += from->lost_final;
-	into->duplicates += from->duplicates;
-	into->reordered += from->reordered;
-	into->late += from->late;
-	into->implausible += from->implausible;
-	into->ts_future += from->ts_future;
-	into->ts_stale += from->ts_stale;
-	into->unplaced += from->unplaced;
-	into->untimed += from->untimed;
-}
-
-/* A run record of some tracker, for merging by id. */
-struct run_ref {
-	__u32 id;
-	__u32 q; /* the tracker */
-	const struct seqtrack_run *r;
-};
-
-/* Books opened first come first: first receive time, then tracker, then opening. */
-static int ref_before(const struct run_ref *a, const struct run_ref *b)
-{
-	if (a->r->first_rx != b->r->first_rx)
-		return a->r->first_rx < b->r->first_rx ? -1 : 1;
-	if (a->q != b->q)
-		return a->q < b->q ? -1 : 1;
-	return a->r->order < b->r->order ? -1 : a->r->order > b->r->order;
-}
-
-static int ref_cmp_id(const void *pa, const void *pb)
-{
-	const struct run_ref *a = pa, *b = pb;
-
-	if (a->id != b->id)
-		return a->id < b->id ? -1 : 1;
-	return ref_before(a, b);
-}
-
-/* Groups (their first record, by id) in the order their books were first opened. */
-static int group_cmp(const void *pa, const void *pb)
-{
-	return ref_before(*(const struct run_ref *const *)pa, *(const struct run_ref *const *)pb);
-}
-
-static void summary_add(struct seqtrack_summary *s, const struct seqtrack_run *r)
-{
-	seqtrack_counts_merge(&s->c, &r->c);
-	if (r->first_rx && (!s->first_rx || r->first_rx < s->first_rx))
-		s->first_rx = r->first_rx;
-	if (r->first_rx && (!s->first_ts || r->first_ts < s->first_ts))
-		s->first_ts = r->first_ts;
-	s->last_ts = r->last_ts > s->last_ts ? r->last_ts : s->last_ts;
-	s->last_rx = r->last_rx > s->last_rx ? r->last_rx : s->last_rx;
-	s->burst_max += r->burst_max;
-	s->flows += r->flows_seen; /* a flow arrives on one queue */
-	s->reopened += r->reopened;
-	if (r->ipdv && r->ipdv->count)
-		s->jitter_ns = (s->jitter_ns * (double)s->ipdv.count +
-				jitter_ns(&r->jit) * (double)r->ipdv->count) /
-			       (double)(s->ipdv.count + r->ipdv->count);
-	if (r->ipdv)
-		s->ipdv.count += r->ipdv->count; /* the weight so far; summarized at the end */
-}
-
-static unsigned int refs_collect(struct seqtrack *const *trackers, unsigned int n,
-				 struct run_ref *refs)
-{
-	unsigned int q, i, m = 0;
-
-	for (q = 0; q < n; q++) {
-		const struct seqtrack *t = trackers[q];
-
-		for (i = 0; t && i < t->nruns + t->ndone; i++) {
-			const struct seqtrack_run *r = i < t->nruns ? &t->runs[i] :
-								      &t->done[i - t->nruns];
-
-			if (refs)
-				refs[m] = (struct run_ref){ .id = r->id, .q = q, .r = r };
-			m++;
-		}
-	}
-	return m;
-}
-
-/* One run's records, refs[0..k), merged and handed to fn. */
-static void group_report(const struct run_ref *refs, unsigned int k, struct hist *lat,
-			 seqtrack_run_fn fn, void *ctx)
-{
-	struct seqtrack_summary s;
+	__u64 *a = (__u64 *)into;
+	const __u64 *b = (const __u64 *)from;
 	unsigned int i;
 
-	memset(&s, 0, sizeof(s));
-	s.id = refs[0].id;
-	hist_init(lat);
-	hist_init(lat + 1);
-	for (i = 0; i < k; i++) {
-		summary_add(&s, refs[i].r);
-		hist_merge(lat, refs[i].r->latency);
-		hist_merge(lat + 1, refs[i].r->ipdv);
-	}
-	hist_summarize(lat + 1, &s.ipdv);
-	fn(&s, lat, ctx);
-}
-
-int seqtrack_runs(struct seqtrack *const *trackers, unsigned int n, seqtrack_run_fn fn, void *ctx)
-{
-	unsigned int m = refs_collect(trackers, n, NULL), i, g = 0;
-	struct run_ref *refs = malloc((m ? m : 1) * sizeof(*refs));
-	const struct run_ref **groups = malloc((m ? m : 1) * sizeof(*groups));
-	struct hist *lat = fn ? malloc(2 * sizeof(*lat)) : NULL; /* latency, |IPDV| */
-	int err = -ENOMEM;
-
-	if (!refs || !groups || (fn && !lat))
-		goto out;
-	refs_collect(trackers, n, refs);
-	qsort(refs, m, sizeof(*refs), ref_cmp_id);
-	for (i = 0; i < m; i++)
-		if (!i || refs[i].id != refs[i - 1].id)
-			groups[g++] = &refs[i];
-	qsort(groups, g, sizeof(*groups), group_cmp);
-	for (i = 0; fn && i < g; i++) {
-		const struct run_ref *e = groups[i];
-
-		while (e < refs + m && e->id == groups[i]->id)
-			e++;
-		group_report(groups[i], (unsigned int)(e - groups[i]), lat, fn, ctx);
-	}
-	err = (int)g;
-out:
-	free(refs);
-	free(groups);
-	free(lat);
-	return err;
-}
-
-__u64 seqtrack_folded(struct seqtrack *const *trackers, unsigned int n, struct seqtrack_summary *s,
-		      struct hist *lat)
-{
-	struct hist *ipdv = malloc(sizeof(*ipdv));
-	unsigned int q;
-	__u64 runs = 0;
-
-	memset(s, 0, sizeof(*s));
-	if (lat)
-		hist_init(lat);
-	if (ipdv)
-		hist_init(ipdv);
-	for (q = 0; q < n; q++) {
-		const struct seqtrack *t = trackers[q];
-
-		if (!t || !t->folded_runs)
-			continue;
-		runs += t->folded_runs;
-		summary_add(s, &t->folded);
-		if (lat)
-			hist_merge(lat, t->folded.latency);
-		if (ipdv)
-			hist_merge(ipdv, t->folded.ipdv);
-	}
-	/* Without memory for it, the IPDV figures stay 0 (the count says so). */
-	if (ipdv)
-		hist_summarize(ipdv, &s->ipdv);
-	else
-		memset(&s->ipdv, 0, sizeof(s->ipdv));
-	free(ipdv);
-	return runs;
-}
-
-void seqtrack_ipdv_all(struct seqtrack *const *trackers, unsigned int n, struct hist *ipdv,
-		       double *jitter_ns)
-{
-	struct seqtrack_summary s;
-	unsigned int q, i;
-
-	memset(&s, 0, sizeof(s));
-	hist_init(ipdv);
-	for (q = 0; q < n; q++) {
-		const struct seqtrack *t = trackers[q];
-
-		for (i = 0; t && i < t->nruns + t->ndone + 1; i++) {
-			const struct seqtrack_run *r = i < t->nruns ? &t->runs[i] :
-						       i < t->nruns + t->ndone ?
-								      &t->done[i - t->nruns] :
-								      &t->folded;
-
-			if (!r->ipdv)
-				continue;
-			summary_add(&s, r);
-			hist_merge(ipdv, r->ipdv);
-		}
-	}
-	*jitter_ns = s.jitter_ns;
+	for (i = 0; i < sizeof(*into) / sizeof(__u64); i++)
+		a[i] += b[i];
 }

@@ -19,6 +19,7 @@ when its expert info has an error. Needs Debian's python3-scapy and tshark.
 """
 import collections
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -30,12 +31,16 @@ from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6, IPv6ExtHdrDestOpt,
 from scapy.layers.ipsec import AH, ESP
 from scapy.layers.vxlan import VXLAN
 
-MAGIC = 0x3253
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "testenv"))
+from xdpsg import stamp as xstamp  # noqa: E402
+
 P = 40000  # ports no tshark dissector claims, so the payload stays data
+KEY = xstamp.Key.from_file(os.environ.get("XDPSG_STAMP_KEY"))
 
 
 def stamp(seq):
-    return struct.pack("<HIHIIH", MAGIC, 7, 1, seq, 1000, 0) + b"\0" * 14
+    return xstamp.pack(KEY, 7, 1, seq, 1000 << 7) + b"\0" * 14
 
 
 def l4s(seq, v6):

@@ -4,8 +4,15 @@
 checksums (computed here, independently of the C code) and, unless --no-stamp,
 a valid xdpsg stamp with per-flow sequence numbers increasing by one.
 Prints a one-line summary; exits 1 on the first bad frame."""
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "testenv"))
+from xdpsg import stamp as xstamp  # noqa: E402
+
+KEY = xstamp.Key.from_file(os.environ.get("XDPSG_STAMP_KEY"))
 
 
 def csum(data):
@@ -70,11 +77,14 @@ def main():
         if uck != 0 and csum(pseudo + udp) != 0xFFFF:
             sys.exit("frame %d: bad UDP checksum" % i)
         if stamped:
-            # stamp version 2 (common/shared.h): magic "S2", run, flow, seq, ts (48 bits)
-            magic, run, flow, seq, ts_lo, ts_hi = struct.unpack("<HIHIIH", udp[8:26])
-            ts = ts_lo | ts_hi << 32
-            if magic != 0x3253:
-                sys.exit("frame %d: stamp magic %#x" % (i, magic))
+            # stamp version 3 (common/shared.h, testenv/xdpsg/stamp.py)
+            kind, f = xstamp.unpack(udp[8:], KEY)
+            if kind == "mark":
+                continue
+            if kind != "data":
+                sys.exit("frame %d: %s" % (i, "a stamp that fails its check" if kind else
+                                          "no stamp"))
+            run, flow, seq, ts = f["run"], f["flow"], f["seq"], f["ticks"]
             key = (run, flow)
             if key in last_seq and seq != (last_seq[key] + 1) & 0xFFFFFFFF:
                 sys.exit("frame %d: flow %d seq %d after %d" % (i, flow, seq, last_seq[key]))

@@ -139,6 +139,8 @@ static const char *comment(const struct cap_hdr *h, char *buf, size_t len)
 		v = h->gap == CAP_GAP_BEFORE ? "gap before" : "gap after";
 	else if (h->verdict == CAPTURE_FOREIGN)
 		return "xdpsg: foreign (no stamp)";
+	else if (h->verdict == CAPTURE_FORGED)
+		v = "forged (the stamp's check failed)";
 	else if (h->verdict < 0 || h->verdict == SEQ_FIRST || h->verdict == SEQ_IN_ORDER)
 		return NULL;
 	else
@@ -304,6 +306,8 @@ static void anomaly(struct capq *q, const struct cap_hdr *h, const void *data, i
 	case SEQ_IN_ORDER:
 		remember(q, h, data, st, false);
 		return;
+	case SEQ_MARK: /* a run's start or end, no anomaly */
+		return;
 	case SEQ_GAP:
 		p = prev_of(q, st);
 		if (p->valid && p->run == st->run && p->flow == st->flow && !p->written) {
@@ -329,9 +333,9 @@ void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, in
 	if (__atomic_load_n(&c->full, __ATOMIC_RELAXED))
 		return;
 	h.caplen = len < c->snap ? len : c->snap;
-	if (verdict >= 0) {
+	if (verdict >= 0 || verdict == CAPTURE_FORGED) {
 		h.run = st->run;
-		h.flow = st->flow;
+		h.flow = verdict == SEQ_MARK ? st->mark.flow : st->flow;
 		h.seq = st->seq;
 		h.gap = verdict == SEQ_GAP ? CAP_GAP_AFTER : CAP_GAP_NONE;
 	}

@@ -57,6 +57,7 @@
 /* Verdicts beyond seqtrack's (enum seqtrack_verdict) for capture_offer(). */
 #define CAPTURE_FOREIGN -1 /* no stamp */
 #define CAPTURE_UNCHECKED -2 /* --no-verify: nothing is known */
+#define CAPTURE_FORGED -3 /* a stamp whose keyed check failed */
 
 struct capture;
 struct capq;

@@ -249,7 +249,7 @@ static inline unsigned int sink_has(const struct sink *sk, enum run_report kind)
 /* counters.c: the counter families, and --counters */
 struct ctr_family;
 extern const struct ctr_family sink_verdicts, sink_parse, sink_parse_errors, sink_parse_layers,
-	sink_drop_reasons, sink_rx, sink_xsk_rx, sink_xsk_stats, sink_xsk_books, sink_xsk_rejected,
+	sink_drop_reasons, sink_rx, sink_xsk_rx, sink_xsk_stats, sink_xsk_books, sink_xsk_unchecked,
 	sink_causes, sink_cpumap;
 int sink_list_counters(const struct param_cmd *const *cmds);
 

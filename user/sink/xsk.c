@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "clockid.h"
 #include "counter.h"
 #include "cpu.h"
 #include "numa.h"
@@ -87,6 +88,9 @@ void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_count
 		c->rx_packets += xc[i].rx_packets;
 		c->rx_bytes += xc[i].rx_bytes;
 		c->foreign += xc[i].foreign;
+		c->forged += xc[i].forged;
+		c->marks += xc[i].marks;
+		c->stray += xc[i].stray;
 		c->runs = xc[i].runs > c->runs ? xc[i].runs : c->runs;
 		seqtrack_counts_merge(&c->st, &xc[i].st);
 		c->rx_time_kernel += xc[i].rx_time_kernel;
@@ -155,8 +159,7 @@ static int xq_setup(struct xq *x)
 	if (err)
 		return err;
 	if (!cfg->no_verify) {
-		/* Send times from before this are stale: no frame of ours was sent then. */
-		x->tr = seqtrack__create(now_ns());
+		x->tr = seqtrack__create(xs->clock_id);
 		if (!x->tr)
 			return -ENOMEM;
 	}
@@ -256,7 +259,7 @@ enum xq_timing {
 	XQ_USER, /* no metadata: the time the thread read it */
 };
 
-static inline enum xq_timing xq_rx_time(const void *data, __u64 now, __u64 *rx)
+static inline enum xq_timing xq_rx_time(const void *data, __u64 now, __u64 off, __u64 *rx)
 {
 	const struct xdpsg_rx_meta *m =
 		(const struct xdpsg_rx_meta *)((const __u8 *)data - sizeof(*m));
@@ -267,6 +270,8 @@ static inline enum xq_timing xq_rx_time(const void *data, __u64 now, __u64 *rx)
 		return XQ_UNTIMED;
 	if (!v)
 		return XQ_USER;
+	/* the kernel's clock, as this process reads it (a time namespace shifts it) */
+	v += off;
 	/* Read after the kernel took it, so never later than now; clamp a clock that says otherwise. */
 	if (v < now)
 		*rx = v;
@@ -298,17 +303,22 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 			const void *data = xsk_queue_frame_data(x->q, d->addr);
 			struct stamp st;
 			__u64 rx;
-			enum xq_timing tm = xq_rx_time(data, now, &rx);
-			int v;
+			enum xq_timing tm = xq_rx_time(data, now, x->rx_off, &rx);
+			int v = stamp_read(data, d->len, &x->sk->key, &st);
 
 			if (i + XQ_PREFETCH_AHEAD < n)
 				xq_prefetch(x, idx + i + XQ_PREFETCH_AHEAD);
 			t->rx_bytes += d->len;
-			if (stamp_read(data, d->len, &x->sk->key, &st) == STAMP_DATA) {
+			if (v == STAMP_DATA) {
 				v = seqtrack_update_timed(x->tr, &st, rx, tm != XQ_UNTIMED);
 				t->rx_time_kernel += tm == XQ_KERNEL;
 				t->rx_untimed += tm == XQ_UNTIMED;
 				t->rx_time_user += tm == XQ_USER;
+			} else if (v == STAMP_MARK) {
+				v = seqtrack_mark(x->tr, &st, rx);
+			} else if (v == -EBADMSG) {
+				t->forged++;
+				v = CAPTURE_FORGED;
 			} else {
 				t->foreign++;
 				v = CAPTURE_FOREIGN;
@@ -326,6 +336,8 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 		t->st = x->tr->total;
 		t->live = x->tr->live;
 		t->runs = x->tr->opened;
+		t->marks = x->tr->marks;
+		t->stray = x->tr->stray;
 	}
 	if (!t->first_ns)
 		t->first_ns = now;
@@ -469,7 +481,9 @@ static bool hist_name_ok(const char *path)
 static int xsk_plan(struct sink *sk)
 {
 	const struct sink_cfg *cfg = sk->cfg;
-	unsigned int n, nrx = sk->ifc.rx_queues ? sk->ifc.rx_queues : 1;
+	unsigned int i, n, nrx = sk->ifc.rx_queues ? sk->ifc.rx_queues : 1;
+	struct clock_info ci;
+	int err;
 	struct xsk_cli cli = cfg->xsk;
 	struct xsk_state *xs;
 
@@ -511,7 +525,15 @@ static int xsk_plan(struct sink *sk)
 		return -ENOMEM;
 	xs->nxq = n;
 	xs->frame_size = cli.frame_size;
-	return plan_queues(sk, xs);
+	err = clock_info_read(XDPSG_CLOCK_MONOTONIC, &ci);
+	if (err)
+		return err;
+	xs->clock_id = ci.id;
+	xs->rx_off = ci.bpf_offset_ns;
+	err = plan_queues(sk, xs);
+	for (i = 0; !err && i < xs->nxq; i++)
+		xs->xq[i].rx_off = xs->rx_off;
+	return err;
 }
 
 /* Sockets first: the program finds them in the XSKMAP from its first packet. */

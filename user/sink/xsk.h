@@ -35,6 +35,9 @@ struct xq_counts {
 	__u64 rx_packets; /* delivered to user space */
 	__u64 rx_bytes;
 	__u64 foreign; /* without a stamp */
+	__u64 forged; /* with a stamp whose keyed check failed: in no books */
+	__u64 marks; /* the generators' start and end marks */
+	__u64 stray; /* frames of runs closed while on probation: received, not checked */
 	__u64 runs; /* books the queue opened (over queues: the most any queue opened) */
 	struct seqtrack_counts st;
 	/* stamped frames timed by the kernel's receive time (the program's metadata) or by the read */
@@ -53,26 +56,35 @@ struct xq_counts {
  * the run goes on: a counter never falls) and lost_pending the rest.
  */
 struct xsk_books {
-	__u64 stamped, foreign, lost, duplicates, reordered, late, lost_pending;
-	__u64 implausible, ts_future, ts_stale, unplaced;
+	__u64 stamped, foreign, forged, lost, lost_at_end, missing_head, duplicates, reordered,
+		late;
+	__u64 lost_pending, marks, unplaced, stray;
 };
 
-static inline void xsk_books_of(const struct seqtrack_counts *st, __u64 foreign, bool settled,
-				struct xsk_books *b)
+static inline void xsk_books_of(const struct seqtrack_counts *st, __u64 foreign, __u64 forged,
+				__u64 marks, __u64 stray, bool settled, struct xsk_books *b)
 {
 	*b = (struct xsk_books){
 		.stamped = st->received,
 		.foreign = foreign,
+		.forged = forged,
 		.lost = settled ? st->lost_final : st->lost,
+		.lost_at_end = st->lost_at_end,
+		.missing_head = st->missing_head,
 		.duplicates = st->duplicates,
 		.reordered = st->reordered,
 		.late = st->late,
 		.lost_pending = settled ? st->lost - st->lost_final : 0,
-		.implausible = st->implausible,
-		.ts_future = st->ts_future,
-		.ts_stale = st->ts_stale,
+		.marks = marks,
 		.unplaced = st->unplaced,
+		.stray = stray,
 	};
+}
+
+/* A queue's books as the reports show them. */
+static inline void xsk_books_of_queue(const struct xq_counts *c, bool settled, struct xsk_books *b)
+{
+	xsk_books_of(&c->st, c->foreign, c->forged, c->marks, c->stray, settled, b);
 }
 
 /*
@@ -88,6 +100,7 @@ struct xq {
 	struct run_worker w;
 	struct sink *sk;
 	unsigned int queue;
+	__u64 rx_off; /* xsk_state's: the kernel's receive times into this process's clock */
 	int cpu; /* where the thread runs (--follow-rx moves it) */
 	int umem_node; /* the NUMA node of the queue's UMEM: --follow-rx stays on it */
 	int rx_cpu; /* the CPU that ran most of the program's work for the queue at the last look, or -1 */
@@ -108,6 +121,8 @@ struct xq {
 
 struct xsk_state {
 	unsigned int nxq;
+	/* The receive clock: this process's CLOCK_MONOTONIC, its id, and what turns a BPF time into it */
+	__u64 clock_id, rx_off;
 	struct xq *xq;
 	struct capture *cap; /* --capture */
 	__u32 frame_size; /* UMEM frame size in use: --frame-size, or chosen from the MTU */
@@ -144,18 +159,43 @@ struct run_row {
 struct runs {
 	unsigned int n;
 	struct run_row *row;
-	struct hist all; /* every run's latency in one, the folded ones' too */
-	struct hist all_ipdv; /* and their |IPDV| */
+	struct seqtrack_counts sum; /* every run's books, the folded ones' too */
+	struct hist all; /* the latency of every run on this host's clock, the folded ones' too */
+	struct hist all_ipdv; /* every run's |IPDV| */
 	double all_jitter_ns; /* their RFC 3550 J, weighted by IPDV counts */
 	__u64 folded_runs; /* run records folded away for room, and their books */
 	struct seqtrack_summary folded;
 	struct hist_summary folded_lat;
+	__u64 closed_runs,
+		closed_lost; /* books closed for room (in the figures), and their losses */
+	__u64 stray, stray_runs; /* frames of runs closed on probation: never checked */
+	__u64 marks;
+	__u64 end_ns; /* when the books were read: a run still arriving then ended after the sink */
 };
 
-/* xsk_report.c. The runs are read once the queues' threads have ended. */
+/* How a run's end stands (xsk_runs.c). */
+enum run_end {
+	RUN_END_SEEN, /* every flow's end mark arrived: the frames after its last are counted */
+	RUN_END_PARTIAL, /* some flows' */
+	RUN_END_NONE, /* none */
+	RUN_END_SINK_STOPPED, /* none, and its frames were still arriving when the sink stopped */
+};
+
+/* xsk_runs.c. The runs are read once the queues' threads have ended. */
 int runs_collect(const struct sink *sk, struct runs *r);
 void runs_free(struct runs *r);
 struct seqtrack **xsk_trackers(const struct xsk_state *xs);
+enum run_end run_end_of(const struct runs *r, const struct seqtrack_summary *s);
+const char *run_end_str(enum run_end e);
+const char *run_clock_note(const struct seqtrack_summary *s, char *buf, size_t len);
+double run_rate(const struct seqtrack_summary *s);
+void json_run(const struct sink *sk, struct jw *w, const char *key, const struct runs *r,
+	      const struct seqtrack_summary *s, const struct hist_summary *lat);
+void text_run_notes(const struct runs *r, const struct seqtrack_summary *s);
+void text_runs_notes(const struct runs *r, bool verbose);
+void runs_ends(const struct runs *r, unsigned int *unseen, unsigned int *stopped);
+
+/* xsk_report.c */
 void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 	      const struct sink_snap *b, const struct sink_stats *d, const struct sink_drops *dr,
 	      enum run_report kind);

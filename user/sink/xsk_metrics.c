@@ -37,8 +37,8 @@ static void metrics_queue_books(const struct sink *sk, struct metrics_w *w,
 	{
 		ctr_metric_head(w, &sink_xsk_books, r);
 		for (i = 0; i < xs->nxq; i++) {
-			xsk_books_of(&ca[i].st, ca[i].foreign, true, &ba);
-			xsk_books_of(&cb[i].st, cb[i].foreign, true, &bb);
+			xsk_books_of_queue(&ca[i], true, &ba);
+			xsk_books_of_queue(&cb[i], true, &bb);
 			ctr_sub(&d, &ba, &bb, sizeof(d));
 			snprintf(q, sizeof(q), "%u", xs->xq[i].queue);
 			ctr_metric_at(w, &sink_xsk_books, r, "queue", q, &d);
@@ -107,11 +107,11 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 		ctr_metric_head(w, &sink_xsk_books, r);
 		for (i = 0; i < rs.n; i++) {
 			snprintf(id, sizeof(id), "%08x", rs.row[i].s.id);
-			xsk_books_of(&rs.row[i].s.c, 0, false, &bk);
+			xsk_books_of(&rs.row[i].s.c, 0, 0, rs.row[i].s.mk.received, 0, false, &bk);
 			ctr_metric_at(w, &sink_xsk_books, r, "run", id, &bk);
 		}
 		if (rs.folded_runs) {
-			xsk_books_of(&rs.folded.c, 0, false, &bk);
+			xsk_books_of(&rs.folded.c, 0, 0, rs.folded.mk.received, 0, false, &bk);
 			ctr_metric_at(w, &sink_xsk_books, r, "run", "folded", &bk);
 		}
 	}

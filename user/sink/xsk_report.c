@@ -43,119 +43,12 @@ static const char *xq_bind_mode(const struct xq *x)
 	return x->q && x->q->zerocopy ? "zero-copy" : "copy";
 }
 
-void runs_free(struct runs *r)
-{
-	free(r->row);
-}
-
-/* The queues' trackers, for seqtrack's merges. */
-struct seqtrack **xsk_trackers(const struct xsk_state *xs)
-{
-	struct seqtrack **tr = calloc(xs->nxq, sizeof(*tr));
-	unsigned int i;
-
-	for (i = 0; tr && i < xs->nxq; i++)
-		tr[i] = xs->xq[i].tr;
-	return tr;
-}
-
-static void runs_add(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
-{
-	struct runs *r = ctx;
-	struct run_row *row = &r->row[r->n++];
-
-	row->s = *s;
-	hist_summarize(lat, &row->lat);
-	hist_merge(&r->all, lat);
-}
-
-/* --drop-causes: the tracer's books joined with the runs (read once, at the summary). */
-static void runs_causes(const struct sink *sk, const struct runs *r)
-{
-	struct causes_run *ids = sk->causes ? calloc(r->n + 1, sizeof(*ids)) : NULL;
-	unsigned int i;
-
-	for (i = 0; ids && i < r->n; i++)
-		ids[i] = (struct causes_run){ r->row[i].s.id, r->row[i].s.first_rx,
-					      r->row[i].s.last_rx };
-	if (ids && causes_settle(sk->causes, ids, r->n))
-		pr_warn("--drop-causes: cannot read the drop tracer's books\n");
-	free(ids);
-}
-
-int runs_collect(const struct sink *sk, struct runs *r)
-{
-	struct seqtrack **tr = xsk_trackers(sk->ms);
-	const struct xsk_state *xs = sk->ms;
-	struct hist *folded = malloc(sizeof(*folded));
-	int n = tr ? seqtrack_runs(tr, xs->nxq, NULL, NULL) : -ENOMEM;
-
-	memset(r, 0, sizeof(*r));
-	hist_init(&r->all);
-	r->row = n >= 0 ? calloc(n ? (size_t)n : 1, sizeof(*r->row)) : NULL;
-	if (!r->row || !folded || seqtrack_runs(tr, xs->nxq, runs_add, r) < 0) {
-		free(tr);
-		free(folded);
-		runs_free(r);
-		return -ENOMEM;
-	}
-	r->folded_runs = seqtrack_folded(tr, xs->nxq, &r->folded, folded);
-	runs_causes(sk, r);
-	hist_summarize(folded, &r->folded_lat);
-	seqtrack_ipdv_all(tr, xs->nxq, &r->all_ipdv, &r->all_jitter_ns);
-	hist_merge(&r->all, folded);
-	free(folded);
-	free(tr);
-	return 0;
-}
-
-/* Frames a run sent per second, from its first to its last send time. */
-static double run_rate(const struct seqtrack_summary *s)
-{
-	__u64 span = s->last_ts - s->first_ts;
-
-	return span ? (double)(s->c.received - 1) * 1e9 / (double)span : 0.0;
-}
-
 static void json_hist(struct jw *w, const char *key, const struct hist *h)
 {
 	struct hist_summary hs;
 
 	hist_summarize(h, &hs);
 	hist_summary_json(w, key, &hs);
-}
-
-static void json_run(const struct sink *sk, struct jw *w, const char *key,
-		     const struct seqtrack_summary *s, const struct hist_summary *lat)
-{
-	__u64 t0 = sk->base.rs.t_ns;
-
-	jw_obj(w, key);
-	jw_u64(w, "run", s->id);
-	jw_u64(w, "received", s->c.received);
-	jw_i64(w, "lost", (__s64)s->c.lost);
-	jw_u64(w, "duplicates", s->c.duplicates);
-	jw_u64(w, "reordered", s->c.reordered);
-	jw_u64(w, "late", s->c.late);
-	jw_u64(w, "implausible", s->c.implausible);
-	jw_u64(w, "ts_future", s->c.ts_future);
-	jw_u64(w, "ts_stale", s->c.ts_stale);
-	jw_u64(w, "unplaced", s->c.unplaced);
-	jw_u64(w, "reopened", s->reopened);
-	jw_u64(w, "flows", s->flows);
-	jw_double(w, "first_rx_s", s->first_rx > t0 ? (double)(s->first_rx - t0) / 1e9 : 0);
-	jw_double(w, "last_rx_s", s->last_rx > t0 ? (double)(s->last_rx - t0) / 1e9 : 0);
-	jw_double(w, "send_s", (double)(s->last_ts - s->first_ts) / 1e9);
-	jw_double(w, "send_pps", run_rate(s));
-	jw_u64(w, "burst_100us_max", s->burst_max);
-	jw_double(w, "burst_100us_ideal", run_rate(s) * SEQTRACK_BURST_NS / 1e9);
-	hist_summary_json(w, "latency_ns", lat);
-	jw_u64(w, "untimed", s->c.untimed);
-	hist_summary_json(w, "ipdv_ns", &s->ipdv);
-	jw_double(w, "jitter_ns", s->jitter_ns);
-	if (!key)
-		causes_json_run(sk->causes, w, s->id, (__s64)s->c.lost);
-	jw_end_obj(w);
 }
 
 /*
@@ -172,39 +65,52 @@ static const char *latency_basis(const struct xq_counts *c)
 	return c->rx_time_user ? "user-space read time" : "none";
 }
 
-static void json_checks(struct jw *w, const struct xq_counts *c, __u64 runs, unsigned int has)
+static void json_checks(struct jw *w, const struct xq_counts *c, const struct runs *r,
+			unsigned int has)
 {
 	struct xsk_books bk;
+	__u64 runs = r ? r->n : c->runs;
 
 	jw_str(w, "latency_basis", latency_basis(c));
 	jw_u64(w, "rx_time_kernel", c->rx_time_kernel);
 	jw_u64(w, "rx_time_user", c->rx_time_user);
 	jw_u64(w, "rx_untimed", c->rx_untimed);
 
-	xsk_books_of(&c->st, c->foreign, false, &bk);
+	/* The summary's books are its runs' (those still on probation too); an interval's the totals. */
+	xsk_books_of(r ? &r->sum : &c->st, c->foreign, c->forged, c->marks, r ? r->stray : c->stray,
+		     false, &bk);
 	ctr_json_members(w, &sink_xsk_books, &bk, has);
 	jw_u64(w, "restarts", runs > 1 ? runs - 1 : 0);
-	ctr_json(w, &sink_xsk_rejected, &bk, has);
+	ctr_json(w, &sink_xsk_unchecked, &bk, has);
 }
 
 /* The summary's verdicts: every run's books, and the latency over all of them. */
-static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r0)
+static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r)
 {
-	const struct runs r = *r0;
-	unsigned int i;
+	unsigned int i, unseen, stopped;
 
-	json_hist(w, "latency_ns", &r0->all);
-	json_hist(w, "ipdv_ns", &r0->all_ipdv);
-	jw_double(w, "jitter_ns", r0->all_jitter_ns);
-	jw_u64(w, "runs_count", r.n);
+	json_hist(w, "latency_ns", &r->all);
+	json_hist(w, "ipdv_ns", &r->all_ipdv);
+	jw_double(w, "jitter_ns", r->all_jitter_ns);
+	jw_u64(w, "runs_count", r->n);
+	runs_ends(r, &unseen, &stopped);
+	jw_obj(w, "ends");
+	jw_u64(w, "not_seen", unseen);
+	jw_u64(w, "sink_stopped_first", stopped);
+	jw_end_obj(w);
+	jw_obj(w, "closed");
+	jw_u64(w, "runs", r->closed_runs);
+	jw_i64(w, "lost", (__s64)r->closed_lost);
+	jw_end_obj(w);
+	jw_u64(w, "stray_runs", r->stray_runs);
 	jw_arr(w, "runs");
-	for (i = 0; i < r.n; i++)
-		json_run(sk, w, NULL, &r.row[i].s, &r.row[i].lat);
+	for (i = 0; i < r->n; i++)
+		json_run(sk, w, NULL, r, &r->row[i].s, &r->row[i].lat);
 	jw_end_arr(w);
 	/* Runs folded away for room: reported together, never dropped. */
-	if (r.folded_runs) {
-		jw_u64(w, "runs_folded", r.folded_runs);
-		json_run(sk, w, "folded", &r.folded, &r.folded_lat);
+	if (r->folded_runs) {
+		jw_u64(w, "runs_folded", r->folded_runs);
+		json_run(sk, w, "folded", r, &r->folded, &r->folded_lat);
 	}
 	causes_json_rest(sk->causes, w);
 }
@@ -273,7 +179,7 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 	/* Frames on queues without a socket: never read, never in any books. */
 	jw_u64(w, "not_checked", d->redirect_err);
 	if (books)
-		json_checks(w, &c, r ? r->n : c.runs, has);
+		json_checks(w, &c, r, has);
 	ctr_json(w, &sink_xsk_stats, &x, has);
 	if (summary)
 		jw_i64(w, "unexplained", xsk_balance(d, &c, &x));
@@ -289,14 +195,14 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 
 static void text_interval(const struct sink *sk, const struct xq_counts *c)
 {
-	__u64 rejected = c->st.implausible + c->st.ts_future + c->st.ts_stale + c->st.unplaced;
-
 	if (!sk->cfg->no_verify)
 		printf("  lost %s dup %s reord %s foreign %s", FMT_ICOUNT(c->st.lost),
 		       FMT_COUNT(c->st.duplicates), FMT_COUNT(c->st.reordered),
 		       FMT_COUNT(c->foreign));
-	if (rejected)
-		printf(" rejected %s", FMT_COUNT(rejected));
+	if (c->st.missing_head)
+		printf(" missing-at-start %s", FMT_COUNT(c->st.missing_head));
+	if (c->forged)
+		printf(" forged %s", FMT_COUNT(c->forged));
 }
 
 static void text_lat(const char *label, const struct hist_summary *h)
@@ -312,26 +218,49 @@ static void text_lat(const char *label, const struct hist_summary *h)
 }
 
 /* -v: one line per run, and one for its latency. */
-static void text_run(const struct seqtrack_summary *s, const struct hist_summary *lat)
+static void text_run(const struct runs *r, const struct seqtrack_summary *s,
+		     const struct hist_summary *lat)
 {
 	char l[3][24];
 
-	printf("    run %08x: %s received, lost %s, duplicates %s, reordered %s, late %s, rejected %s; sent at %s pps, at most %u in 100 us (even: %.1f)\n",
+	printf("    run %08x: %s received, lost %s (%s after the last), missing at the start %s, duplicates %s, reordered %s, late %s; end %s; sent at %s pps, at most %u in 100 us (even: %.1f)\n",
 	       s->id, fmt_count(l[0], sizeof(l[0]), s->c.received), FMT_ICOUNT(s->c.lost),
+	       FMT_COUNT(s->c.lost_at_end), FMT_COUNT(s->c.missing_head),
 	       FMT_COUNT(s->c.duplicates), FMT_COUNT(s->c.reordered), FMT_COUNT(s->c.late),
-	       FMT_COUNT((s->c.implausible + s->c.ts_future + s->c.ts_stale)),
-	       fmt_si(l[1], sizeof(l[1]), run_rate(s)), (unsigned int)s->burst_max,
-	       run_rate(s) * SEQTRACK_BURST_NS / 1e9);
+	       run_end_str(run_end_of(r, s)), fmt_si(l[1], sizeof(l[1]), run_rate(s)),
+	       (unsigned int)s->burst_max, run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	text_lat("      latency: ", lat);
 	if (s->ipdv.count)
 		printf("      jitter: IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s\n",
 		       fmt_ns(l[0], sizeof(l[0]), s->ipdv.p50),
 		       fmt_ns(l[1], sizeof(l[1]), s->ipdv.p99),
 		       fmt_ns(l[2], sizeof(l[2]), (__u64)s->jitter_ns));
-	if (s->c.unplaced || s->reopened)
-		printf("      not checked: %s frames found no room in the books; "
-		       "books reopened %u times (losses around a reopening are not counted)\n",
-		       FMT_COUNT(s->c.unplaced), s->reopened);
+}
+
+/* What was received that the books could not check, and why. */
+static void text_unchecked_books(const struct sink *sk, const struct xq_counts *c,
+				 const struct runs *r)
+{
+	char kb[32];
+
+	if (c->forged)
+		printf("  forged:   %s frames carried stamps this sink could not verify (wrong key? it checks with the %s key; give both ends the same --stamp-key)\n",
+		       FMT_COUNT(c->forged), stamp_key_name(&sk->key, kb, sizeof(kb)));
+	if (r->sum.unplaced)
+		printf("  not checked: %s stamped frames found no room in the books "
+		       "(more runs or flows at once than a queue keeps; man xdp-sink, FORGED FRAMES)\n",
+		       FMT_COUNT(r->sum.unplaced));
+	if (r->stray)
+		printf("  not checked: %s frames of %s runs that showed fewer than %d frames and no mark before more runs needed room (strays of old runs, or a flood of runs)\n",
+		       FMT_COUNT(r->stray), FMT_COUNT(r->stray_runs), SEQTRACK_PROMOTE);
+	if (r->closed_runs)
+		printf("  closed:   %s runs' books closed for room: lost %s, in the figures above\n",
+		       FMT_COUNT(r->closed_runs), FMT_ICOUNT(r->closed_lost));
+	if (r->folded_runs)
+		printf("  folded:   %s closed runs' books kept only together: %s received, "
+		       "lost %s\n",
+		       FMT_COUNT(r->folded_runs), FMT_COUNT(r->folded.c.received),
+		       FMT_ICOUNT(r->folded.c.lost));
 }
 
 static void text_checks(const struct sink *sk, const struct xq_counts *c)
@@ -343,29 +272,21 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 
 	if (runs_collect(sk, &r))
 		return;
-	printf("  checked:  %s stamped, %s foreign; lost %s, duplicates %s, reordered %s, late %s, runs %u\n",
-	       fmt_count(l[0], sizeof(l[0]), c->st.received),
-	       fmt_count(l[1], sizeof(l[1]), c->foreign), FMT_COUNT(c->st.lost),
-	       FMT_COUNT(c->st.duplicates), FMT_COUNT(c->st.reordered), FMT_COUNT(c->st.late), r.n);
-	if (c->st.implausible || c->st.ts_future || c->st.ts_stale)
-		printf("  rejected: implausible sequence %s, send time in the future %s, before the sink started %s (in no run's books)\n",
-		       FMT_COUNT(c->st.implausible), FMT_COUNT(c->st.ts_future),
-		       FMT_COUNT(c->st.ts_stale));
-	/* The usual cause: a capture of xdp-gen's frames replayed with their old stamps. */
-	if (c->st.ts_stale && !c->st.received)
-		printf("  hint: every stamped frame was sent before this sink started: a replayed "
-		       "capture of xdp-gen traffic? 'xdp-gen xsk --pcap FILE --stamp' stamps it afresh\n");
-	if (c->st.unplaced)
-		printf("  not checked: %s stamped frames found no room in the books "
-		       "(more runs or flows at once than a queue keeps; man xdp-sink, FORGED FRAMES)\n",
-		       FMT_COUNT(c->st.unplaced));
-	if (r.folded_runs)
-		printf("  folded:   %s closed runs' books kept only together: %s received, "
-		       "lost %s\n",
-		       FMT_COUNT(r.folded_runs), fmt_count(l[0], sizeof(l[0]), r.folded.c.received),
-		       FMT_ICOUNT(r.folded.c.lost));
+	printf("  checked:  %s stamped, %s foreign, %s forged; lost %s (%s after the last frame that arrived), duplicates %s, reordered %s, late %s, runs %u\n",
+	       fmt_count(l[0], sizeof(l[0]), r.sum.received),
+	       fmt_count(l[1], sizeof(l[1]), c->foreign), FMT_COUNT(c->forged),
+	       FMT_ICOUNT(r.sum.lost), FMT_COUNT(r.sum.lost_at_end), FMT_COUNT(r.sum.duplicates),
+	       FMT_COUNT(r.sum.reordered), FMT_COUNT(r.sum.late), r.n);
+	if (r.sum.missing_head)
+		printf("  missing:  %s frames before the first of their flow that arrived (sent before this sink was ready?): not in lost\n",
+		       FMT_COUNT(r.sum.missing_head));
+	text_unchecked_books(sk, c, &r);
+	text_runs_notes(&r, sk->cfg->verbose);
 	hist_summarize(&r.all, &all);
-	text_lat("  latency:  ", &all);
+	if (all.count)
+		text_lat("  latency:  ", &all);
+	else if (r.n)
+		printf("  latency:  not figured: no run was stamped on this host's clock (the lines above say why)\n");
 	if (c->rx_untimed)
 		printf("  timed:    %s of %s stamped frames (above about 1 Mpps on a CPU the kernel times "
 		       "one in 16; --time-all times every frame)\n",
@@ -379,7 +300,7 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		       fmt_ns(l[2], sizeof(l[2]), (__u64)r.all_jitter_ns), latency_basis(c));
 	for (i = 0; i < r.n; i++) {
 		if (sk->cfg->verbose)
-			text_run(&r.row[i].s, &r.row[i].lat);
+			text_run(&r, &r.row[i].s, &r.row[i].lat);
 		causes_text_run(sk->causes, r.row[i].s.id, (__s64)r.row[i].s.c.lost);
 	}
 	causes_text_rest(sk->causes);
@@ -473,6 +394,56 @@ void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sin
 }
 
 /*
+ * The books' part of RESULT. Never a bare "lost 0": frames missing before a
+ * run's first, runs whose end was not seen (what came after their last frame
+ * is unknown), books closed for room, frames no book checked and forged
+ * stamps are said beside it.
+ */
+static void result_books(const struct sink *sk, const struct xq_counts *c)
+{
+	unsigned int unseen, stopped;
+	struct runs r;
+
+	if (runs_collect(sk, &r))
+		return;
+	if (!r.n) {
+		if (c->forged)
+			printf("%s frames carried stamps this sink could not verify (wrong key?): nothing checked",
+			       FMT_COUNT(c->forged));
+		else
+			printf("%s frames delivered, none stamped by xdp-gen: nothing to check",
+			       FMT_COUNT(c->rx_packets));
+		runs_free(&r);
+		return;
+	}
+	runs_ends(&r, &unseen, &stopped);
+	printf("%s stamped frames of %u run%s checked: lost %s", FMT_COUNT(r.sum.received), r.n,
+	       r.n == 1 ? "" : "s", FMT_ICOUNT(r.sum.lost));
+	if (unseen + stopped)
+		printf(" up to the last frame that arrived");
+	else
+		printf(" (%s after the last frame that arrived)", FMT_COUNT(r.sum.lost_at_end));
+	printf(", duplicates %s, reordered %s, late %s", FMT_COUNT(r.sum.duplicates),
+	       FMT_COUNT(r.sum.reordered), FMT_COUNT(r.sum.late));
+	if (r.sum.missing_head)
+		printf("; MISSING %s before the first frame (sent before this sink was ready?)",
+		       FMT_COUNT(r.sum.missing_head));
+	if (unseen)
+		printf("; END NOT SEEN for %u run%s (frames after the last that arrived unknown)",
+		       unseen, unseen == 1 ? "" : "s");
+	if (stopped)
+		printf("; %u run%s still arriving when the sink stopped (frames on their way: not seen, not lost)",
+		       stopped, stopped == 1 ? "" : "s");
+	if (r.closed_runs)
+		printf("; %s runs closed for room (lost %s, in these figures)",
+		       FMT_COUNT(r.closed_runs), FMT_ICOUNT(r.closed_lost));
+	if (r.sum.unplaced + r.stray)
+		printf("; %s not checked (no room in the books)",
+		       FMT_COUNT(r.sum.unplaced + r.stray));
+	runs_free(&r);
+}
+
+/*
  * RESULT: the books in one line. What was checked and what it found; what was
  * not checked (frames on queues without a socket, frames with no room in the
  * books) and what does not balance come first in it, never a bare "lost 0".
@@ -485,7 +456,6 @@ void xsk_result(const struct sink *sk, const struct sink_snap *a, const struct s
 	struct xq_counts c;
 	struct xdp_statistics x;
 	__s64 unexplained;
-	struct runs r;
 
 	xsk_deltas(sk, a, b, &c, &x);
 	sock_drops = x.rx_dropped + x.rx_ring_full + x.rx_invalid_descs;
@@ -499,24 +469,14 @@ void xsk_result(const struct sink *sk, const struct sink_snap *a, const struct s
 	if (no_socket)
 		printf("NOT ALL CHECKED: %s of %s frames reached queues without a socket; ",
 		       FMT_COUNT(no_socket), FMT_COUNT(d->packets));
-	if (sk->cfg->no_verify) {
+	if (sk->cfg->no_verify)
 		printf("%s frames delivered, not checked (--no-verify)", FMT_COUNT(c.rx_packets));
-	} else if (!c.st.received || runs_collect(sk, &r)) {
-		printf("%s frames delivered, none stamped by xdp-gen: nothing to check",
-		       FMT_COUNT(c.rx_packets));
-	} else {
-		printf("%s stamped frames of %u run%s checked: lost %s, duplicates %s, reordered %s, late %s",
-		       FMT_COUNT(c.st.received), r.n, r.n == 1 ? "" : "s", FMT_ICOUNT(c.st.lost),
-		       FMT_COUNT(c.st.duplicates), FMT_COUNT(c.st.reordered), FMT_COUNT(c.st.late));
-		runs_free(&r);
-	}
-	if (c.st.unplaced)
-		printf("; %s not checked (no room in the books)", FMT_COUNT(c.st.unplaced));
+	else
+		result_books(sk, &c);
 	if (sock_drops)
 		printf("; %s dropped at the sockets", FMT_COUNT(sock_drops));
-	if (c.st.implausible + c.st.ts_future + c.st.ts_stale)
-		printf("; %s rejected claims",
-		       FMT_COUNT(c.st.implausible + c.st.ts_future + c.st.ts_stale));
+	if (c.forged && !sk->cfg->no_verify)
+		printf("; %s forged (stamps under another key?)", FMT_COUNT(c.forged));
 	if (c.foreign && !sk->cfg->no_verify)
 		printf("; %s foreign", FMT_COUNT(c.foreign));
 	printf("\n");

@@ -197,7 +197,7 @@ class Trials:
             "warmup_run": warm.get("run") if warm else None,
             "verdict": v["verdict"], "verdict_text": v["verdict_text"],
             "sent": sent, "received": v["received"], "duplicates": v["duplicates"],
-            "late": v["late"], "rejected": v["rejected"], "delivered": v["delivered"],
+            "late": v["late"], "delivered": v["delivered"],
             "lost": lost, "lost_min": v["lost_min"], "allowed_lost": v["allowed_lost"],
             "loss_ratio": lost / sent if sent else 0.0, "achieved_pps": round(achieved),
             "delivered_pps": round(v["delivered"] / dur) if dur > 0 else 0,

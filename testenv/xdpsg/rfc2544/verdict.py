@@ -77,8 +77,7 @@ def trial_verdict(sent, books, loss_ratio, count=None, offered=None, refused=0,
     """The verdict of one trial and the numbers behind it, all exact integers.
 
     sent: frames the generator confirmed; books: the sink's books of this generator run
-    (its 'runs' entry: received, duplicates, late, and the rejected implausible, ts_future,
-    ts_stale); loss_ratio: the loss allowed, a share of sent; count or offered: the frames
+    (its 'runs' entry: received, duplicates, late); loss_ratio: the loss allowed, a share of sent; count or offered: the frames
     the trial asked for (a burst, or rate x trial time); refused: frames the generator
     failed to transmit; gen_error: why xdp-gen failed, if it did; sink_dropped: frames the
     sink itself dropped (its rings were full).
@@ -108,7 +107,6 @@ def trial_verdict(sent, books, loss_ratio, count=None, offered=None, refused=0,
     received = int(books.get("received") or 0)
     dups = int(books.get("duplicates") or 0)
     late = int(books.get("late") or 0)
-    rejected = sum(int(books.get(k) or 0) for k in ("implausible", "ts_future", "ts_stale"))
     delivered = received - dups - late
     lost = sent - delivered
     maybe_original = min(late, max(lost, 0))
@@ -126,9 +124,6 @@ def trial_verdict(sent, books, loss_ratio, count=None, offered=None, refused=0,
                      "late originals) and counted as not delivered"
                      + (f"; up to {maybe_original:,} may be originals of the {lost:,} lost"
                         if maybe_original else "; all duplicates, every frame sent arrived"))
-    if rejected:
-        notes.append(f"{rejected:,} frames of this run rejected by the sink (implausible "
-                     "sequence or send time), counted as not delivered")
     if shortfall:
         verdict, text = "shortfall", "GENERATOR SHORTFALL"
     elif lost < 0:
@@ -148,7 +143,7 @@ def trial_verdict(sent, books, loss_ratio, count=None, offered=None, refused=0,
         "verdict": verdict, "verdict_text": text, "passed": verdict == "pass",
         "shortfall": verdict == "shortfall", "sink_shortfall": verdict == "sink shortfall",
         "sent": sent, "received": received, "duplicates": dups, "late": late,
-        "rejected": rejected, "delivered": delivered, "lost": lost, "lost_min": lost_min,
+        "delivered": delivered, "lost": lost, "lost_min": lost_min,
         "allowed_lost": allowed, "notes": notes,
     }
 
@@ -163,8 +158,6 @@ def sink_books(ssum, run):
     # Older sinks have no per-run books, only totals: 'stamped' is every stamped frame
     # the sink saw. The runner then gives the trial a sink of its own (trials.Trials),
     # so the totals are this run's.
-    rej = ssum.get("rejected") or {}
     return {"received": ssum.get("stamped", 0), "duplicates": ssum.get("duplicates", 0),
             "late": ssum.get("late", 0), "lost": ssum.get("lost"),
-            "reordered": ssum.get("reordered"), "latency_ns": ssum.get("latency_ns"),
-            **{k: rej.get(k, 0) for k in ("implausible", "ts_future", "ts_stale")}}, "totals"
+            "reordered": ssum.get("reordered"), "latency_ns": ssum.get("latency_ns")}, "totals"
