@@ -36,6 +36,14 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from xdpsg import stamp  # noqa: E402
 
 
+KEY = stamp.Key.from_file(os.environ.get("XDPSG_STAMP_KEY"))
+
+
+def stamp_of(run, flow, seq, ts):
+    """One data stamp under the lab's key (for forge_proto.py and the like)."""
+    return stamp.pack(KEY, run, flow, seq, ts)
+
+
 def udp_frame(smac, dmac, sip, dip, payload, sport=1024, dport=9):
     udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
     ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 0, 0x4000, 64, 17, 0,

@@ -69,7 +69,7 @@ def foreign(a, rng):
     """Other traffic: ARP, ND, TCP without a stamp, ICMP that is not an echo."""
     eth = lambda: Ether(src=a["smac"], dst=a["dmac"])
     ip4 = lambda: IP(src=a["sip4"], dst=a["dip4"])
-    st = forge.stamp(rng.getrandbits(32), 0, 0, time.monotonic_ns()) + PAD
+    st = forge.stamp_of(rng.getrandbits(32), 0, 0, time.monotonic_ns()) + PAD
     return [
         eth() / ARP(psrc=a["sip4"], pdst=a["dip4"]),
         eth() / IPv6(src=a["sip6"], dst="ff02::1:ff00:2") / ICMPv6ND_NS(tgt=a["dip6"]),
@@ -82,13 +82,13 @@ def foreign(a, rng):
         eth() / ip4() / ICMP(type=13) / st,
         eth() / ip4() / ICMP(type=3, code=3) / st,
         # Truncated: the UDP header claims more than the frame holds.
-        Ether(raw(eth() / ip4() / UDP(sport=1024, dport=9) / (forge.stamp(1, 0, 0, 1) + PAD))[:40]),
+        Ether(raw(eth() / ip4() / UDP(sport=1024, dport=9) / (forge.stamp_of(1, 0, 0, 1) + PAD))[:40]),
     ]
 
 
 def run_frames(build, run, count):
     seqs = [s for s in range(count + 3) if not count // 2 <= s < count // 2 + 3]
-    frames = [raw(build(forge.stamp(run, 0, s, time.monotonic_ns()) + PAD)) for s in seqs]
+    frames = [raw(build(forge.stamp_of(run, 0, s, time.monotonic_ns()) + PAD)) for s in seqs]
     return frames + frames[-2:]
 
 

@@ -40,7 +40,7 @@ test_sink_proto_xsk_books() {
 	for kind in $kinds; do
 		sel="[r for r in o['runs'] if r['run'] == $(forged "$forged" "o['runs']['$kind']")]"
 		t_expect_eq "$kind: books" "[[$((n + 2)), 3, 2, 0, 0]]" \
-			"$(json_get "$out" summary "[[r['received'], r['lost'], r['duplicates'], r['reordered'], r['implausible'] + r['ts_future'] + r['ts_stale'] + r['unplaced']] for r in $sel]")"
+			"$(json_get "$out" summary "[[r['received'], r['lost'], r['duplicates'], r['reordered'], r['missing_head'] + r['unplaced']] for r in $sel]")"
 	done
 	t_expect_eq "runs: one per kind" "$(wc -w <<<"$kinds")" \
 		"$(json_get "$out" summary 'o["runs_count"]')"

@@ -93,15 +93,6 @@ static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r)
 	json_hist(w, "ipdv_ns", &r->all_ipdv);
 	jw_double(w, "jitter_ns", r->all_jitter_ns);
 	jw_u64(w, "runs_count", r->n);
-	runs_ends(r, &unseen, &stopped);
-	jw_obj(w, "ends");
-	jw_u64(w, "not_seen", unseen);
-	jw_u64(w, "sink_stopped_first", stopped);
-	jw_end_obj(w);
-	jw_obj(w, "closed");
-	jw_u64(w, "runs", r->closed_runs);
-	jw_i64(w, "lost", (__s64)r->closed_lost);
-	jw_end_obj(w);
 	jw_u64(w, "stray_runs", r->stray_runs);
 	jw_arr(w, "runs");
 	for (i = 0; i < r->n; i++)
@@ -112,6 +103,16 @@ static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r)
 		jw_u64(w, "runs_folded", r->folded_runs);
 		json_run(sk, w, "folded", r, &r->folded, &r->folded_lat);
 	}
+	runs_ends(r, &unseen, &stopped);
+	jw_obj(w, "ends");
+	jw_u64(w, "not_seen", unseen);
+	jw_u64(w, "sink_stopped_first", stopped);
+	jw_end_obj(w);
+	/* Books closed for room: their losses are in the figures above, said once more here. */
+	jw_obj(w, "closed");
+	jw_u64(w, "runs", r->closed_runs);
+	jw_i64(w, "lost", (__s64)r->closed_lost);
+	jw_end_obj(w);
 	causes_json_rest(sk->causes, w);
 }
 
