@@ -290,7 +290,8 @@ int stamp_check(const void *p, unsigned int plen, const struct stamp_key *key, s
 	return STAMP_MARK;
 }
 
-int stamp_read(const void *frame, unsigned int len, const struct stamp_key *key, struct stamp *out)
+/* Where the stamp would be: 0 with *at and *plen set, or stamp_read()'s error. */
+static int stamp_place(const void *frame, unsigned int len, const __u8 **at, unsigned int *plen)
 {
 	const __u8 *p = frame;
 	struct pkt_info pi;
@@ -307,5 +308,42 @@ int stamp_read(const void *frame, unsigned int len, const struct stamp_key *key,
 	if ((pi.proto == PARSE_IPPROTO_ICMP || pi.proto == PARSE_IPPROTO_ICMPV6) &&
 	    !icmp_is_echo(pi.proto, p[pi.l4_off]))
 		return -ENOENT;
-	return stamp_check(p + pi.payload_off, pi.payload_len, key, out);
+	*at = p + pi.payload_off;
+	*plen = pi.payload_len;
+	return 0;
+}
+
+int stamp_read(const void *frame, unsigned int len, const struct stamp_key *key, struct stamp *out)
+{
+	const __u8 *at;
+	unsigned int plen;
+	int ret = stamp_place(frame, len, &at, &plen);
+
+	return ret ? ret : stamp_check(at, plen, key, out);
+}
+
+int stamp_peek(const void *frame, unsigned int len, struct stamp *out)
+{
+	struct xdpsg_mark le;
+	struct xdpsg_stamp st;
+	const __u8 *at;
+	unsigned int plen;
+	int ret = stamp_place(frame, len, &at, &plen);
+
+	if (ret)
+		return ret;
+	if (plen < XDPSG_STAMP_SIZE || at[0] != XDPSG_STAMP_MAGIC)
+		return -ENOENT;
+	memcpy(&st, at, sizeof(st));
+	out->run = le32toh(st.run);
+	out->flow = le16toh(st.flow);
+	out->seq = le32toh(st.seq);
+	out->ticks = le32toh(st.head) >> 8;
+	if (out->flow != XDPSG_MARK_FLOW)
+		return STAMP_DATA;
+	if (plen < XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE)
+		return -ENOENT;
+	memcpy(&le, at + XDPSG_STAMP_SIZE, sizeof(le));
+	mark_from_le(&out->mark, &le);
+	return STAMP_MARK;
 }

@@ -165,6 +165,13 @@ void stamp_write_mark(void *at, const struct stamp_key *k, __u32 run, __u64 ts_n
  */
 int stamp_read(const void *frame, unsigned int len, const struct stamp_key *key, struct stamp *out);
 
+/*
+ * stamp_read() without the keyed check: what the stamp says, as read. For
+ * tools that only look (and for measuring what the check costs), never for
+ * books.
+ */
+int stamp_peek(const void *frame, unsigned int len, struct stamp *out);
+
 /* Check the stamp (and a mark's body after it) at payload p of plen bytes: as stamp_read(). */
 int stamp_check(const void *p, unsigned int plen, const struct stamp_key *key, struct stamp *out);
 

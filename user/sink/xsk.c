@@ -278,6 +278,36 @@ static inline enum xq_timing xq_rx_time(const void *data, __u64 now, __u64 off, 
 	return XQ_KERNEL;
 }
 
+#ifdef XDPSG_TEST_HOOKS
+/*
+ * Test hook, only in the test build (build/test-hooks/xdp-sink): with
+ * XDPSG_TEST_NO_STAMP_CHECK=1 stamps are read without their keyed check, so
+ * the bench can pair the verifying sink with the same sink minus the check.
+ * A production binary has no such code and reads no such variable.
+ */
+static bool unkeyed_hook(void)
+{
+	const char *v = getenv("XDPSG_TEST_NO_STAMP_CHECK");
+
+	return v && !strcmp(v, "1");
+}
+
+static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, struct stamp *st)
+{
+	return x->unkeyed ? stamp_peek(data, len, st) : stamp_read(data, len, &x->sk->key, st);
+}
+#else
+static bool unkeyed_hook(void)
+{
+	return false;
+}
+
+static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, struct stamp *st)
+{
+	return stamp_read(data, len, &x->sk->key, st);
+}
+#endif
+
 /* Verify and count one batch of n descriptors from idx, then publish the totals. */
 static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __u64 now)
 {
@@ -304,7 +334,7 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 			struct stamp st;
 			__u64 rx;
 			enum xq_timing tm = xq_rx_time(data, now, x->rx_off, &rx);
-			int v = stamp_read(data, d->len, &x->sk->key, &st);
+			int v = xq_stamp(x, data, d->len, &st);
 
 			if (i + XQ_PREFETCH_AHEAD < n)
 				xq_prefetch(x, idx + i + XQ_PREFETCH_AHEAD);
@@ -531,8 +561,10 @@ static int xsk_plan(struct sink *sk)
 	xs->clock_id = ci.id;
 	xs->rx_off = ci.bpf_offset_ns;
 	err = plan_queues(sk, xs);
-	for (i = 0; !err && i < xs->nxq; i++)
+	for (i = 0; !err && i < xs->nxq; i++) {
 		xs->xq[i].rx_off = xs->rx_off;
+		xs->xq[i].unkeyed = unkeyed_hook();
+	}
 	return err;
 }
 

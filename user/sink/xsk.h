@@ -101,6 +101,7 @@ struct xq {
 	struct sink *sk;
 	unsigned int queue;
 	__u64 rx_off; /* xsk_state's: the kernel's receive times into this process's clock */
+	bool unkeyed; /* test hook: stamps read without their keyed check (xsk.c) */
 	int cpu; /* where the thread runs (--follow-rx moves it) */
 	int umem_node; /* the NUMA node of the queue's UMEM: --follow-rx stays on it */
 	int rx_cpu; /* the CPU that ran most of the program's work for the queue at the last look, or -1 */

@@ -38,6 +38,7 @@ class Sink:
     bounce: bool = False  # XDP_TX: the bounces arrive on the generator side, which needs NAPI
     interval: str = '200ms'  # xdp-sink -i; None: its defaults, no interval lines
     external: bool = False  # a peer tool: ready when its program is attached, any exit code
+    unkeyed: bool = False  # the test-hooks xdp-sink that reads stamps without the keyed check
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,10 @@ XSK_FOLLOW = Sink('xsk-follow', 'xdp-sink xsk --follow-rx (verify)', 'xdp-sink',
 # The drop tracer on (issue 25): host-wide, it runs on every drop and devmap flush.
 XSK_CAUSES = Sink('xsk-causes', 'xdp-sink xsk --drop-causes (verify)', 'xdp-sink', 'xsk',
                   ('--queues', 'all', '--drop-causes'), counter=REDIRECT, checks='xsk')
+# The keyed check's cost end to end: the same verifying sink, stamps read without it (a test
+# hook; production binaries have no such path).
+XSK_UNKEYED = Sink('xsk-unkeyed', 'xdp-sink xsk, stamps not checked (test hook)', 'xdp-sink',
+                   'xsk', ('--queues', 'all'), counter=REDIRECT, checks='xsk', unkeyed=True)
 SAMPLE = Sink('drop-sample100', 'xdp-sink drop --sample 100', 'xdp-sink', 'drop',
               ('--sample', '100', '--capture', '{tmp}/samples.pcap'), checks='xdp')
 # The paced rows measure what a user gets: the sink's defaults, no interval lines.
@@ -164,6 +169,7 @@ XDPSOCK_RX = Sink('ext:xdpsock', 'xdpsock -r', 'xdpsock',
                   external=True)
 # In chart order: the full matrix runs the first seven at every size and queue count.
 SINKS = (BARE, DROP, DROP_PARSE, PASS, TX, XSK, XSK_NOVERIFY, XSK_FOLLOW, SAMPLE, XSK_CAUSES,
+         XSK_UNKEYED,
          REDIRECT_CPU, XDP_BENCH, XDP_BENCH_CPU, XDPSOCK_RX)
 
 
@@ -409,6 +415,12 @@ def feature_cells(gens, quick):
     yield sink_cell(XSK_CAUSES, KERNEL, 60, 1, family='features',
                     label='xdp-sink xsk --drop-causes / plain xsk, 1 queue',
                     refs=(plain,) if quick else (plain, receive_limit(KERNEL, 60, 1)))
+    # The stamps' keyed check: the verifying sink against the same sink without it (goal:
+    # the keyed one at 0.97 of it or more; the pair's ratio is unkeyed / keyed, so at most
+    # 1 / 0.97 = 1.031).
+    yield sink_cell(XSK_UNKEYED, KERNEL, 60, 1, family='features',
+                    label='xdp-sink xsk without the keyed check / with it, 1 queue',
+                    refs=(Ref(XSK, KERNEL, 60, 1, 'keyed (goal: at least 0.97 of this)'),))
 
 
 def rate_cells(gens):

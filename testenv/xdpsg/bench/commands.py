@@ -36,7 +36,9 @@ def sink_argv(ctx, lab, cell, secs):
         return fill(s.argv, values)
     if s.tool == 'bench-ref':
         return [ctx.paths.ref, s.mode, '-d', '%.1f' % secs, lab.sink_if]
-    a = [ctx.paths.sink, s.mode, '-j'] + (['-i', s.interval] if s.interval else [])
+    a = ['env', 'XDPSG_TEST_NO_STAMP_CHECK=1', ctx.paths.sink_hooks] if s.unkeyed else \
+        [ctx.paths.sink]
+    a += [s.mode, '-j'] + (['-i', s.interval] if s.interval else [])
     return a + ['-d', '%.1f' % secs] + fill(s.options, values) + list(cell.sink_options) + \
         [lab.sink_if]
 

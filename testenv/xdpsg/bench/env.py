@@ -34,16 +34,21 @@ class Paths:
     alloc: str
     pktsend: str
     probe: str  # drops-probe: the drop tracer with the kernel's run-time statistics
+    verify: str  # bench-verify: the verifying sink's cost per frame, by kind of frame
+    sink_hooks: str  # xdp-sink with its test hooks: the unkeyed sink of the xsk-unkeyed cell
 
     @classmethod
     def of_build(cls, build):
         return cls(os.path.join(build, 'xdp-sink'), os.path.join(build, 'xdp-gen'),
                    os.path.join(build, 'bench-ref'), os.path.join(build, 'bench-alloc'),
                    os.path.join(build, 'tests', 'pktsend'),
-                   os.path.join(build, 'tests', 'drops-probe'))
+                   os.path.join(build, 'tests', 'drops-probe'),
+                   os.path.join(build, 'bench-verify'),
+                   os.path.join(build, 'test-hooks', 'xdp-sink'))
 
     def all(self):
-        return [self.sink, self.gen, self.ref, self.alloc, self.pktsend, self.probe]
+        return [self.sink, self.gen, self.ref, self.alloc, self.pktsend, self.probe,
+                self.verify, self.sink_hooks]
 
     def copy(self, d):
         """Run private copies in D: others may rebuild build/ while the matrix runs.
@@ -51,11 +56,13 @@ class Paths:
         os.makedirs(d)
         copies = []
         for b in self.all():
-            dst = os.path.join(d, os.path.basename(b))
+            name = os.path.basename(b) if b != self.sink_hooks else 'xdp-sink-hooks'
+            dst = os.path.join(d, name)
             shutil.copy2(b, dst)
             copies.append(dst)
         if proc.run([copies[0], '--version']).returncode == 0:
-            self.sink, self.gen, self.ref, self.alloc, self.pktsend, self.probe = copies
+            (self.sink, self.gen, self.ref, self.alloc, self.pktsend, self.probe, self.verify,
+             self.sink_hooks) = copies
 
 
 @dataclass

@@ -55,6 +55,33 @@ def run_alloc(ctx):
     return cells, runs[-1]
 
 
+VERIFY_KINDS = ('genuine', 'unkeyed', 'forged', 'claims', 'foreign')
+VERIFY_REF = 'verify/genuine'
+
+
+def run_verify(ctx):
+    """The verifying sink's cost per frame by kind of frame (bench-verify), ctx.repeat
+    times: ns/frame, each against a genuine frame's (a claim's goal: at most 2x)."""
+    runs = []
+    for i in range(ctx.repeat):
+        path = os.path.join(ctx.tmp, 'verify%d.json' % i)
+        r = ctx.sh([ctx.paths.verify, '--json', path] + (['--quick'] if ctx.quick else []),
+                   timeout=600)
+        if r.returncode == 0 and os.path.exists(path):
+            runs.append(lib.load(path))
+        else:
+            ctx.log('bench-verify failed: %s' % r.stderr.strip()[-200:])
+    cells = []
+    for kind in VERIFY_KINDS if runs else ():
+        vals = [o['ns'][kind] for o in runs]
+        md, lo, hi = lib.median_min_max(vals)
+        cid = 'verify/' + kind
+        cells.append({'id': cid, 'group': 'verify', 'unit': 'ns/frame', 'better': 'lower',
+                      'repeats': vals, 'median': md, 'min': lo, 'max': hi,
+                      'ref': None if cid == VERIFY_REF else VERIFY_REF, 'flags': []})
+    return cells
+
+
 BP_VARIANTS = [('drop', []), ('xsk', ['--sink', 'xsk'])]  # xsk: latency under backpressure
 BP_FIGURES = (('offered', ['rates', 'offered_pps'], 'higher'),
               ('delivered', ['rates', 'delivered_pps'], 'higher'),

@@ -107,6 +107,9 @@ class Bench(scenario.Scenario):
                     % (' --quick' if ctx.quick else '', ctx.repeat))
             acells, alloc_raw = extras.run_alloc(ctx)
             out += acells
+            ctx.log('bench: stamp verification (bench-verify%s) x %d'
+                    % (' --quick' if ctx.quick else '', ctx.repeat))
+            out += extras.run_verify(ctx)
         if bp_opts is not None and not ctx.filter:
             ctx.log('bench: backpressure scenario (testenv.sh backpressure)')
             bp, bcells = extras.run_backpressure(ctx, bp_opts)

@@ -152,6 +152,20 @@ def md_alloc(cells):
             '']
 
 
+def md_verify(cells):
+    rows = [c for c in cells if c['group'] == 'verify']
+    if not rows:
+        return []
+    return ['## Stamp verification (bench-verify)', '',
+            'What the verifying sink spends per 60-byte frame already in memory: the parse, '
+            'the keyed check and the books. A claim (a frame of a new run that passes the '
+            'check) should cost at most 2x a genuine frame.', '',
+            lib.md_table([[c['id'], '%.1f' % c['median'], '%.1f - %.1f' % (c['min'], c['max']),
+                           lib.fmt_ratio(c['ratio']), c['ref'] or 'reference'] for c in rows],
+                         ['cell', 'ns/frame', 'min-max', 'ratio', 'reference']),
+            '']
+
+
 def md_backpressure(res):
     bp = res['backpressure']
     lines = ['## Backpressure scenario', '']
@@ -204,7 +218,8 @@ def md_dropcost(cells):
 
 def md_report(res):
     lines = md_header(res) + md_groups(res) + md_rate_rows(res['cells'])
-    lines += md_latency(res['cells']) + md_alloc(res['cells']) + md_backpressure(res)
+    lines += md_latency(res['cells']) + md_alloc(res['cells']) + md_verify(res['cells']) + \
+        md_backpressure(res)
     lines += md_dropcost(res['cells'])
     if res['notes']:
         lines += ['## Notes', ''] + ['- ' + n for n in res['notes']] + ['']
