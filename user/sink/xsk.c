@@ -412,7 +412,11 @@ static void *xq_thread(void *arg)
 				continue;
 			}
 			xsk_queue_wakeup_rx(x->q);
-			xq_idle(cfg, &pfd, &idle, t.rx_time_kernel && !t.rx_time_user);
+			/*
+			 * Nap unless a frame's time would be this wake-up's: without
+			 * the books (--no-verify) no frame is timed at all.
+			 */
+			xq_idle(cfg, &pfd, &idle, !x->tr || (t.rx_time_kernel && !t.rx_time_user));
 			continue;
 		}
 		idle = 0;
@@ -469,7 +473,7 @@ static int plan_queues(struct sink *sk, struct xsk_state *xs)
 		x->rx_cpu = -1;
 		if (cfg->follow_rx)
 			x->follow = XQ_FOLLOW_ALWAYS;
-		else if (cfg->no_follow_rx || cfg->no_verify || (cfg->cpus.n && !cfg->cpus.all))
+		else if (cfg->no_follow_rx || (cfg->cpus.n && !cfg->cpus.all))
 			x->follow = XQ_FOLLOW_OFF;
 		else
 			x->follow = XQ_FOLLOW_AUTO;

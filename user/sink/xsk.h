@@ -17,7 +17,7 @@
 
 /*
  * Where a queue's thread stands on following its receive CPU: never (--cpus,
- * --no-follow-rx, --no-verify), always (--follow-rx), or automatically: it
+ * --no-follow-rx), always (--follow-rx), or automatically: it
  * stays while the queue keeps up, moves when the socket drops frames, and
  * keeps the move only if the queue then delivers at least as much.
  */
