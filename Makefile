@@ -260,12 +260,19 @@ demo: deps
 PY_PKG := $(wildcard testenv/xdpsg/*.py testenv/xdpsg/*/*.py)
 PY_RUNNERS := testenv/backpressure.py testenv/rfc2544.py
 
+# The documentation as the README links it: every page and picture at its path under DOCDIR,
+# so the installed README's links work (tests/integration/test_deb.sh follows them).
+DOCDIR ?= $(DATADIR)/doc/xdpsg
+DOC_FILES = $(shell scripts/doc-files.sh)
+
 install: tools man install-lab $(DASHBOARD)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(PROGS) $(DESTDIR)$(SBINDIR)/
 	install -D -m 0644 $(DASHBOARD) $(DESTDIR)$(DATADIR)/xdpsg/grafana/xdpsg-dashboard.json
 	install -d $(DESTDIR)$(DATADIR)/xdpsg/schema
 	install -m 0644 $(wildcard docs/schema/*.json) $(DESTDIR)$(DATADIR)/xdpsg/schema/
+	install -m 0755 tests/integration/schemacheck.py $(DESTDIR)$(DATADIR)/xdpsg/schemacheck.py
+	for f in $(DOC_FILES); do install -D -m 0644 $$f $(DESTDIR)$(DOCDIR)/$$f || exit 1; done
 	$(if $(MANPAGES),install -m 0644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man8/)
 	$(if $(wildcard completion/*),install -d $(DESTDIR)$(DATADIR)/bash-completion/completions)
 	$(if $(wildcard completion/*),install -m 0644 $(wildcard completion/*) \
@@ -294,7 +301,8 @@ install-lab: $(OUT)/tests/kstats-dump
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/xdpsg-lab
 	rm -rf $(DESTDIR)$(PYLIBDIR)/xdpsg $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(DATADIR)/xdpsg/grafana \
-		$(DESTDIR)$(DATADIR)/xdpsg/schema
+		$(DESTDIR)$(DATADIR)/xdpsg/schema $(DESTDIR)$(DATADIR)/xdpsg/schemacheck.py \
+		$(DESTDIR)$(DOCDIR)
 	-rmdir $(DESTDIR)$(PYLIBDIR) 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(SBINDIR)/,$(notdir $(PROGS)))
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MANPAGES)))

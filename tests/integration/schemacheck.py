@@ -27,8 +27,11 @@ import sys
 TOOLS = ("xdp-sink", "xdp-gen", "rfc2544", "backpressure", "testenv.sh", "xdpsg-lab")
 # The lab answers by the name it was run as; one schema covers both names.
 SCHEMA_OF = {"testenv.sh": "xdpsg-lab"}
-SCHEMA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs",
-                          "schema")
+# Installed (the package's /usr/share/xdpsg): the schemas beside it; in a checkout, docs/schema.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+SCHEMA_DIR = next((d for d in (os.path.join(_HERE, "schema"),
+                               os.path.join(_HERE, "..", "..", "docs", "schema"))
+                   if os.path.isdir(d)), os.path.join(_HERE, "schema"))
 
 
 def records(path):

@@ -98,6 +98,24 @@ test_deb_package_contents() {
 		out=$(lintian --tags no-manual-page,binary-without-manpage "$DEB_TMP/xdpsg.deb" 2>&1)
 		grep -qE 'no-manual-page|binary-without-manpage' <<<"$out" && t_fail "lintian: $out"
 	fi
+	# The installed README's links lead to installed files (pictures too).
+	out=$(python3 - "$DEB_TMP/root/usr/share/doc/xdpsg" <<'PY'
+import os, re, sys
+doc = sys.argv[1]
+for page in ("README.md", "testenv/README.md", "docs/json.md", "docs/stamp.md"):
+    base = os.path.dirname(os.path.join(doc, page))
+    for target in re.findall(r"\]\(([^)#\s]+)", open(os.path.join(doc, page)).read()):
+        if "://" not in target and not os.path.exists(os.path.join(base, target)):
+            print("%s links to %s, which the package does not have" % (page, target))
+PY
+) || t_fail "cannot read the installed docs"
+	[ -z "$out" ] || t_fail "$out"
+	# The schema checker docs/json.md names, with the installed schemas.
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	"$BUILD/xdp-gen" --version --json >"$out"
+	/usr/bin/python3 "$DEB_TMP/root/usr/share/xdpsg/schemacheck.py" "$out" ||
+		t_fail "the installed schemacheck.py failed on xdp-gen --version --json"
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["panels"], d' \
 		"$DEB_TMP/root/usr/share/xdpsg/grafana/xdpsg-dashboard.json" ||
 		t_fail "the dashboard is not the JSON of docs/monitoring.md"
