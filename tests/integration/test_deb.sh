@@ -104,6 +104,9 @@ import os, re, sys
 doc = sys.argv[1]
 for page in ("README.md", "testenv/README.md", "docs/json.md", "docs/stamp.md"):
     base = os.path.dirname(os.path.join(doc, page))
+    if not os.path.exists(os.path.join(doc, page)):
+        print("the package has no %s" % page)
+        continue
     for target in re.findall(r"\]\(([^)#\s]+)", open(os.path.join(doc, page)).read()):
         if "://" not in target and not os.path.exists(os.path.join(base, target)):
             print("%s links to %s, which the package does not have" % (page, target))
