@@ -24,6 +24,7 @@ struct cause {
 	__u32 run;
 	bool charged; /* an unidentified count charged to the only run active on its device */
 	bool unseen; /* a run's drops, but no frame of that run reached the sink */
+	bool mark; /* the run's marks dropped: no frame of its books, never a cause of lost */
 };
 
 /*
@@ -60,6 +61,7 @@ struct causes {
 	struct cause *v;
 	size_t n;
 	__u64 unstamped; /* frames without a stamp the tracer saw dropped: never a run's */
+	__u64 forged; /* frames whose stamp failed the check: never a run's */
 };
 
 const char *causes_test_btf(void)
@@ -73,7 +75,9 @@ const char *causes_test_btf(void)
 
 int causes__open(struct sink *sk)
 {
-	struct drops_opts o = { .btf_path = causes_test_btf() };
+	struct drops_opts o = { .btf_path = causes_test_btf(),
+				.run_entries = (unsigned int)sk->cfg->drop_runs,
+				.key = &sk->key };
 	struct causes *c;
 	struct stat st;
 	char why[512];
@@ -258,6 +262,13 @@ int causes_settle(struct causes *c, const struct causes_run *runs, unsigned int 
 			c->unstamped += k->packets;
 			continue;
 		}
+		if (k->key.kind == XDPSG_DROPS_FORGED) {
+			c->forged += k->packets;
+			continue;
+		}
+		/* A run's drops that found no entry: their run is unknown (the snapshot's total). */
+		if (k->key.kind == XDPSG_DROPS_UNCHARGED)
+			continue;
 		if (on_sink(c, k)) {
 			for (j = 0; j < c->nsl; j++)
 				if (c->sl[j].reason == k->key.reason)
@@ -266,7 +277,8 @@ int causes_settle(struct causes *c, const struct causes_run *runs, unsigned int 
 			continue;
 		}
 		x->c = *k;
-		if (k->key.kind == XDPSG_DROPS_RUN) {
+		x->mark = k->key.kind == XDPSG_DROPS_MARK;
+		if (k->key.kind == XDPSG_DROPS_RUN || x->mark) {
 			/* A run that lost every frame, or another run on the host: beside the runs. */
 			x->unseen = !is_in(k->key.run, runs, n);
 			x->run = k->key.run;
@@ -293,13 +305,14 @@ void causes_dev_name(const struct drops_count *k, char *buf, size_t len)
 		snprintf(buf, len, "ifindex%d", k->key.ifindex);
 }
 
-static __u64 run_total(const struct causes *c, __u32 run)
+/* A run's causes (mark false), or its marks dropped (mark true). */
+static __u64 run_total(const struct causes *c, __u32 run, bool mark)
 {
 	__u64 t = 0;
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		if (c->v[i].run == run)
+		if (c->v[i].run == run && c->v[i].mark == mark)
 			t += c->v[i].c.packets;
 	return t;
 }
@@ -317,8 +330,10 @@ static void json_cause(const struct causes *c, struct jw *w, const struct cause 
 	if (x->c.key.netns && !drops_netns_name(x->c.key.netns, ns, sizeof(ns)))
 		jw_str(w, "ns", ns);
 	jw_u64(w, "packets", x->c.packets);
-	/* Charged for want of the frame: the only run on its device. */
-	jw_bool(w, "identified", x->c.key.kind == XDPSG_DROPS_RUN);
+	/* false: charged for want of the frame, by when it was dropped. */
+	jw_bool(w, "identified", x->c.key.kind != XDPSG_DROPS_UNIDENTIFIED);
+	if (x->mark)
+		jw_bool(w, "mark", true);
 	jw_end_obj(w);
 }
 
@@ -330,7 +345,7 @@ static void json_cause(const struct causes *c, struct jw *w, const struct cause 
  */
 static void balance(const struct causes *c, __u32 run, __s64 lost, __u64 *unexplained, __u64 *over)
 {
-	__s64 diff = lost - (__s64)run_total(c, run);
+	__s64 diff = lost - (__s64)run_total(c, run, false);
 
 	*unexplained = diff > 0 ? (__u64)diff : 0;
 	*over = diff < 0 ? (__u64)-diff : 0;
@@ -346,11 +361,13 @@ void causes_json_run(const struct causes *c, struct jw *w, __u32 run, __s64 lost
 	balance(c, run, lost, &unexplained, &over);
 	jw_arr(w, "lost_causes");
 	for (i = 0; i < c->n; i++)
-		if (c->v[i].run == run)
+		if (c->v[i].run == run && !c->v[i].mark)
 			json_cause(c, w, &c->v[i]);
 	jw_end_arr(w);
 	jw_u64(w, "lost_unexplained", unexplained);
 	jw_u64(w, "lost_overexplained", over);
+	/* The run's start and end marks the tracer saw dropped: outside its frames and lost. */
+	jw_u64(w, "marks_dropped", run_total(c, run, true));
 }
 
 void causes_json_rest(const struct causes *c, struct jw *w)
@@ -372,7 +389,12 @@ void causes_json_rest(const struct causes *c, struct jw *w)
 			json_cause(c, w, &c->v[i]);
 	jw_end_arr(w);
 	jw_u64(w, "unstamped", c->unstamped);
+	jw_u64(w, "forged", c->forged);
 	jw_u64(w, "overflow", c->snap.overflow);
+	/* Drops of runs the run books had no room for (--drop-runs entries). */
+	jw_u64(w, "uncharged", c->snap.uncharged);
+	jw_u64(w, "drop_runs", c->snap.run_entries);
+	jw_u64(w, "runs_used", c->snap.runs_used);
 	jw_end_obj(w);
 }
 
@@ -387,7 +409,7 @@ void causes_text_run(const struct causes *c, __u32 run, __s64 lost)
 	balance(c, run, lost, &unexplained, &over);
 	printf("    run %08x lost %s:", run, FMT_ICOUNT(lost));
 	for (i = 0; i < c->n; i++) {
-		if (c->v[i].run != run)
+		if (c->v[i].run != run || c->v[i].mark)
 			continue;
 		causes_dev_name(&c->v[i].c, dev, sizeof(dev));
 		printf(" %s %s %s%s,", causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
@@ -397,7 +419,23 @@ void causes_text_run(const struct causes *c, __u32 run, __s64 lost)
 	if (over)
 		printf("; %s more dropped than lost (the run's end, or dropped and delivered anyway)",
 		       FMT_COUNT(over));
+	if (run_total(c, run, true))
+		printf("; %s of its marks dropped", FMT_COUNT(run_total(c, run, true)));
 	printf("\n");
+}
+
+/* The tracer's own limits, when they were reached. */
+static void text_limits(const struct causes *c)
+{
+	const struct drops_snapshot *s = &c->snap;
+
+	if (s->uncharged || s->runs_used >= s->run_entries)
+		printf("    the tracer's run books were full (%s entries): %s drops of runs went "
+		       "uncharged, counted by reason and device but not by run; raise --drop-runs\n",
+		       FMT_COUNT(s->run_entries), FMT_COUNT(s->uncharged));
+	if (s->overflow)
+		printf("    the tracer's books were full: %s drops not counted\n",
+		       FMT_COUNT(s->overflow));
 }
 
 void causes_text_rest(const struct causes *c)
@@ -416,12 +454,15 @@ void causes_text_rest(const struct causes *c)
 		else
 			printf("    dropped, no run's (unidentified; several runs or none on the "
 			       "device): ");
-		printf("%s %s %s\n", causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
+		printf("%s%s %s %s\n", c->v[i].mark ? "marks " : "",
+		       causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
 		       FMT_COUNT(c->v[i].c.packets));
 	}
-	if (c->snap.overflow)
-		printf("    the tracer's books were full: %s drops not counted\n",
-		       FMT_COUNT(c->snap.overflow));
+	if (c->forged)
+		printf("    dropped with a stamp that fails the key's check (forged, or another key): "
+		       "%s, no run's\n",
+		       FMT_COUNT(c->forged));
+	text_limits(c);
 }
 
 void causes_metric_sample(struct metrics_w *w, const char *name, const char *run, const char *kind,
@@ -451,8 +492,14 @@ void causes_metric_sample(struct metrics_w *w, const char *name, const char *run
 
 void causes_metrics_head(const struct causes *c, struct metrics_w *w)
 {
-	if (c && c->settled)
-		ctr_metric_head(w, &sink_causes, &sink_causes.rows[0]);
+	struct sink_cause_vals v = { .drop_runs_uncharged = c ? c->snap.uncharged : 0 };
+	const struct ctr_desc *d = &sink_causes.rows[SINK_CAUSE_UNCHARGED];
+
+	if (!c || !c->settled)
+		return;
+	ctr_metric_head(w, &sink_causes, d);
+	ctr_metric_at(w, &sink_causes, d, NULL, NULL, &v);
+	ctr_metric_head(w, &sink_causes, &sink_causes.rows[SINK_CAUSE_LOST]);
 }
 
 void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, __s64 lost)
@@ -466,7 +513,7 @@ void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, 
 		return;
 	snprintf(id, sizeof(id), "%08x", run);
 	for (i = 0; i < c->n; i++) {
-		if (c->v[i].run != run)
+		if (c->v[i].run != run || c->v[i].mark)
 			continue;
 		causes_metric_sample(w, name, id, NULL,
 				     causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)),

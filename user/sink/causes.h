@@ -66,6 +66,17 @@ void causes_metric_sample(struct metrics_w *w, const char *name, const char *run
 const char *causes_reason(struct drops *d, __u32 reason, char *buf, size_t len);
 /* "dev" or "dev@ns" when the device is in a named namespace other than ours. */
 void causes_dev_name(const struct drops_count *k, char *buf, size_t len);
+/* The rows of the family sink_causes (counters.c), and the values they describe. */
+enum sink_cause_row {
+	SINK_CAUSE_LOST, /* xdp_sink_lost_by_cause_total */
+	SINK_CAUSE_DROPPED, /* xdp_sink_dropped_by_cause_total */
+	SINK_CAUSE_UNCHARGED, /* xdp_sink_drop_runs_uncharged_total */
+};
+
+struct sink_cause_vals {
+	__u64 lost_by_cause, dropped_by_cause, drop_runs_uncharged;
+};
+
 /* The test build's kernel BTF in place of the kernel's (XDPSG_TEST_DROPS_BTF); NULL otherwise. */
 const char *causes_test_btf(void);
 
