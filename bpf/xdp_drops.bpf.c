@@ -31,10 +31,13 @@
 
 /*
  * The one parsing rule, run on a copy of the frame's first DROPS_SNAP bytes
- * in a per-CPU buffer: with offsets masked below 512, every header a walk
- * can reach (IPv6 extension headers of up to 2 KiB each, GENEVE options)
- * stays inside DROPS_BUF, which is what lets the verifier follow it.
+ * in a per-CPU buffer. The walk reads only the copy (its cursor's end is the
+ * copy's end, the frame's end only bounds the IP lengths), so it never
+ * reaches an offset the mask changes. The verifier cannot know that: for it,
+ * offsets masked below 512 keep every header a walk can reach (IPv6
+ * extension headers of up to 2 KiB each, GENEVE options) inside DROPS_BUF.
  */
+#define PARSE_COPY
 #define PARSE_OFF_MASK 0x1ff
 #include "parsing.h"
 
@@ -147,6 +150,7 @@ struct {
  */
 #define DROPS_SNAP 256
 #define DROPS_BUF 4096
+_Static_assert(DROPS_SNAP <= PARSE_OFF_MASK, "the mask must never move the cursor back");
 #define DROPS_MIN_FRAME (14 + 20 + 8 + XDPSG_STAMP_SIZE)
 #define SKB_DROP_REASON_CONSUMED 1 /* 0 and 1 are not drops (consume_skb's) */
 #define MAC_HEADER_UNSET 0xffff
@@ -166,6 +170,7 @@ struct {
 /* What find_stamp() found in a frame. */
 enum found {
 	FOUND_NONE, /* no stamp: counted as unstamped */
+	FOUND_UNREAD, /* its headers or its stamp go on beyond the copy: unidentified */
 	FOUND_FORGED, /* the magic, and a tag that fails the check */
 	FOUND_DATA, /* a data frame's stamp that passed the check */
 	FOUND_MARK, /* a mark that passed the check */
@@ -198,9 +203,10 @@ static __always_inline enum found check_stamp(const __u8 *p, __u32 plen, const v
 	if (flow != XDPSG_MARK_FLOW)
 		return xdpsg_tag_data(&s, seq, head) == tag ? FOUND_DATA : FOUND_FORGED;
 	/* A mark without its body is as good as forged (stamp_check()'s rule). */
-	if (plen < XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE ||
-	    (const void *)(p + XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE) > end)
+	if (plen < XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE)
 		return FOUND_FORGED;
+	if ((const void *)(p + XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE) > end)
+		return FOUND_UNREAD;
 	xdpsg_tag_word(&s, xdpsg_tag_m1(seq, head));
 	for (i = 0; i < XDPSG_MARK_SIZE / 8; i++) {
 		const __u8 *w = p + XDPSG_STAMP_SIZE + i * 8;
@@ -215,10 +221,10 @@ static __always_inline enum found check_stamp(const __u8 *p, __u32 plen, const v
  * rule of stamp_read(): bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
  * headers, one tunnel) to UDP or TCP data or an ICMP echo's data that starts
  * with the stamp's magic, then its tag checked. Only the first DROPS_SNAP
- * bytes are read: a stamp further in (deep option chains) is not found. The
- * lengths in the headers are checked against the whole frame (flen bytes,
- * its paged part too); the walk moves forward only, so a stamp within the
- * copy was reached through headers within it.
+ * bytes (at most lin) are copied and read: a frame whose headers or stamp go
+ * on beyond the copy (deep option chains, a paged payload) is unread, whose
+ * it is unknown. The lengths in the headers are checked against the whole
+ * frame (flen bytes, its paged part too).
  */
 static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64 flen, __u32 *run)
 {
@@ -226,10 +232,13 @@ static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64
 	struct drops_buf *buf;
 	__u32 zero = 0, n, plen;
 	enum parse_result r;
+	bool cut;
 	__u8 *l4, *p;
 
-	if (lin < DROPS_MIN_FRAME)
+	if (flen < DROPS_MIN_FRAME)
 		return FOUND_NONE;
+	if (lin <= 0)
+		return FOUND_UNREAD;
 	buf = bpf_map_lookup_elem(&drops_scratch, &zero);
 	if (!buf)
 		return FOUND_NONE;
@@ -241,9 +250,14 @@ static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64
 		return FOUND_NONE;
 	c.start = buf->b;
 	c.pos = buf->b;
-	/* Compared with, never read through: reads stay below the masked offsets. */
-	c.end = buf->b + (flen > 0xffff ? 0xffff : flen);
+	c.end = buf->b + n;
+	/* Compared with, never read through. */
+	c.frame_end = buf->b + (flen > 0xffff ? 0xffff : flen);
+	cut = n < flen;
 	r = parse_frame(&c);
+	/* Cut short where the copy ends, not where the frame does: whose it is is unknown. */
+	if (r >= PARSE_ERR_ETH && cut)
+		return FOUND_UNREAD;
 	if (r > PARSE_ICMP6)
 		return FOUND_NONE;
 	l4 = c.l4;
@@ -256,11 +270,15 @@ static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64
 	if (r == PARSE_ICMP6 && l4[0] != 128 && l4[0] != 129)
 		return FOUND_NONE;
 	plen = c.l4_len - (__u32)(p - l4);
-	if (plen < XDPSG_STAMP_SIZE || (void *)(p + XDPSG_STAMP_SIZE) > (void *)(buf->b + n))
+	if (plen < XDPSG_STAMP_SIZE)
 		return FOUND_NONE;
+	if ((void *)(p + 1) > c.end)
+		return FOUND_UNREAD;
 	if (p[0] != XDPSG_STAMP_MAGIC)
 		return FOUND_NONE;
-	return check_stamp(p, plen, buf->b + n, run);
+	if ((void *)(p + XDPSG_STAMP_SIZE) > c.end)
+		return FOUND_UNREAD;
+	return check_stamp(p, plen, c.end, run);
 }
 
 static __always_inline struct xdpsg_drops_stats *stats(void)
@@ -357,6 +375,9 @@ static __always_inline void count_frame(const void *frame, __s64 lin, __u64 flen
 		break;
 	case FOUND_FORGED:
 		key.kind = XDPSG_DROPS_FORGED;
+		break;
+	case FOUND_UNREAD:
+		key.kind = XDPSG_DROPS_UNIDENTIFIED;
 		break;
 	default:
 		if (!count_unstamped)
