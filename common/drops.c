@@ -488,7 +488,7 @@ static int read_books(struct drops *d, struct bpf_map *map, struct drops_snapsho
 	return err == -ENOENT ? 0 : err;
 }
 
-int drops_read(struct drops *d, struct drops_snapshot *s)
+static int read_all(struct drops *d, struct drops_snapshot *s, bool runs)
 {
 	__u64 other;
 	int err;
@@ -496,8 +496,9 @@ int drops_read(struct drops *d, struct drops_snapshot *s)
 	s->n = 0;
 	s->t_ns = now_ns();
 	s->run_entries = d->run_entries;
+	s->runs_used = 0;
 	err = read_stats(d, s);
-	if (!err)
+	if (!err && runs)
 		err = read_books(d, d->skel->maps.drop_runs, s, &s->runs_used);
 	if (!err)
 		err = read_books(d, d->skel->maps.drops, s, &other);
@@ -507,6 +508,16 @@ int drops_read(struct drops *d, struct drops_snapshot *s)
 	if (s->n)
 		qsort(s->v, s->n, sizeof(*s->v), key_cmp);
 	return 0;
+}
+
+int drops_read(struct drops *d, struct drops_snapshot *s)
+{
+	return read_all(d, s, true);
+}
+
+int drops_read_other(struct drops *d, struct drops_snapshot *s)
+{
+	return read_all(d, s, false);
 }
 
 int drops_delta(const struct drops_snapshot *now, const struct drops_snapshot *before,

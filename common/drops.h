@@ -98,6 +98,12 @@ int drops_hook_stats(const struct drops *d, enum drops_hook h, __u64 *runs, __u6
 int drops_read(struct drops *d, struct drops_snapshot *s);
 
 /*
+ * The same without the run books (s has no run's counts, runs_used 0): the
+ * kinds counted by reason and device only, cheap to read often.
+ */
+int drops_read_other(struct drops *d, struct drops_snapshot *s);
+
+/*
  * out = now - before: every count of now less the same key's in before,
  * counts that did not change left out. out must not be now or before.
  */

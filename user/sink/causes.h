@@ -6,12 +6,13 @@
  * Where a run's frames were lost (--drop-causes): the drop tracer
  * (common/drops.h) attached host-wide for the sink's life, its books joined
  * with the sink's per-run books at the summary. The tracer's drops of a
- * run's stamped frames are that run's causes; a drop the kernel reports
- * without the frame (unidentified) is charged to a run only when that run
- * is the only one active on the device (on the sink's own interface: the
- * only run whose frames were arriving when it happened; elsewhere: the only
- * run the tracer counted drops of there), and reported beside the runs
- * otherwise. Main thread only.
+ * run's stamped frames are that run's causes (its marks apart: no frame of
+ * its books); a drop without its run (unidentified: the kernel reported no
+ * frame, or its stamp lay beyond the tracer's copy) is charged by when it
+ * happened, to the only run whose frames were arriving then, on the sink's
+ * own interface or on a device where the tracer counted drops of the sink's
+ * runs by their stamp; otherwise it is reported beside the runs. Forged
+ * stamps and frames without one are never a run's. Main thread only.
  */
 #include <linux/types.h>
 
