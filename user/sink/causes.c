@@ -446,10 +446,14 @@ static void text_limits(const struct causes *c)
 {
 	const struct drops_snapshot *s = &c->snap;
 
-	if (s->uncharged || s->runs_used >= s->run_entries)
+	if (s->uncharged)
 		printf("    the tracer's run books were full (%s entries): %s drops of runs went "
 		       "uncharged, counted by reason and device but not by run; raise --drop-runs\n",
 		       FMT_COUNT(s->run_entries), FMT_COUNT(s->uncharged));
+	else if (s->runs_used >= s->run_entries)
+		printf("    the tracer's run books are full (%s entries): another run's drops would go "
+		       "uncharged; raise --drop-runs\n",
+		       FMT_COUNT(s->run_entries));
 	if (s->overflow)
 		printf("    the tracer's books were full: %s drops not counted\n",
 		       FMT_COUNT(s->overflow));

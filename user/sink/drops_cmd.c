@@ -169,10 +169,14 @@ static void text(void *ctx, const struct run_snap *a, const struct run_snap *b,
 	}
 	if (!shown)
 		printf("  nothing%s\n", st->cfg->verbose ? "" : " stamped (-v: unstamped too)");
-	if (d && (d->uncharged || d->runs_used >= d->run_entries))
+	if (d && d->uncharged)
 		printf("  the run books were full (%s entries): %s drops of runs went uncharged, "
 		       "counted by reason and device but not by run; raise --drop-runs\n",
 		       FMT_COUNT(d->run_entries), FMT_COUNT(d->uncharged));
+	else if (d && kind == RUN_SUMMARY && d->runs_used >= d->run_entries)
+		printf("  the run books are full (%s entries): another run's drops would go "
+		       "uncharged; raise --drop-runs\n",
+		       FMT_COUNT(d->run_entries));
 	if (d && d->overflow)
 		printf("  the books were full: %s drops not counted\n", FMT_COUNT(d->overflow));
 }
