@@ -5,9 +5,11 @@
 # up to what the run lost (generator's count less the sink's), each equal to
 # the kernel's own counter of that layer: the tbf's and the pfifo's dropped,
 # the veth's xdp_xmit_errors, the AF_XDP socket's ring counters. Frames
-# without a stamp are never a run's; the stamp is found behind VLAN tags, in
-# IPv6 and after IPv4 options. The tracer is host-wide: every check looks
-# only at this test's devices (their names carry the lab's).
+# without a stamp, or with one whose tag fails (forged), are never a run's
+# and take none of its entries; the stamp is found behind VLAN tags, in IPv6
+# and after IPv4 options, and never by a walk that leaves the tracer's copy.
+# The tracer is host-wide: every check looks only at this test's devices
+# (their names carry the lab's) or at frames stamped under the test's key.
 
 PROBE="$BUILD/tests/drops-probe"
 SINK="$BUILD/xdp-sink"
