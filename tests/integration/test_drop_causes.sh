@@ -410,3 +410,24 @@ test_drop_causes_unidentified_by_time() {
 		"$(json_get "$SOUT" summary "sum(c['packets'] for c in o['drop_causes']['unattributed']
 			if c['dev'] == '$DUT_GEN_IF')")"
 }
+
+# Bad options of the tracer: one line naming the option, exit 2, nothing attached.
+test_drop_causes_bad_options() {
+	local out rc
+	lab_setup --no-ipv6
+	out=$(lab_exec sink "$SINK" xsk --drop-causes --drop-runs 8 -d 1 "$SINK_IF" 2>&1)
+	rc=$?
+	t_expect_eq "xsk --drop-runs 8: exit code" 2 "$rc"
+	t_expect_eq "xsk --drop-runs 8: lines" 1 "$(grep -c . <<<"$out")"
+	[[ "$out" == *"--drop-runs"* ]] || t_fail "the line does not name --drop-runs: $out"
+	xdp_detached "$SINK_NS" "$SINK_IF" || t_fail "an XDP program was left on $SINK_IF"
+	out=$("$SINK" drops --drop-runs 2000000 -d 1 2>&1)
+	t_expect_eq "drops --drop-runs 2000000: exit code" 2 $?
+	[[ "$out" == *"--drop-runs"* ]] || t_fail "the line does not name --drop-runs: $out"
+	out=$("$SINK" drops --stamp-key /nonexistent/key -d 1 2>&1)
+	rc=$?
+	echo "$out"
+	t_expect_eq "drops --stamp-key /nonexistent/key: exit code" 2 "$rc"
+	t_expect_eq "drops --stamp-key /nonexistent/key: lines" 1 "$(grep -c . <<<"$out")"
+	[[ "$out" == *"/nonexistent/key"* ]] || t_fail "the line does not name the file: $out"
+}
