@@ -95,8 +95,9 @@ struct bpf_array {
 	void *pptrs[0];
 } __attribute__((preserve_access_index));
 
-/* Set before load: the stamps' key (the public one unless the user gives another). */
+/* Set before load. */
 const volatile bool count_unstamped = true;
+/* The stamps' key, stamp_key's k0 and k1: only a stamp whose tag checks under it is a run's. */
 const volatile __u64 tag_k0, tag_k1;
 
 /* The run books: genuine runs' drops and marks (xdp_drops.h). */
