@@ -106,7 +106,13 @@ typedef struct ipv6hdr PARSE_HDR_ALIGN parse_ip6_t;
 struct hdr_cursor {
 	void *start; /* the frame's first byte */
 	void *pos;
-	void *end;
+	void *end; /* the end of what the walk may read */
+	/*
+	 * With PARSE_COPY only: the end of the whole frame, of which the walk
+	 * reads a copy of the first bytes (start to end), for the IP headers'
+	 * lengths. Without it the walk has the whole frame and end is both.
+	 */
+	void *frame_end;
 	void *l3; /* the (innermost) IP header, once parsed */
 	void *l4; /* its L4 header, once parsed */
 	void *payload; /* the L4 payload, where a stamp sits */
@@ -120,13 +126,26 @@ struct hdr_cursor {
  * walk whose steps vary in length (extension headers, tunnel options)
  * multiplies the states it explores past its limit. Re-deriving the cursor
  * from a masked offset gives every path the same range, and the states after
- * it prune. The mask is far above any header offset a frame can have; bounds
- * are checked again after it, as everywhere. User space needs none of it. A
- * program that walks a copy in a map value (the drop tracer) sets a smaller
- * mask, above its copy's length, so every offset stays inside the value.
+ * it prune. User space needs none of it.
+ *
+ * The walk moves forward only, and the mask must not change that: every step
+ * is checked against end before the cursor moves, so the cursor never passes
+ * end, and the mask must be above end - start for every frame, or a masked
+ * offset would take the cursor back into bytes already walked. In XDP the
+ * frame's linear part is at most a 4 KiB page, far below the default. A
+ * program that walks a copy in a map value (the drop tracer) sets
+ * PARSE_COPY, a smaller mask above its copy's length (so every offset stays
+ * inside the value) and end at its copy's end.
  */
 #ifndef PARSE_OFF_MASK
 #define PARSE_OFF_MASK 0x3fff
+#endif
+
+/* Where the IP headers' lengths must end: the whole frame, of which a copy may hold less. */
+#ifdef PARSE_COPY
+#define PARSE_LEN_END(c) ((c)->frame_end)
+#else
+#define PARSE_LEN_END(c) ((c)->end)
 #endif
 
 static __always_inline void parse_settle(struct hdr_cursor *c)
@@ -324,7 +343,7 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, bool tunnels)
 		return PARSE_ERR_IP;
 	hlen = iph->ihl * 4;
 	tot = bpf_ntohs(iph->tot_len);
-	if (tot < hlen || c->pos + tot > c->end || c->pos + hlen > c->end)
+	if (tot < hlen || c->pos + tot > PARSE_LEN_END(c) || c->pos + hlen > c->end)
 		return PARSE_ERR_IP;
 	c->l3 = iph;
 	c->l3_len = tot;
@@ -401,7 +420,7 @@ static __always_inline int parse_ipv6(struct hdr_cursor *c, bool tunnels)
 	if (ip6h->version != 6)
 		return PARSE_ERR_IP;
 	plen = bpf_ntohs(ip6h->payload_len);
-	if ((void *)(ip6h + 1) + plen > c->end)
+	if ((void *)(ip6h + 1) + plen > PARSE_LEN_END(c))
 		return PARSE_ERR_IP;
 	c->l3 = ip6h;
 	c->l3_len = sizeof(*ip6h) + plen;

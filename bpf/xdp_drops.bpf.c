@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The drop tracer: on every drop the kernel reports, find the xdp-gen stamp
- * in the dropped frame and count the drop per (run, reason, device); frames
- * without a stamp are counted apart, never as a run's; drops reported as a
- * bare count (no frame) are counted per (reason, device) as unidentified.
+ * in the dropped frame, check its keyed tag, and count the drop per (run,
+ * reason, device); frames without a stamp, and stamps that fail the check
+ * (forged), are counted apart per (reason, device), never as a run's; drops
+ * reported as a bare count (no frame) are counted per (reason, device) as
+ * unidentified.
  *
  * It runs only on drops, except xdp_devmap_xmit, which fires once per bulk
  * (up to 16 frames) a devmap or BPF_PROG_RUN flushes into a device, drops
@@ -24,14 +26,18 @@
 #include <bpf/bpf_core_read.h>
 
 #include "shared.h"
+#include "stamp_tag.h"
 #include "xdp_drops.h"
 
 /*
  * The one parsing rule, run on a copy of the frame's first DROPS_SNAP bytes
- * in a per-CPU buffer: with offsets masked below 512, every header a walk
- * can reach (IPv6 extension headers of up to 2 KiB each, GENEVE options)
- * stays inside DROPS_BUF, which is what lets the verifier follow it.
+ * in a per-CPU buffer. The walk reads only the copy (its cursor's end is the
+ * copy's end, the frame's end only bounds the IP lengths), so it never
+ * reaches an offset the mask changes. The verifier cannot know that: for it,
+ * offsets masked below 512 keep every header a walk can reach (IPv6
+ * extension headers of up to 2 KiB each, GENEVE options) inside DROPS_BUF.
  */
+#define PARSE_COPY
 #define PARSE_OFF_MASK 0x1ff
 #include "parsing.h"
 
@@ -91,7 +97,18 @@ struct bpf_array {
 
 /* Set before load. */
 const volatile bool count_unstamped = true;
+/* The stamps' key, stamp_key's k0 and k1: only a stamp whose tag checks under it is a run's. */
+const volatile __u64 tag_k0, tag_k1;
 
+/* The run books: genuine runs' drops and marks (xdp_drops.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, XDPSG_DROPS_RUN_ENTRIES); /* resized before load */
+	__type(key, struct xdpsg_drops_key);
+	__type(value, struct xdpsg_drops_val);
+} drop_runs SEC(".maps");
+
+/* The other books: every other kind, per (kind, reason, device). */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
 	__uint(max_entries, XDPSG_DROPS_ENTRIES); /* resized before load */
@@ -134,6 +151,7 @@ struct {
  */
 #define DROPS_SNAP 256
 #define DROPS_BUF 4096
+_Static_assert(DROPS_SNAP <= PARSE_OFF_MASK, "the mask must never move the cursor back");
 #define DROPS_MIN_FRAME (14 + 20 + 8 + XDPSG_STAMP_SIZE)
 #define SKB_DROP_REASON_CONSUMED 1 /* 0 and 1 are not drops (consume_skb's) */
 #define MAC_HEADER_UNSET 0xffff
@@ -150,59 +168,118 @@ struct {
 	__type(value, struct drops_buf);
 } drops_scratch SEC(".maps");
 
+/* What find_stamp() found in a frame. */
+enum found {
+	FOUND_NONE, /* no stamp: counted as unstamped */
+	FOUND_UNREAD, /* its headers or its stamp go on beyond the copy: unidentified */
+	FOUND_FORGED, /* the magic, and a tag that fails the check */
+	FOUND_DATA, /* a data frame's stamp that passed the check */
+	FOUND_MARK, /* a mark that passed the check */
+};
+
+static __always_inline __u32 le32(const __u8 *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
+}
+
 /*
- * The stamp's run id, if the frame (lin bytes readable at frame) carries one
- * by the rule of stamp_read(): bpf/parsing.h's walk (VLAN/QinQ, IPv6
- * extension headers, one tunnel) to UDP or TCP data or an ICMP echo's data
- * that starts with the stamp's magic. Only the first DROPS_SNAP bytes are
- * read: a stamp further in (deep option chains) is not found. The lengths
- * in the headers are checked against the whole frame (flen bytes, its paged
- * part too); the walk moves forward only, so a stamp within the copy was
- * reached through headers within it.
+ * The stamp at p (XDPSG_STAMP_SIZE bytes in the copy; a mark's body too, if
+ * the copy holds it: end is the copy's end), checked as stamp_check() does:
+ * SipHash-1-3 under the key set before load (stamp_tag.h), about 20 ns a
+ * data frame. A mark's tag covers its body: six more words.
  */
-static __always_inline bool find_stamp(const void *frame, __s64 lin, __u64 flen, __u32 *run)
+static __always_inline enum found check_stamp(const __u8 *p, __u32 plen, const void *end,
+					      __u32 *run)
+{
+	struct xdpsg_tag_state s;
+	__u32 head = le32(p), seq, tag;
+	__u16 flow;
+	int i;
+
+	*run = le32(p + XDPSG_STAMP_OFF_RUN);
+	flow = p[XDPSG_STAMP_OFF_FLOW] | p[XDPSG_STAMP_OFF_FLOW + 1] << 8;
+	seq = le32(p + XDPSG_STAMP_OFF_SEQ);
+	tag = le32(p + XDPSG_STAMP_OFF_TAG);
+	xdpsg_tag_flow(&s, tag_k0, tag_k1, *run, flow);
+	if (flow != XDPSG_MARK_FLOW)
+		return xdpsg_tag_data(&s, seq, head) == tag ? FOUND_DATA : FOUND_FORGED;
+	/* A mark without its body is as good as forged (stamp_check()'s rule). */
+	if (plen < XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE)
+		return FOUND_FORGED;
+	if ((const void *)(p + XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE) > end)
+		return FOUND_UNREAD;
+	xdpsg_tag_word(&s, xdpsg_tag_m1(seq, head));
+	for (i = 0; i < XDPSG_MARK_SIZE / 8; i++) {
+		const __u8 *w = p + XDPSG_STAMP_SIZE + i * 8;
+
+		xdpsg_tag_word(&s, le32(w) | (__u64)le32(w + 4) << 32);
+	}
+	return (__u32)xdpsg_tag_final(&s, 16 + XDPSG_MARK_SIZE) == tag ? FOUND_MARK : FOUND_FORGED;
+}
+
+/*
+ * The stamp, if the frame (lin bytes readable at frame) carries one by the
+ * rule of stamp_read(): bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
+ * headers, one tunnel) to UDP or TCP data or an ICMP echo's data that starts
+ * with the stamp's magic, then its tag checked. Only the first DROPS_SNAP
+ * bytes (at most lin) are copied and read: a frame whose headers or stamp go
+ * on beyond the copy (deep option chains, a paged payload) is unread, whose
+ * it is unknown. The lengths in the headers are checked against the whole
+ * frame (flen bytes, its paged part too).
+ */
+static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64 flen, __u32 *run)
 {
 	struct hdr_cursor c = {};
 	struct drops_buf *buf;
-	__u32 zero = 0, n, plen, st;
+	__u32 zero = 0, n, plen;
 	enum parse_result r;
+	bool cut;
 	__u8 *l4, *p;
 
-	if (lin < DROPS_MIN_FRAME)
-		return false;
+	if (flen < DROPS_MIN_FRAME)
+		return FOUND_NONE;
+	if (lin <= 0)
+		return FOUND_UNREAD;
 	buf = bpf_map_lookup_elem(&drops_scratch, &zero);
 	if (!buf)
-		return false;
+		return FOUND_NONE;
 	n = lin > DROPS_SNAP ? DROPS_SNAP : (__u32)lin;
 	/* 1 to DROPS_SNAP, in a form the verifier follows. */
 	n = ((n - 1) & (DROPS_SNAP - 1)) + 1;
 	/* Only what the frame has: the copy's cost grows with its length. */
 	if (bpf_probe_read_kernel(buf->b, n, frame))
-		return false;
+		return FOUND_NONE;
 	c.start = buf->b;
 	c.pos = buf->b;
-	/* Compared with, never read through: reads stay below the masked offsets. */
-	c.end = buf->b + (flen > 0xffff ? 0xffff : flen);
+	c.end = buf->b + n;
+	/* Compared with, never read through. */
+	c.frame_end = buf->b + (flen > 0xffff ? 0xffff : flen);
+	cut = n < flen;
 	r = parse_frame(&c);
+	/* Cut short where the copy ends, not where the frame does: whose it is is unknown. */
+	if (r >= PARSE_ERR_ETH && cut)
+		return FOUND_UNREAD;
 	if (r > PARSE_ICMP6)
-		return false;
+		return FOUND_NONE;
 	l4 = c.l4;
 	p = c.payload;
 	if (!l4 || !p || (void *)(l4 + 1) > c.end)
-		return false;
+		return FOUND_NONE;
 	/* ICMP: only an echo's data is the sender's (stamp_read()'s rule). */
 	if (r == PARSE_ICMP4 && l4[0] != 8 && l4[0] != 0)
-		return false;
+		return FOUND_NONE;
 	if (r == PARSE_ICMP6 && l4[0] != 128 && l4[0] != 129)
-		return false;
+		return FOUND_NONE;
 	plen = c.l4_len - (__u32)(p - l4);
-	if (plen < XDPSG_STAMP_SIZE || (void *)(p + XDPSG_STAMP_SIZE) > (void *)(buf->b + n))
-		return false;
+	if (plen < XDPSG_STAMP_SIZE)
+		return FOUND_NONE;
+	if ((void *)(p + 1) > c.end)
+		return FOUND_UNREAD;
 	if (p[0] != XDPSG_STAMP_MAGIC)
-		return false;
-	st = XDPSG_STAMP_OFF_RUN;
-	*run = p[st] | p[st + 1] << 8 | p[st + 2] << 16 | (__u32)p[st + 3] << 24;
-	return true;
+		return FOUND_NONE;
+	if ((void *)(p + XDPSG_STAMP_SIZE) > c.end)
+		return FOUND_UNREAD;
+	return check_stamp(p, plen, c.end, run);
 }
 
 static __always_inline struct xdpsg_drops_stats *stats(void)
@@ -212,11 +289,11 @@ static __always_inline struct xdpsg_drops_stats *stats(void)
 	return bpf_map_lookup_elem(&drop_stats, &zero);
 }
 
-/* Add to this CPU's copy of key's entry, if there is one. */
-static __always_inline bool add(const struct xdpsg_drops_key *key, __u64 packets, __u64 bytes,
-				__u64 location)
+/* Add to this CPU's copy of key's entry in books, if there is one. */
+static __always_inline bool add(void *books, const struct xdpsg_drops_key *key, __u64 packets,
+				__u64 bytes, __u64 location)
 {
-	struct xdpsg_drops_val *v = bpf_map_lookup_elem(&drops, key);
+	struct xdpsg_drops_val *v = bpf_map_lookup_elem(books, key);
 
 	if (!v)
 		return false;
@@ -227,30 +304,50 @@ static __always_inline bool add(const struct xdpsg_drops_key *key, __u64 packets
 	return true;
 }
 
-/* Count in key's entry; the CPU that makes the entry names the device in its copy. */
+/*
+ * Count in key's entry of books; the CPU that makes the entry names the
+ * device in its copy. False when the books are full.
+ */
+static __always_inline bool count_in(void *books, const struct xdpsg_drops_key *key, __u64 packets,
+				     __u64 bytes, const struct net_device *dev, __u64 location)
+{
+	struct xdpsg_drops_val nv = {};
+
+	if (add(books, key, packets, bytes, location))
+		return true;
+	nv.packets = packets;
+	nv.bytes = bytes;
+	nv.location = location;
+	if (dev)
+		BPF_CORE_READ_STR_INTO(&nv.dev, dev, name);
+	/* Failing, they are full, or another CPU made the entry since the lookup. */
+	return !bpf_map_update_elem(books, key, &nv, BPF_NOEXIST) ||
+	       add(books, key, packets, bytes, location);
+}
+
+/*
+ * A drop: a run's (RUN, MARK) in the run books, where a run that finds no
+ * entry is counted as UNCHARGED in the other books, by reason and device
+ * (its run is lost, not its drop); every other kind in the other books.
+ */
 static __always_inline void count(struct xdpsg_drops_key *key, __u64 packets, __u64 bytes,
 				  const struct net_device *dev, __u64 location)
 {
 	struct xdpsg_drops_stats *s = stats();
-	struct xdpsg_drops_val nv = {};
-	bool lost = false;
+	bool runs = key->kind == XDPSG_DROPS_RUN || key->kind == XDPSG_DROPS_MARK;
 
-	if (!add(key, packets, bytes, location)) {
-		nv.packets = packets;
-		nv.bytes = bytes;
-		nv.location = location;
-		if (dev)
-			BPF_CORE_READ_STR_INTO(&nv.dev, dev, name);
-		/* Failing, it is full, or another CPU made the entry since the lookup. */
-		if (bpf_map_update_elem(&drops, key, &nv, BPF_NOEXIST) &&
-		    !add(key, packets, bytes, location))
-			lost = true;
-	}
-	if (s) {
+	if (s)
 		s->events++;
-		if (lost)
-			s->overflow += packets;
+	if (runs && count_in(&drop_runs, key, packets, bytes, dev, location))
+		return;
+	if (runs) {
+		if (s)
+			s->uncharged += packets;
+		key->kind = XDPSG_DROPS_UNCHARGED;
+		key->run = 0;
 	}
+	if (!count_in(&drops, key, packets, bytes, dev, location) && s)
+		s->overflow += packets;
 }
 
 static __always_inline void key_dev(struct xdpsg_drops_key *key, const struct net_device *dev)
@@ -266,15 +363,28 @@ static __always_inline void count_frame(const void *frame, __s64 lin, __u64 flen
 					__u32 reason, const struct net_device *dev, __u64 location)
 {
 	struct xdpsg_drops_key key = { .reason = reason };
-	__u32 run;
+	__u32 run = 0;
 
-	if (find_stamp(frame, lin, flen, &run)) {
+	switch (find_stamp(frame, lin, flen, &run)) {
+	case FOUND_DATA:
 		key.kind = XDPSG_DROPS_RUN;
 		key.run = run;
-	} else if (count_unstamped) {
+		break;
+	case FOUND_MARK:
+		key.kind = XDPSG_DROPS_MARK;
+		key.run = run;
+		break;
+	case FOUND_FORGED:
+		key.kind = XDPSG_DROPS_FORGED;
+		break;
+	case FOUND_UNREAD:
+		key.kind = XDPSG_DROPS_UNIDENTIFIED;
+		break;
+	default:
+		if (!count_unstamped)
+			return;
 		key.kind = XDPSG_DROPS_UNSTAMPED;
-	} else {
-		return;
+		break;
 	}
 	key_dev(&key, dev);
 	count(&key, 1, bytes, dev, location);

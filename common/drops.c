@@ -13,6 +13,7 @@
 #include "drops.h"
 #include "log.h"
 #include "runtime.h"
+#include "stamp.h"
 #include "xdp_drops.skel.h"
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
@@ -41,6 +42,7 @@ struct drops {
 	struct drops_sym *syms; /* sorted by address; read at the first drops_location_name() */
 	size_t nsyms;
 	bool syms_read;
+	unsigned int run_entries; /* the run books' size */
 };
 
 /* What each hook attaches to, and how its presence shows in the kernel's BTF. */
@@ -112,6 +114,12 @@ const char *drops_kind_name(__u8 kind)
 		return "unstamped";
 	case XDPSG_DROPS_UNIDENTIFIED:
 		return "unidentified";
+	case XDPSG_DROPS_FORGED:
+		return "forged";
+	case XDPSG_DROPS_MARK:
+		return "mark";
+	case XDPSG_DROPS_UNCHARGED:
+		return "uncharged";
 	default:
 		return "?";
 	}
@@ -231,6 +239,7 @@ static int read_kernel_btf(struct drops *d, const char *path, unsigned int *have
 static int load(struct drops *d, const struct drops_opts *opts, unsigned int want)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = opts->btf_path);
+	struct stamp_key pub;
 	unsigned int h;
 	int err;
 
@@ -240,8 +249,14 @@ static int load(struct drops *d, const struct drops_opts *opts, unsigned int wan
 		return -errno;
 	err = bpf_map__set_max_entries(d->skel->maps.drops,
 				       opts->max_entries ? opts->max_entries : XDPSG_DROPS_ENTRIES);
+	if (!err)
+		err = bpf_map__set_max_entries(d->skel->maps.drop_runs, d->run_entries);
 	if (err)
 		return err;
+	if (!opts->key)
+		stamp_key_public(&pub);
+	d->skel->rodata->tag_k0 = opts->key ? opts->key->k0 : pub.k0;
+	d->skel->rodata->tag_k1 = opts->key ? opts->key->k1 : pub.k1;
 	d->skel->rodata->count_unstamped = !opts->no_unstamped;
 	for (h = 0; h < DROPS_HOOK_COUNT; h++)
 		bpf_program__set_autoload(hook_prog(d->skel, h), want & HOOK(h));
@@ -293,6 +308,7 @@ int drops__open(const struct drops_opts *opts, struct drops **out, char *why, si
 		snprintf(why, why_len, "%s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
+	d->run_entries = opts->run_entries ? opts->run_entries : XDPSG_DROPS_RUN_ENTRIES;
 	err = read_kernel_btf(d, opts->btf_path ? opts->btf_path : KERNEL_BTF, &have, why, why_len);
 	if (err)
 		goto out;
@@ -434,27 +450,24 @@ static int read_stats(struct drops *d, struct drops_snapshot *s)
 				   d->ncpus * sizeof(*d->svals), 0);
 	if (err)
 		return err;
-	s->overflow = s->events = 0;
+	s->overflow = s->events = s->uncharged = 0;
 	for (cpu = 0; cpu < d->ncpus; cpu++) {
 		s->overflow += d->svals[cpu].overflow;
 		s->events += d->svals[cpu].events;
+		s->uncharged += d->svals[cpu].uncharged;
 	}
 	return 0;
 }
 
-int drops_read(struct drops *d, struct drops_snapshot *s)
+/* Append one books' counts to s; *keys: how many keys they hold. */
+static int read_books(struct drops *d, struct bpf_map *map, struct drops_snapshot *s, __u64 *keys)
 {
 	struct xdpsg_drops_key key, next;
-	struct bpf_map *map = d->skel->maps.drops;
 	struct drops_count c;
 	void *prev = NULL;
 	int err;
 
-	s->n = 0;
-	s->t_ns = now_ns();
-	err = read_stats(d, s);
-	if (err)
-		return err;
+	*keys = 0;
 	while (!(err = bpf_map__get_next_key(map, prev, &next, sizeof(next)))) {
 		key = next;
 		prev = &key;
@@ -470,12 +483,41 @@ int drops_read(struct drops *d, struct drops_snapshot *s)
 		err = snapshot_push(s, &c);
 		if (err)
 			return err;
+		(*keys)++;
 	}
-	if (err != -ENOENT)
+	return err == -ENOENT ? 0 : err;
+}
+
+static int read_all(struct drops *d, struct drops_snapshot *s, bool runs)
+{
+	__u64 other;
+	int err;
+
+	s->n = 0;
+	s->t_ns = now_ns();
+	s->run_entries = d->run_entries;
+	s->runs_used = 0;
+	err = read_stats(d, s);
+	if (!err && runs)
+		err = read_books(d, d->skel->maps.drop_runs, s, &s->runs_used);
+	if (!err)
+		err = read_books(d, d->skel->maps.drops, s, &other);
+	if (err)
 		return err;
+	/* The two books' keys differ in kind: together they sort into one list. */
 	if (s->n)
 		qsort(s->v, s->n, sizeof(*s->v), key_cmp);
 	return 0;
+}
+
+int drops_read(struct drops *d, struct drops_snapshot *s)
+{
+	return read_all(d, s, true);
+}
+
+int drops_read_other(struct drops *d, struct drops_snapshot *s)
+{
+	return read_all(d, s, false);
 }
 
 int drops_delta(const struct drops_snapshot *now, const struct drops_snapshot *before,
@@ -489,7 +531,10 @@ int drops_delta(const struct drops_snapshot *now, const struct drops_snapshot *b
 	out->n = 0;
 	out->t_ns = now->t_ns;
 	out->overflow = now->overflow - before->overflow;
+	out->uncharged = now->uncharged - before->uncharged;
 	out->events = now->events - before->events;
+	out->run_entries = now->run_entries;
+	out->runs_used = now->runs_used;
 	for (i = 0; i < now->n; i++) {
 		c = now->v[i];
 		b = before->n ? bsearch(&c.key, before->v, before->n, sizeof(*b), key_cmp) : NULL;

@@ -5,10 +5,13 @@
 /*
  * The drop tracer (bpf/xdp_drops.bpf.c), host-wide: every drop the kernel
  * reports, counted in the kernel per (run, reason, device) when the dropped
- * frame carries an xdp-gen stamp, per (reason, device) as unstamped when it
- * carries none, and per (reason, device) as unidentified when the kernel
- * reports a count without the frame. Nothing is done per packet in user
- * space: drops_read() copies the books, drops_delta() subtracts two copies.
+ * frame carries an xdp-gen stamp whose tag passes the check under the key
+ * (a mark: as the run's mark), and otherwise per (reason, device): as forged
+ * (the magic, a tag that fails), unstamped (no stamp), unidentified (the
+ * kernel reports a count without the frame, or the stamp lies beyond what
+ * the tracer reads) or uncharged (a run's drop that found the run books
+ * full). Nothing is done per packet in user space: drops_read() copies the
+ * books, drops_delta() subtracts two copies.
  *
  * Hooks are attached where the kernel has them (drops_hooks() says which);
  * skb:kfree_skb is the one the tracer cannot do without. One thread owns a
@@ -21,9 +24,12 @@
 #include "xdp_drops.h"
 
 struct drops;
+struct stamp_key;
 
 struct drops_opts {
-	unsigned int max_entries; /* books' size; 0: XDPSG_DROPS_ENTRIES */
+	unsigned int max_entries; /* the other books' size; 0: XDPSG_DROPS_ENTRIES */
+	unsigned int run_entries; /* the run books' size; 0: XDPSG_DROPS_RUN_ENTRIES */
+	const struct stamp_key *key; /* the stamps' key; NULL: the public key */
 	/*
 	 * Bits (1 << enum drops_hook) of the hooks to attach if the kernel has
 	 * them; 0: all. kfree_skb is always attached.
@@ -51,13 +57,16 @@ struct drops_count {
 	__u64 location; /* skb drops: where in the kernel one of them was dropped; else 0 */
 };
 
-/* A copy of the books: counts sorted by key (run, reason, ifindex, netns, kind). */
+/* A copy of both books: counts sorted by key (run, reason, ifindex, netns, kind). */
 struct drops_snapshot {
 	struct drops_count *v;
 	size_t n;
 	size_t cap;
-	__u64 overflow; /* packets of drops that found the books full */
+	__u64 overflow; /* packets of drops that found the other books full: counted nowhere */
+	__u64 uncharged; /* drops of runs that found the run books full (kind uncharged) */
 	__u64 events; /* drop events handled */
+	__u64 run_entries; /* the run books' size */
+	__u64 runs_used; /* and their entries in use when read (a level, not a count) */
 	__u64 t_ns; /* CLOCK_MONOTONIC when read */
 };
 
@@ -89,6 +98,12 @@ int drops_hook_stats(const struct drops *d, enum drops_hook h, __u64 *runs, __u6
 int drops_read(struct drops *d, struct drops_snapshot *s);
 
 /*
+ * The same without the run books (s has no run's counts, runs_used 0): the
+ * kinds counted by reason and device only, cheap to read often.
+ */
+int drops_read_other(struct drops *d, struct drops_snapshot *s);
+
+/*
  * out = now - before: every count of now less the same key's in before,
  * counts that did not change left out. out must not be now or before.
  */
@@ -111,7 +126,7 @@ const char *drops_reason_name(const struct drops *d, __u32 reason, char *buf, si
  */
 int drops_location_name(struct drops *d, __u64 location, char *buf, size_t len);
 
-/* "run", "unstamped" or "unidentified". */
+/* "run", "unstamped", "unidentified", "forged", "mark" or "uncharged". */
 const char *drops_kind_name(__u8 kind);
 
 /*

@@ -9,14 +9,28 @@
  */
 #include <linux/types.h>
 
-/* Entries in the hash unless the caller asks otherwise; a drop that finds it full is overflow. */
+/*
+ * Two hashes of the same key and value. The run books (drop_runs) hold a
+ * key per (run, reason, device) of frames whose stamp passed the keyed check,
+ * so only genuine runs take their entries; a genuine drop that finds them
+ * full is counted as XDPSG_DROPS_UNCHARGED in the other books (drops), which
+ * hold everything else per (kind, reason, device): their keys are bounded by
+ * the host's devices and reasons, not by what senders put in frames. A drop
+ * that finds those full is overflow. The sizes, unless the caller asks
+ * otherwise:
+ */
 #define XDPSG_DROPS_ENTRIES 4096
+#define XDPSG_DROPS_RUN_ENTRIES 4096
 
 /* What a counted drop is known to be. */
 enum xdpsg_drops_kind {
-	XDPSG_DROPS_RUN = 0, /* the frame carried a stamp: key.run is its run */
+	XDPSG_DROPS_RUN = 0, /* a data frame whose stamp passed the check: key.run is its run */
 	XDPSG_DROPS_UNSTAMPED = 1, /* the frame was seen and carries no stamp */
-	XDPSG_DROPS_UNIDENTIFIED = 2, /* the kernel reported a count, not the frame */
+	/* the kernel reported a count, not the frame; or the frame's stamp lies beyond the copy */
+	XDPSG_DROPS_UNIDENTIFIED = 2,
+	XDPSG_DROPS_FORGED = 3, /* a stamp's magic, and a tag that fails the check */
+	XDPSG_DROPS_MARK = 4, /* a mark (flow 0xffff) that passed the check: key.run is its run */
+	XDPSG_DROPS_UNCHARGED = 5, /* a run's frame or mark that found the run books full */
 };
 
 /*
@@ -42,7 +56,7 @@ enum xdpsg_drops_own_reason {
  * tells the devices apart. Explicit padding: the whole key is hashed.
  */
 struct xdpsg_drops_key {
-	__u32 run; /* XDPSG_DROPS_RUN only; 0 otherwise */
+	__u32 run; /* XDPSG_DROPS_RUN and XDPSG_DROPS_MARK only; 0 otherwise */
 	__u32 reason; /* enum skb_drop_reason, or XDPSG_DROPS_* */
 	__s32 ifindex; /* 0: the kernel gave no device */
 	__u32 netns; /* 0 with ifindex 0 */
@@ -63,8 +77,9 @@ struct xdpsg_drops_val {
 
 /* Per CPU, what the tracer could not put in its books. */
 struct xdpsg_drops_stats {
-	__u64 overflow; /* packets of drops that found the hash full */
+	__u64 overflow; /* packets of drops that found the other books full: counted nowhere */
 	__u64 events; /* drop events handled (frames, or counts reported) */
+	__u64 uncharged; /* drops of a run that found the run books full (counted as UNCHARGED) */
 };
 
 #endif

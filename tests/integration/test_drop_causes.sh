@@ -262,3 +262,172 @@ test_drop_causes_drops_cmd() {
 		t_fail "a drop-cause sample has interface= or device twice (above)"
 	return 0
 }
+
+# dframes KIND [options]: dropframes.py from the generator's side (its address and MAC).
+dframes() {
+	lab_exec gen env PYTHONPATH="$ROOT/testenv" python3 "$ROOT/tests/integration/dropframes.py" \
+		"$@" --if "$GEN_IF" --src-mac "$GEN_MAC" --src-ip "$GEN_IP4"
+}
+
+# A stamp key of this test's own: the frames it makes are the only genuine ones then.
+cs_key() {
+	local f
+	f=$(mktemp)
+	t_on_cleanup rm -f "$f"
+	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$f"
+	echo "$f"
+}
+
+dut_gen_ip4() { # the DUT's address on the generator's side, as the kernel has it
+	ip -n "$DUT_NS" -j -4 addr show dev "$DUT_GEN_IF" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["addr_info"][0]["local"])'
+}
+
+# Thousands of stamps with distinct run ids and wrong tags dropped on the
+# host before a genuine run's: they take none of the tracer's run entries,
+# and every frame the genuine run lost still has its cause.
+test_drop_causes_forged_runs() {
+	local g run q dut_ip sent
+	dut_lab
+	dut_ip=$(dut_gen_ip4) || t_fail "the DUT has no IPv4 address on $DUT_GEN_IF"
+	cs_sink_start
+	sent=$(dframes forged --dst-mac "$DUT_GEN_MAC" --dst-ip "$dut_ip" --count 5000 \
+		--run 0x5eed4000) || t_fail "could not send the forged frames"
+	echo "sent $sent"
+	g=$(mktemp)
+	t_on_cleanup rm -f "$g"
+	lab_exec gen "$GEN" xsk -s 500 -n 30000 -r 100000 -j -q "$GEN_IF" >"$g" ||
+		t_fail "generator: $(cat "$g")"
+	cs_sink_stop
+	run=$(cs_gen "$g" 'o["run"]')
+	q=$(cs_run "$run" "sum(c['packets'] for c in r['lost_causes'] if c['dev'] == '$DUT_SINK_IF'
+		and c['reason'] == 'QDISC_DROP' and c['identified'])")
+	t_expect_ge "frames the tbf dropped" 1000 "$q"
+	t_expect_eq "the run's QDISC_DROP on the DUT's egress = the tbf's dropped" \
+		"$(qdisc_dropped "$DUT_NS" "$DUT_SINK_IF")" "$q"
+	expect_run_explained "$g" "genuine run after 5,000 forged run ids"
+	t_expect_ge "forged drops" 5000 "$(json_get "$SOUT" summary 'o["drop_causes"]["forged"]')"
+	t_expect_eq "uncharged drops" 0 "$(json_get "$SOUT" summary 'o["drop_causes"]["uncharged"]')"
+	t_expect_eq "forged run ids among the runs" 0 "$(json_get "$SOUT" summary \
+		"len([c for c in o['drop_causes']['unseen_runs'] if 0x5eed4000 <= c['run'] < 0x5eed4000 + 5000])")"
+}
+
+# Run books made small (--drop-runs 16) fill with genuine runs (stamped under
+# the test's key, which no other run on the host has): the drops of the runs
+# that found no entry are counted as uncharged, and the text, the JSON and
+# the metrics say how many and name the option that makes room.
+test_drop_causes_run_books_full() {
+	local key dut_ip mf d out unch n
+	dut_lab
+	dut_ip=$(dut_gen_ip4) || t_fail "the DUT has no IPv4 address on $DUT_GEN_IF"
+	key=$(cs_key)
+	mf=$(mktemp) d=$(mktemp) out=$(mktemp)
+	t_on_cleanup rm -f "$mf" "$d" "$out"
+	"$SINK" drops -j -d 300 --drop-runs 16 --stamp-key "$key" >"$d" 2>&1 &
+	T_PIDS+=("$!")
+	DPID=$!
+	t_wait_for "$d" '"type":"ready"' 20 || t_fail "drops did not start: $(cat "$d")"
+	cs_sink_start --drop-runs 16 --stamp-key "$key" --metrics-file "$mf"
+	# 40 runs of 50 frames to a port nobody listens on at the DUT.
+	dframes runs --key "$key" --dst-mac "$DUT_GEN_MAC" --dst-ip "$dut_ip" --runs 40 --count 50 \
+		--run 0x5eed0000 >/dev/null || t_fail "could not send the frames"
+	cs_sink_stop
+	kill -INT "$DPID"
+	wait "$DPID"
+	t_expect_eq "drops exit code" 0 $?
+	unch=$(json_get "$SOUT" summary 'o["drop_causes"]["uncharged"]')
+	n=$(json_get "$SOUT" summary "sum(c['packets'] for c in o['drop_causes']['unseen_runs']
+		if 0x5eed0000 <= c['run'] < 0x5eed0000 + 40)")
+	echo "xsk --drop-causes: $n drops by run, $unch uncharged"
+	t_expect_ge "uncharged (xsk)" 1 "$unch"
+	t_expect_eq "by run + uncharged = the frames sent (xsk)" 2000 $((n + unch))
+	t_expect_eq "the run books' size (xsk)" 16 "$(json_get "$SOUT" summary 'o["drop_causes"]["drop_runs"]')"
+	grep -q "^xdp_sink_drop_runs_uncharged_total{.*} $unch\$" "$mf" ||
+		t_fail "no uncharged sample of $unch: $(grep uncharged "$mf")"
+	grep -q "^# HELP xdp_sink_drop_runs_uncharged_total .*--drop-runs" "$mf" ||
+		t_fail "the uncharged metric's help does not name --drop-runs: $(grep uncharged "$mf")"
+	unch=$(json_get "$d" summary 'o["uncharged"]')
+	t_expect_ge "uncharged (drops)" 1 "$unch"
+	t_expect_eq "the run books' size (drops)" 16 "$(json_get "$d" summary 'o["drop_runs"]')"
+	t_expect_eq "by run + uncharged = the frames sent (drops)" 2000 \
+		$(($(json_get "$d" summary "sum(c['packets'] for c in o['counts'] if c['kind'] == 'run'
+			and 0x5eed0000 <= c['run'] < 0x5eed0000 + 40)") + unch))
+	# The text of both, on runs of their own.
+	lab_bg "$out" sink "$SINK" xsk -d 300 --drop-causes --drop-runs 16 --stamp-key "$key" "$SINK_IF"
+	SINK_PID=$LAST_PID
+	t_wait_for "$out" 'Ctrl-C to stop' 20 || t_fail "sink did not start: $(cat "$out")"
+	"$SINK" drops -d 300 --drop-runs 16 --stamp-key "$key" >"$d" 2>&1 &
+	T_PIDS+=("$!")
+	DPID=$!
+	t_wait_for "$d" 'Ctrl-C to stop' 20 || t_fail "drops did not start: $(cat "$d")"
+	dframes runs --key "$key" --dst-mac "$DUT_GEN_MAC" --dst-ip "$dut_ip" --runs 40 --count 50 \
+		--run 0x5eed1000 >/dev/null || t_fail "could not send the frames"
+	sleep 0.5
+	kill -INT "$SINK_PID" "$DPID"
+	wait "$SINK_PID" "$DPID"
+	grep -E "run books .*full.*[0-9,]+ drops of runs .*--drop-runs" "$out" ||
+		t_fail "the sink's text does not say the run books were full: $(tail -n 5 "$out")"
+	grep -E "run books .*full.*[0-9,]+ drops of runs .*--drop-runs" "$d" ||
+		t_fail "the drops command's text does not say the run books were full: $(tail -n 5 "$d")"
+}
+
+# Drops reported without their run on a device other than the sink's, with
+# one sink over two runs in sequence (as RFC 2544 trials are): each run is
+# charged the ones made while its frames were arriving, never the other's.
+# Here the unidentified drops are each run's own frames whose stamp lies
+# beyond the tracer's copy (in a GENEVE tunnel with long options), dropped at
+# a closed port of the DUT, where only run A also has drops with a readable
+# stamp.
+test_drop_causes_unidentified_by_time() {
+	local key dut_ip a b ra rb da db rd
+	dut_lab
+	dut_ip=$(dut_gen_ip4) || t_fail "the DUT has no IPv4 address on $DUT_GEN_IF"
+	key=$(cs_key)
+	cs_sink_start --stamp-key "$key"
+	ra=0x5eed7000 rb=0x5eed7001
+	a=$(dframes mixed --key "$key" --dst-mac "$DUT_GEN_MAC" --dst-ip "$SINK_IP4" \
+		--drop-ip "$dut_ip" --count 1000 --read --run $ra) || t_fail "could not send run A"
+	sleep 0.5 # the runs apart
+	b=$(dframes mixed --key "$key" --dst-mac "$DUT_GEN_MAC" --dst-ip "$SINK_IP4" \
+		--drop-ip "$dut_ip" --count 1000 --run $rb) || t_fail "could not send run B"
+	echo "run A sent $a; run B sent $b"
+	cs_sink_stop
+	da=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["deep"])' "$a")
+	db=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["deep"])' "$b")
+	rd=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["read"])' "$a")
+	echo "    A: $(cs_run $((ra)) "r['lost_causes']")"
+	echo "    B: $(cs_run $((rb)) "r['lost_causes']")"
+	t_expect_eq "run A: drops with their stamp read at the DUT" "$rd" \
+		"$(cs_run $((ra)) "sum(c['packets'] for c in r['lost_causes'] if c['dev'] == '$DUT_GEN_IF'
+			and c['identified'])")"
+	t_expect_eq "run A: unidentified drops at the DUT charged to it" "$da" \
+		"$(cs_run $((ra)) "sum(c['packets'] for c in r['lost_causes'] if c['dev'] == '$DUT_GEN_IF'
+			and not c['identified'])")"
+	t_expect_eq "run B: unidentified drops at the DUT charged to it" "$db" \
+		"$(cs_run $((rb)) "sum(c['packets'] for c in r['lost_causes'] if c['dev'] == '$DUT_GEN_IF'
+			and not c['identified'])")"
+	t_expect_eq "unidentified drops at the DUT charged to no run" 0 \
+		"$(json_get "$SOUT" summary "sum(c['packets'] for c in o['drop_causes']['unattributed']
+			if c['dev'] == '$DUT_GEN_IF')")"
+}
+
+# Bad options of the tracer: one line naming the option, exit 2, nothing attached.
+test_drop_causes_bad_options() {
+	local out rc
+	lab_setup --no-ipv6
+	out=$(lab_exec sink "$SINK" xsk --drop-causes --drop-runs 8 -d 1 "$SINK_IF" 2>&1)
+	rc=$?
+	t_expect_eq "xsk --drop-runs 8: exit code" 2 "$rc"
+	t_expect_eq "xsk --drop-runs 8: lines" 1 "$(grep -c . <<<"$out")"
+	[[ "$out" == *"--drop-runs"* ]] || t_fail "the line does not name --drop-runs: $out"
+	xdp_detached "$SINK_NS" "$SINK_IF" || t_fail "an XDP program was left on $SINK_IF"
+	out=$("$SINK" drops --drop-runs 2000000 -d 1 2>&1)
+	t_expect_eq "drops --drop-runs 2000000: exit code" 2 $?
+	[[ "$out" == *"--drop-runs"* ]] || t_fail "the line does not name --drop-runs: $out"
+	out=$("$SINK" drops --stamp-key /nonexistent/key -d 1 2>&1)
+	rc=$?
+	echo "$out"
+	t_expect_eq "drops --stamp-key /nonexistent/key: exit code" 2 "$rc"
+	t_expect_eq "drops --stamp-key /nonexistent/key: lines" 1 "$(grep -c . <<<"$out")"
+	[[ "$out" == *"/nonexistent/key"* ]] || t_fail "the line does not name the file: $out"
+}

@@ -5,9 +5,11 @@
 # up to what the run lost (generator's count less the sink's), each equal to
 # the kernel's own counter of that layer: the tbf's and the pfifo's dropped,
 # the veth's xdp_xmit_errors, the AF_XDP socket's ring counters. Frames
-# without a stamp are never a run's; the stamp is found behind VLAN tags, in
-# IPv6 and after IPv4 options. The tracer is host-wide: every check looks
-# only at this test's devices (their names carry the lab's).
+# without a stamp, or with one whose tag fails (forged), are never a run's
+# and take none of its entries; the stamp is found behind VLAN tags, in IPv6
+# and after IPv4 options, and never by a walk that leaves the tracer's copy.
+# The tracer is host-wide: every check looks only at this test's devices
+# (their names carry the lab's) or at frames stamped under the test's key.
 
 PROBE="$BUILD/tests/drops-probe"
 SINK="$BUILD/xdp-sink"
@@ -252,108 +254,156 @@ test_drops_stray_unstamped() {
 	expect_causes_add_up "$g" "run with stray traffic"
 }
 
-# More keys than the books hold: what does not fit is counted as overflow,
-# never lost silently and never folded into another key.
-# serial: the tracer is host-wide, and other tests' drops would take its 16 keys
+# dframes KIND [options]: dropframes.py from the generator's side (its address and MAC).
+dframes() {
+	lab_exec gen env PYTHONPATH="$ROOT/testenv" python3 "$ROOT/tests/integration/dropframes.py" \
+		"$@" --if "$GEN_IF" --src-mac "$GEN_MAC" --src-ip "$GEN_IP4"
+}
+
+# A stamp key of this test's own: the frames it makes are the only genuine ones then.
+drops_key() {
+	local f
+	f=$(mktemp)
+	t_on_cleanup rm -f "$f"
+	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$f"
+	echo "$f"
+}
+
+dut_gen_ip4() { # the DUT's address on the generator's side, as the kernel has it
+	ip -n "$DUT_NS" -j -4 addr show dev "$DUT_GEN_IF" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["addr_info"][0]["local"])'
+}
+
+udp_noports() { # NS: the namespace's UdpNoPorts
+	ip netns exec "$1" nstat -asz UdpNoPorts | awk '$1 == "UdpNoPorts" { print $2 }'
+}
+
+# More runs than the run books hold: what does not fit is counted as
+# uncharged (by reason and device), never lost silently, never folded into
+# another run. The frames are stamped under a key of the test's own, so no
+# other run on the host can take the books' entries, and the test can run
+# beside others.
 test_drops_overflow() {
-	local n ours
+	local key n ours sent unch
 	lab_setup --no-ipv6
-	probe_start --max-entries 16
-	# 40 runs of 50 stamped frames each to a port nobody listens on: NO_SOCKET.
-	lab_exec gen env PYTHONPATH="$ROOT/tests/integration" python3 - "$GEN_IF" "$GEN_MAC" \
-		"$SINK_MAC" "$GEN_IP4" "$SINK_IP4" <<'PY' ||
-import socket, sys
-from forge import frame, stamp
-ifname, smac, dmac, sip, dip = sys.argv[1:6]
-mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
-sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-sock.bind((ifname, 0))
-for run in range(0x5eed0000, 0x5eed0000 + 40):
-    for seq in range(50):
-        sock.send(frame(mac(smac), mac(dmac), sip, dip, stamp(run, 0, seq, 0)))
-PY
-		t_fail "could not send the frames"
+	key=$(drops_key)
+	probe_start --drop-runs 16 --stamp-key "$key"
+	# 40 runs of 50 frames each to a port nobody listens on: NO_SOCKET.
+	sent=$(dframes runs --key "$key" --dst-mac "$SINK_MAC" --dst-ip "$SINK_IP4" --runs 40 \
+		--count 50 --run 0x5eed0000) || t_fail "could not send the frames"
+	echo "sent $sent"
 	sleep 0.5
-	kill -INT "$PROBE_PID"
-	wait "$PROBE_PID"
-	t_expect_eq "drops-probe exit code" 0 $?
+	probe_stop
 	ours="c['kind'] == 'run' and 0x5eed0000 <= c['run'] < 0x5eed0000 + 40"
 	n=$(dsum "$ours")
-	t_expect_ge "keys of ours counted (frames found by their stamp)" 1 "$(dsum "$ours" keys)"
-	t_expect_le "keys counted" 16 "$(dsum "$ours" keys)"
+	unch=$(json_get "$POUT" summary 'o["uncharged"]')
+	t_expect_eq "run keys counted: the run books' size" 16 "$(dsum "$ours" keys)"
+	t_expect_eq "entries the summary says are used" 16 "$(json_get "$POUT" summary 'o["runs_used"]')"
+	t_expect_eq "the books' size in the summary" 16 "$(json_get "$POUT" summary 'o["drop_runs"]')"
+	t_expect_ge "uncharged" 1 "$unch"
+	t_expect_eq "counted by run + uncharged = the frames sent" 2000 $((n + unch))
+	t_expect_eq "uncharged drops by reason and device = the summary's uncharged" "$unch" \
+		"$(dsum "c['kind'] == 'uncharged'")"
 	t_expect_eq "runs counted in part" 0 "$(dsum "$ours and c['packets'] % 50" keys)"
-	t_expect_ge "overflow" 1 "$(json_get "$POUT" summary 'o["overflow"]')"
-	t_expect_le "frames counted" 2000 "$n"
-	# Other traffic on the host may take keys too; ours are counted or overflow.
-	t_expect_ge "counted + overflow" 2000 $((n + $(json_get "$POUT" summary 'o["overflow"]')))
 }
 
 # Frames of each shape the parser knows, stamped, dropped at a tbf on the
-# generator veth with their headers as sent: IPv4, IPv6, 802.1Q and 802.1ad
-# tags, IPv4 options. An IPv4 fragment and a frame with a wrong magic carry
-# no stamp the tracer may believe.
+# generator veth with their headers as sent: IPv4, IPv6, 802.1Q and QinQ
+# tags, IPv4 options, an IPv6 hop-by-hop header. An IPv4 fragment and a frame
+# with a wrong magic carry no stamp the tracer may believe.
 test_drops_frame_shapes() {
-	local sent
-	lab_setup --qdisc tbf:1mbit:4kb:1ms
+	local sent r i
+	lab_setup --no-ipv6 --qdisc tbf:1mbit:4kb:1ms
 	probe_start
-	sent=$(lab_exec gen python3 - "$GEN_IF" "$GEN_MAC" "$SINK_MAC" <<'PY'
-import socket, struct, sys
-ifname, smac, dmac = sys.argv[1:4]
-mac = lambda m: bytes(int(x, 16) for x in m.split(":"))
-def csum(b):
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
-def udp(run, magic=0x3253):
-    payload = struct.pack("<HIHIIH", magic, run, 0, 1, 0, 0) + bytes(100)
-    return struct.pack("!HHHH", 1024, 9, 8 + len(payload), 0) + payload
-def ip4(l4, opts=b"", frag=0x4000):
-    h = struct.pack("!BBHHHBBH4s4s", 0x45 + len(opts) // 4, 0, 20 + len(opts) + len(l4), 0,
-                    frag, 64, 17, 0, bytes([10, 11, 0, 1]), bytes([10, 11, 0, 2])) + opts
-    return h[:10] + struct.pack("!H", csum(h)) + h[12:] + l4
-def ip6(l4):
-    return struct.pack("!IHBB16s16s", 6 << 28, len(l4), 17, 64, b"\xfd" + bytes(14) + b"\x01",
-                       b"\xfd" + bytes(14) + b"\x02") + l4
-eth = lambda t, p: mac(dmac) + mac(smac) + struct.pack("!H", t) + p
-shapes = {
-    0x5eed2004: eth(0x0800, ip4(udp(0x5eed2004))),
-    0x5eed2006: eth(0x86dd, ip6(udp(0x5eed2006))),
-    0x5eed2081: eth(0x8100, struct.pack("!HH", 5, 0x0800) + ip4(udp(0x5eed2081))),
-    0x5eed2088: eth(0x88a8, struct.pack("!HH", 5, 0x86dd) + ip6(udp(0x5eed2088))),
-    0x5eed2044: eth(0x0800, ip4(udp(0x5eed2044), opts=bytes([1]) * 40)),
-    0x5eed20f0: eth(0x0800, ip4(udp(0x5eed20f0), frag=0x2000)),
-    0x5eed20ff: eth(0x0800, ip4(udp(0x5eed20ff, magic=0x3254))),
-}
-sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-sock.bind((ifname, 0))
-n = 0
-for i in range(100):
-    for f in shapes.values():
-        try:
-            sock.send(f)
-        except OSError:
-            pass # the qdisc dropped it: what the test wants
-        n += 1
-print(n)
-PY
-) || t_fail "could not send the frames"
+	sent=$(dframes shapes --dst-mac "$SINK_MAC" --count 100 --run 0x5eed2000) ||
+		t_fail "could not send the frames"
 	sleep 0.5
 	probe_stop
 	dshow
-	local r
-	for r in 0x5eed2004 0x5eed2006 0x5eed2081 0x5eed2088 0x5eed2044; do
-		t_expect_ge "run $r: drops found by the stamp" 1 \
+	echo "sent $sent"
+	for i in 0 1 2 3 4 5; do
+		r=$((0x5eed2000 + i))
+		t_expect_ge "shape $i (run $r): drops found by the stamp" 1 \
 			"$(dsum "c['kind'] == 'run' and c['run'] == $r and c['dev'] == '$GEN_IF'")"
 	done
-	t_expect_eq "an IPv4 fragment is no run's" 0 "$(dsum "c['kind'] == 'run' and c['run'] == 0x5eed20f0")"
-	t_expect_eq "a wrong magic is no run's" 0 "$(dsum "c['kind'] == 'run' and c['run'] == 0x5eed20ff")"
+	t_expect_eq "an IPv4 fragment is no run's" 0 "$(dsum "c['kind'] == 'run' and c['run'] == 0x5eed2006")"
+	t_expect_eq "a wrong magic is no run's" 0 "$(dsum "c['kind'] == 'run' and c['run'] == 0x5eed2007")"
 	t_expect_eq "the tbf's dropped = the runs' + unstamped" \
 		"$(qdisc_drops "$GEN_NS" "$GEN_IF")" \
 		"$(dsum "c['dev'] == '$GEN_IF' and c['ns'] == '$GEN_NS' and c['reason'].startswith('QDISC_')")"
 	t_expect_ge "unstamped drops (the fragments and wrong magics)" 1 \
 		"$(dsum "c['kind'] == 'unstamped' and c['dev'] == '$GEN_IF'")"
-	echo "$sent frames sent"
+}
+
+# Thousands of stamps with distinct run ids and wrong tags, dropped at a
+# closed port, then a genuine run through the DUT's tbf: the forged frames
+# take no run's entry (counted as forged, by reason and device), and the
+# genuine run's drops are all its own. Genuine marks are counted apart.
+test_drops_forged_runs() {
+	local g run tbf q sent nop0 nop forged dut_ip
+	dut_lab
+	dut_ip=$(dut_gen_ip4) || t_fail "the DUT has no IPv4 address on $DUT_GEN_IF"
+	probe_start
+	nop0=$(udp_noports "$DUT_NS")
+	# To the DUT's own address, a port nobody listens on: 5,000 run ids, 200 of them marks.
+	sent=$(dframes forged --dst-mac "$DUT_GEN_MAC" --dst-ip "$dut_ip" --count 5000 \
+		--marks 200 --run 0x5eed4000) || t_fail "could not send the forged frames"
+	echo "sent $sent"
+	# Genuine marks of five runs, dropped there too.
+	dframes runs --dst-mac "$DUT_GEN_MAC" --dst-ip "$dut_ip" --runs 5 --count 0 \
+		--marks 4 --run 0x5eed6000 >/dev/null || t_fail "could not send the marks"
+	sink_start
+	g=$(mktemp)
+	t_on_cleanup rm -f "$g"
+	lab_exec gen "$GEN" xsk -s 500 -n 30000 -r 100000 -j -q "$GEN_IF" >"$g" ||
+		t_fail "generator: $(cat "$g")"
+	sink_stop
+	probe_stop
+	run=$(gen_get "$g" 'o["run"]')
+	nop=$(($(udp_noports "$DUT_NS") - nop0))
+	forged=$(dsum "c['kind'] == 'forged' and c['dev'] == '$DUT_GEN_IF' and c['ns'] == '$DUT_NS'")
+	echo "forged drops at $DUT_GEN_IF: $forged; UdpNoPorts there $nop"
+	t_expect_eq "forged drops at the DUT = the frames forged" 5000 "$forged"
+	t_expect_eq "NO_SOCKET drops there (forged + marks) = the DUT's UdpNoPorts" "$nop" \
+		"$(dsum "c['dev'] == '$DUT_GEN_IF' and c['ns'] == '$DUT_NS' and c['reason'] == 'NO_SOCKET'")"
+	t_expect_eq "entries of the forged run ids" 0 \
+		"$(dsum "c['kind'] in ('run', 'mark') and 0x5eed4000 <= c['run'] < 0x5eed4000 + 5000" keys)"
+	t_expect_eq "genuine marks, counted as marks" 20 \
+		"$(dsum "c['kind'] == 'mark' and 0x5eed6000 <= c['run'] < 0x5eed6005")"
+	t_expect_eq "genuine marks counted as a run's frames" 0 \
+		"$(dsum "c['kind'] == 'run' and 0x5eed6000 <= c['run'] < 0x5eed6005")"
+	t_expect_eq "uncharged" 0 "$(json_get "$POUT" summary 'o["uncharged"]')"
+	tbf=$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF")
+	q=$(dsum "c['kind'] == 'run' and c['run'] == $run and c['dev'] == '$DUT_SINK_IF' and
+		c['reason'].startswith('QDISC_')")
+	t_expect_ge "frames the tbf dropped" 1000 "$tbf"
+	t_expect_eq "the genuine run's QDISC_* drops = the tbf's dropped" "$tbf" "$q"
+	expect_causes_add_up "$g" "genuine run"
+}
+
+# The walk moves forward only: a 488-byte IPv6 hop-by-hop header takes it
+# past the tracer's copy, where it must stop (the frame is unidentified), not
+# wrap back to the frame's start, where this frame holds a stamp of another
+# run (its tag right, in the IPv6 addresses).
+test_drops_walk_forward_only() {
+	local sent tbf
+	lab_setup --no-ipv6 --qdisc tbf:1mbit:4kb:1ms
+	probe_start
+	sent=$(dframes wrap --dst-mac "$SINK_MAC" --count 100 --run 0x5eed3000) ||
+		t_fail "could not send the frames"
+	sleep 0.5
+	probe_stop
+	dshow
+	echo "sent $sent"
+	tbf=$(qdisc_drops "$GEN_NS" "$GEN_IF")
+	t_expect_ge "frames the tbf dropped" 50 "$tbf"
+	t_expect_eq "drops charged to the run a wrapped walk finds" 0 \
+		"$(dsum "c['kind'] in ('run', 'mark') and c['run'] == 0x5eed3000")"
+	t_expect_eq "drops charged to the run whose stamp lies beyond the copy" 0 \
+		"$(dsum "c['kind'] in ('run', 'mark') and c['run'] == 0x5eed3001")"
+	t_expect_eq "the tbf's dropped, all unidentified (their stamp unread)" "$tbf" \
+		"$(dsum "c['kind'] == 'unidentified' and c['dev'] == '$GEN_IF' and c['ns'] == '$GEN_NS' and
+			c['reason'].startswith('QDISC_')")"
 }
 
 # Names of our programs loaded now (bpftool shows at most 15 characters).

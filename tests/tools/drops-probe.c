@@ -8,9 +8,10 @@
  * Output, one JSON object a line: {"type":"ready","hooks":[..]} once attached;
  * with -i, {"type":"interval","counts":[..]} per period; at the end one
  * {"type":"count",..} per (kind, run, reason, device) counted since attach,
- * then {"type":"summary","hooks":[..],"overflow":N,"events":N,"duration_s":T}
- * (with --prog-stats also each hook's runs and run_ns, the kernel's count).
- * A count: kind (run|unstamped|unidentified), run (kind run only), reason,
+ * then {"type":"summary","hooks":[..],"overflow":N,"uncharged":N,"drop_runs":N,
+ * "runs_used":N,"events":N,"duration_s":T} (with --prog-stats also each
+ * hook's runs and run_ns, the kernel's count). A count: kind
+ * (run|mark|forged|unstamped|unidentified|uncharged), run (run, mark), reason,
  * dev, ifindex, netns (inode), ns (its /run/netns name, "" for ours), where
  * (skb drops: function+offset of the last one), packets, bytes. Exit 2 if
  * the tracer cannot load: one line says what is missing.
@@ -27,11 +28,14 @@
 #include "log.h"
 #include "params.h"
 #include "runtime.h"
+#include "stamp.h"
 
 struct cfg {
 	__u64 duration;
 	__u64 interval;
 	__u64 max_entries;
+	__u64 drop_runs;
+	const char *stamp_key;
 	bool no_unstamped;
 	bool prog_stats;
 	const char *btf;
@@ -45,8 +49,12 @@ static const struct param_def opts[] = {
 	  "stop after this long (0: on a signal)" },
 	{ "interval", 'i', PARAM_DURATION, OPT(interval), "TIME",
 	  "print the counts of each period (0: only at the end)" },
-	{ "max-entries", 0, PARAM_UINT, OPT(max_entries), "N", "size of the tracer's books", 16,
-	  1 << 20 },
+	{ "max-entries", 0, PARAM_UINT, OPT(max_entries), "N",
+	  "size of the tracer's books for everything but runs", 16, 1 << 20 },
+	{ "drop-runs", 0, PARAM_UINT, OPT(drop_runs), "N",
+	  "size of the tracer's run books, one entry per (run, reason, device)", 16, 1 << 20 },
+	{ "stamp-key", 0, PARAM_STRING, OPT(stamp_key), "FILE",
+	  "check stamps with the key in FILE (default: $XDPSG_STAMP_KEY's file, else the public key)" },
 	{ "no-unstamped", 0, PARAM_FLAG, OPT(no_unstamped), NULL,
 	  "do not count drops of frames without a stamp" },
 	{ "prog-stats", 0, PARAM_FLAG, OPT(prog_stats), NULL,
@@ -101,7 +109,7 @@ static void emit_count(struct jw *w, struct drops *d, const struct drops_count *
 	char rbuf[48], ns[256], where[300];
 
 	jw_str(w, "kind", drops_kind_name(c->key.kind));
-	if (c->key.kind == XDPSG_DROPS_RUN)
+	if (c->key.kind == XDPSG_DROPS_RUN || c->key.kind == XDPSG_DROPS_MARK)
 		jw_u64(w, "run", c->key.run);
 	jw_str(w, "reason", drops_reason_name(d, c->key.reason, rbuf, sizeof(rbuf)));
 	jw_str(w, "dev", c->dev);
@@ -122,6 +130,7 @@ static void emit_interval(struct drops *d, const struct drops_snapshot *s)
 
 	jw_begin(&w, stdout, "interval");
 	jw_u64(&w, "overflow", s->overflow);
+	jw_u64(&w, "uncharged", s->uncharged);
 	jw_arr(&w, "counts");
 	for (i = 0; i < s->n; i++) {
 		jw_obj(&w, NULL);
@@ -149,6 +158,9 @@ static void emit_final(struct drops *d, const struct drops_snapshot *s, __u64 t0
 		emit_prog_stats(&w, d);
 	jw_u64(&w, "counts", s->n);
 	jw_u64(&w, "overflow", s->overflow);
+	jw_u64(&w, "uncharged", s->uncharged);
+	jw_u64(&w, "drop_runs", s->run_entries);
+	jw_u64(&w, "runs_used", s->runs_used);
 	jw_u64(&w, "events", s->events);
 	jw_double(&w, "duration_s", (double)(s->t_ns - t0) / 1e9);
 	jw_finish(&w);
@@ -213,12 +225,13 @@ static int run(struct drops *d, const struct cfg *c, struct drops_snapshot *last
 
 int main(int argc, char **argv)
 {
-	struct cfg c = { .max_entries = XDPSG_DROPS_ENTRIES };
+	struct cfg c = { .max_entries = XDPSG_DROPS_ENTRIES, .drop_runs = XDPSG_DROPS_RUN_ENTRIES };
 	const struct cfg defaults = c;
 	struct drops_snapshot last = { 0 };
 	const char *positional;
 	struct drops_opts o = { 0 };
 	struct drops *d = NULL;
+	struct stamp_key key;
 	int stats_fd = -1;
 	char why[512];
 	struct jw w;
@@ -233,7 +246,13 @@ int main(int argc, char **argv)
 	runtime_install_signals();
 
 	o.max_entries = (unsigned int)c.max_entries;
+	o.run_entries = (unsigned int)c.drop_runs;
 	o.no_unstamped = c.no_unstamped;
+	if (stamp_key_resolve(&key, c.stamp_key, why, sizeof(why))) {
+		fprintf(stderr, "drops-probe: %s\n", why);
+		return 2;
+	}
+	o.key = &key;
 	o.btf_path = c.btf;
 	if (c.hooks && parse_hooks(c.hooks, &o.hooks))
 		return 2;

@@ -16,41 +16,49 @@
 #include "drops.h"
 #include "fmt.h"
 #include "log.h"
+#include "runtime.h"
 #include "sink.h"
 
 /* A cause of a run's losses, or a count charged to no run (run 0, !charged). */
 struct cause {
 	struct drops_count c;
 	__u32 run;
-	bool charged; /* an unidentified count charged to the only run active on its device */
+	bool charged; /* an unidentified count charged to the run arriving when it was dropped */
 	bool unseen; /* a run's drops, but no frame of that run reached the sink */
+	bool mark; /* the run's marks dropped: no frame of its books, never a cause of lost */
 };
 
 /*
- * The sink's own interface reports its socket's drops without the frame
- * (XSK_*): read every CAUSES_SLICE_NS, they are charged by when they
- * happened to the one run whose frames were arriving then (a run's first to
- * last receive, widened by CAUSES_MARGIN_NS).
+ * Drops without their run (unidentified: the socket's XSK_*, XDP_XMIT the
+ * tracer could not read, a stamp beyond its copy) are read every
+ * CAUSES_SLICE_NS and charged by when they happened: to the one run whose
+ * frames were arriving then (a run's first to last receive, widened by
+ * CAUSES_MARGIN_NS), on the sink's own interface always, elsewhere only on a
+ * device where the tracer counted drops of the sink's runs by their stamp (a
+ * device on their path: a drop on a device no run of ours goes through is
+ * not ours because of when it happened).
  */
 #define CAUSES_SLICE_NS 50000000ULL
 #define CAUSES_MARGIN_NS 20000000ULL
 
+/* An unidentified count's growth between two readings. */
 struct slice {
 	__u64 t0, t1;
-	__u32 reason;
+	struct xdpsg_drops_key key; /* reason and device */
 	__u64 packets;
 };
 
+/* An unidentified count as last read. */
 struct seen {
-	__u32 reason;
+	struct xdpsg_drops_key key;
 	__u64 packets;
 };
 
 struct causes {
 	struct drops *d;
-	struct slice *sl; /* the sink device's unidentified drops, by time */
+	struct slice *sl; /* unidentified drops, by time */
 	size_t nsl, capsl;
-	struct seen *seen; /* their totals at the last reading, by reason */
+	struct seen *seen; /* their totals at the last reading, by key */
 	size_t nseen;
 	__u64 last_t;
 	int ifindex; /* the sink's interface */
@@ -60,6 +68,7 @@ struct causes {
 	struct cause *v;
 	size_t n;
 	__u64 unstamped; /* frames without a stamp the tracer saw dropped: never a run's */
+	__u64 forged; /* frames whose stamp failed the check: never a run's */
 };
 
 const char *causes_test_btf(void)
@@ -73,7 +82,9 @@ const char *causes_test_btf(void)
 
 int causes__open(struct sink *sk)
 {
-	struct drops_opts o = { .btf_path = causes_test_btf() };
+	struct drops_opts o = { .btf_path = causes_test_btf(),
+				.run_entries = (unsigned int)sk->cfg->drop_runs,
+				.key = &sk->key };
 	struct causes *c;
 	struct stat st;
 	char why[512];
@@ -90,6 +101,8 @@ int causes__open(struct sink *sk)
 	c->ifindex = sk->ifc.ifindex;
 	if (!stat("/proc/self/ns/net", &st))
 		c->netns = (__u32)st.st_ino;
+	/* The first slice starts now: the books are empty. */
+	c->last_t = now_ns();
 	err = drops__open(&o, &c->d, why, sizeof(why));
 	if (err) {
 		pr_warn("--drop-causes: cannot attach the drop tracer: %s\n", why);
@@ -128,33 +141,49 @@ static bool is_in(__u32 run, const struct causes_run *runs, unsigned int n)
 	return false;
 }
 
-static bool on_sink(const struct causes *c, const struct drops_count *k)
+static bool same_key(const struct xdpsg_drops_key *a, const struct xdpsg_drops_key *b)
 {
-	return k->key.kind == XDPSG_DROPS_UNIDENTIFIED && k->key.ifindex == c->ifindex &&
-	       k->key.netns == c->netns;
+	return !memcmp(a, b, sizeof(*a));
 }
 
-/* The sink device's unidentified drops since the last reading, as slices [last_t, t]. */
+static bool on_sink(const struct causes *c, const struct drops_count *k)
+{
+	return k->key.ifindex == c->ifindex && k->key.netns == c->netns;
+}
+
+/* The entry of seen for key, made with 0 packets if there is none; NULL without memory. */
+static struct seen *seen_of(struct causes *c, const struct xdpsg_drops_key *key)
+{
+	struct seen *p;
+	size_t j;
+
+	for (j = 0; j < c->nseen; j++)
+		if (same_key(&c->seen[j].key, key))
+			return &c->seen[j];
+	p = realloc(c->seen, (c->nseen + 1) * sizeof(*c->seen));
+	if (!p)
+		return NULL;
+	c->seen = p;
+	c->seen[c->nseen] = (struct seen){ .key = *key };
+	return &c->seen[c->nseen++];
+}
+
+/* The unidentified drops since the last reading, as slices [last_t, t]. */
 static int record(struct causes *c, const struct drops_snapshot *s, __u64 t)
 {
-	size_t i, j;
+	struct seen *was;
+	size_t i;
+	void *p;
 
 	for (i = 0; i < s->n; i++) {
 		const struct drops_count *k = &s->v[i];
-		void *p;
 
-		if (!on_sink(c, k))
+		if (k->key.kind != XDPSG_DROPS_UNIDENTIFIED)
 			continue;
-		for (j = 0; j < c->nseen && c->seen[j].reason != k->key.reason; j++)
-			;
-		if (j == c->nseen) {
-			p = realloc(c->seen, (c->nseen + 1) * sizeof(*c->seen));
-			if (!p)
-				return -ENOMEM;
-			c->seen = p;
-			c->seen[c->nseen++] = (struct seen){ k->key.reason, 0 };
-		}
-		if (k->packets <= c->seen[j].packets)
+		was = seen_of(c, &k->key);
+		if (!was)
+			return -ENOMEM;
+		if (k->packets <= was->packets)
 			continue;
 		if (c->nsl == c->capsl) {
 			p = realloc(c->sl, (c->capsl ? c->capsl * 2 : 64) * sizeof(*c->sl));
@@ -163,9 +192,8 @@ static int record(struct causes *c, const struct drops_snapshot *s, __u64 t)
 			c->sl = p;
 			c->capsl = c->capsl ? c->capsl * 2 : 64;
 		}
-		c->sl[c->nsl++] = (struct slice){ c->last_t, t, k->key.reason,
-						  k->packets - c->seen[j].packets };
-		c->seen[j].packets = k->packets;
+		c->sl[c->nsl++] = (struct slice){ c->last_t, t, k->key, k->packets - was->packets };
+		was->packets = k->packets;
 	}
 	c->last_t = t;
 	return 0;
@@ -176,7 +204,7 @@ void causes_tick(struct causes *c, __u64 now)
 	if (!c || c->settled || now - c->last_t < CAUSES_SLICE_NS)
 		return;
 	/* A failed reading leaves its drops to the next one: nothing is lost, only blurred. */
-	if (!drops_read(c->d, &c->snap))
+	if (!drops_read_other(c->d, &c->snap))
 		record(c, &c->snap, c->snap.t_ns);
 }
 
@@ -197,14 +225,26 @@ static __u32 slice_run(const struct slice *x, const struct causes_run *runs, uns
 	return one;
 }
 
-/* Add a slice's drops to the cause of (k's reason, run), or make it. */
+/* Did the tracer count drops of one of the sink's runs, by their stamp, on k's device? */
+static bool on_path(const struct causes *c, const struct drops_count *k,
+		    const struct causes_run *runs, unsigned int n)
+{
+	size_t i;
+
+	for (i = 0; i < c->snap.n; i++)
+		if (c->snap.v[i].key.kind == XDPSG_DROPS_RUN && same_dev(&c->snap.v[i], k) &&
+		    is_in(c->snap.v[i].key.run, runs, n))
+			return true;
+	return false;
+}
+
+/* Add a slice's drops to the cause of (k, run), or make it. */
 static void charge(struct causes *c, const struct drops_count *k, __u32 run, __u64 packets)
 {
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		if (c->v[i].run == run && on_sink(c, &c->v[i].c) &&
-		    c->v[i].c.key.reason == k->key.reason) {
+		if (c->v[i].run == run && same_key(&c->v[i].c.key, &k->key)) {
 			c->v[i].c.packets += packets;
 			return;
 		}
@@ -212,32 +252,21 @@ static void charge(struct causes *c, const struct drops_count *k, __u32 run, __u
 	c->v[c->n++].c.packets = packets;
 }
 
-/*
- * The only run active on an unidentified count's device (not the sink's), or
- * 0: the runs the tracer counted drops of there. Two runs, or none: the
- * count is no run's.
- */
-static __u32 only_run(const struct causes *c, const struct drops_count *u)
+/* An unidentified count, slice by slice, to the run arriving then (or to none). */
+static void charge_slices(struct causes *c, const struct drops_count *k,
+			  const struct causes_run *runs, unsigned int n)
 {
-	const struct drops_snapshot *s = &c->snap;
-	__u32 one = 0;
-	size_t i;
+	bool ours = on_sink(c, k) || on_path(c, k, runs, n);
+	size_t j;
 
-	for (i = 0; i < s->n; i++) {
-		const struct drops_count *k = &s->v[i];
-
-		if (k->key.kind != XDPSG_DROPS_RUN || !same_dev(k, u) || k->key.run == one)
-			continue;
-		if (one)
-			return 0;
-		one = k->key.run;
-	}
-	return one;
+	for (j = 0; j < c->nsl; j++)
+		if (same_key(&c->sl[j].key, &k->key))
+			charge(c, k, ours ? slice_run(&c->sl[j], runs, n) : 0, c->sl[j].packets);
 }
 
 int causes_settle(struct causes *c, const struct causes_run *runs, unsigned int n)
 {
-	size_t i, j;
+	size_t i;
 	int err;
 
 	if (c->settled)
@@ -254,27 +283,27 @@ int causes_settle(struct causes *c, const struct causes_run *runs, unsigned int 
 		const struct drops_count *k = &c->snap.v[i];
 		struct cause *x = &c->v[c->n];
 
-		if (k->key.kind == XDPSG_DROPS_UNSTAMPED) {
+		switch (k->key.kind) {
+		case XDPSG_DROPS_UNSTAMPED:
 			c->unstamped += k->packets;
 			continue;
-		}
-		if (on_sink(c, k)) {
-			for (j = 0; j < c->nsl; j++)
-				if (c->sl[j].reason == k->key.reason)
-					charge(c, k, slice_run(&c->sl[j], runs, n),
-					       c->sl[j].packets);
+		case XDPSG_DROPS_FORGED:
+			c->forged += k->packets;
 			continue;
+		case XDPSG_DROPS_UNCHARGED:
+			/* A run's drops that found no entry: their run is unknown (snap.uncharged). */
+			continue;
+		case XDPSG_DROPS_UNIDENTIFIED:
+			charge_slices(c, k, runs, n);
+			continue;
+		default:
+			break;
 		}
+		/* A run that lost every frame, or another sink's run on the host: beside the runs. */
 		x->c = *k;
-		if (k->key.kind == XDPSG_DROPS_RUN) {
-			/* A run that lost every frame, or another run on the host: beside the runs. */
-			x->unseen = !is_in(k->key.run, runs, n);
-			x->run = k->key.run;
-		} else {
-			x->run = only_run(c, k);
-			x->charged = x->run != 0;
-			x->unseen = x->run && !is_in(x->run, runs, n);
-		}
+		x->mark = k->key.kind == XDPSG_DROPS_MARK;
+		x->run = k->key.run;
+		x->unseen = !is_in(k->key.run, runs, n);
 		c->n++;
 	}
 	c->settled = true;
@@ -293,13 +322,14 @@ void causes_dev_name(const struct drops_count *k, char *buf, size_t len)
 		snprintf(buf, len, "ifindex%d", k->key.ifindex);
 }
 
-static __u64 run_total(const struct causes *c, __u32 run)
+/* A run's causes (mark false), or its marks dropped (mark true). */
+static __u64 run_total(const struct causes *c, __u32 run, bool mark)
 {
 	__u64 t = 0;
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		if (c->v[i].run == run)
+		if (c->v[i].run == run && c->v[i].mark == mark)
 			t += c->v[i].c.packets;
 	return t;
 }
@@ -317,8 +347,10 @@ static void json_cause(const struct causes *c, struct jw *w, const struct cause 
 	if (x->c.key.netns && !drops_netns_name(x->c.key.netns, ns, sizeof(ns)))
 		jw_str(w, "ns", ns);
 	jw_u64(w, "packets", x->c.packets);
-	/* Charged for want of the frame: the only run on its device. */
-	jw_bool(w, "identified", x->c.key.kind == XDPSG_DROPS_RUN);
+	/* false: charged for want of the frame, by when it was dropped. */
+	jw_bool(w, "identified", x->c.key.kind != XDPSG_DROPS_UNIDENTIFIED);
+	if (x->mark)
+		jw_bool(w, "mark", true);
 	jw_end_obj(w);
 }
 
@@ -330,7 +362,7 @@ static void json_cause(const struct causes *c, struct jw *w, const struct cause 
  */
 static void balance(const struct causes *c, __u32 run, __s64 lost, __u64 *unexplained, __u64 *over)
 {
-	__s64 diff = lost - (__s64)run_total(c, run);
+	__s64 diff = lost - (__s64)run_total(c, run, false);
 
 	*unexplained = diff > 0 ? (__u64)diff : 0;
 	*over = diff < 0 ? (__u64)-diff : 0;
@@ -346,11 +378,13 @@ void causes_json_run(const struct causes *c, struct jw *w, __u32 run, __s64 lost
 	balance(c, run, lost, &unexplained, &over);
 	jw_arr(w, "lost_causes");
 	for (i = 0; i < c->n; i++)
-		if (c->v[i].run == run)
+		if (c->v[i].run == run && !c->v[i].mark)
 			json_cause(c, w, &c->v[i]);
 	jw_end_arr(w);
 	jw_u64(w, "lost_unexplained", unexplained);
 	jw_u64(w, "lost_overexplained", over);
+	/* The run's start and end marks the tracer saw dropped: outside its frames and lost. */
+	jw_u64(w, "marks_dropped", run_total(c, run, true));
 }
 
 void causes_json_rest(const struct causes *c, struct jw *w)
@@ -372,7 +406,12 @@ void causes_json_rest(const struct causes *c, struct jw *w)
 			json_cause(c, w, &c->v[i]);
 	jw_end_arr(w);
 	jw_u64(w, "unstamped", c->unstamped);
+	jw_u64(w, "forged", c->forged);
 	jw_u64(w, "overflow", c->snap.overflow);
+	/* Drops of runs the run books had no room for (--drop-runs entries). */
+	jw_u64(w, "uncharged", c->snap.uncharged);
+	jw_u64(w, "drop_runs", c->snap.run_entries);
+	jw_u64(w, "runs_used", c->snap.runs_used);
 	jw_end_obj(w);
 }
 
@@ -387,7 +426,7 @@ void causes_text_run(const struct causes *c, __u32 run, __s64 lost)
 	balance(c, run, lost, &unexplained, &over);
 	printf("    run %08x lost %s:", run, FMT_ICOUNT(lost));
 	for (i = 0; i < c->n; i++) {
-		if (c->v[i].run != run)
+		if (c->v[i].run != run || c->v[i].mark)
 			continue;
 		causes_dev_name(&c->v[i].c, dev, sizeof(dev));
 		printf(" %s %s %s%s,", causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
@@ -397,7 +436,27 @@ void causes_text_run(const struct causes *c, __u32 run, __s64 lost)
 	if (over)
 		printf("; %s more dropped than lost (the run's end, or dropped and delivered anyway)",
 		       FMT_COUNT(over));
+	if (run_total(c, run, true))
+		printf("; %s of its marks dropped", FMT_COUNT(run_total(c, run, true)));
 	printf("\n");
+}
+
+/* The tracer's own limits, when they were reached. */
+static void text_limits(const struct causes *c)
+{
+	const struct drops_snapshot *s = &c->snap;
+
+	if (s->uncharged)
+		printf("    the tracer's run books were full (%s entries): %s drops of runs went "
+		       "uncharged, counted by reason and device but not by run; raise --drop-runs\n",
+		       FMT_COUNT(s->run_entries), FMT_COUNT(s->uncharged));
+	else if (s->runs_used >= s->run_entries)
+		printf("    the tracer's run books are full (%s entries): another run's drops would go "
+		       "uncharged; raise --drop-runs\n",
+		       FMT_COUNT(s->run_entries));
+	if (s->overflow)
+		printf("    the tracer's books were full: %s drops not counted\n",
+		       FMT_COUNT(s->overflow));
 }
 
 void causes_text_rest(const struct causes *c)
@@ -414,14 +473,17 @@ void causes_text_rest(const struct causes *c)
 		if (c->v[i].unseen)
 			printf("    run %08x (no frame of it arrived) dropped: ", c->v[i].run);
 		else
-			printf("    dropped, no run's (unidentified; several runs or none on the "
-			       "device): ");
-		printf("%s %s %s\n", causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
+			printf("    dropped, no run's (unidentified; several runs or none arriving "
+			       "then, or no run of ours dropped there by its stamp): ");
+		printf("%s%s %s %s\n", c->v[i].mark ? "marks " : "",
+		       causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
 		       FMT_COUNT(c->v[i].c.packets));
 	}
-	if (c->snap.overflow)
-		printf("    the tracer's books were full: %s drops not counted\n",
-		       FMT_COUNT(c->snap.overflow));
+	if (c->forged)
+		printf("    dropped with a stamp that fails the key's check (forged, or another key): "
+		       "%s, no run's\n",
+		       FMT_COUNT(c->forged));
+	text_limits(c);
 }
 
 void causes_metric_sample(struct metrics_w *w, const char *name, const char *run, const char *kind,
@@ -451,8 +513,14 @@ void causes_metric_sample(struct metrics_w *w, const char *name, const char *run
 
 void causes_metrics_head(const struct causes *c, struct metrics_w *w)
 {
-	if (c && c->settled)
-		ctr_metric_head(w, &sink_causes, &sink_causes.rows[0]);
+	struct sink_cause_vals v = { .drop_runs_uncharged = c ? c->snap.uncharged : 0 };
+	const struct ctr_desc *d = &sink_causes.rows[SINK_CAUSE_UNCHARGED];
+
+	if (!c || !c->settled)
+		return;
+	ctr_metric_head(w, &sink_causes, d);
+	ctr_metric_at(w, &sink_causes, d, NULL, NULL, &v);
+	ctr_metric_head(w, &sink_causes, &sink_causes.rows[SINK_CAUSE_LOST]);
 }
 
 void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, __s64 lost)
@@ -466,7 +534,7 @@ void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, 
 		return;
 	snprintf(id, sizeof(id), "%08x", run);
 	for (i = 0; i < c->n; i++) {
-		if (c->v[i].run != run)
+		if (c->v[i].run != run || c->v[i].mark)
 			continue;
 		causes_metric_sample(w, name, id, NULL,
 				     causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)),

@@ -6,12 +6,13 @@
  * Where a run's frames were lost (--drop-causes): the drop tracer
  * (common/drops.h) attached host-wide for the sink's life, its books joined
  * with the sink's per-run books at the summary. The tracer's drops of a
- * run's stamped frames are that run's causes; a drop the kernel reports
- * without the frame (unidentified) is charged to a run only when that run
- * is the only one active on the device (on the sink's own interface: the
- * only run whose frames were arriving when it happened; elsewhere: the only
- * run the tracer counted drops of there), and reported beside the runs
- * otherwise. Main thread only.
+ * run's stamped frames are that run's causes (its marks apart: no frame of
+ * its books); a drop without its run (unidentified: the kernel reported no
+ * frame, or its stamp lay beyond the tracer's copy) is charged by when it
+ * happened, to the only run whose frames were arriving then, on the sink's
+ * own interface or on a device where the tracer counted drops of the sink's
+ * runs by their stamp; otherwise it is reported beside the runs. Forged
+ * stamps and frames without one are never a run's. Main thread only.
  */
 #include <linux/types.h>
 
@@ -66,6 +67,17 @@ void causes_metric_sample(struct metrics_w *w, const char *name, const char *run
 const char *causes_reason(struct drops *d, __u32 reason, char *buf, size_t len);
 /* "dev" or "dev@ns" when the device is in a named namespace other than ours. */
 void causes_dev_name(const struct drops_count *k, char *buf, size_t len);
+/* The rows of the family sink_causes (counters.c), and the values they describe. */
+enum sink_cause_row {
+	SINK_CAUSE_LOST, /* xdp_sink_lost_by_cause_total */
+	SINK_CAUSE_DROPPED, /* xdp_sink_dropped_by_cause_total */
+	SINK_CAUSE_UNCHARGED, /* xdp_sink_drop_runs_uncharged_total */
+};
+
+struct sink_cause_vals {
+	__u64 lost_by_cause, dropped_by_cause, drop_runs_uncharged;
+};
+
 /* The test build's kernel BTF in place of the kernel's (XDPSG_TEST_DROPS_BTF); NULL otherwise. */
 const char *causes_test_btf(void);
 

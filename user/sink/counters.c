@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 
+#include "causes.h"
 #include "counter_desc.h"
 #include "sink.h"
 #include "xsk.h"
@@ -262,14 +263,11 @@ const struct ctr_family sink_cpumap = {
 };
 
 /*
- * The drop tracer's counts (causes.c, drops.c): one metric each, its
- * samples labelled by run, reason and device (the values are the tracer's,
- * not a struct's: the offsets only describe).
+ * The drop tracer's counts (causes.c, drops.c): one metric each, the first
+ * two with samples labelled by run, reason and device (their values are the
+ * tracer's, not a struct's: the offsets only describe). Rows in the order of
+ * enum sink_cause_row.
  */
-struct sink_cause_vals {
-	__u64 lost_by_cause, dropped_by_cause;
-};
-
 static const struct ctr_desc cause_rows[] = {
 	{ "lost_by_cause", offsetof(struct sink_cause_vals, lost_by_cause), FRAMES, CTR_METRIC,
 	  SINK_HAS_XSK,
@@ -277,8 +275,13 @@ static const struct ctr_desc cause_rows[] = {
 	  "reason unexplained: what no drop covered." },
 	{ "dropped_by_cause", offsetof(struct sink_cause_vals, dropped_by_cause), FRAMES,
 	  CTR_METRIC, SINK_HAS_DROPS,
-	  "Drops the tracer counted, by kind (run, unstamped, unidentified), run, reason and "
-	  "device." },
+	  "Drops the tracer counted, by kind (run, mark, forged, unstamped, unidentified, "
+	  "uncharged: a run's drop that found the run books full, raise --drop-runs), run, reason "
+	  "and device." },
+	{ "drop_runs_uncharged", offsetof(struct sink_cause_vals, drop_runs_uncharged), FRAMES,
+	  CTR_METRIC, SINK_HAS_XSK,
+	  "With --drop-causes, drops of runs that found the drop tracer's run books full: counted "
+	  "by reason and device but in no run's causes; raise --drop-runs." },
 };
 
 const struct ctr_family sink_causes = {

@@ -26,6 +26,7 @@ struct dsnap {
 struct dstate {
 	const struct sink_cfg *cfg;
 	struct drops *d;
+	struct stamp_key key;
 	struct dsnap base, prev, cur;
 	struct drops_snapshot delta; /* scratch for a report */
 	struct metrics *m;
@@ -73,11 +74,14 @@ static void started(void *ctx)
 	const struct dstate *st = ctx;
 	unsigned int h;
 
+	char key[32];
+
 	printf("xdp-sink drops: tracing drops host-wide on");
 	for (h = 0; h < DROPS_HOOK_COUNT; h++)
 		if (drops_hooks(st->d) & (1U << h))
 			printf(" %s", drops_hook_name(h));
-	printf("; Ctrl-C to stop\n");
+	printf("; stamps checked with key %s; Ctrl-C to stop\n",
+	       stamp_key_name(&st->key, key, sizeof(key)));
 }
 
 /* The counts between two readings, in st->delta; NULL when they cannot be had. */
@@ -95,7 +99,7 @@ static void json_count(struct dstate *st, struct jw *w, const struct drops_count
 
 	jw_obj(w, NULL);
 	jw_str(w, "kind", drops_kind_name(c->key.kind));
-	if (c->key.kind == XDPSG_DROPS_RUN)
+	if (c->key.kind == XDPSG_DROPS_RUN || c->key.kind == XDPSG_DROPS_MARK)
 		jw_u64(w, "run", c->key.run);
 	jw_str(w, "reason", causes_reason(st->d, c->key.reason, r, sizeof(r)));
 	jw_str(w, "dev", c->dev);
@@ -114,6 +118,7 @@ static void json(void *ctx, struct jw *w, const struct run_snap *a, const struct
 	struct dstate *st = ctx;
 	const struct drops_snapshot *d = delta(st, a, b);
 	unsigned int h;
+	char key[32];
 	size_t i;
 
 	if (kind == RUN_SUMMARY) {
@@ -122,8 +127,13 @@ static void json(void *ctx, struct jw *w, const struct run_snap *a, const struct
 			if (drops_hooks(st->d) & (1U << h))
 				jw_str(w, NULL, drops_hook_name(h));
 		jw_end_arr(w);
+		jw_str(w, "stamp_key", stamp_key_name(&st->key, key, sizeof(key)));
 	}
 	jw_u64(w, "overflow", d ? d->overflow : 0);
+	/* Drops of runs that found the run books full, and the books (--drop-runs). */
+	jw_u64(w, "uncharged", d ? d->uncharged : 0);
+	jw_u64(w, "drop_runs", d ? d->run_entries : 0);
+	jw_u64(w, "runs_used", d ? d->runs_used : 0);
 	jw_arr(w, "counts");
 	for (i = 0; d && i < d->n; i++)
 		json_count(st, w, &d->v[i]);
@@ -151,13 +161,22 @@ static void text(void *ctx, const struct run_snap *a, const struct run_snap *b,
 		if (!c->key.netns || drops_netns_name(c->key.netns, ns, sizeof(ns)))
 			ns[0] = 0;
 		printf("  %-12s %-8s %-20s %s%s%s %s\n", drops_kind_name(c->key.kind),
-		       c->key.kind == XDPSG_DROPS_RUN ? run : "-",
+		       c->key.kind == XDPSG_DROPS_RUN || c->key.kind == XDPSG_DROPS_MARK ? run :
+											   "-",
 		       causes_reason(st->d, c->key.reason, r, sizeof(r)), dev, ns[0] ? "@" : "", ns,
 		       FMT_COUNT(c->packets));
 		shown++;
 	}
 	if (!shown)
 		printf("  nothing%s\n", st->cfg->verbose ? "" : " stamped (-v: unstamped too)");
+	if (d && d->uncharged)
+		printf("  the run books were full (%s entries): %s drops of runs went uncharged, "
+		       "counted by reason and device but not by run; raise --drop-runs\n",
+		       FMT_COUNT(d->run_entries), FMT_COUNT(d->uncharged));
+	else if (d && kind == RUN_SUMMARY && d->runs_used >= d->run_entries)
+		printf("  the run books are full (%s entries): another run's drops would go "
+		       "uncharged; raise --drop-runs\n",
+		       FMT_COUNT(d->run_entries));
 	if (d && d->overflow)
 		printf("  the books were full: %s drops not counted\n", FMT_COUNT(d->overflow));
 }
@@ -171,7 +190,7 @@ static void metrics(void *ctx, struct metrics_w *w, const struct run_snap *a,
 	size_t i;
 
 	(void)kind;
-	ctr_metric_head(w, &sink_causes, &sink_causes.rows[1]);
+	ctr_metric_head(w, &sink_causes, &sink_causes.rows[SINK_CAUSE_DROPPED]);
 	for (i = 0; d && i < d->n; i++) {
 		const struct drops_count *c = &d->v[i];
 
@@ -196,7 +215,9 @@ static int drops_alone(struct sink *sk)
 {
 	const struct sink_cfg *cfg = sk->cfg;
 	struct dstate st = { .cfg = cfg };
-	struct drops_opts o = { .btf_path = causes_test_btf() };
+	struct drops_opts o = { .btf_path = causes_test_btf(),
+				.run_entries = (unsigned int)cfg->drop_runs,
+				.key = &st.key };
 	struct run_opts ro = {
 		.tool = "xdp-sink",
 		.mode = sk->mode_name,
@@ -212,6 +233,11 @@ static int drops_alone(struct sink *sk)
 	int err, ret = 2;
 
 	run_init(&st.run, &drops_run_ops, &st, &ro, &st.base.rs, &st.prev.rs, &st.cur.rs);
+	/* The key first: a drop counts under a run only if its stamp checks with it. */
+	if (stamp_key_resolve(&st.key, cfg->stamp_key, why, sizeof(why))) {
+		pr_warn("%s\n", why);
+		goto out;
+	}
 	err = metrics__create(&(struct metrics_opts){ .tool = "xdp-sink",
 						      .mode = sk->mode_name,
 						      .ifname = "",

@@ -179,6 +179,10 @@ static const struct param_def xsk_opts[] = {
 	  "with --capture: stop capturing after this many frames (the run goes on)", 1, 0 },
 	{ "drop-causes", 0, PARAM_FLAG, OPT(drop_causes), NULL,
 	  "trace drops host-wide and say where each run's lost frames were dropped" },
+	{ "drop-runs", 0, PARAM_UINT, OPT(drop_runs), "N",
+	  "with --drop-causes: entries in the tracer's run books, one per (run, reason, device); "
+	  "drops of runs that find them full are counted as uncharged (default 4096)",
+	  16, 1048576 },
 	{ NULL },
 };
 
@@ -260,6 +264,17 @@ static const struct param_cmd cmd_redirect = {
 	.ops = &sink_redirect_ops,
 };
 
+static const struct param_def drops_opts[] = {
+	{ "stamp-key", 0, PARAM_STRING, OPT(stamp_key), "FILE",
+	  "count a run's drops only if its stamp checks with the key in FILE, the one xdp-gen "
+	  "stamps with (default: the file $XDPSG_STAMP_KEY names, else the public key)" },
+	{ "drop-runs", 0, PARAM_UINT, OPT(drop_runs), "N",
+	  "entries in the run books, one per (run, reason, device); drops of runs that find "
+	  "them full are counted as uncharged (default 4096)",
+	  16, 1048576 },
+	{ NULL },
+};
+
 static const struct param_cmd cmd_drops = {
 	.name = "drops",
 	.summary = "trace drops host-wide, by generator run, reason and device (no interface)",
@@ -269,7 +284,7 @@ static const struct param_cmd cmd_drops = {
 		"kernel reports without the frame (unidentified), until stopped. On a DUT\n"
 		"host, join its counts with the sink's books by run id. Attaches no XDP\n"
 		"program and takes no interface.",
-	.tables = { run_opts, NULL },
+	.tables = { run_opts, drops_opts, NULL },
 	.ops = &sink_drops_ops,
 };
 

@@ -61,6 +61,7 @@ struct sink_cfg {
 	struct xsk_cli xsk;
 	bool poll, time_all, no_verify, follow_rx, no_follow_rx;
 	bool drop_causes; /* the drop tracer, host-wide, joined with the runs' books */
+	__u64 drop_runs; /* --drop-runs: the tracer's run books' size; 0: its default */
 	const char *stamp_key; /* --stamp-key FILE */
 	const char *hist;
 	struct metrics_cli metrics;
