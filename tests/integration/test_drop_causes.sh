@@ -421,6 +421,16 @@ test_drop_causes_bad_options() {
 	t_expect_eq "xsk --drop-runs 8: lines" 1 "$(grep -c . <<<"$out")"
 	[[ "$out" == *"--drop-runs"* ]] || t_fail "the line does not name --drop-runs: $out"
 	xdp_detached "$SINK_NS" "$SINK_IF" || t_fail "an XDP program was left on $SINK_IF"
+	out=$(lab_exec sink "$SINK" xsk --drop-runs 64 -d 1 "$SINK_IF" 2>&1)
+	rc=$?
+	t_expect_eq "xsk --drop-runs without --drop-causes: exit code" 2 "$rc"
+	[[ "$out" == *"goes with --drop-causes"* ]] || t_fail "the line does not say why: $out"
+	out=$(lab_exec sink "$SINK" xsk --stamp-key /nonexistent/key -d 1 "$SINK_IF" 2>&1)
+	rc=$?
+	t_expect_eq "xsk --stamp-key /nonexistent/key: exit code" 2 "$rc"
+	t_expect_eq "xsk --stamp-key /nonexistent/key: lines" 1 "$(grep -c . <<<"$out")"
+	[[ "$out" == *"/nonexistent/key"* ]] || t_fail "the line does not name the file: $out"
+	xdp_detached "$SINK_NS" "$SINK_IF" || t_fail "an XDP program was left on $SINK_IF"
 	out=$("$SINK" drops --drop-runs 2000000 -d 1 2>&1)
 	t_expect_eq "drops --drop-runs 2000000: exit code" 2 $?
 	[[ "$out" == *"--drop-runs"* ]] || t_fail "the line does not name --drop-runs: $out"

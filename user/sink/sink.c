@@ -191,6 +191,10 @@ int sink_preflight(struct sink *sk)
 		pr_warn("--keep-pins needs --pin\n");
 		return -EINVAL;
 	}
+	if (cfg->drop_runs && !cfg->drop_causes) {
+		pr_warn("--drop-runs sizes the drop tracer's books; it goes with --drop-causes\n");
+		return -EINVAL;
+	}
 	{
 		char kerr[256];
 
