@@ -54,16 +54,12 @@ BPF_CFLAGS := -target bpf -O2 -g -Wall $(WERR) -Icommon -I$(OUT) \
 CFLAGS ?= -O2 -g
 XCFLAGS := -std=gnu11 -Wall -Wextra $(WERR) -Wno-missing-field-initializers -D_GNU_SOURCE -DXDPSG_VERSION='"$(VERSION)"' \
 	-Icommon -I$(OUT)
-# libmicrohttpd serves --metrics-listen (common/metrics_http.c).
-MHD_CFLAGS := $(shell pkg-config --cflags libmicrohttpd 2>/dev/null)
-MHD_LIBS := $(or $(shell pkg-config --libs libmicrohttpd 2>/dev/null),-lmicrohttpd)
-XCFLAGS += $(MHD_CFLAGS)
 # libbpf, libxdp and libpcap through pkg-config (their own flags and private libraries),
 # falling back to the plain names where a .pc file is missing.
 PC_LIBS := libxdp libbpf libpcap
 XCFLAGS += $(shell $(PKG_CONFIG) --cflags $(PC_LIBS) 2>/dev/null)
 LDLIBS := $(or $(shell $(PKG_CONFIG) --libs $(PC_LIBS) 2>/dev/null),-lxdp -lbpf -lpcap) \
-	-lelf -lz $(MHD_LIBS) -lpthread -lm
+	-lelf -lz -lpthread -lm
 # GCC's "undefined" leaves out float-cast-overflow (a double out of an integer's range).
 ifeq ($(SANITIZE),1)
 XCFLAGS += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \

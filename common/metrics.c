@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The OpenMetrics exposition: rows into a memory stream, published as one
- * text for the HTTP server (a mutex around a pointer swap) and for the file,
+ * text for the HTTP server (http_text.c; a mutex around a pointer swap) and for the file,
  * which a thread of its own rewrites (a new file beside the target, renamed
  * over it) so that slow storage never holds up the interval loop.
  */
@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "http_text.h"
 #include "log.h"
 #include "metrics.h"
 #include "outfile.h"
@@ -24,7 +25,7 @@ struct metrics {
 	char labels_nodev[METRICS_LABELS_LEN];
 	const char *file;
 	mode_t file_mode; /* what a new file gets under the umask */
-	struct metrics_http *http;
+	struct http_text *http;
 	/* the stream being written */
 	char *buf;
 	size_t len;
@@ -420,6 +421,33 @@ static int writer_start(struct metrics *m)
 	return err;
 }
 
+/* What GET /metrics answers: the last exposition, or before the first an empty one. */
+static char *serve_body(void *ctx, size_t *len)
+{
+	char *body = metrics_published_copy(ctx, len);
+
+	if (!body) {
+		body = strdup("# EOF\n");
+		*len = body ? strlen(body) : 0;
+	}
+	return body;
+}
+
+static int serve_start(struct metrics *m, const char *tool, const char *spec)
+{
+	struct http_text_opts o = {
+		.prog = tool,
+		.option = "--metrics-listen",
+		.spec = spec,
+		.path = "/metrics",
+		.content_type = METRICS_CONTENT_TYPE,
+		.body = serve_body,
+		.ctx = m,
+	};
+
+	return http_text__start(&o, &m->http);
+}
+
 int metrics__create(const struct metrics_opts *o, struct metrics **out)
 {
 	const struct metrics_cli *cli = o->cli;
@@ -453,7 +481,7 @@ int metrics__create(const struct metrics_opts *o, struct metrics **out)
 	if (!err && cli->file)
 		err = writer_start(m);
 	if (!err && cli->listen)
-		err = metrics_http__start(o->tool, cli->listen, m, &m->http);
+		err = serve_start(m, o->tool, cli->listen);
 	if (err) {
 		metrics__destroy(m);
 		return err == -ENOMEM || err == -EAGAIN ? err : -EINVAL;
@@ -467,7 +495,7 @@ void metrics__destroy(struct metrics *m)
 	if (!m)
 		return;
 	/* The server first: its thread may be copying the text. */
-	metrics_http__stop(m->http);
+	http_text__stop(m->http);
 	if (m->writing) {
 		/* The final text once more, synced: the file outlives the run. */
 		pthread_mutex_lock(&m->lock);
@@ -551,5 +579,5 @@ char *metrics_published_copy(struct metrics *m, size_t *len)
 
 const char *metrics_listening(const struct metrics *m)
 {
-	return m ? metrics_http_address(m->http) : NULL;
+	return m ? http_text_address(m->http) : NULL;
 }

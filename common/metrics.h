@@ -10,10 +10,11 @@
  * Who does what. The run skeleton (run.c) renders one exposition from the
  * snapshot it already took, every interval and once more from the final
  * reading, and publishes it; a tool and its mode only write rows. The HTTP
- * server (metrics_http.c, libmicrohttpd's own thread) and the file's writer
- * (a thread of its own, so that slow storage never holds up the interval
- * loop) copy the last published text under a mutex and never see a worker's
- * counters: the hot path takes no lock and does not know the export exists.
+ * server (http_text.h) and the file's writer each run on a thread of their
+ * own, so that neither a slow client nor slow storage holds up the interval
+ * loop; they copy the last published text under a mutex and never see a
+ * worker's counters: the hot path takes no lock and does not know the export
+ * exists.
  *
  * Names: every sample carries the common labels device (node_exporter's name
  * for a network device, so that the two join; none without a device), mode
@@ -148,21 +149,6 @@ const char *metrics_listening(const struct metrics *m);
 
 /* The last published exposition, copied (free() it); NULL before any. */
 char *metrics_published_copy(struct metrics *m, size_t *len);
-
-/* metrics_http.c */
-struct metrics_http;
-
-/*
- * Bind [ADDR:]PORT (a port alone: 127.0.0.1) and serve GET /metrics from m's
- * published text on a thread of libmicrohttpd's: at most 16 connections, 4
- * from one address, each shut down if its request and answer are not done
- * within 5 s. 0, or -EINVAL after one line on stderr.
- */
-int metrics_http__start(const char *prog, const char *spec, struct metrics *m,
-			struct metrics_http **out);
-void metrics_http__stop(struct metrics_http *h);
-/* What it is bound to, as ADDR:PORT or [ADDR6]:PORT; NULL for NULL. */
-const char *metrics_http_address(const struct metrics_http *h);
 
 #define METRICS_CONTENT_TYPE "application/openmetrics-text; version=1.0.0; charset=utf-8"
 
