@@ -123,7 +123,7 @@ PY
 		"$DEB_TMP/root/usr/share/xdpsg/grafana/xdpsg-dashboard.json" ||
 		t_fail "the dashboard is not the JSON of docs/monitoring.md"
 	dep=$(dpkg-deb -f "$DEB_TMP/xdpsg.deb" Depends)
-	for v in libbpf1 libxdp1 libpcap0.8 libmicrohttpd12 python3 iproute2 ethtool; do
+	for v in libbpf1 libxdp1 libpcap0.8 python3 iproute2 ethtool; do
 		[[ ", $dep," == *", $v"[\ ,:]* ]] || t_fail "Depends lacks $v: $dep"
 	done
 	[[ "$dep" == *prometheus* ]] && t_fail "prometheus is for the tests only, not Depends: $dep"
