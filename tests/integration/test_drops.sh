@@ -93,6 +93,16 @@ qdisc_drops() {
 		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["drops"])'
 }
 
+qdisc_empty() { # NS DEV: the root qdisc holds nothing: each frame was sent or dropped
+	[ "$(tc -n "$1" -s -j qdisc show dev "$2" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["qlen"])')" = 0 ]
+}
+
+# udp_noports_ge NS N: the namespace's UDP stack has refused N datagrams (no socket) or more.
+udp_noports_ge() {
+	[ "$(ip netns exec "$1" nstat -az UdpNoPorts | awk '$1 == "UdpNoPorts" { print $2 }')" -ge "$2" ]
+}
+
 veth_stat() { # NS DEV NAME-PATTERN: the sum of the matching ethtool -S counters
 	ip netns exec "$1" ethtool -S "$2" | awk -v p="$3" '$1 ~ p { n += $2 } END { print n + 0 }'
 }
@@ -292,7 +302,9 @@ test_drops_overflow() {
 	sent=$(dframes runs --key "$key" --dst-mac "$SINK_MAC" --dst-ip "$SINK_IP4" --runs 40 \
 		--count 50 --run 0x5eed0000) || t_fail "could not send the frames"
 	echo "sent $sent"
-	sleep 0.5
+	# The drops happen in the receiving softirq: wait for the kernel to have counted them all.
+	t_wait_until 10 udp_noports_ge "$SINK_NS" "${sent//[!0-9]/}" ||
+		t_fail "the sink side refused only $(ip netns exec "$SINK_NS" nstat -az UdpNoPorts) of $sent"
 	probe_stop
 	ours="c['kind'] == 'run' and 0x5eed0000 <= c['run'] < 0x5eed0000 + 40"
 	n=$(dsum "$ours")
@@ -317,7 +329,7 @@ test_drops_frame_shapes() {
 	probe_start
 	sent=$(dframes shapes --dst-mac "$SINK_MAC" --count 100 --run 0x5eed2000) ||
 		t_fail "could not send the frames"
-	sleep 0.5
+	t_wait_until 10 qdisc_empty "$GEN_NS" "$GEN_IF" || t_fail "the tbf never emptied"
 	probe_stop
 	dshow
 	echo "sent $sent"
@@ -391,7 +403,7 @@ test_drops_walk_forward_only() {
 	probe_start
 	sent=$(dframes wrap --dst-mac "$SINK_MAC" --count 100 --run 0x5eed3000) ||
 		t_fail "could not send the frames"
-	sleep 0.5
+	t_wait_until 10 qdisc_empty "$GEN_NS" "$GEN_IF" || t_fail "the tbf never emptied"
 	probe_stop
 	dshow
 	echo "sent $sent"

@@ -112,6 +112,7 @@ struct xq {
 	double home_pps; /* delivered per second in the look that moved it */
 	__u64 look_ns, look_rx, look_drops; /* the queue at the last look */
 	bool look_busy; /* the last look saw traffic: the one after it had traffic throughout */
+	unsigned int trial_looks; /* looks since the trial's move (FOLLOW_TRIAL_LOOKS ends it) */
 	struct xsk_queue *q;
 	struct seqtrack *tr;
 	struct capq *cap; /* --capture: this queue's ring to the writer */

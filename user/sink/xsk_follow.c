@@ -39,6 +39,12 @@
  */
 #define FOLLOW_NS 100000000ULL
 #define FOLLOW_MIN_PACKETS 1000 /* fewer in a look: too little to judge */
+/*
+ * A trial is judged at the first look with traffic throughout; one that has
+ * not been judged after this many looks (the traffic stopped, or trickles)
+ * ends, and the thread goes back home: nothing showed the move paid.
+ */
+#define FOLLOW_TRIAL_LOOKS 20
 
 static bool follow_move(struct xq *x, int cpu)
 {
@@ -83,6 +89,12 @@ static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen, const struc
 	x->look_ns = now;
 	whole = x->look_busy;
 	x->look_busy = dt && total >= FOLLOW_MIN_PACKETS;
+	if (x->follow == XQ_FOLLOW_TRIAL && ++x->trial_looks > FOLLOW_TRIAL_LOOKS &&
+	    (!x->look_busy || best < 0 || most * 2 <= total)) {
+		if (follow_move(x, x->home_cpu))
+			x->follow = XQ_FOLLOW_RETURNED;
+		return;
+	}
 	if (best < 0 || !x->look_busy || most * 2 <= total)
 		return;
 	x->rx_cpu = best;
@@ -97,6 +109,7 @@ static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen, const struc
 			return;
 		x->home_cpu = x->cpu;
 		x->home_pps = pps;
+		x->trial_looks = 0;
 		if (follow_move(x, best))
 			x->follow = XQ_FOLLOW_TRIAL;
 		return;
