@@ -231,6 +231,7 @@ static __always_inline __u64 send_time(struct gen_cpu *c)
 	if (!c->clock_left) {
 		c->clock_ns = bpf_ktime_get_ns();
 		c->clock_left = clock_every;
+		c->clock_reads++;
 	}
 	c->clock_left--;
 	return c->clock_ns;

@@ -351,6 +351,7 @@ int gen_prog_load_stream(struct xdp_gen_bpf *run, const struct pkt_gen *g, unsig
 		return -errno;
 	gen_prog_set_rodata(sk, g, run->rodata->ifindex_out);
 	sk->rodata->clock_every = run->rodata->clock_every;
+	sk->rodata->clock_off = run->rodata->clock_off;
 	sk->rodata->streamed = true;
 	sk->rodata->stream_idx = idx;
 	sk->rodata->nstreams = run->rodata->nstreams;

@@ -313,6 +313,7 @@ struct gen_cpu {
 	/* the stamp's time, read once every clock_every frames (see xdp_gen.bpf.c) */
 	__u32 clock_left;
 	__u64 clock_ns;
+	__u64 clock_reads; /* how often it was read for the stamps: the tests' proof of clock_every */
 	/*
 	 * Shapes, with rate set (common/pace.h says what they mean). --burst:
 	 * 'burst' frames back to back, one burst due every burst_gap_ns from

@@ -27,6 +27,7 @@ import struct
 import sys
 
 from pcapcheck import csum as ones_sum  # noqa: E402 - same directory
+from pcapcheck import stamp  # noqa: E402 - testenv/xdpsg/stamp.py, as pcapcheck finds it
 
 NS_MAGIC = 0xA1B23C4D
 US_MAGIC = 0xA1B2C3D4
@@ -199,9 +200,10 @@ def stamped(sent, got, repeat):
         so, l3, l4, v6 = pl
         if x[:l4 + 6] != y[:l4 + 6] or x[so + 18:] != y[so + 18:]:
             sys.exit("frame %d differs outside its stamp and checksum" % i)
-        magic, run, flow, seq = struct.unpack("<HIHI", y[so:so + 12])
-        if magic != 0x3253:
-            sys.exit("frame %d: no stamp" % i)
+        kind, f = stamp.unpack(y[so:], stamp.Key.public_key())
+        if kind != "data":
+            sys.exit("frame %d: %s stamp" % (i, kind or "no"))
+        run, seq = f["run"], f["seq"]
         if not udp_csum_ok(y, l3, l4, v6):
             sys.exit("frame %d: bad UDP checksum after stamping" % i)
         runs.add(run)
@@ -300,10 +302,10 @@ def gap(path, delta):
         if struct.unpack("!H", fr[12:14])[0] != 0x0800:
             sys.exit("frame %d is not IPv4" % i)
         off = 14 + (fr[14] & 0xF) * 4 + 8
-        magic, run, flow, seq = struct.unpack("<HIHI", fr[off:off + 12])
-        if magic != 0x3253:
-            sys.exit("frame %d carries no stamp" % i)
-        seqs.append((run, flow, seq))
+        kind, f = stamp.unpack(fr[off:], stamp.Key.public_key())
+        if kind != "data":
+            sys.exit("frame %d carries no stamp (%s)" % (i, kind))
+        seqs.append((f["run"], f["flow"], f["seq"]))
     # The generator applies the jump at a batch boundary: where is its business.
     ok = (len(seqs) == 2 and seqs[0][:2] == seqs[1][:2] and
           seqs[1][2] - seqs[0][2] == int(delta) + 1)

@@ -10,6 +10,29 @@ GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_STALL
 # IPv6 frames in a lab without IPv6 (no neighbour discovery to count): the
 # addresses an IPv6 lab would have.
 GEN_V6=(--ipv6 --src-ip fd00:11::1 --dst-ip fd00:11::2)
+# Marks a flow sends besides its data frames (docs/stamp.md): none yet.
+GEN_MARKS_PER_FLOW=0
+
+# flows_of "OPTIONS": the flows of an xdp-gen run with these options (one
+# per thread or stream unless --flows or a stream's flows= says otherwise).
+flows_of() {
+	python3 - "$1" <<'PY'
+import re, sys
+opts = sys.argv[1].split()
+streams = [o for i, o in enumerate(opts) if i and opts[i - 1] == "--stream"]
+def flows(spec, default):
+    m = re.search(r"(?:^|,)flows=(\d+)", spec)
+    return int(m.group(1)) if m else default
+workers = 1
+for i, o in enumerate(opts[:-1]):
+    if o in ("-t", "--threads"):
+        workers = int(opts[i + 1])
+    if o == "--queues":
+        workers = len(opts[i + 1].split(","))
+run_flows = next((int(opts[i + 1]) for i, o in enumerate(opts[:-1]) if o == "--flows"), workers)
+print(sum(flows(s, run_flows) for s in streams) if streams else run_flows)
+PY
+}
 
 # Start xdp-sink drop on the sink side, reporting every 100 ms (stop_sink
 # waits on its reports); SINK_PID and SINK_OUT are set.
@@ -385,6 +408,12 @@ bad_input_body() { # MODE
 	gen_usage_error "too many flows" "--flows" gen_ns "$GEN" "$m" --flows 70000 "$GEN_IF"
 	gen_usage_error "bad imix" "" gen_ns "$GEN" "$m" --imix-sizes 60:x "$GEN_IF"
 	gen_usage_error "no neighbour" "neighbour" gen_ns "$GEN" "$m" --dst-ip 10.11.0.99 "$GEN_IF"
+	gen_usage_error "no key file" "--stamp-key /nonexistent" gen_ns "$GEN" "$m" \
+		--stamp-key /nonexistent "$GEN_IF"
+	gen_usage_error "a short key file" "too short for a key" gen_ns "$GEN" "$m" \
+		--stamp-key <(echo short) "$GEN_IF"
+	gen_usage_error "\$XDPSG_STAMP_KEY naming no file" "\$XDPSG_STAMP_KEY /nonexistent" gen_ns \
+		env XDPSG_STAMP_KEY=/nonexistent "$GEN" "$m" "$GEN_IF"
 	if mode_has "$m" queues; then
 		gen_usage_error "missing queue" "no queue 3" gen_ns "$GEN" "$m" --queues 3 "$GEN_IF"
 	fi
@@ -417,6 +446,76 @@ test_gen_bad_input() {
 	start_sink
 	t_modes_load xdp-gen
 	t_each_mode bad_input_body
+}
+
+# capture_run PCAP N CMD...: CMD (on the generator side) while tcpdump on
+# the sink side captures its first N UDP or TCP frames into PCAP.
+capture_run() {
+	local pcap=$1 n=$2 tlog tpid
+	shift 2
+	tlog=$(mktemp)
+	t_on_cleanup rm -f "$tlog"
+	lab_bg "$tlog" sink tcpdump -i "$SINK_IF" -Q in -nn -U --immediate-mode -B 65536 -s 2048 -c "$n" \
+		-w "$pcap" udp or tcp
+	tpid=$LAST_PID
+	t_wait_for "$tlog" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$tlog")"
+	lab_exec gen "$@" || t_fail "$* failed"
+	t_wait_gone "$tpid" 5 || t_fail "tcpdump did not see $n frames: $(cat "$tlog")"
+}
+
+# The stamps' clock is the generator's own CLOCK_MONOTONIC, as its process
+# reads it, in every mode: xdp-gen in a time namespace a day ahead (unshare
+# --time) stamps send times (unwrapped from their 24-bit ticks) that lie
+# between two readings of the namespace's clock around the run. Kernel mode
+# stamps the kernel's clock plus the namespace's offset: without it, each
+# frame is a day off, which modulo the ticks' 2.15 s wrap is 0.29 s, and a
+# window shorter than the wrap catches any such offset (stampcheck.py).
+# Its streams' programs stamp the same way.
+timens_body() { # MODE
+	local mode=$1 pcap times out key v res peer=() n=400 host keyarg
+	mode_has "$mode" fix-peer && peer=(--fix-peer)
+	pcap=$(mktemp --suffix .pcap)
+	times=$(mktemp)
+	out=$(mktemp)
+	key=$(mktemp)
+	t_on_cleanup rm -f "$pcap" "$times" "$out" "$key"
+	head -c 32 /dev/urandom | xxd -p >"$key"
+	for v in "-n $n" "-n $n --stream proto=udp --stream proto=tcp,flows=2,src-port=1000-1001"; do
+		# The streams sign with a key file of their own; the first run with the public key.
+		keyarg=
+		[[ "$v" == *--stream* ]] && keyarg="--stamp-key $key"
+		for _ in 1 2 3; do
+			host=$(python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))')
+			# shellcheck disable=SC2016,SC2086 # the script expands in its own shell
+			capture_run "$pcap" $((n + GEN_MARKS_PER_FLOW * $(flows_of "$v"))) \
+				unshare --time --fork --monotonic=86400 bash -c '
+				t() { python3 -c "import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))"; }
+				out=$1
+				shift
+				t; "$@" >"$out" 2>&1 || exit 1; t' _ "$out" "$GEN" "$mode" -j -q $v $keyarg \
+				"${peer[@]}" "$GEN_IF" >"$times"
+			t_expect_ge "the namespace's clock is a day ahead" $((host + 86000000000000)) \
+				"$(head -n 1 "$times")"
+			# Judged only in a window shorter than the ticks' wrap (a busy machine may need another try).
+			[ $(($(tail -n 1 "$times") - $(head -n 1 "$times"))) -lt 2000000000 ] && break
+		done
+		# shellcheck disable=SC2086
+		res=$(python3 "$ROOT/tests/integration/stampcheck.py" "$pcap" --data $n \
+			--clock "$(head -n 1 "$times")" "$(tail -n 1 "$times")" ${keyarg/stamp-key/key}) ||
+			t_fail "$v: $res"
+		echo "$v: $res"
+		t_expect_eq "the key the summary names" \
+			"$([ -n "$keyarg" ] && echo "file $(python3 -c 'import sys; from xdpsg import stamp
+print(stamp.Key.from_file(sys.argv[1]).id)' "$key")" || echo public)" \
+			"$(json_get "$out" summary 'o["stamp_key"]')"
+	done
+}
+
+test_gen_timens_clock() {
+	command -v tcpdump >/dev/null || t_skip "tcpdump not installed"
+	command -v unshare >/dev/null || t_skip "unshare not installed"
+	lab_setup --no-ipv6
+	t_each_mode timens_body
 }
 
 # --- kernel mode (BPF_PROG_RUN live frames) ---

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "clockid.h"
 #include "counter.h"
 #include "iface.h"
 #include "json_writer.h"
@@ -45,6 +46,7 @@ struct gen_cfg {
 	__u64 flows;
 	bool random;
 	bool no_stamp;
+	const char *stamp_key; /* --stamp-key FILE */
 	/* headers (common/pkt.h) */
 	int proto; /* enum pkt_proto; 0: UDP */
 	const char *tcp_flags;
@@ -195,7 +197,8 @@ struct gen {
 	struct iface ifc;
 	struct pkt_opts popts;
 	struct pkt_imix imix;
-	struct stamp_key key; /* the stamps' (--stamp-key, or the public key) */
+	struct stamp_key key; /* the stamps' (--stamp-key, $XDPSG_STAMP_KEY or the public key) */
+	struct clock_info clock; /* the stamps' clock: CLOCK_MONOTONIC as this process reads it */
 	unsigned int nthreads;
 	struct gen_thread *th;
 	struct run run;

@@ -125,6 +125,8 @@ static int kernel_load(struct gen *g, bool tracing)
 		return -errno;
 	gen_prog_set_rodata(k->skel, g->th[0].pg, (__u32)g->ifc.ifindex);
 	k->skel->rodata->clock_every = g->cfg->batch; /* one clock read per batch */
+	/* The stamps' clock is this process's CLOCK_MONOTONIC, in a time namespace too. */
+	k->skel->rodata->clock_off = g->clock.bpf_offset_ns;
 	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
 	k->skel->rodata->owner_tgid = (__u32)getpid();
 	/* --stream: the dispatcher runs here, each stream's xdp_gen in an object of its own. */

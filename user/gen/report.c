@@ -287,8 +287,11 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 	ctr_sub(&d, &a->total, &b->total, sizeof(d));
 	failures_between(g, a, b, &f);
 	if (kind == RUN_SUMMARY) {
+		char key[32];
+
 		jw_u64(w, "requested", g->cfg->count);
 		jw_u64(w, "run", g->popts.run);
+		jw_str(w, "stamp_key", stamp_key_name(&g->key, key, sizeof(key)));
 		jw_str(w, "rate_basis", "sending");
 		jw_double(w, "send_s", (double)send_span(a, b) / 1e9);
 		reached = rate_reached(g, d.sent, send_span(a, b));
@@ -402,6 +405,23 @@ static void text_result(struct gen *g, const struct gen_snapshot *a, const struc
 	printf("\n");
 }
 
+/* What the sink needs to know to check the stamps: the key they were signed with. */
+static void text_stamps(const struct gen *g)
+{
+	char key[32];
+
+	if (g->replay ? !g->replay->stamp : g->popts.no_stamp) {
+		printf("  stamps:   none (%s)\n",
+		       g->replay ? "the file's frames as they are" : "--no-stamp");
+		return;
+	}
+	stamp_key_name(&g->key, key, sizeof(key));
+	printf("  stamps:   key %s%s\n", key,
+	       g->key.public_key ?
+		       " (anyone can forge it; --stamp-key FILE on both ends)" :
+		       " (the sink needs the same file: --stamp-key or $XDPSG_STAMP_KEY)");
+}
+
 static void text_summary(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b)
 {
 	__u64 dt = a->rs.t_ns - b->rs.t_ns, span = rate_ns(a, b, RUN_SUMMARY);
@@ -416,6 +436,7 @@ static void text_summary(struct gen *g, const struct gen_snapshot *a, const stru
 	       fmt_si(b4, sizeof(b4), counter_rate(a->total.bytes, b->total.bytes, span) * 8),
 	       (double)span / 1e9, g->run.stop_reason);
 	text_rate(g, a->total.sent - b->total.sent, span);
+	text_stamps(g);
 	gen_streams_text(g);
 	if (g->mode->text)
 		g->mode->text(g, a, b, RUN_SUMMARY);
