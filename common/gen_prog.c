@@ -32,6 +32,8 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 	skel->rodata->ol3_off = l->ol3_off;
 	skel->rodata->ol3_v6 = l->ofamily == PKT_IPV6;
 	skel->rodata->ol4_off = l->ol4_off;
+	/* Marks: each CPU's place in its batch (gen_prog_size_marks() sizes the batches). */
+	bpf_map__set_max_entries(skel->maps.mark_cpu, (__u32)libbpf_num_possible_cpus());
 	/* Tagged frames: the L2 header the receiver may have moved in the page (see the program). */
 	if (len > PKT_ETH_HLEN) {
 		const __u8 *p = pkt_gen_template(g, 0, NULL);
@@ -359,6 +361,9 @@ int gen_prog_load_stream(struct xdp_gen_bpf *run, const struct pkt_gen *g, unsig
 	sk->rodata->copy_len = copy_len;
 	bpf_object__for_each_program(p, sk->obj)
 		bpf_program__set_autoload(p, p == sk->progs.xdp_gen);
+	/* The marks go through the run's object, never a stream's. */
+	bpf_map__set_max_entries(sk->maps.mark_frames, 1);
+	bpf_map__set_max_entries(sk->maps.mark_cpu, 1);
 	/* A stream has its own flows, no more: 16 streams need not hold 16 x 64k. */
 	err = bpf_map__set_max_entries(sk->maps.flows, g->nflows)			  ?:
 		      bpf_map__set_max_entries(sk->maps.seqs, g->nflows)		  ?:
@@ -400,4 +405,97 @@ int gen_prog_set_live(struct xdp_gen_bpf *run, int cpu, __u32 live)
 	}
 	free(v);
 	return err;
+}
+
+int gen_prog_read_seqs(struct xdp_gen_bpf *skel, struct pkt_gen *g, int cpu)
+{
+	struct gen_cpu c = {};
+	__u32 f;
+	int err;
+
+	err = gen_prog_cpu_state(skel, cpu, &c);
+	if (err)
+		return err;
+	/* A fixed frame's flow keeps its sequence in the CPU's state, not in 'seqs'. */
+	if (c.fixed) {
+		g->seq[c.fixed_flow] = c.fixed_seq;
+		return 0;
+	}
+	for (f = g->shard; !err && f < g->nflows; f += g->shards)
+		err = bpf_map__lookup_elem(skel->maps.seqs, &f, sizeof(f), &g->seq[f],
+					   sizeof(g->seq[f]), 0);
+	return err;
+}
+
+void gen_prog_size_marks(struct xdp_gen_bpf *skel, __u32 slots)
+{
+	bpf_map__set_max_entries(skel->maps.mark_frames, slots ? slots : 1);
+}
+
+/* The n frames into mark_frames from base on, in one syscall; the longest's index. */
+static int mark_slots(struct xdp_gen_bpf *skel, __u32 base, void *const *frames, const __u32 *lens,
+		      unsigned int n, unsigned int *big)
+{
+	struct gen_mark_frame *mf = calloc(n, sizeof(*mf));
+	__u32 *keys = calloc(n, sizeof(*keys)), cnt = n;
+	unsigned int i;
+	int err = -ENOMEM;
+
+	if (!mf || !keys)
+		goto out;
+	*big = 0;
+	for (i = 0; i < n; i++) {
+		err = -E2BIG;
+		if (lens[i] > XDPSG_GEN_COPY_MAX || lens[i] < 8)
+			goto out;
+		mf[i].len = lens[i];
+		memcpy(mf[i].b, frames[i], lens[i]);
+		keys[i] = base + i;
+		if (lens[i] > lens[*big])
+			*big = i;
+	}
+	err = bpf_map_update_batch(bpf_map__fd(skel->maps.mark_frames), keys, mf, &cnt, NULL);
+	if (err)
+		err = -errno;
+out:
+	free(mf);
+	free(keys);
+	return err;
+}
+
+int gen_prog_send_marks(struct xdp_gen_bpf *skel, int cpu, __u32 base, void *const *frames,
+			const __u32 *lens, unsigned int n, __u32 batch)
+{
+	struct gen_mark_cpu mc = { .n = n, .base = base };
+	unsigned int big = 0;
+	__u32 key;
+	int err;
+
+	if (n > XDPSG_GEN_MARK_BATCH)
+		return -E2BIG;
+	if (!n)
+		return 0;
+	err = mark_slots(skel, base, frames, lens, n, &big);
+	key = (__u32)cpu;
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.mark_cpu, &key, sizeof(key), &mc, sizeof(mc),
+					   0);
+	if (err)
+		return err;
+	{
+		/*
+		 * One call, flushed batch by batch as the data frames are (a
+		 * receiver's ring holds a batch, not all of them). A signal
+		 * between batches ends it early: what went, went.
+		 */
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frames[big], .data_size_in = lens[big],
+			    .repeat = n, .batch_size = batch < n ? batch : n,
+			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_gen_mark), &o) &&
+		    errno != EINTR)
+			return -errno;
+	}
+	err = bpf_map__lookup_elem(skel->maps.mark_cpu, &key, sizeof(key), &mc, sizeof(mc), 0);
+	return err ? err : (int)mc.sent;
 }

@@ -361,6 +361,35 @@ struct gen_sched {
 	__u64 last_ns[XDPSG_GEN_MAX_STREAMS];
 };
 
+/*
+ * xdp-gen kernel mode's marks (docs/stamp.md): a thread builds a batch of
+ * marks into its own range of mark_frames (from 'base', which user space
+ * sizes by the threads' batches) and its CPU's entry of mark_cpu (indexed by
+ * CPU, so threads never write each other's), then runs xdp_gen_mark through
+ * BPF_PROG_RUN live frames on that CPU (the receive queue of a veth peer
+ * follows the sending CPU): each run copies the next mark into the frame and
+ * redirects it to tx_port, as the data frames go. A call costs a page pool's
+ * setup and teardown (measured 20-40 ms here: an RCU grace period), so a
+ * batch is as large as a round of the thread's marks, up to
+ * XDPSG_GEN_MARK_BATCH.
+ */
+#define XDPSG_GEN_MARK_BATCH 4096
+
+struct gen_mark_frame {
+	__u32 len; /* at most XDPSG_GEN_COPY_MAX */
+	__u32 pad;
+	__u8 b[XDPSG_GEN_COPY_MAX + 8]; /* + 8: the last move's offset is masked as copy_tmpl's */
+};
+
+struct gen_mark_cpu {
+	__u32 next; /* the next of this call's marks this CPU's program sends */
+	__u32 n; /* marks in this call */
+	__u32 base; /* the first of them in mark_frames */
+	__u32 pad;
+	__u64 sent; /* marks redirected */
+	__u64 redirect_err;
+};
+
 /* Transmit results seen by the raw tracepoints, per CPU, for one target device. */
 struct gen_xmit_stats {
 	__u64 sent; /* xdp_devmap_xmit: frames the driver took */

@@ -19,7 +19,10 @@
       GOT holds exactly SENT's frames REPEAT times over, byte for byte, in order.
   pcaptool.py stamped SENT GOT REPEAT
       like same, but frames with room for a stamp carry one (xdp-gen --stamp): one
-      run, sequence numbers counting up, a correct UDP checksum; nothing else differs.
+      run, sequence numbers counting up, a correct UDP checksum; nothing else differs;
+      the run's marks around them (2 start, 4 end) are not counted.
+  pcaptool.py nomarks FILE
+      FILE without its xdp-gen marks (rewritten in place).
   pcaptool.py gap FILE DELTA
       FILE holds exactly two stamped frames of one flow, DELTA + 1 apart.
 Prints one line; exits 1 with the reason on a mismatch."""
@@ -184,10 +187,38 @@ def udp_csum_ok(fr, l3, l4, v6):
     return csum(pseudo + fr[l4:l4 + ulen]) == 0
 
 
+def mark_kind(fr):
+    """A mark's kind (stamp.MARK_START, MARK_END) if the frame is one, else None."""
+    pl = stamp_place(fr)
+    if pl is None:
+        return None
+    kind, f = stamp.unpack(fr[pl[0]:], stamp.Key.public_key())
+    return f["kind"] if kind == "mark" else None
+
+
+def without_marks(frames):
+    """The frames without the run's marks: 2 start marks first and 4 end marks last."""
+    kinds = [mark_kind(fr) for fr in frames]
+    want = [stamp.MARK_START] * 2 + [None] * (len(frames) - 6) + [stamp.MARK_END] * 4
+    if kinds != want:
+        sys.exit("marks %s, not 2 start marks first and 4 end marks last" %
+                 [(i, k) for i, k in enumerate(kinds) if k])
+    return frames[2:-4]
+
+
+def nomarks(path):
+    frames = read(path)
+    n = len(frames)
+    frames = [fr for fr in frames if mark_kind(fr) is None]
+    write(path, frames)
+    print("%d frames, %d marks taken out" % (len(frames), n - len(frames)))
+
+
 def stamped(sent, got, repeat):
-    """GOT is SENT REPEAT times over, except that each frame with room carries a
-    stamp (magic, one run, sequence numbers counting up) and a correct UDP checksum."""
-    a, b = read(sent) * int(repeat), read(got)
+    """GOT is SENT REPEAT times over, the run's marks around it, except that
+    each frame with room carries a stamp (magic, one run, sequence numbers
+    counting up) and a correct UDP checksum."""
+    a, b = read(sent) * int(repeat), without_marks(read(got))
     if len(a) != len(b):
         sys.exit("%d frames captured, %d sent" % (len(b), len(a)))
     seqs, runs = [], set()
@@ -315,5 +346,5 @@ def gap(path, delta):
 
 
 cmds = {"make": make, "same": same, "stamped": stamped, "gap": gap, "malformed": malformed,
-        "longgap": longgap}
+        "longgap": longgap, "nomarks": nomarks}
 cmds[sys.argv[1]](*sys.argv[2:])

@@ -10,8 +10,8 @@ GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_STALL
 # IPv6 frames in a lab without IPv6 (no neighbour discovery to count): the
 # addresses an IPv6 lab would have.
 GEN_V6=(--ipv6 --src-ip fd00:11::1 --dst-ip fd00:11::2)
-# Marks a flow sends besides its data frames (docs/stamp.md): none yet.
-GEN_MARKS_PER_FLOW=0
+# Marks a flow sends besides its data frames (docs/stamp.md): 2 start, 4 end.
+GEN_MARKS_PER_FLOW=6
 
 # flows_of "OPTIONS": the flows of an xdp-gen run with these options (one
 # per thread or stream unless --flows or a stream's flows= says otherwise).
@@ -73,17 +73,19 @@ gen_run() {
 
 # gen_books OUT [N [EXPR...]]: the books of the xdp-gen run in OUT, held to
 # the rules for what its mode reports (by the fields of its summary, not by
-# its name), and prints the frames that left for the sink:
-# - with N: N sent, stopped by count;
+# its name), and prints the frames that left for the sink, its marks
+# (docs/stamp.md) with them: they take the frames' way out, and the kernel
+# counts them with the frames, never in tx_packets:
+# - with N: N sent, stopped by count, and 6 marks a flow (2 start, 4 end);
 # - every queue's frames balance (frames_balanced), none outstanding;
 # - a mode whose frames the kernel can still fail after the send
-#   (transmitted): transmitted + failed = sent, at least one transmitted,
+#   (transmitted): transmitted + failed = sent + marks, at least one transmitted,
 #   nothing unexplained or unconfirmed; its tracepoints, where attached,
 #   counted the same and no refused redirect; what left is what transmitted;
 # - a mode whose frames the qdisc can refuse (refused): every frame offered
 #   (attempted) and, into a fast sink, none refused; with --kernel-stats the
 #   qdisc sent them all;
-# - otherwise, with N, the link sent them all (the kernel's tx counter);
+# - otherwise, with N, the link sent them all, and the marks (the kernel's tx counter);
 # - each EXPR (python on the summary o, with n = N) is true.
 # One python call for all of it (py_call, lib.sh).
 PY_FUNCS+='
@@ -99,19 +101,24 @@ def gen_books(path, n="", *exprs):
     def expect(what, want, got):
         if want != got:
             bad.append("%s: expected %r, got %r" % (what, want, got))
-    sent = o["tx_packets"]
+    sent, marks = o["tx_packets"], o["marks"]
     if n is not None:
         expect("sent", n, sent)
         expect("stop reason", "count", o["stop_reason"])
+        # A worker with no share of the count (more workers than frames) sends no marks.
+        if n >= len(o["queues"]):
+            expect("marks, %d a flow" % o["marks_per_flow"], o["marks_per_flow"] * o["flows"],
+                   marks)
     for q in o["queues"]:
         if "frames_balanced" in q:
             expect("queue %s frame accounting (%s)" % (q["queue"], q.get("frame_accounting")),
                    True, q["frames_balanced"])
     expect("outstanding at exit", 0, o.get("outstanding", 0))
-    left = sent
+    left = sent + marks
     if "transmitted" in o:
         left = o["transmitted"]
-        expect("transmitted + failed", sent, o["transmitted"] + o["failed"])
+        expect("transmitted + failed = sent + marks", sent + marks,
+               o["transmitted"] + o["failed"])
         if sent and not o["transmitted"]:
             bad.append("nothing transmitted of %d sent" % sent)
         expect("unexplained", 0, o["unexplained"])
@@ -126,9 +133,10 @@ def gen_books(path, n="", *exprs):
         expect("attempted", sent, o["attempted"])
         expect("refused by the qdisc (a fast sink, default buffers)", 0, o["refused"])
         if "kernel_stats" in o:
-            expect("sent by the qdisc", sent, o["kernel_stats"]["qdisc"]["sent_packets"])
+            expect("sent by the qdisc, marks too", sent + marks,
+                   o["kernel_stats"]["qdisc"]["sent_packets"])
     elif n is not None:
-        expect("sent by the link", sent, o["kernel"]["link_tx_packets"])
+        expect("sent by the link, marks too", sent + marks, o["kernel"]["link_tx_packets"])
     for e in exprs:
         try:
             ok = eval(e, {"o": o, "n": n})
@@ -294,7 +302,7 @@ PY
 # there and, when stamped, gap-free. With two workers (where the mode has
 # them) each flow stays gap-free too.
 frames_valid_body() { # MODE
-	local mode=$1 w v label want chk opts total=0 pcap tlog tpid i=0 res sizes=()
+	local mode=$1 w v label want chk opts total=0 pcap tlog tpid i=0 res sizes=() n
 	local variants=("${FRAME_VARIANTS[@]}")
 	if w=$(gen_workers "$mode" 2); then
 		variants+=("imix, 2 workers|3001 6||-r 20001 $w --imix --flows 6 --src-port 1000-1005")
@@ -303,8 +311,10 @@ frames_valid_body() { # MODE
 	fi
 	for v in "${variants[@]}"; do
 		IFS='|' read -r label want chk opts <<<"$v"
-		sizes+=("${want% *}")
-		total=$((total + ${want% *}))
+		# Each flow's marks with its frames, but without a stamp (pcapcheck counts them apart).
+		n=$((${want% *} + (${want#* } ? GEN_MARKS_PER_FLOW * ${want#* } : 0)))
+		sizes+=("$n")
+		total=$((total + n))
 	done
 	pcap=$(mktemp --suffix .pcap)
 	tlog=$(mktemp)
@@ -329,7 +339,7 @@ frames_valid_body() { # MODE
 		# shellcheck disable=SC2086
 		res=$(python3 "$ROOT/tests/integration/pcapcheck.py" "$pcap.$i" $chk 2>&1) ||
 			t_fail "$label: $res"
-		[[ "$res" == "${want% *} frames ok, flows ${want#* },"* ]] ||
+		[[ "$res" == "${want% *} frames ok, flows ${want#* },"*", marks $((${want#* } * GEN_MARKS_PER_FLOW))" ]] ||
 			t_fail "$label: expected ${want% *} frames in ${want#* } flows, got: $res"
 		echo "$label: $res"
 		i=$((i + 1))
@@ -518,6 +528,118 @@ test_gen_timens_clock() {
 	t_each_mode timens_body
 }
 
+# pcap_frames FILE: the frames in a pcap file tcpdump may still be writing.
+pcap_frames() {
+	python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+n, off = 0, 24
+while off + 16 <= len(d):
+    incl = struct.unpack_from("<I", d, off + 8)[0]
+    if off + 16 + incl > len(d):
+        break
+    n, off = n + 1, off + 16 + incl
+print(n)' "$1" 2>/dev/null || echo 0
+}
+
+pcap_has() { # FILE N
+	[ "$(pcap_frames "$1")" -ge "$2" ]
+}
+
+# marks_case MODE LABEL JUDGE-OPTIONS -- XDP-GEN-OPTIONS: xdp-gen MODE -j -q
+# while tcpdump captures what arrives at the sink; once every frame that left
+# (gen_books: the frames and the marks) is in the capture and nothing more,
+# stampcheck.py judges the marks, and the frames are the summary's
+# tx_packets (unless a JUDGE-OPTION is --replay: a file's frames may carry
+# no stamp). With "--bg" first among the xdp-gen options the run is stopped
+# by SIGINT once it has sent.
+marks_case() {
+	local mode=$1 label=$2 jopts=() gopts=() pcap tlog out left res pid bg=
+	shift 2
+	while [ "$1" != -- ]; do
+		jopts+=("$1")
+		shift
+	done
+	shift
+	[ "${1:-}" = --bg ] && bg=1 && shift
+	gopts=("$@")
+	pcap=$(mktemp --suffix .pcap)
+	tlog=$(mktemp)
+	out=$(mktemp)
+	t_on_cleanup rm -f "$pcap" "$tlog" "$out"
+	lab_bg "$tlog" sink tcpdump -i "$SINK_IF" -Q in -nn -U --immediate-mode -B 65536 -s 2048 \
+		-w "$pcap"
+	pid=$LAST_PID
+	t_wait_for "$tlog" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$tlog")"
+	if [ -n "$bg" ]; then
+		lab_bg "$out" gen "$GEN" "$mode" -j -i 100ms "${gopts[@]}" "$GEN_IF"
+		wait_total "$out" interval tx_packets 100 || t_fail "$label: nothing sent: $(cat "$out")"
+		kill -INT "$LAST_PID"
+		wait "$LAST_PID" || t_fail "$label: exit code $? after SIGINT: $(tail -n 3 "$out")"
+	else
+		gen_run "$out" "$mode" "${gopts[@]}"
+	fi
+	left=$(gen_books "$out") || t_fail "$label: $left"
+	t_wait_until 10 pcap_has "$pcap" "$left" ||
+		t_fail "$label: $(pcap_frames "$pcap") frames captured of $left that left"
+	kill -INT "$pid"
+	t_wait_gone "$pid" 5
+	t_expect_eq "$label: frames captured, no more than left" "$left" "$(pcap_frames "$pcap")"
+	[[ " ${jopts[*]} " == *" --replay "* ]] ||
+		jopts+=(--data "$(json_get "$out" summary 'o["tx_packets"]')")
+	res=$(python3 "$ROOT/tests/integration/stampcheck.py" "$pcap" --marks "${jopts[@]}") ||
+		t_fail "$label: $res"
+	t_expect_eq "$label: marks in the capture = the summary's" \
+		"$(json_get "$out" summary 'o["marks"]')" \
+		"$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["marks"])' "$res")"
+	echo "$label: $res"
+}
+
+# The marks of every mode, on the wire: each flow's 2 start marks before its
+# first frame and 4 end marks after the run's last, on the flow's own
+# headers (tags, tunnel, protocol), whose counts are the flow's frames and
+# the run's, under the run's key (stampcheck.py, with scapy and stamp.py);
+# each stream a run of its own; none at the end with --no-end-mark; and a
+# run stopped by --duration or SIGINT still ends with its end marks. The
+# summary counts them apart from the frames (gen_books).
+marks_body() { # MODE
+	local mode=$1 w key pdir res
+	w=$(gen_workers "$mode" 2)
+	key=$(mktemp)
+	pdir=$(mktemp -d)
+	t_on_cleanup rm -rf "$key" "$pdir"
+	head -c 32 /dev/urandom | xxd -p >"$key"
+	# shellcheck disable=SC2086 # $w is a word list
+	marks_case "$mode" "two workers, a key" --key "$key" -- -n 3000 -r 100k $w --flows 6 \
+		--src-port 1000-1005 --stamp-key "$key"
+	marks_case "$mode" "tcp, a priority tag" -- -n 2000 -r 100k --proto tcp --vlan 0 \
+		--flows 3 --src-port 2000-2002
+	# shellcheck disable=SC2086
+	marks_case "$mode" "three streams" --runs 3 -- -n 1500 -r 100k $w \
+		--stream proto=udp,flows=2,src-port=1-2 --stream proto=tcp,flows=2,src-port=3-4 \
+		--stream proto=icmp,encap=vxlan,flows=2
+	marks_case "$mode" "no end marks" --no-end-mark -- -n 1000 -r 100k --no-end-mark
+	# Without stamps no marks: the frames alone leave (test_gen_frames_valid captures them).
+	gen_run "$pdir/nostamp" "$mode" -n 500 --no-stamp
+	res=$(gen_books "$pdir/nostamp" 500 'o["marks"] == 0' 'o["marks_per_flow"] == 0') ||
+		t_fail "no stamp: $res"
+	t_expect_eq "no stamp: what left" 500 "$res"
+	marks_case "$mode" "stopped by --duration" -- -r 20k -d 0.3
+	marks_case "$mode" "stopped by SIGINT" -- --bg -r 20k -d 60
+	if mode_has "$mode" stamp; then
+		res=$(python3 "$ROOT/tests/integration/pcaptool.py" make "$pdir" "$GEN_MAC" \
+			"$SINK_MAC") || t_fail "pcaptool make: $res"
+		marks_case "$mode" "a replay" --replay -- --pcap "$pdir/mixed.pcap" --stamp -n 400
+	fi
+}
+
+test_gen_marks() {
+	command -v tcpdump >/dev/null || t_skip "tcpdump not installed"
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || t_skip "python3-scapy not installed"
+	lab_setup --no-ipv6 --queues 2 --gro on
+	t_each_mode marks_body
+}
+
 # --- kernel mode (BPF_PROG_RUN live frames) ---
 
 # The target goes down mid-run: the frames the kernel could not queue to it
@@ -571,8 +693,8 @@ test_gen_kernel_peer_without_napi() {
 		t_fail "--fix-peer run failed: $(cat "$out")"
 	xmit=$(json_get "$out" summary 'o["transmitted"]')
 	t_expect_ge "transmitted with --fix-peer" 1 "$xmit"
-	t_expect_eq "transmitted + failed with --fix-peer" $n \
-		$((xmit + $(json_get "$out" summary 'o["failed"]')))
+	t_expect_eq "transmitted + failed with --fix-peer: the frames and their 6 marks" \
+		$((n + 6)) $((xmit + $(json_get "$out" summary 'o["failed"]')))
 	t_wait_until 5 rx_reached "$SINK_NS" "$SINK_IF" $((rx0 + xmit))
 	rx1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
 	t_expect_eq "received by the peer's stack" "$xmit" $((rx1 - rx0))
@@ -611,12 +733,14 @@ test_gen_qdisc_refused_is_qdisc_drops() {
 	t_on_cleanup rm -f "$out"
 	lab_exec gen "$GEN" qdisc -j -q -t 2 --sndbuf 64M -d 2 --kernel-stats "$GEN_IF" >"$out" 2>&1 ||
 		t_fail "xdp-gen qdisc failed: $(cat "$out")"
-	acc=$(json_get "$out" summary 'o["tx_packets"]')
+	# The marks the qdisc took go its way too (the ones it refused are not in marks).
+	acc=$(json_get "$out" summary 'o["tx_packets"] + o["marks"]')
 	ref=$(json_get "$out" summary 'o["refused"]')
 	t_expect_ge "refused under overflow" 1 "$ref"
-	t_expect_eq "refused = the qdisc's own drops" "$ref" \
+	t_expect_eq "refused + marks refused (and sent again) = the qdisc's own drops" \
+		"$(json_get "$out" summary 'o["refused"] + o["marks_refused"]')" \
 		"$(json_get "$out" summary 'o["kernel_stats"]["qdisc"]["drops"]')"
-	t_expect_eq "accepted = the qdisc's sent + what it still holds" "$acc" \
+	t_expect_eq "accepted + marks = the qdisc's sent + what it still holds" "$acc" \
 		"$(json_get "$out" summary 'o["kernel_stats"]["qdisc"]["sent_packets"] + o["kernel_stats"]["qdisc"]["qlen"]')"
 	stop_sink "$acc"
 	t_expect_eq "everything accepted arrived" "$acc" "$(sink_total)"
@@ -672,7 +796,7 @@ test_gen_xsk_paced_kicks() {
 # failed, nothing unexplained, and it exited 0.
 expect_own_books() { # out n rc
 	t_expect_eq "$1: sent" "$2" "$(json_get "$1" summary 'o["tx_packets"]')"
-	t_expect_eq "$1: transmitted + failed = its sent" "$2" \
+	t_expect_eq "$1: transmitted + failed = its sent + its 6 marks" $(($2 + 6)) \
 		"$(json_get "$1" summary 'o["transmitted"] + o["failed"]')"
 	t_expect_eq "$1: unexplained" 0 "$(json_get "$1" summary 'o["unexplained"]')"
 	t_expect_eq "$1: exit code (books balanced): $(tail -n 3 "$1")" 0 "$3"
@@ -704,7 +828,7 @@ test_gen_kernel_tracepoints_per_process() {
 	# Sent or dropped at the peer's ring (two flat-out senders on two CPUs
 	# can overrun it): n each, and each agrees with its own device.
 	for o in "$outa" "$outb"; do
-		t_expect_eq "$o: tracepoint count is its own" $n \
+		t_expect_eq "$o: tracepoint count is its own, its 6 marks too" $((n + 6)) \
 			"$(json_get "$o" summary 'o["tracepoints"]["devmap_xmit_sent"] + o["tracepoints"]["devmap_xmit_drops"]')"
 		t_expect_eq "$o: tracepoint sent = transmitted" \
 			"$(json_get "$o" summary 'o["transmitted"]')" \
@@ -826,11 +950,13 @@ test_gen_xsk_debug_alloc() {
 	res=$(json_get "$out" summary 'o["queues"][0]["frame_accounting"]')
 	[[ "$res" == *"debug: every free checked"* ]] ||
 		t_fail "replay: --debug-alloc not in its frame accounting: $res"
-	wait_total "$xout" interval rx_packets $((n + 401))
+	wait_total "$xout" interval rx_packets $((n + 6 + 401))
 	kill -INT "$SINK_PID"
 	wait "$SINK_PID"
 	t_expect_eq "sink exit code" 0 $?
-	t_expect_eq "sink: received" $((n + 401)) "$(json_get "$xout" summary 'o["rx_packets"]')"
+	# The built frames' run sent 6 marks; the replay without --stamp none.
+	t_expect_eq "sink: received, marks too" $((n + 6 + 401)) \
+		"$(json_get "$xout" summary 'o["rx_packets"]')"
 	t_expect_eq "sink: stamped" $n "$(json_get "$xout" summary 'o["stamped"]')"
 	t_expect_eq "sink: lost" 0 "$(json_get "$xout" summary 'o["lost"]')"
 	t_expect_eq "sink: frames balanced" True \

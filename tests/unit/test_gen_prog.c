@@ -85,6 +85,7 @@ static struct xdp_gen_bpf *load_gen(const struct pkt_gen *g, __u32 ifindex_out, 
 	if (!ASSERT_TRUE(skel != NULL, "open xdp_gen"))
 		return NULL;
 	gen_prog_set_rodata(skel, g, ifindex_out);
+	gen_prog_size_marks(skel, 256);
 	skel->rodata->clock_every = clock_every;
 	/*
 	 * As xdp-gen does: the raw tracepoints see every process, and another
@@ -247,6 +248,18 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		ASSERT_EQ_U64(c.rng, g->rng, "rng state as pkt_gen's");
 	}
 	ASSERT_EQ(c.fixed, gen_prog_fixed(g), "a fixed frame exactly when one flow in one size");
+	/* What the end marks read: the program's own sequence numbers (fixed or not). */
+	if (g->stamp) {
+		struct pkt_gen *r = make_gen(o);
+		__u32 f;
+
+		if (ASSERT_TRUE(r && !gen_prog_read_seqs(skel, r, cpu), "read the program's seqs"))
+			for (f = g->shard; f < g->nflows; f += g->shards)
+				if (!ASSERT_EQ(r->seq[f], g->seq[f],
+					       "a flow's frames, as the marks say"))
+					break;
+		pkt_gen__destroy(r);
+	}
 	if (g->stamp && c.fixed) {
 		/* The fixed frame's flow keeps its sequence in the CPU's state, not in 'seqs'. */
 		ASSERT_EQ(c.fixed_seq, g->seq[g->flow_pos], "next sequence number of the one flow");
@@ -1145,10 +1158,98 @@ static void test_live_content(void)
 	clock_every = 1;
 }
 
+/*
+ * Marks through xdp_gen_mark (gen_prog_send_marks()), live frames into a
+ * veth peer: each one the peer receives is the frame given, byte for byte,
+ * whatever its length and whatever the page held before (a batch of two
+ * kinds, then a smaller batch into the same CPU's slots), in order, and
+ * the program counts what it redirected; a batch too large is refused.
+ */
+static void test_live_marks(void)
+{
+	struct xdp_gen_bpf *gen = NULL;
+	struct pkt_gen *g[2] = { NULL };
+	struct lab l = { .self_ns = -1, .ns_fd = -1 };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	static __u8 buf[300][512];
+	void *frames[300];
+	__u32 lens[300];
+	int cpu, fd = -1, rcvbuf = 16 << 20;
+	unsigned int i, n, round, got;
+	struct pkt_opts o;
+	__u8 rx[1024];
+	char err[256];
+	ssize_t r;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	cpu = pin_self();
+	if (!ASSERT_GE(cpu, 0, "pin to a CPU") || !lab_up(&l, true))
+		goto out;
+	pkt_opts_init(&o);
+	o.flows = 40;
+	o.src_port = (struct pkt_port_range){ 1000, 1039 };
+	g[0] = make_gen(&o);
+	o.proto = PKT_TCP;
+	o.encap = PKT_ENCAP_VXLAN;
+	o.size = 200; /* no VLAN tag: the packet socket would see it stripped */
+	ASSERT_OK(pkt_parse_ip_range("172.16.0.1", &o.outer_src, err, sizeof(err)), "outer");
+	ASSERT_OK(pkt_parse_ip_range("172.16.0.2", &o.outer_dst, err, sizeof(err)), "outer");
+	g[1] = make_gen(&o);
+	if (!ASSERT_TRUE(g[0] && g[1], "two kinds"))
+		goto out;
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	sll.sll_ifindex = (int)l.peer;
+	if (!ASSERT_GE(fd, 0, "packet socket") ||
+	    !ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)),
+		       "SO_RCVBUFFORCE") ||
+	    !ASSERT_OK(bind(fd, (struct sockaddr *)&sll, sizeof(sll)), "bind to the peer"))
+		goto out;
+	gen = load_gen(g[0], l.dev, cpu, false);
+	if (!gen)
+		goto out;
+	ASSERT_ERR(gen_prog_send_marks(gen, cpu, 0, frames, lens, 300, 64), -E2BIG,
+		   "more than a batch");
+	for (round = 0; round < 2; round++) {
+		n = round ? 5 : 256;
+		for (i = 0; i < n; i++) {
+			struct xdpsg_mark mk = { .kind = XDPSG_MARK_START,
+						 .flow = (__u16)(i % 40),
+						 .repeat = (__u16)round,
+						 .nflows = 40 };
+
+			frames[i] = buf[i];
+			lens[i] =
+				pkt_gen_mark(g[(i / 3 + round) % 2], i % 40, 1000 + i, &mk, buf[i]);
+		}
+		ASSERT_EQ(gen_prog_send_marks(gen, cpu, round, frames, lens, n, 64), (int)n,
+			  "every mark redirected");
+		for (got = 0; got < n; got++) {
+			r = recv(fd, rx, sizeof(rx), MSG_DONTWAIT);
+			if (r < 0)
+				break;
+			if (!ASSERT_EQ(r, lens[got], "a mark's length") ||
+			    !ASSERT_EQ(memcmp(rx, frames[got], lens[got]), 0,
+				       "the mark as given, in order"))
+				break;
+		}
+		ASSERT_EQ(got, n, "the peer received every mark");
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	xdp_gen_bpf__destroy(gen);
+	pkt_gen__destroy(g[0]);
+	pkt_gen__destroy(g[1]);
+	lab_down(&l);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(v4_one_flow), TEST_CASE(v4_flows_imix), TEST_CASE(v6),      TEST_CASE(kinds),
 	TEST_CASE(live_frames), TEST_CASE(live_content),  TEST_CASE(paced),   TEST_CASE(paced_wrap),
-	TEST_CASE(paced_burst), TEST_CASE(exp_table),	  TEST_CASE(streams),
+	TEST_CASE(paced_burst), TEST_CASE(exp_table),	  TEST_CASE(streams), TEST_CASE(live_marks),
 };
 
 TEST_MAIN("gen_prog", cases)

@@ -227,6 +227,63 @@ out:
 	pkt_gen__destroy(g);
 }
 
+/*
+ * A replayed file's frame turned into a mark (pkt_udp_repayload()): its own
+ * headers, IPv4 with options, IPv6, a VLAN tag; the new lengths and
+ * checksums right (the reference sums above), the mark read back.
+ */
+static void test_udp_repayload(void)
+{
+	struct xdpsg_mark mk = { .kind = XDPSG_MARK_START, .flow = 2, .nflows = 3 };
+	struct stamp_key key;
+	__u8 f[256], out[256], body[PKT_MARK_PAYLOAD];
+	struct pkt_gen *g = NULL;
+	struct pkt_info pi;
+	struct pkt_opts o;
+	struct stamp st;
+	unsigned int len, v, want;
+
+	stamp_key_public(&key);
+	stamp_write_mark(body, &key, 0x77, 5000, &mk);
+	for (v = 0; v < 3; v++) {
+		pkt_opts_init(&o);
+		if (v == 1)
+			v6_opts(&o, "fd00::1", "fd00::2");
+		o.size = 200;
+		o.nvlan = v == 2;
+		g = make_gen(&o);
+		if (!ASSERT_TRUE(g, "create"))
+			return;
+		pkt_gen_prefill(g, f);
+		pkt_gen_write_tmpl(g, f, 0, 0, 7, 1);
+		len = 200;
+		if (v == 0) {
+			/* Four bytes of IPv4 options (NOP NOP NOP EOL): IHL 6. */
+			memmove(f + 38, f + 34, len - 34);
+			memcpy(f + 34, "\x01\x01\x01\x00", 4);
+			f[14] = 0x46;
+			len += 4;
+			f[16] = (__u8)((len - 14) >> 8);
+			f[17] = (__u8)(len - 14);
+		}
+		ASSERT_OK(pkt_parse_udp(f, len, &pi), "a UDP frame");
+		want = pi.payload_off + PKT_MARK_PAYLOAD;
+		ASSERT_EQ(pkt_udp_repayload(f, &pi, body, sizeof(body), out, want - 1), 0,
+			  "no room: nothing");
+		ASSERT_EQ(pkt_udp_repayload(f, &pi, body, sizeof(body), out, sizeof(out)), want,
+			  "headers and the mark");
+		ASSERT_EQ(memcmp(out, f, pi.l3_off), 0, "the same Ethernet header and tags");
+		if (v != 1)
+			ASSERT_EQ(
+				ref_finish(ref_sum(out + pi.l3_off, (out[pi.l3_off] & 15) * 4, 0)),
+				0, "IPv4 header checksum (the options in it)");
+		ASSERT_EQ(pkt_verify_checksums(out, want), PKT_CSUM_OK, "UDP checksum and lengths");
+		ASSERT_EQ(stamp_read(out, want, &key, &st), STAMP_MARK, "the mark reads back");
+		ASSERT_EQ(st.mark.flow, 2, "its flow");
+		pkt_gen__destroy(g);
+	}
+}
+
 static __u64 rnd_state = 88172645463325252ULL;
 
 static __u64 rnd(void)
@@ -1042,17 +1099,29 @@ static void test_set_time(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(golden_v4),	      TEST_CASE(golden_v4_flow),
-	TEST_CASE(golden_v6),	      TEST_CASE(incremental_v4),
-	TEST_CASE(incremental_v6),    TEST_CASE(incremental_copy_payload),
-	TEST_CASE(udp_zero_v4),	      TEST_CASE(udp_zero_v6),
-	TEST_CASE(no_stamp),	      TEST_CASE(sizes),
-	TEST_CASE(parse_mac),	      TEST_CASE(parse_ip_range),
-	TEST_CASE(parse_port_range),  TEST_CASE(imix),
-	TEST_CASE(imix_distribution), TEST_CASE(flow_tuples),
-	TEST_CASE(flow_order),	      TEST_CASE(flow_shards),
-	TEST_CASE(create_errors),     TEST_CASE(parse_frames),
-	TEST_CASE(parse_malformed),   TEST_CASE(set_time),
+	TEST_CASE(golden_v4),
+	TEST_CASE(golden_v4_flow),
+	TEST_CASE(golden_v6),
+	TEST_CASE(udp_repayload),
+	TEST_CASE(incremental_v4),
+	TEST_CASE(incremental_v6),
+	TEST_CASE(incremental_copy_payload),
+	TEST_CASE(udp_zero_v4),
+	TEST_CASE(udp_zero_v6),
+	TEST_CASE(no_stamp),
+	TEST_CASE(sizes),
+	TEST_CASE(parse_mac),
+	TEST_CASE(parse_ip_range),
+	TEST_CASE(parse_port_range),
+	TEST_CASE(imix),
+	TEST_CASE(imix_distribution),
+	TEST_CASE(flow_tuples),
+	TEST_CASE(flow_order),
+	TEST_CASE(flow_shards),
+	TEST_CASE(create_errors),
+	TEST_CASE(parse_frames),
+	TEST_CASE(parse_malformed),
+	TEST_CASE(set_time),
 };
 
 TEST_MAIN("pkt", cases)

@@ -17,6 +17,7 @@
 #include "gen.h"
 #include "json_error.h"
 #include "log.h"
+#include "marks.h"
 #include "params.h"
 #include "replay.h"
 #include "runtime.h"
@@ -101,6 +102,8 @@ static const struct param_def pkt_opts_table[] = {
 	{ "random", 0, PARAM_FLAG, OPT(random), NULL, "pick flows at random instead of in turn" },
 	{ "no-stamp", 0, PARAM_FLAG, OPT(no_stamp), NULL,
 	  "no flow/sequence/time stamp in the payload" },
+	{ "no-end-mark", 0, PARAM_FLAG, OPT(no_end_mark), NULL,
+	  "send no end marks after the run's last frame (start marks still go; see MARKS)" },
 	{ "stamp-key", 0, PARAM_STRING, OPT(stamp_key), "FILE",
 	  "sign the stamps with the key in FILE, the one the sink checks with (default: the file "
 	  "$XDPSG_STAMP_KEY names, else the public key, which anyone can forge)" },
@@ -418,11 +421,13 @@ static void on_wake(int sig)
 	gen_woken = 1;
 }
 
+/* A worker sending its marks blocks nowhere for long, and its marks must all go. */
 static void wake(void *ctx, unsigned int i)
 {
 	struct gen *g = ctx;
 
-	pthread_kill(g->th[i].w.tid, SIGUSR1);
+	if (!__atomic_load_n(&g->th[i].marking, __ATOMIC_ACQUIRE))
+		pthread_kill(g->th[i].w.tid, SIGUSR1);
 }
 
 static int verdict(void *ctx, const char *stop_reason)
@@ -481,8 +486,10 @@ static void cleanup(struct gen *g)
 		g->mode->cleanup(g);
 	/* The streams' generators (t->pg is one of them) go with their streams. */
 	gen_streams_free(g);
-	for (i = 0; g->th && i < g->nthreads; i++)
+	for (i = 0; g->th && i < g->nthreads; i++) {
 		pkt_gen__destroy(g->th[i].pg);
+		gen_marks_free(&g->th[i]);
+	}
 	free(g->th);
 	gen_replay_free(g);
 	kstats_reader__close(g->kr);
