@@ -9,11 +9,31 @@
 
 #include "gen_prog.h"
 
+/*
+ * The first bytes of every frame a stack may write into a live frame's page
+ * (the program's hdr_0): the L2 header and the (outer) IP header up to its
+ * TTL and protocol (IPv4) or hop limit (IPv6), from template 0.
+ */
+static void set_hdr(struct xdp_gen_bpf *skel, const struct pkt_gen *g)
+{
+	const struct pkt_layout *l = &g->lay;
+	unsigned int ip = l->ol3_off ? l->ol3_off : l->l3_off;
+	bool v4 = (l->ol3_off ? l->ofamily : g->family) == PKT_IPV4;
+	unsigned int len = ip + (v4 ? 10 : 8);
+	const __u8 *p = pkt_gen_template(g, 0, NULL);
+
+	memcpy((void *)&skel->rodata->hdr_0, p, 8);
+	memcpy((void *)&skel->rodata->hdr_8, p + 8, 8);
+	memcpy((void *)&skel->rodata->hdr_16, p + 16, 8);
+	memcpy((void *)&skel->rodata->hdr_tail, p + len - 8, 8);
+	skel->rodata->hdr_tail_off = len - 8;
+	skel->rodata->hdr_csum_off = v4 ? ip + 10 : 0;
+}
+
 /* Before load: the settings the verifier folds into constants. */
 void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u32 ifindex_out)
 {
 	const struct pkt_layout *l = &g->lay;
-	unsigned int len = l->ol3_off ? l->ol3_off : l->l3_off; /* the L2 header's */
 
 	skel->rodata->ipv6 = g->family == PKT_IPV6;
 	skel->rodata->stamp = g->stamp;
@@ -34,25 +54,7 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 	skel->rodata->ol4_off = l->ol4_off;
 	/* Marks: each CPU's place in its batch (gen_prog_size_marks() sizes the batches). */
 	bpf_map__set_max_entries(skel->maps.mark_cpu, (__u32)libbpf_num_possible_cpus());
-	/* Tagged frames: the L2 header the receiver may have moved in the page (see the program). */
-	if (len > PKT_ETH_HLEN) {
-		const __u8 *p = pkt_gen_template(g, 0, NULL);
-		__u8 b[24] = { 0 };
-
-		memcpy(b, p, len);
-		skel->rodata->l2_len = len;
-		memcpy((void *)&skel->rodata->l2_0, b, 8);
-		memcpy((void *)&skel->rodata->l2_8, b + 8, 8);
-		if (len == 22) {
-			memcpy((void *)&skel->rodata->l2_16, b + 16, 4);
-			memcpy((void *)&skel->rodata->l2_20, b + 20, 2);
-		} else {
-			__u16 w;
-
-			memcpy(&w, b + 16, 2);
-			skel->rodata->l2_16 = w;
-		}
-	}
+	set_hdr(skel, g);
 }
 
 int gen_prog_set_target(struct xdp_gen_bpf *skel)
@@ -240,6 +242,11 @@ static int set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, _
 		vals[cpu].fixed_seq = g->seq[flow];
 		vals[cpu].fixed_flow = flow;
 		vals[cpu].fixed_udp_sum = (__u16)~sz.udp_csum + (__u64)g->flows[flow].udp_delta;
+		/* The outer header's checksum (a tunnel's: one per size), else the flow's. */
+		vals[cpu].fixed_ip_csum =
+			g->lay.ol3_off ? sz.oip_csum :
+					 (__u16)~pkt_csum_fold((__u16)~sz.ip_csum +
+							       (__u64)g->flows[flow].ip_delta);
 		if (g->stamp)
 			memcpy(vals[cpu].fixed_tag, &g->tag[flow], sizeof(vals[cpu].fixed_tag));
 	}

@@ -280,7 +280,9 @@ struct gen_cpu {
 	 */
 	__u32 fixed;
 	/* --stream: the fixed frame's length (the input frame is the longest stream's) */
-	__u32 fixed_len, fixed_pad;
+	__u32 fixed_len;
+	__u16 fixed_ip_csum; /* the fixed frame's (outer) IPv4 header checksum */
+	__u16 fixed_pad;
 	__u64 rng; /* xorshift64* state for random flow order; nonzero */
 	/*
 	 * --rate: the program sends a frame only when it is due, t0 + packets *

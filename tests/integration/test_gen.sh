@@ -702,6 +702,69 @@ test_gen_kernel_peer_without_napi() {
 	[[ "$gro" == *"generic-receive-offload: off"* ]] || t_fail "GRO not restored: $gro"
 }
 
+# Counters of the routing DUT's lab: the link counter NAME (rx or tx, as ip
+# -s -s -j shows it) of a device, and a qdisc's drops.
+link_count() { # NS DEV rx|tx FIELD
+	ip -n "$1" -s -s -j link show dev "$2" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["stats64"][sys.argv[1]].get(sys.argv[2], 0))' "$3" "$4"
+}
+
+qdisc_drops() { # NS DEV
+	tc -n "$1" -s -j qdisc show dev "$2" |
+		python3 -c 'import json, sys; print(sum(q.get("drops", 0) for q in json.load(sys.stdin)))'
+}
+
+# dut_books: the frames that arrived at the sink veth and that the DUT's
+# qdisc dropped since dut_mark.
+dut_mark() {
+	DUT_RX0=$(link_count "$SINK_NS" "$SINK_IF" rx packets)
+	DUT_DROPS0=$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF")
+	DUT_OTHER0=$(link_count "$DUT_NS" "$DUT_GEN_IF" rx otherhost)
+}
+
+dut_books() {
+	echo $(($(link_count "$SINK_NS" "$SINK_IF" rx packets) - DUT_RX0 + \
+		$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF") - DUT_DROPS0))
+}
+
+dut_books_ge() { # N
+	[ "$(dut_books)" -ge "$1" ]
+}
+
+# Live frames through a routing DUT. --fix-peer turns GRO on at the DUT's
+# ingress veth, whose skb then sits on the live frame's page: forwarding
+# writes the DUT's Ethernet header and takes one off the TTL (fixing the
+# checksum) in the page, which comes back to the generator's page pool. Every
+# frame must still leave as built: all that left arrives at the sink veth or
+# is dropped by the DUT's tbf, exactly (tc -s qdisc, ip -s link), and none is
+# dropped at the DUT as for another host (OTHERHOST: it kept the DUT's MACs)
+# or for its TTL or checksum. UDP, TCP, behind an 802.1Q priority tag (VID 0,
+# which the DUT strips in place; this kernel has no VLAN devices, so a VID
+# routing DUT would drop as not its own), and three streams of one flow each
+# and of several.
+test_gen_kernel_through_routing_dut() {
+	local out v left got
+	lab_setup --no-ipv6 --dut forward --dut-qdisc tbf:20mbit:8kb:10ms
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	for v in "" "--proto tcp" "--vlan 0" \
+		"--stream proto=udp --stream proto=tcp --stream proto=udp,flows=3,src-port=1-3"; do
+		dut_mark
+		# shellcheck disable=SC2086 # a word list
+		gen_run "$out" kernel -n 200000 --fix-peer $v
+		left=$(gen_books "$out" 200000) || t_fail "${v:-udp}: $left"
+		t_wait_until 10 dut_books_ge "$left"
+		got=$(dut_books)
+		echo "${v:-udp}: left $left, the sink's veth received + the tbf dropped $got," \
+			"otherhost $(($(link_count "$DUT_NS" "$DUT_GEN_IF" rx otherhost) - DUT_OTHER0))"
+		t_expect_eq "${v:-udp}: the sink veth's received + the tbf's drops = the frames and marks that left" \
+			"$left" "$got"
+		t_expect_eq "${v:-udp}: dropped at the DUT as for another host" 0 \
+			$(($(link_count "$DUT_NS" "$DUT_GEN_IF" rx otherhost) - DUT_OTHER0))
+	done
+}
+
 # Live frames: a frame above their size limit, more threads than CPUs or two
 # on one CPU, and a peer whose only XDP program runs in generic (skb) mode
 # (that gives it no NAPI) are refused.

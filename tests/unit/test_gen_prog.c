@@ -65,11 +65,34 @@ static struct pkt_gen *make_gen(const struct pkt_opts *o)
 }
 
 /*
- * Feed the program an input frame whose MACs a receiver moved 4 bytes on
- * (removing a VLAN tag in place, in a live frame's page that comes back):
- * a tagged frame must still leave whole.
+ * A live frame's page comes back with what the stack that received it wrote
+ * into it: a receiver that removed a VLAN tag in place moved the MACs 4 bytes
+ * on; a router that forwarded it wrote its own Ethernet header in front of
+ * the (outer) IP header and took one off the TTL or hop limit (fixing the
+ * IPv4 checksum). Every run of check_frames() feeds the program such an
+ * input frame: whatever the kind and the path, the frame must leave whole.
  */
-static bool scribble_l2;
+static void forwarded(const struct pkt_gen *g, __u8 *f)
+{
+	const struct pkt_layout *l = &g->lay;
+	unsigned int ip = l->ol3_off ? l->ol3_off : l->l3_off;
+	bool v6 = (l->ol3_off ? l->ofamily : g->family) == PKT_IPV6;
+	__u16 csum, old, new;
+
+	if (ip > PKT_ETH_HLEN) /* a tag removed in place */
+		memmove(f + 4, f, 12);
+	memset(f + ip - PKT_ETH_HLEN, 0x5a, 12); /* the router's MACs */
+	if (v6) {
+		f[ip + 7]--;
+		return;
+	}
+	memcpy(&old, f + ip + 8, 2);
+	f[ip + 8]--;
+	memcpy(&new, f + ip + 8, 2);
+	memcpy(&csum, f + ip + 10, 2);
+	csum = (__u16)~pkt_csum_fold((__u16)~csum + (__u64)(__u16)~old + new);
+	memcpy(f + ip + 10, &csum, 2);
+}
 
 /* Load xdp_gen for g, maps filled, state set for 'cpu'. */
 /* The program reads the clock once every this many frames (xdp-gen: the batch size). */
@@ -161,7 +184,7 @@ static bool frames_equal(const __u8 *got, const __u8 *want, unsigned int len, un
 static void check_frames(const char *what, const struct pkt_opts *o, unsigned int npkts)
 {
 	unsigned int maxlen, len, n, hdr, bad = 0;
-	__u8 *in = NULL, *want = NULL, out[4096];
+	__u8 *in = NULL, *in0 = NULL, *want = NULL, out[4096];
 	struct xdp_gen_bpf *skel = NULL;
 	__u64 bytes = 0, t_start, last_ts = 0;
 	struct pkt_gen *g;
@@ -180,12 +203,11 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 	maxlen = pkt_gen_max_len(g);
 	hdr = pkt_hdr_len(g->family);
 	in = malloc(maxlen);
+	in0 = malloc(maxlen);
 	want = malloc(maxlen);
-	if (!ASSERT_TRUE(in && want, "allocate frames"))
+	if (!ASSERT_TRUE(in && in0 && want, "allocate frames"))
 		goto out;
-	gen_prog_input_frame(g, in);
-	if (scribble_l2)
-		memmove(in + 4, in, 12);
+	gen_prog_input_frame(g, in0);
 	pkt_gen_prefill(g, want);
 	t_start = now_ns();
 
@@ -198,6 +220,8 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		struct stamp st = {};
 		__u64 ts = 0;
 
+		memcpy(in, in0, maxlen);
+		forwarded(g, in);
 		if (!ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_gen), &r),
 			       "BPF_PROG_RUN")) {
 			bad++;
@@ -231,7 +255,7 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		bad += !ASSERT_TRUE(pkt_check_csums(out, len) == NULL, "checksums");
 		bytes += len;
 	}
-	if (bad) {
+	if (!ASSERT_EQ(bad, 0, "every frame as the C writer's, byte for byte")) {
 		fprintf(stderr, "  %s: packet %u (flow order %s, %u flows, hdr %u) wrong\n", what,
 			n - 1, g->random ? "random" : "sequential", g->nflows, hdr);
 		goto out;
@@ -276,6 +300,7 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 out:
 	xdp_gen_bpf__destroy(skel);
 	free(in);
+	free(in0);
 	free(want);
 	pkt_gen__destroy(g);
 }
@@ -654,7 +679,6 @@ static void test_kinds(void)
 		}
 		o.run = 0x77 + i;
 		o.size = 160;
-		scribble_l2 = o.nvlan > 0;
 		snprintf(name, sizeof(name), "%s fixed", k[i].name);
 		check_frames(name, &o, 30);
 		o.imix = &imix;
@@ -662,7 +686,6 @@ static void test_kinds(void)
 		snprintf(name, sizeof(name), "%s 40 flows imix", k[i].name);
 		check_frames(name, &o, 300);
 	}
-	scribble_l2 = false;
 }
 
 /*
@@ -792,7 +815,7 @@ static void test_streams(void)
 		sent[s]++;
 		memcpy(in, out, len);
 	}
-	if (bad)
+	if (!ASSERT_EQ(bad, 0, "every frame as its stream's C writer's, byte for byte"))
 		fprintf(stderr, "  streams: run %u (stream %u) wrong\n", n, s);
 	for (s = 0; s < NSTREAMS; s++) {
 		struct gen_cpu c;
@@ -820,6 +843,86 @@ out:
 	}
 	xdp_gen_bpf__destroy(run);
 	free(in);
+}
+
+/*
+ * One stream (its program copies no template: no other stream writes its
+ * pages) whose input frame a stack wrote into (forwarded()): the fixed
+ * path (one flow, one size) and the full one, byte for byte as its C writer.
+ */
+static void stream_forwarded(const char *what, struct pkt_opts *o, int cpu)
+{
+	struct xdp_gen_bpf *run = NULL, *sk = NULL;
+	__u8 in[2048], in0[2048], want[2048], out[2048];
+	struct pkt_gen *g = make_gen(o);
+	unsigned int n, t, len, bad = 0;
+
+	if (!ASSERT_TRUE(g != NULL, what))
+		return;
+	run = xdp_gen_bpf__open();
+	if (!ASSERT_TRUE(run != NULL, "open the run's object"))
+		goto out;
+	gen_prog_set_rodata(run, g, 1);
+	gen_prog_set_dispatch(run, 1, false);
+	bpf_program__set_autoload(run->progs.gen_devmap_xmit, false);
+	bpf_program__set_autoload(run->progs.gen_redirect_err, false);
+	if (!ASSERT_OK(xdp_gen_bpf__load(run), "load the dispatcher") ||
+	    !ASSERT_OK(gen_prog_set_target(run), "target") ||
+	    !ASSERT_OK(gen_prog_load_stream(run, g, 0, false, 0, &sk), "load the stream") ||
+	    !ASSERT_OK(gen_prog_set_stream_cpu(sk, g, cpu, 0, 0), "stream cpu") ||
+	    !ASSERT_OK(gen_prog_set_live(run, cpu, 1), "live"))
+		goto out;
+	gen_prog_input_frame(g, in0);
+	pkt_gen_prefill(g, want);
+	for (n = 0; n < 20 && !bad; n++) {
+		LIBBPF_OPTS(bpf_test_run_opts, r, .data_in = in, .data_size_in = pkt_gen_max_len(g),
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+		__u32 flow = pkt_gen_next_flow(g), seq;
+		struct stamp st = {};
+
+		memcpy(in, in0, pkt_gen_max_len(g));
+		forwarded(g, in);
+		t = pkt_gen_next_size(g);
+		seq = g->seq[flow]++;
+		pkt_gen_template(g, t, &len);
+		bad += !ASSERT_OK(bpf_prog_test_run_opts(
+					  bpf_program__fd(run->progs.xdp_gen_streams), &r),
+				  "BPF_PROG_RUN") ||
+		       !ASSERT_EQ(r.data_size_out, len, "length") ||
+		       !ASSERT_EQ(stamp_read(out, len, &test_key, &st), STAMP_DATA, "stamp");
+		if (bad)
+			break;
+		pkt_gen_write_tmpl(g, want, t, flow, seq, stamp_time(st.ticks, now_ns()));
+		bad += !frames_equal(out, want, len, n);
+	}
+	ASSERT_EQ(bad, 0, what);
+out:
+	xdp_gen_bpf__destroy(sk);
+	xdp_gen_bpf__destroy(run);
+	pkt_gen__destroy(g);
+}
+
+static void test_stream_forwarded(void)
+{
+	struct pkt_opts o;
+	int cpu;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	cpu = pin_self();
+	if (!ASSERT_GE(cpu, 0, "pin to a CPU"))
+		return;
+	pkt_opts_init(&o);
+	o.run = 0x600;
+	stream_forwarded("one stream, fixed", &o, cpu);
+	opts_ranges(&o, "10.0.0.1-10.0.0.4", "10.1.0.1", "1000", "9");
+	o.flows = 4;
+	o.proto = PKT_TCP;
+	o.tcp_flags = PKT_TCP_SYN;
+	o.size = 100;
+	stream_forwarded("one stream, 4 flows", &o, cpu);
 }
 
 /* ---- live frames into a veth pair ---- */
@@ -1247,9 +1350,19 @@ out:
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(v4_one_flow), TEST_CASE(v4_flows_imix), TEST_CASE(v6),      TEST_CASE(kinds),
-	TEST_CASE(live_frames), TEST_CASE(live_content),  TEST_CASE(paced),   TEST_CASE(paced_wrap),
-	TEST_CASE(paced_burst), TEST_CASE(exp_table),	  TEST_CASE(streams), TEST_CASE(live_marks),
+	TEST_CASE(v4_one_flow),
+	TEST_CASE(v4_flows_imix),
+	TEST_CASE(v6),
+	TEST_CASE(kinds),
+	TEST_CASE(live_frames),
+	TEST_CASE(live_content),
+	TEST_CASE(paced),
+	TEST_CASE(paced_wrap),
+	TEST_CASE(paced_burst),
+	TEST_CASE(exp_table),
+	TEST_CASE(streams),
+	TEST_CASE(live_marks),
+	TEST_CASE(stream_forwarded),
 };
 
 TEST_MAIN("gen_prog", cases)
