@@ -54,15 +54,21 @@ const volatile __u32 ol3_off = 0; /* outer IP header; 0: no tunnel */
 const volatile bool ol3_v6 = false;
 const volatile __u32 ol4_off = 0; /* outer UDP header; 0: none */
 /*
- * A tagged frame's Ethernet header, 18 or 22 bytes (l2_len; 0: untagged).
- * The receiving stack may write into a live frame's page, which then comes
- * back to this program: removing a VLAN tag moves the MACs 4 bytes on, in
- * place. So a tagged frame's L2 header is written each time.
+ * What a stack that received a live frame may have written into its page,
+ * which comes back to this program (measured: a routing DUT's GRO builds the
+ * skb on the page, and forwarding writes the DUT's Ethernet header and
+ * takes one off the TTL there): the Ethernet header and tags (a receiver
+ * that strips a tag moves the MACs 4 bytes on, in place), and the (outer)
+ * IP header up to its TTL and protocol, or its hop limit. The first hdr_len
+ * bytes (22 to 32) are the same in every frame of the run but for the IP
+ * length, which every path writes after them; so each frame starts with them
+ * from these words, in three 8-byte moves and, past 24 bytes (tags), a fourth
+ * at hdr_tail_off = hdr_len - 8, overlapping. The (outer) IPv4 header checksum at
+ * hdr_csum_off (0: the outer header is IPv6) is the paths' own.
  */
-const volatile __u32 l2_len = 0;
-const volatile __u64 l2_0 = 0, l2_8 = 0; /* bytes 0-7, 8-15, as in memory */
-const volatile __u32 l2_16 = 0; /* bytes 16-19: 22 bytes; 16-17 of it with 18 */
-const volatile __u16 l2_20 = 0;
+const volatile __u64 hdr_0 = 0, hdr_8 = 0, hdr_16 = 0, hdr_tail = 0; /* as in memory */
+const volatile __u32 hdr_tail_off = 16;
+const volatile __u32 hdr_csum_off = 0;
 /*
  * --stream (struct gen_sched): this program is stream stream_idx of
  * nstreams, tail-called by xdp_gen_streams; any_paced: some stream has a
@@ -231,6 +237,7 @@ static __always_inline __u64 send_time(struct gen_cpu *c)
 	if (!c->clock_left) {
 		c->clock_ns = bpf_ktime_get_ns();
 		c->clock_left = clock_every;
+		c->clock_reads++;
 	}
 	c->clock_left--;
 	return c->clock_ns;
@@ -296,6 +303,23 @@ static __always_inline void write_udp(struct gen_cpu *c, __u8 *udp, const struct
 	put_udp_csum(udp, sum);
 }
 
+/*
+ * The frame's first bytes, whatever a stack wrote there (see hdr_0); the
+ * caller checked 40 bytes. With several streams the template's copy
+ * (copy_tmpl()) already wrote them.
+ */
+static __always_inline void write_hdr(__u8 *data)
+{
+	if (copy_len)
+		return;
+	GEN_PUT(__u64, data, 0, hdr_0);
+	GEN_PUT(__u64, data, 8, hdr_8);
+	GEN_PUT(__u64, data, 16, hdr_16);
+	/* Tags make it longer than 24 bytes (a constant: the branch folds away). */
+	if (hdr_tail_off > 16)
+		GEN_PUT(__u64, data, hdr_tail_off & 31, hdr_tail);
+}
+
 /* Returns false if the frame is too short for the headers (and stamp). */
 static __always_inline bool write_v4(struct gen_cpu *c, void *data, void *data_end,
 				     const struct gen_size *sz, const struct gen_flow *fl,
@@ -305,6 +329,7 @@ static __always_inline bool write_v4(struct gen_cpu *c, void *data, void *data_e
 
 	if (data + GEN_V4_OFF_UDP + 8 + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
 		return false;
+	write_hdr(data);
 	GEN_PUT(__u16, data, GEN_V4_OFF_LEN, sz->l3_len);
 	GEN_PUT(__u32, data, GEN_V4_OFF_SADDR, (__u32)fl->saddr);
 	GEN_PUT(__u32, data, GEN_V4_OFF_DADDR, (__u32)fl->daddr);
@@ -320,26 +345,12 @@ static __always_inline bool write_v6(struct gen_cpu *c, void *data, void *data_e
 {
 	if (data + GEN_V6_OFF_UDP + 8 + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
 		return false;
+	write_hdr(data);
 	GEN_PUT(__u16, data, GEN_V6_OFF_LEN, sz->l3_len);
 	GEN_PUT(__u64, data, GEN_V6_OFF_SADDR_LO, fl->saddr);
 	GEN_PUT(__u64, data, GEN_V6_OFF_DADDR_LO, fl->daddr);
 	write_udp(c, data + GEN_V6_OFF_UDP, sz, fl, flow);
 	return true;
-}
-
-/* The L2 header of a tagged frame (see l2_len); the caller checked 22 bytes. */
-static __always_inline void write_l2(__u8 *data)
-{
-	if (!l2_len)
-		return;
-	GEN_PUT(__u64, data, 0, l2_0);
-	GEN_PUT(__u64, data, 8, l2_8);
-	if (l2_len == 22) {
-		GEN_PUT(__u32, data, 16, l2_16);
-		GEN_PUT(__u16, data, 20, l2_20);
-	} else {
-		GEN_PUT(__u16, data, 16, (__u16)l2_16);
-	}
 }
 
 /*
@@ -356,7 +367,7 @@ static __always_inline bool write_any(struct gen_cpu *c, __u8 *data, void *data_
 
 	if (data + pay_off + (stamp ? XDPSG_STAMP_SIZE : 0) > (__u8 *)data_end)
 		return false;
-	write_l2(data);
+	write_hdr(data);
 	if (ol3_off && ol3_v6) {
 		GEN_PUT(__u16, data, ol3_off + 4, sz->ol3_len);
 	} else if (ol3_off) {
@@ -464,7 +475,8 @@ static __always_inline void count_sent(struct gen_cpu *c, long len)
  * A fixed frame (struct gen_cpu): the input frame already is this thread's
  * one flow in its one size; only the stamp's seq and time and the L4
  * checksum change from frame to frame (a tunnel's outer checksum does not:
- * the inner L4 checksum cancels the stamp out).
+ * the inner L4 checksum cancels the stamp out), besides the first bytes a
+ * stack may have written (write_hdr(), and the flow's IPv4 checksum).
  */
 static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 {
@@ -472,16 +484,22 @@ static __always_inline int send_fixed(struct xdp_md *ctx, struct gen_cpu *c)
 	__u8 *udp = data + (ipv6 ? GEN_V6_OFF_UDP : GEN_V4_OFF_UDP);
 	int ret;
 
-	if (stamp && plain) {
-		if ((void *)(udp + 8 + XDPSG_STAMP_SIZE) > data_end)
+	if (plain) {
+		if ((void *)(udp + 8 + (stamp ? XDPSG_STAMP_SIZE : 0)) > data_end)
 			return XDP_ABORTED;
-		put_udp_csum(udp,
-			     c->fixed_udp_sum + put_stamp(c, udp + 8, (void *)c->fixed_tag,
-							  (__u16)c->fixed_flow, c->fixed_seq++));
-	} else if (!plain) {
+		write_hdr(data);
+		if (!ipv6)
+			GEN_PUT(__u16, data, GEN_V4_OFF_CSUM, c->fixed_ip_csum);
+		if (stamp)
+			put_udp_csum(udp, c->fixed_udp_sum +
+						  put_stamp(c, udp + 8, (void *)c->fixed_tag,
+							    (__u16)c->fixed_flow, c->fixed_seq++));
+	} else {
 		if (data + pay_off + (stamp ? XDPSG_STAMP_SIZE : 0) > data_end)
 			return XDP_ABORTED;
-		write_l2(data);
+		write_hdr(data);
+		if (hdr_csum_off)
+			GEN_PUT(__u16, data, hdr_csum_off & 63, c->fixed_ip_csum);
 		if (stamp)
 			put_csum(data + csum_off, c->fixed_udp_sum + put_stamp(c, data + pay_off,
 									       (void *)c->fixed_tag,
@@ -569,6 +587,8 @@ int xdp_gen(struct xdp_md *ctx)
 	return ret;
 }
 
+#include "gen_marks.h"
+
 /*
  * xsk --rtt: the frames a reflector returns come back into the sending
  * queue's own socket (same UMEM, its rx ring); anything not UDP goes on to
@@ -615,84 +635,6 @@ int xdp_gen_bare(struct xdp_md *ctx)
 	return bpf_redirect(ifindex_out, 0);
 }
 
-/*
- * Transmit results the caller of BPF_PROG_RUN cannot see, from tracepoints:
- * they attach through BTF, with no tracefs mounted. Only the one field read
- * from struct net_device is declared; CO-RE relocates its offset from the
- * running kernel's BTF. User space attaches them where they exist.
- */
-struct net_device {
-	int ifindex;
-} __attribute__((preserve_access_index));
-
-#define MAP_ID_IFINDEX 0x7fffffff /* bpf_redirect(): no map, the index is an ifindex */
-#define LOOPBACK_IFINDEX 1 /* every namespace's lo */
-
-/*
- * Tracepoints see every namespace, and ifindexes repeat across them. The
- * frames a BPF_PROG_RUN redirected are flushed in the caller's own context, so
- * the caller's process id tells ours apart (0: count every process).
- */
-const volatile __u32 owner_tgid = 0;
-
-static __always_inline bool not_ours(void)
-{
-	return owner_tgid && (__u32)(bpf_get_current_pid_tgid() >> 32) != owner_tgid;
-}
-
-/*
- * TP_PROTO(from_dev, to_dev, int sent, int drops, int err): one event per
- * bulk (up to 16 frames) the devmap flushed into to_dev. A device's own
- * xmit counters count every sender; these count this process's frames only:
- * flushed in its context, and from the device BPF_PROG_RUN receives on
- * (the namespace's lo), which tells them from a redirect by an XDP program
- * whose NAPI poll ran in this context as a softirq (the peer's, a DUT's).
- * tp_btf, not raw_tp: the device fields are plain loads, no helper calls.
- */
-SEC("tp_btf/xdp_devmap_xmit")
-int gen_devmap_xmit(__u64 *ctx)
-{
-	const struct net_device *from = (const void *)ctx[0], *to = (const void *)ctx[1];
-	struct gen_xmit_stats *s;
-	__u32 key = 0;
-
-	if (not_ours())
-		return 0;
-	if (owner_tgid && from->ifindex != LOOPBACK_IFINDEX)
-		return 0;
-	if (ifindex_out && to->ifindex != (int)ifindex_out)
-		return 0;
-	s = bpf_map_lookup_elem(&xmit_stats, &key);
-	if (!s)
-		return 0;
-	s->sent += (int)ctx[2];
-	s->drops += (int)ctx[3];
-	return 0;
-}
-
-/* TP_PROTO(dev, xdp_prog, tgt, int err, enum bpf_map_type, u32 map_id, u32 index) */
-SEC("raw_tp/xdp_redirect_err")
-int gen_redirect_err(struct bpf_raw_tracepoint_args *ctx)
-{
-	struct gen_xmit_stats *s;
-	__u32 key = 0;
-
-	if (not_ours())
-		return 0;
-	/*
-	 * xdp_gen: bpf_redirect_map() into tx_port, key 0; xdp_gen_bare:
-	 * bpf_redirect() by ifindex (map type 0, map id INT_MAX, index = ifindex).
-	 */
-	if (ifindex_out &&
-	    !(ctx->args[4] == BPF_MAP_TYPE_DEVMAP && (__u32)ctx->args[5] == tx_port_id &&
-	      (__u32)ctx->args[6] == 0) &&
-	    !(ctx->args[4] == 0 && (__u32)ctx->args[5] == MAP_ID_IFINDEX &&
-	      (__u32)ctx->args[6] == ifindex_out))
-		return 0;
-	s = bpf_map_lookup_elem(&xmit_stats, &key);
-	if (s)
-		s->err++;
-	return 0;
-}
+#include "gen_tp.h"
 
 char _license[] SEC("license") = "GPL";

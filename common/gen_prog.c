@@ -9,11 +9,31 @@
 
 #include "gen_prog.h"
 
+/*
+ * The first bytes of every frame a stack may write into a live frame's page
+ * (the program's hdr_0): the L2 header and the (outer) IP header up to its
+ * TTL and protocol (IPv4) or hop limit (IPv6), from template 0.
+ */
+static void set_hdr(struct xdp_gen_bpf *skel, const struct pkt_gen *g)
+{
+	const struct pkt_layout *l = &g->lay;
+	unsigned int ip = l->ol3_off ? l->ol3_off : l->l3_off;
+	bool v4 = (l->ol3_off ? l->ofamily : g->family) == PKT_IPV4;
+	unsigned int len = ip + (v4 ? 10 : 8);
+	const __u8 *p = pkt_gen_template(g, 0, NULL);
+
+	memcpy((void *)&skel->rodata->hdr_0, p, 8);
+	memcpy((void *)&skel->rodata->hdr_8, p + 8, 8);
+	memcpy((void *)&skel->rodata->hdr_16, p + 16, 8);
+	memcpy((void *)&skel->rodata->hdr_tail, p + len - 8, 8);
+	skel->rodata->hdr_tail_off = len - 8;
+	skel->rodata->hdr_csum_off = v4 ? ip + 10 : 0;
+}
+
 /* Before load: the settings the verifier folds into constants. */
 void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u32 ifindex_out)
 {
 	const struct pkt_layout *l = &g->lay;
-	unsigned int len = l->ol3_off ? l->ol3_off : l->l3_off; /* the L2 header's */
 
 	skel->rodata->ipv6 = g->family == PKT_IPV6;
 	skel->rodata->stamp = g->stamp;
@@ -32,25 +52,9 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 	skel->rodata->ol3_off = l->ol3_off;
 	skel->rodata->ol3_v6 = l->ofamily == PKT_IPV6;
 	skel->rodata->ol4_off = l->ol4_off;
-	/* Tagged frames: the L2 header the receiver may have moved in the page (see the program). */
-	if (len > PKT_ETH_HLEN) {
-		const __u8 *p = pkt_gen_template(g, 0, NULL);
-		__u8 b[24] = { 0 };
-
-		memcpy(b, p, len);
-		skel->rodata->l2_len = len;
-		memcpy((void *)&skel->rodata->l2_0, b, 8);
-		memcpy((void *)&skel->rodata->l2_8, b + 8, 8);
-		if (len == 22) {
-			memcpy((void *)&skel->rodata->l2_16, b + 16, 4);
-			memcpy((void *)&skel->rodata->l2_20, b + 20, 2);
-		} else {
-			__u16 w;
-
-			memcpy(&w, b + 16, 2);
-			skel->rodata->l2_16 = w;
-		}
-	}
+	/* Marks: each CPU's place in its batch (gen_prog_size_marks() sizes the batches). */
+	bpf_map__set_max_entries(skel->maps.mark_cpu, (__u32)libbpf_num_possible_cpus());
+	set_hdr(skel, g);
 }
 
 int gen_prog_set_target(struct xdp_gen_bpf *skel)
@@ -238,6 +242,11 @@ static int set_cpu(struct xdp_gen_bpf *skel, const struct pkt_gen *g, int cpu, _
 		vals[cpu].fixed_seq = g->seq[flow];
 		vals[cpu].fixed_flow = flow;
 		vals[cpu].fixed_udp_sum = (__u16)~sz.udp_csum + (__u64)g->flows[flow].udp_delta;
+		/* The outer header's checksum (a tunnel's: one per size), else the flow's. */
+		vals[cpu].fixed_ip_csum =
+			g->lay.ol3_off ? sz.oip_csum :
+					 (__u16)~pkt_csum_fold((__u16)~sz.ip_csum +
+							       (__u64)g->flows[flow].ip_delta);
 		if (g->stamp)
 			memcpy(vals[cpu].fixed_tag, &g->tag[flow], sizeof(vals[cpu].fixed_tag));
 	}
@@ -351,6 +360,7 @@ int gen_prog_load_stream(struct xdp_gen_bpf *run, const struct pkt_gen *g, unsig
 		return -errno;
 	gen_prog_set_rodata(sk, g, run->rodata->ifindex_out);
 	sk->rodata->clock_every = run->rodata->clock_every;
+	sk->rodata->clock_off = run->rodata->clock_off;
 	sk->rodata->streamed = true;
 	sk->rodata->stream_idx = idx;
 	sk->rodata->nstreams = run->rodata->nstreams;
@@ -358,6 +368,9 @@ int gen_prog_load_stream(struct xdp_gen_bpf *run, const struct pkt_gen *g, unsig
 	sk->rodata->copy_len = copy_len;
 	bpf_object__for_each_program(p, sk->obj)
 		bpf_program__set_autoload(p, p == sk->progs.xdp_gen);
+	/* The marks go through the run's object, never a stream's. */
+	bpf_map__set_max_entries(sk->maps.mark_frames, 1);
+	bpf_map__set_max_entries(sk->maps.mark_cpu, 1);
 	/* A stream has its own flows, no more: 16 streams need not hold 16 x 64k. */
 	err = bpf_map__set_max_entries(sk->maps.flows, g->nflows)			  ?:
 		      bpf_map__set_max_entries(sk->maps.seqs, g->nflows)		  ?:
@@ -399,4 +412,97 @@ int gen_prog_set_live(struct xdp_gen_bpf *run, int cpu, __u32 live)
 	}
 	free(v);
 	return err;
+}
+
+int gen_prog_read_seqs(struct xdp_gen_bpf *skel, struct pkt_gen *g, int cpu)
+{
+	struct gen_cpu c = {};
+	__u32 f;
+	int err;
+
+	err = gen_prog_cpu_state(skel, cpu, &c);
+	if (err)
+		return err;
+	/* A fixed frame's flow keeps its sequence in the CPU's state, not in 'seqs'. */
+	if (c.fixed) {
+		g->seq[c.fixed_flow] = c.fixed_seq;
+		return 0;
+	}
+	for (f = g->shard; !err && f < g->nflows; f += g->shards)
+		err = bpf_map__lookup_elem(skel->maps.seqs, &f, sizeof(f), &g->seq[f],
+					   sizeof(g->seq[f]), 0);
+	return err;
+}
+
+void gen_prog_size_marks(struct xdp_gen_bpf *skel, __u32 slots)
+{
+	bpf_map__set_max_entries(skel->maps.mark_frames, slots ? slots : 1);
+}
+
+/* The n frames into mark_frames from base on, in one syscall; the longest's index. */
+static int mark_slots(struct xdp_gen_bpf *skel, __u32 base, void *const *frames, const __u32 *lens,
+		      unsigned int n, unsigned int *big)
+{
+	struct gen_mark_frame *mf = calloc(n, sizeof(*mf));
+	__u32 *keys = calloc(n, sizeof(*keys)), cnt = n;
+	unsigned int i;
+	int err = -ENOMEM;
+
+	if (!mf || !keys)
+		goto out;
+	*big = 0;
+	for (i = 0; i < n; i++) {
+		err = -E2BIG;
+		if (lens[i] > XDPSG_GEN_COPY_MAX || lens[i] < 8)
+			goto out;
+		mf[i].len = lens[i];
+		memcpy(mf[i].b, frames[i], lens[i]);
+		keys[i] = base + i;
+		if (lens[i] > lens[*big])
+			*big = i;
+	}
+	err = bpf_map_update_batch(bpf_map__fd(skel->maps.mark_frames), keys, mf, &cnt, NULL);
+	if (err)
+		err = -errno;
+out:
+	free(mf);
+	free(keys);
+	return err;
+}
+
+int gen_prog_send_marks(struct xdp_gen_bpf *skel, int cpu, __u32 base, void *const *frames,
+			const __u32 *lens, unsigned int n, __u32 batch)
+{
+	struct gen_mark_cpu mc = { .n = n, .base = base };
+	unsigned int big = 0;
+	__u32 key;
+	int err;
+
+	if (n > XDPSG_GEN_MARK_BATCH)
+		return -E2BIG;
+	if (!n)
+		return 0;
+	err = mark_slots(skel, base, frames, lens, n, &big);
+	key = (__u32)cpu;
+	if (!err)
+		err = bpf_map__update_elem(skel->maps.mark_cpu, &key, sizeof(key), &mc, sizeof(mc),
+					   0);
+	if (err)
+		return err;
+	{
+		/*
+		 * One call, flushed batch by batch as the data frames are (a
+		 * receiver's ring holds a batch, not all of them). A signal
+		 * between batches ends it early: what went, went.
+		 */
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frames[big], .data_size_in = lens[big],
+			    .repeat = n, .batch_size = batch < n ? batch : n,
+			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+
+		if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_gen_mark), &o) &&
+		    errno != EINTR)
+			return -errno;
+	}
+	err = bpf_map__lookup_elem(skel->maps.mark_cpu, &key, sizeof(key), &mc, sizeof(mc), 0);
+	return err ? err : (int)mc.sent;
 }

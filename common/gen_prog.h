@@ -93,4 +93,23 @@ int gen_prog_load_stream(struct xdp_gen_bpf *run, const struct pkt_gen *g, unsig
 /* The schedule of the thread on 'cpu' from its start: the streams it sends (bit i: stream i). */
 int gen_prog_set_live(struct xdp_gen_bpf *run, int cpu, __u32 live);
 
+/*
+ * After a run of the thread on 'cpu': the program's next sequence number of
+ * each flow g sends there (its shard), into g->seq: the frames each sent.
+ */
+int gen_prog_read_seqs(struct xdp_gen_bpf *skel, struct pkt_gen *g, int cpu);
+
+/* Before load: room for 'slots' marks at a time, over all threads (xdp_gen_mark). */
+void gen_prog_size_marks(struct xdp_gen_bpf *skel, __u32 slots);
+
+/*
+ * Marks (docs/stamp.md): send n frames (at most XDPSG_GEN_MARK_BATCH, each at
+ * most XDPSG_GEN_COPY_MAX bytes) through xdp_gen_mark, from slot base on (the
+ * calling thread's own range), one BPF_PROG_RUN live frames call of batches
+ * of 'batch' on the calling thread's CPU, which must be 'cpu' (pinned).
+ * Returns how many the program redirected, or -errno (-E2BIG: past the slots).
+ */
+int gen_prog_send_marks(struct xdp_gen_bpf *skel, int cpu, __u32 base, void *const *frames,
+			const __u32 *lens, unsigned int n, __u32 batch);
+
 #endif

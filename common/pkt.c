@@ -495,6 +495,9 @@ struct pkt_gen *pkt_gen__create(const struct pkt_opts *o, char *err, size_t errl
 		g->key = *o->key;
 	else
 		stamp_key_public(&g->key);
+	g->opts = *o;
+	g->opts.imix = NULL;
+	g->opts.key = NULL;
 	for (i = 0; i < g->nflows; i++)
 		stamp_flow_state(&g->tag[i], &g->key, g->run, (__u16)i);
 	pkt_flow_tuple(o, 0, &t0);
@@ -577,4 +580,41 @@ const __u8 *pkt_gen_template(const struct pkt_gen *g, unsigned int t, unsigned i
 unsigned int pkt_gen_copy_len(const struct pkt_gen *g)
 {
 	return g->copy_len;
+}
+
+unsigned int pkt_udp_repayload(const void *frame, const struct pkt_info *pi, const void *payload,
+			       unsigned int plen, void *out, unsigned int room)
+{
+	unsigned int len = pi->payload_off + plen, l4 = pi->l4_off;
+	__u8 *p = out, *ip = p + pi->l3_off;
+	__u16 v, csum;
+	__u64 sum;
+
+	if (len > room || pi->payload_off != l4 + 8)
+		return 0;
+	memcpy(p, frame, pi->payload_off);
+	memcpy(p + pi->payload_off, payload, plen);
+	if (pi->family == PKT_IPV4) {
+		unsigned int ihl = (ip[0] & 0xf) * 4;
+
+		v = htons((__u16)(len - pi->l3_off));
+		memcpy(ip + 2, &v, 2);
+		memset(ip + 10, 0, 2);
+		csum = (__u16)~pkt_csum_fold(pkt_csum_partial(ip, ihl, 0));
+		memcpy(ip + 10, &csum, 2);
+		sum = pkt_csum_partial(ip + 12, 8, 0);
+	} else {
+		v = htons((__u16)(len - pi->l3_off - 40));
+		memcpy(ip + 4, &v, 2);
+		sum = pkt_csum_partial(ip + 8, 32, 0);
+	}
+	v = htons((__u16)(len - l4));
+	memcpy(p + l4 + 4, &v, 2);
+	memset(p + l4 + PKT_UDP_OFF_CSUM, 0, 2);
+	sum += htons(IPPROTO_UDP_NR) + v;
+	csum = (__u16)~pkt_csum_fold(pkt_csum_partial(p + l4, len - l4, sum));
+	if (!csum)
+		csum = 0xffff;
+	memcpy(p + l4 + PKT_UDP_OFF_CSUM, &csum, 2);
+	return len;
 }

@@ -336,6 +336,7 @@ struct pkt_gen {
 	struct xdpsg_tag_state *tag; /* per flow: the stamp's keyed check after run and flow */
 	struct stamp_key key;
 	__u32 run;
+	struct pkt_opts opts; /* as given (imix and key cleared): marks are built from them */
 };
 
 /*
@@ -352,6 +353,32 @@ void pkt_gen_prefill(const struct pkt_gen *g, void *frame);
 /* The template of size index t (bytes and length), e.g. for a BPF generator. */
 const __u8 *pkt_gen_template(const struct pkt_gen *g, unsigned int t, unsigned int *len);
 unsigned int pkt_gen_copy_len(const struct pkt_gen *g);
+
+/* A mark's L4 payload: the stamp and the mark's body (docs/stamp.md). */
+#define PKT_MARK_PAYLOAD (XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE)
+
+/* The length of every mark g builds (pkt_gen_mark()): its headers and the mark. */
+unsigned int pkt_gen_mark_len(const struct pkt_gen *g);
+
+/*
+ * A mark of flow 'flow' into frame (pkt_gen_mark_len(g) bytes): the flow's
+ * own headers, as its frames carry them (addresses, ports, tags, tunnel,
+ * protocol), with the mark m stamped at ts_ns under the generator's key and
+ * run (stamp_write_mark()) as the whole L4 payload, every length and
+ * checksum its own. Returns the length. Not the hot path: built whole.
+ */
+unsigned int pkt_gen_mark(const struct pkt_gen *g, __u32 flow, __u64 ts_ns,
+			  const struct xdpsg_mark *m, void *frame);
+
+/*
+ * The headers of a UDP frame that pkt_parse_udp() read (pi), with payload
+ * (plen bytes) as its new UDP payload, into out: the IP and UDP lengths,
+ * the IPv4 header checksum and the UDP checksum made right (a replayed
+ * file's frame turned into a mark). Returns the length, or 0 if it would
+ * not fit in room.
+ */
+unsigned int pkt_udp_repayload(const void *frame, const struct pkt_info *pi, const void *payload,
+			       unsigned int plen, void *out, unsigned int room);
 
 static inline __u64 pkt__xorshift64s(__u64 *state)
 {

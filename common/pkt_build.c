@@ -337,8 +337,12 @@ static void put_outer(__u8 *p, const struct pkt_opts *o, const struct pkt_layout
 	put_eth(p + after + 16, o, 0, in);
 }
 
-void pkt_build_frame(const struct pkt_opts *o, const struct pkt_layout *l,
-		     const struct pkt_tuple *t, __u8 *p, unsigned int len)
+/*
+ * Every header, then the L4 payload: payload (plen bytes) if given, else the
+ * template's stamp (unless no_stamp); the pattern to the end; every checksum.
+ */
+static void build(const struct pkt_opts *o, const struct pkt_layout *l, const struct pkt_tuple *t,
+		  __u8 *p, unsigned int len, const void *payload, unsigned int plen)
 {
 	enum pkt_family f = t->family;
 	unsigned int pay = l->pay_off, i, proto = ip_proto_num(f, l->proto);
@@ -349,7 +353,10 @@ void pkt_build_frame(const struct pkt_opts *o, const struct pkt_layout *l,
 		put_outer(p, o, l, t, len);
 	put_ip(ip, f, proto, t->saddr, t->daddr, len - l->l3_off);
 	put_l4(p + l->l4_off, o, t, len - l->l4_off);
-	if (!o->no_stamp) {
+	if (payload) {
+		memcpy(p + pay, payload, plen);
+		pay += plen;
+	} else if (!o->no_stamp) {
 		stamp_write_run(p + pay, o->run);
 		pay += XDPSG_STAMP_SIZE;
 	}
@@ -361,6 +368,32 @@ void pkt_build_frame(const struct pkt_opts *o, const struct pkt_layout *l,
 	if (l->ol4_off)
 		put_csum(p, l->ol4_off, len, l->ol4_off + PKT_UDP_OFF_CSUM,
 			 pseudo(p + l->ol3_off, l->ofamily, 17, len - l->ol4_off));
+}
+
+void pkt_build_frame(const struct pkt_opts *o, const struct pkt_layout *l,
+		     const struct pkt_tuple *t, __u8 *p, unsigned int len)
+{
+	build(o, l, t, p, len, NULL, 0);
+}
+
+unsigned int pkt_gen_mark_len(const struct pkt_gen *g)
+{
+	unsigned int len = g->lay.pay_off + PKT_MARK_PAYLOAD;
+
+	return len < PKT_SIZE_DEFAULT ? PKT_SIZE_DEFAULT : len;
+}
+
+unsigned int pkt_gen_mark(const struct pkt_gen *g, __u32 flow, __u64 ts_ns,
+			  const struct xdpsg_mark *m, void *frame)
+{
+	unsigned int len = pkt_gen_mark_len(g);
+	__u8 body[PKT_MARK_PAYLOAD];
+	struct pkt_tuple t;
+
+	pkt_flow_tuple(&g->opts, flow, &t);
+	stamp_write_mark(body, &g->key, g->run, ts_ns, m);
+	build(&g->opts, &g->lay, &t, frame, len, body, sizeof(body));
+	return len;
 }
 
 void pkt_kind_str(const struct pkt_opts *o, char *buf, size_t len)

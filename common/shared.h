@@ -280,7 +280,9 @@ struct gen_cpu {
 	 */
 	__u32 fixed;
 	/* --stream: the fixed frame's length (the input frame is the longest stream's) */
-	__u32 fixed_len, fixed_pad;
+	__u32 fixed_len;
+	__u16 fixed_ip_csum; /* the fixed frame's (outer) IPv4 header checksum */
+	__u16 fixed_pad;
 	__u64 rng; /* xorshift64* state for random flow order; nonzero */
 	/*
 	 * --rate: the program sends a frame only when it is due, t0 + packets *
@@ -313,6 +315,7 @@ struct gen_cpu {
 	/* the stamp's time, read once every clock_every frames (see xdp_gen.bpf.c) */
 	__u32 clock_left;
 	__u64 clock_ns;
+	__u64 clock_reads; /* how often it was read for the stamps: the tests' proof of clock_every */
 	/*
 	 * Shapes, with rate set (common/pace.h says what they mean). --burst:
 	 * 'burst' frames back to back, one burst due every burst_gap_ns from
@@ -358,6 +361,35 @@ struct gen_sched {
 	/* stream i's first and last frame on this CPU (the clock above), for its rate */
 	__u64 first_ns[XDPSG_GEN_MAX_STREAMS];
 	__u64 last_ns[XDPSG_GEN_MAX_STREAMS];
+};
+
+/*
+ * xdp-gen kernel mode's marks (docs/stamp.md): a thread builds a batch of
+ * marks into its own range of mark_frames (from 'base', which user space
+ * sizes by the threads' batches) and its CPU's entry of mark_cpu (indexed by
+ * CPU, so threads never write each other's), then runs xdp_gen_mark through
+ * BPF_PROG_RUN live frames on that CPU (the receive queue of a veth peer
+ * follows the sending CPU): each run copies the next mark into the frame and
+ * redirects it to tx_port, as the data frames go. A call costs a page pool's
+ * setup and teardown (measured 20-40 ms here: an RCU grace period), so a
+ * batch is as large as a round of the thread's marks, up to
+ * XDPSG_GEN_MARK_BATCH.
+ */
+#define XDPSG_GEN_MARK_BATCH 4096
+
+struct gen_mark_frame {
+	__u32 len; /* at most XDPSG_GEN_COPY_MAX */
+	__u32 pad;
+	__u8 b[XDPSG_GEN_COPY_MAX + 8]; /* + 8: the last move's offset is masked as copy_tmpl's */
+};
+
+struct gen_mark_cpu {
+	__u32 next; /* the next of this call's marks this CPU's program sends */
+	__u32 n; /* marks in this call */
+	__u32 base; /* the first of them in mark_frames */
+	__u32 pad;
+	__u64 sent; /* marks redirected */
+	__u64 redirect_err;
 };
 
 /* Transmit results seen by the raw tracepoints, per CPU, for one target device. */

@@ -19,16 +19,19 @@
       GOT holds exactly SENT's frames REPEAT times over, byte for byte, in order.
   pcaptool.py stamped SENT GOT REPEAT
       like same, but frames with room for a stamp carry one (xdp-gen --stamp): one
-      run, sequence numbers counting up, a correct UDP checksum; nothing else differs.
+      run, sequence numbers counting up, a correct UDP checksum; nothing else differs;
+      the run's marks around them (2 start, 4 end) are not counted.
+  pcaptool.py nomarks FILE
+      FILE without its xdp-gen marks (rewritten in place).
   pcaptool.py gap FILE DELTA
       FILE holds exactly two stamped frames of one flow, DELTA + 1 apart.
 Prints one line; exits 1 with the reason on a mismatch."""
+import os
 import struct
 import sys
 
-from pcapcheck import KEY  # noqa: E402 - same directory
-from pcapcheck import csum as ones_sum  # noqa: E402
-from pcapcheck import xstamp  # noqa: E402
+from pcapcheck import csum as ones_sum  # noqa: E402 - same directory
+from pcapcheck import stamp  # noqa: E402 - testenv/xdpsg/stamp.py, as pcapcheck finds it
 
 NS_MAGIC = 0xA1B23C4D
 US_MAGIC = 0xA1B2C3D4
@@ -185,10 +188,38 @@ def udp_csum_ok(fr, l3, l4, v6):
     return csum(pseudo + fr[l4:l4 + ulen]) == 0
 
 
+def mark_kind(fr):
+    """A mark's kind (stamp.MARK_START, MARK_END) if the frame is one, else None."""
+    pl = stamp_place(fr)
+    if pl is None:
+        return None
+    kind, f = stamp.unpack(fr[pl[0]:], stamp.Key.from_file(os.environ.get("XDPSG_STAMP_KEY")))
+    return f["kind"] if kind == "mark" else None
+
+
+def without_marks(frames):
+    """The frames without the run's marks: 2 start marks first and 4 end marks last."""
+    kinds = [mark_kind(fr) for fr in frames]
+    want = [stamp.MARK_START] * 2 + [None] * (len(frames) - 6) + [stamp.MARK_END] * 4
+    if kinds != want:
+        sys.exit("marks %s, not 2 start marks first and 4 end marks last" %
+                 [(i, k) for i, k in enumerate(kinds) if k])
+    return frames[2:-4]
+
+
+def nomarks(path):
+    frames = read(path)
+    n = len(frames)
+    frames = [fr for fr in frames if mark_kind(fr) is None]
+    write(path, frames)
+    print("%d frames, %d marks taken out" % (len(frames), n - len(frames)))
+
+
 def stamped(sent, got, repeat):
-    """GOT is SENT REPEAT times over, except that each frame with room carries a
-    stamp (magic, one run, sequence numbers counting up) and a correct UDP checksum."""
-    a, b = read(sent) * int(repeat), read(got)
+    """GOT is SENT REPEAT times over, the run's marks around it, except that
+    each frame with room carries a stamp (magic, one run, sequence numbers
+    counting up) and a correct UDP checksum."""
+    a, b = read(sent) * int(repeat), without_marks(read(got))
     if len(a) != len(b):
         sys.exit("%d frames captured, %d sent" % (len(b), len(a)))
     seqs, runs = [], set()
@@ -201,10 +232,10 @@ def stamped(sent, got, repeat):
         so, l3, l4, v6 = pl
         if x[:l4 + 6] != y[:l4 + 6] or x[so + 18:] != y[so + 18:]:
             sys.exit("frame %d differs outside its stamp and checksum" % i)
-        kind, f = xstamp.unpack(y[so:], KEY)
+        kind, f = stamp.unpack(y[so:], stamp.Key.from_file(os.environ.get("XDPSG_STAMP_KEY")))
         if kind != "data":
-            sys.exit("frame %d: %s" % (i, "a stamp that fails its check" if kind else "no stamp"))
-        run, flow, seq = f["run"], f["flow"], f["seq"]
+            sys.exit("frame %d: %s stamp" % (i, kind or "no"))
+        run, seq = f["run"], f["seq"]
         if not udp_csum_ok(y, l3, l4, v6):
             sys.exit("frame %d: bad UDP checksum after stamping" % i)
         runs.add(run)
@@ -303,11 +334,9 @@ def gap(path, delta):
         if struct.unpack("!H", fr[12:14])[0] != 0x0800:
             sys.exit("frame %d is not IPv4" % i)
         off = 14 + (fr[14] & 0xF) * 4 + 8
-        kind, f = xstamp.unpack(fr[off:], KEY)
-        if kind == "mark":
-            continue
+        kind, f = stamp.unpack(fr[off:], stamp.Key.from_file(os.environ.get("XDPSG_STAMP_KEY")))
         if kind != "data":
-            sys.exit("frame %d carries no stamp that passes its check" % i)
+            sys.exit("frame %d carries no stamp (%s)" % (i, kind))
         seqs.append((f["run"], f["flow"], f["seq"]))
     # The generator applies the jump at a batch boundary: where is its business.
     ok = (len(seqs) == 2 and seqs[0][:2] == seqs[1][:2] and
@@ -318,5 +347,5 @@ def gap(path, delta):
 
 
 cmds = {"make": make, "same": same, "stamped": stamped, "gap": gap, "malformed": malformed,
-        "longgap": longgap}
+        "longgap": longgap, "nomarks": nomarks}
 cmds[sys.argv[1]](*sys.argv[2:])

@@ -8,18 +8,20 @@
             [--tcp-flags BITS]
 
 capture reads from a packet socket on IFNAME (run it in the sink's namespace)
-until N frames carrying the xdpsg stamp have arrived (or 20 s pass) and writes
+until N frames the generator could have sent have arrived (or 20 s pass) and writes
 them to OUT; check judges every capture in one scapy process, each frame:
 the kernel's own reading of the outer VLAN tag (PACKET_AUXDATA: id and TPID),
 every header scapy decodes against what was asked (tags, outer IP, VXLAN or
 GENEVE VNI, GRE, IP in IP, inner IP version, UDP/TCP/ICMP(v6) echo, TCP
-flags), every checksum (deleted, rebuilt by scapy, compared), and the stamp's
-magic at the start of the innermost L4 payload. Prints one JSON line per
+flags), every checksum (deleted, rebuilt by scapy, compared), and a stamp (or a
+mark) whose tag holds under the key (testenv/xdpsg/stamp.py; --key FILE,
+default the public key) at the start of the innermost L4 payload. Prints one JSON line per
 capture; exit 0 when every frame of every capture is right and each holds N
 frames, 1 otherwise. Needs Debian's python3-scapy.
 """
 import argparse
 import json
+import os
 import select
 import socket
 import struct
@@ -33,7 +35,7 @@ PACKET_AUXDATA = 8
 PACKET_STATISTICS = 6
 TP_STATUS_VLAN_VALID = 1 << 4
 TP_STATUS_VLAN_TPID_VALID = 1 << 6
-MAGIC = b"S2"  # 0x3253, little-endian
+ETH_P_ARP = 0x0806
 
 
 def args_parse(argv):
@@ -47,6 +49,7 @@ def args_parse(argv):
     ap.add_argument("--v6", action="store_true")
     ap.add_argument("--outer-v6", action="store_true")
     ap.add_argument("--tcp-flags", type=int, default=2)
+    ap.add_argument("--key", help="the stamps' key file (default: the public key)")
     return ap.parse_args(argv)
 
 
@@ -61,6 +64,16 @@ def wire_frame(data, anc):
                 tpid = 0x8100
             return data[:12] + struct.pack("!HH", tpid, tci) + data[12:], (tpid, tci & 0xfff)
     return data, None
+
+
+def ours(frame):
+    """Could the generator have sent it? Its frames go to the sink's own MAC, never
+    ARP; the namespaces' neighbour discovery and MLD go to multicast addresses, or
+    are ICMPv6 types 133-137 right behind the Ethernet header."""
+    if frame[0] & 1 or struct.unpack("!H", frame[12:14])[0] == ETH_P_ARP:
+        return False
+    nd = frame[12:14] == b"\x86\xdd" and len(frame) > 54 and frame[20] == 58
+    return not (nd and 133 <= frame[54] <= 137)
 
 
 def capture(ifname, n, ready, out):
@@ -78,12 +91,16 @@ def capture(ifname, n, ready, out):
         if addr[2] == socket.PACKET_OUTGOING:
             continue
         frame, tag = wire_frame(data, anc)
-        if MAGIC in frame:
+        if ours(frame):
             frames.append((frame, tag))
     drops = struct.unpack("II", s.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8))[1]
     with open(out, "w") as f:
         json.dump({"drops": drops, "frames": [[x.hex(), t] for x, t in frames]}, f)
     return 0
+
+
+KEY = None
+MARKS = [0]
 
 
 def csum_field(x):
@@ -158,8 +175,11 @@ def check(a, frame, tag, chain, ports):
     payload = bytes(last.payload) if a.proto != "icmp" else bytes(last.payload)
     if a.proto == "icmp" and isinstance(last, ICMPv6EchoRequest):
         payload = bytes(last.data) if last.data else bytes(last.payload)
-    if payload[:2] != MAGIC:
-        errs.append(f"the L4 payload starts with {payload[:2]!r}, not the stamp")
+    kind, st = stamp.unpack(payload, KEY)
+    if kind not in ("data", "mark"):
+        errs.append(f"the L4 payload starts with {payload[:4].hex()}: {kind or 'no'} stamp {st}")
+    elif kind == "mark":
+        MARKS[0] += 1
     if osport is not None:
         if not 49152 <= osport <= 65535:
             errs.append(f"outer source port {osport}, not in 49152-65535")
@@ -170,7 +190,10 @@ def check(a, frame, tag, chain, ports):
 
 
 def judge(argv):
+    global KEY
     a = args_parse(argv)
+    KEY = stamp.Key.from_file(a.key)
+    MARKS[0] = 0
     with open(a.out) as f:
         cap = json.load(f)
     chain = expect_chain(a)
@@ -190,7 +213,7 @@ def judge(argv):
         bad += 1
         first = first or f"inner flows share outer source ports: {ports}"
     out = {"kind": " ".join(argv[2:]), "frames": len(cap["frames"]), "expected": a.n,
-           "bad": bad, "socket_drops": cap["drops"], "first_error": first}
+           "marks": MARKS[0], "bad": bad, "socket_drops": cap["drops"], "first_error": first}
     print(json.dumps(out))
     return len(cap["frames"]) == a.n and not bad
 
@@ -200,6 +223,10 @@ def main():
     global GENEVE, ICMPv6EchoRequest, IPv6, VXLAN
     if sys.argv[1] == "capture":
         return capture(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+    global stamp
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "testenv"))
+    from xdpsg import stamp
     from scapy.all import Dot1AD, Dot1Q, Ether, GRE, ICMP, IP, TCP, UDP, raw
     from scapy.contrib.geneve import GENEVE
     from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6

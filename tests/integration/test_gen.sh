@@ -10,6 +10,29 @@ GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_STALL
 # IPv6 frames in a lab without IPv6 (no neighbour discovery to count): the
 # addresses an IPv6 lab would have.
 GEN_V6=(--ipv6 --src-ip fd00:11::1 --dst-ip fd00:11::2)
+# Marks a flow sends besides its data frames (docs/stamp.md): 2 start, 4 end.
+GEN_MARKS_PER_FLOW=6
+
+# flows_of "OPTIONS": the flows of an xdp-gen run with these options (one
+# per thread or stream unless --flows or a stream's flows= says otherwise).
+flows_of() {
+	python3 - "$1" <<'PY'
+import re, sys
+opts = sys.argv[1].split()
+streams = [o for i, o in enumerate(opts) if i and opts[i - 1] == "--stream"]
+def flows(spec, default):
+    m = re.search(r"(?:^|,)flows=(\d+)", spec)
+    return int(m.group(1)) if m else default
+workers = 1
+for i, o in enumerate(opts[:-1]):
+    if o in ("-t", "--threads"):
+        workers = int(opts[i + 1])
+    if o == "--queues":
+        workers = len(opts[i + 1].split(","))
+run_flows = next((int(opts[i + 1]) for i, o in enumerate(opts[:-1]) if o == "--flows"), workers)
+print(sum(flows(s, run_flows) for s in streams) if streams else run_flows)
+PY
+}
 
 # Start xdp-sink drop on the sink side, reporting every 100 ms (stop_sink
 # waits on its reports); SINK_PID and SINK_OUT are set.
@@ -50,17 +73,19 @@ gen_run() {
 
 # gen_books OUT [N [EXPR...]]: the books of the xdp-gen run in OUT, held to
 # the rules for what its mode reports (by the fields of its summary, not by
-# its name), and prints the frames that left for the sink:
-# - with N: N sent, stopped by count;
+# its name), and prints the frames that left for the sink, its marks
+# (docs/stamp.md) with them: they take the frames' way out, and the kernel
+# counts them with the frames, never in tx_packets:
+# - with N: N sent, stopped by count, and 6 marks a flow (2 start, 4 end);
 # - every queue's frames balance (frames_balanced), none outstanding;
 # - a mode whose frames the kernel can still fail after the send
-#   (transmitted): transmitted + failed = sent, at least one transmitted,
+#   (transmitted): transmitted + failed = sent + marks, at least one transmitted,
 #   nothing unexplained or unconfirmed; its tracepoints, where attached,
 #   counted the same and no refused redirect; what left is what transmitted;
 # - a mode whose frames the qdisc can refuse (refused): every frame offered
 #   (attempted) and, into a fast sink, none refused; with --kernel-stats the
 #   qdisc sent them all;
-# - otherwise, with N, the link sent them all (the kernel's tx counter);
+# - otherwise, with N, the link sent them all, and the marks (the kernel's tx counter);
 # - each EXPR (python on the summary o, with n = N) is true.
 # One python call for all of it (py_call, lib.sh).
 PY_FUNCS+='
@@ -76,19 +101,24 @@ def gen_books(path, n="", *exprs):
     def expect(what, want, got):
         if want != got:
             bad.append("%s: expected %r, got %r" % (what, want, got))
-    sent = o["tx_packets"]
+    sent, marks = o["tx_packets"], o["marks"]
     if n is not None:
         expect("sent", n, sent)
         expect("stop reason", "count", o["stop_reason"])
+        # A worker with no share of the count (more workers than frames) sends no marks.
+        if n >= len(o["queues"]):
+            expect("marks, %d a flow" % o["marks_per_flow"], o["marks_per_flow"] * o["flows"],
+                   marks)
     for q in o["queues"]:
         if "frames_balanced" in q:
             expect("queue %s frame accounting (%s)" % (q["queue"], q.get("frame_accounting")),
                    True, q["frames_balanced"])
     expect("outstanding at exit", 0, o.get("outstanding", 0))
-    left = sent
+    left = sent + marks
     if "transmitted" in o:
         left = o["transmitted"]
-        expect("transmitted + failed", sent, o["transmitted"] + o["failed"])
+        expect("transmitted + failed = sent + marks", sent + marks,
+               o["transmitted"] + o["failed"])
         if sent and not o["transmitted"]:
             bad.append("nothing transmitted of %d sent" % sent)
         expect("unexplained", 0, o["unexplained"])
@@ -103,9 +133,10 @@ def gen_books(path, n="", *exprs):
         expect("attempted", sent, o["attempted"])
         expect("refused by the qdisc (a fast sink, default buffers)", 0, o["refused"])
         if "kernel_stats" in o:
-            expect("sent by the qdisc", sent, o["kernel_stats"]["qdisc"]["sent_packets"])
+            expect("sent by the qdisc, marks too", sent + marks,
+                   o["kernel_stats"]["qdisc"]["sent_packets"])
     elif n is not None:
-        expect("sent by the link", sent, o["kernel"]["link_tx_packets"])
+        expect("sent by the link, marks too", sent + marks, o["kernel"]["link_tx_packets"])
     for e in exprs:
         try:
             ok = eval(e, {"o": o, "n": n})
@@ -271,7 +302,7 @@ PY
 # there and, when stamped, gap-free. With two workers (where the mode has
 # them) each flow stays gap-free too.
 frames_valid_body() { # MODE
-	local mode=$1 w v label want chk opts total=0 pcap tlog tpid i=0 res sizes=()
+	local mode=$1 w v label want chk opts total=0 pcap tlog tpid i=0 res sizes=() n
 	local variants=("${FRAME_VARIANTS[@]}")
 	if w=$(gen_workers "$mode" 2); then
 		variants+=("imix, 2 workers|3001 6||-r 20001 $w --imix --flows 6 --src-port 1000-1005")
@@ -280,8 +311,10 @@ frames_valid_body() { # MODE
 	fi
 	for v in "${variants[@]}"; do
 		IFS='|' read -r label want chk opts <<<"$v"
-		sizes+=("${want% *}")
-		total=$((total + ${want% *}))
+		# Each flow's marks with its frames, but without a stamp (pcapcheck counts them apart).
+		n=$((${want% *} + (${want#* } ? GEN_MARKS_PER_FLOW * ${want#* } : 0)))
+		sizes+=("$n")
+		total=$((total + n))
 	done
 	pcap=$(mktemp --suffix .pcap)
 	tlog=$(mktemp)
@@ -306,7 +339,7 @@ frames_valid_body() { # MODE
 		# shellcheck disable=SC2086
 		res=$(python3 "$ROOT/tests/integration/pcapcheck.py" "$pcap.$i" $chk 2>&1) ||
 			t_fail "$label: $res"
-		[[ "$res" == "${want% *} frames ok, flows ${want#* },"* ]] ||
+		[[ "$res" == "${want% *} frames ok, flows ${want#* },"*", marks $((${want#* } * GEN_MARKS_PER_FLOW))" ]] ||
 			t_fail "$label: expected ${want% *} frames in ${want#* } flows, got: $res"
 		echo "$label: $res"
 		i=$((i + 1))
@@ -385,6 +418,12 @@ bad_input_body() { # MODE
 	gen_usage_error "too many flows" "--flows" gen_ns "$GEN" "$m" --flows 70000 "$GEN_IF"
 	gen_usage_error "bad imix" "" gen_ns "$GEN" "$m" --imix-sizes 60:x "$GEN_IF"
 	gen_usage_error "no neighbour" "neighbour" gen_ns "$GEN" "$m" --dst-ip 10.11.0.99 "$GEN_IF"
+	gen_usage_error "no key file" "--stamp-key /nonexistent" gen_ns "$GEN" "$m" \
+		--stamp-key /nonexistent "$GEN_IF"
+	gen_usage_error "a short key file" "too short for a key" gen_ns "$GEN" "$m" \
+		--stamp-key <(echo short) "$GEN_IF"
+	gen_usage_error "\$XDPSG_STAMP_KEY naming no file" "\$XDPSG_STAMP_KEY /nonexistent" gen_ns \
+		env XDPSG_STAMP_KEY=/nonexistent "$GEN" "$m" "$GEN_IF"
 	if mode_has "$m" queues; then
 		gen_usage_error "missing queue" "no queue 3" gen_ns "$GEN" "$m" --queues 3 "$GEN_IF"
 	fi
@@ -417,6 +456,188 @@ test_gen_bad_input() {
 	start_sink
 	t_modes_load xdp-gen
 	t_each_mode bad_input_body
+}
+
+# capture_run PCAP N CMD...: CMD (on the generator side) while tcpdump on
+# the sink side captures its first N UDP or TCP frames into PCAP.
+capture_run() {
+	local pcap=$1 n=$2 tlog tpid
+	shift 2
+	tlog=$(mktemp)
+	t_on_cleanup rm -f "$tlog"
+	lab_bg "$tlog" sink tcpdump -i "$SINK_IF" -Q in -nn -U --immediate-mode -B 65536 -s 2048 -c "$n" \
+		-w "$pcap" udp or tcp
+	tpid=$LAST_PID
+	t_wait_for "$tlog" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$tlog")"
+	lab_exec gen "$@" || t_fail "$* failed"
+	t_wait_gone "$tpid" 5 || t_fail "tcpdump did not see $n frames: $(cat "$tlog")"
+}
+
+# The stamps' clock is the generator's own CLOCK_MONOTONIC, as its process
+# reads it, in every mode: xdp-gen in a time namespace a day ahead (unshare
+# --time) stamps send times (unwrapped from their 24-bit ticks) that lie
+# between two readings of the namespace's clock around the run. Kernel mode
+# stamps the kernel's clock plus the namespace's offset: without it, each
+# frame is a day off, which modulo the ticks' 2.15 s wrap is 0.29 s, and a
+# window shorter than the wrap catches any such offset (stampcheck.py).
+# Its streams' programs stamp the same way.
+timens_body() { # MODE
+	local mode=$1 pcap times out key v res peer=() n=400 host keyarg
+	mode_has "$mode" fix-peer && peer=(--fix-peer)
+	pcap=$(mktemp --suffix .pcap)
+	times=$(mktemp)
+	out=$(mktemp)
+	key=$(mktemp)
+	t_on_cleanup rm -f "$pcap" "$times" "$out" "$key"
+	head -c 32 /dev/urandom | xxd -p >"$key"
+	for v in "-n $n" "-n $n --stream proto=udp --stream proto=tcp,flows=2,src-port=1000-1001"; do
+		# The streams sign with a key file of their own; the first run with the public key.
+		keyarg=
+		[[ "$v" == *--stream* ]] && keyarg="--stamp-key $key"
+		for _ in 1 2 3; do
+			host=$(python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))')
+			# shellcheck disable=SC2016,SC2086 # the script expands in its own shell
+			capture_run "$pcap" $((n + GEN_MARKS_PER_FLOW * $(flows_of "$v"))) \
+				unshare --time --fork --monotonic=86400 bash -c '
+				t() { python3 -c "import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))"; }
+				out=$1
+				shift
+				t; "$@" >"$out" 2>&1 || exit 1; t' _ "$out" "$GEN" "$mode" -j -q $v $keyarg \
+				"${peer[@]}" "$GEN_IF" >"$times"
+			t_expect_ge "the namespace's clock is a day ahead" $((host + 86000000000000)) \
+				"$(head -n 1 "$times")"
+			# Judged only in a window shorter than the ticks' wrap (a busy machine may need another try).
+			[ $(($(tail -n 1 "$times") - $(head -n 1 "$times"))) -lt 2000000000 ] && break
+		done
+		# shellcheck disable=SC2086
+		res=$(python3 "$ROOT/tests/integration/stampcheck.py" "$pcap" --data $n \
+			--clock "$(head -n 1 "$times")" "$(tail -n 1 "$times")" ${keyarg/stamp-key/key}) ||
+			t_fail "$v: $res"
+		echo "$v: $res"
+		t_expect_eq "the key the summary names" \
+			"$([ -n "$keyarg" ] && echo "file $(python3 -c 'import sys; from xdpsg import stamp
+print(stamp.Key.from_file(sys.argv[1]).id)' "$key")" || echo public)" \
+			"$(json_get "$out" summary 'o["stamp_key"]')"
+	done
+}
+
+test_gen_timens_clock() {
+	command -v tcpdump >/dev/null || t_skip "tcpdump not installed"
+	command -v unshare >/dev/null || t_skip "unshare not installed"
+	lab_setup --no-ipv6
+	t_each_mode timens_body
+}
+
+# pcap_frames FILE: the frames in a pcap file tcpdump may still be writing.
+pcap_frames() {
+	python3 -c '
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+n, off = 0, 24
+while off + 16 <= len(d):
+    incl = struct.unpack_from("<I", d, off + 8)[0]
+    if off + 16 + incl > len(d):
+        break
+    n, off = n + 1, off + 16 + incl
+print(n)' "$1" 2>/dev/null || echo 0
+}
+
+pcap_has() { # FILE N
+	[ "$(pcap_frames "$1")" -ge "$2" ]
+}
+
+# marks_case MODE LABEL JUDGE-OPTIONS -- XDP-GEN-OPTIONS: xdp-gen MODE -j -q
+# while tcpdump captures what arrives at the sink; once every frame that left
+# (gen_books: the frames and the marks) is in the capture and nothing more,
+# stampcheck.py judges the marks, and the frames are the summary's
+# tx_packets (unless a JUDGE-OPTION is --replay: a file's frames may carry
+# no stamp). With "--bg" first among the xdp-gen options the run is stopped
+# by SIGINT once it has sent.
+marks_case() {
+	local mode=$1 label=$2 jopts=() gopts=() pcap tlog out left res pid bg=
+	shift 2
+	while [ "$1" != -- ]; do
+		jopts+=("$1")
+		shift
+	done
+	shift
+	[ "${1:-}" = --bg ] && bg=1 && shift
+	gopts=("$@")
+	pcap=$(mktemp --suffix .pcap)
+	tlog=$(mktemp)
+	out=$(mktemp)
+	t_on_cleanup rm -f "$pcap" "$tlog" "$out"
+	lab_bg "$tlog" sink tcpdump -i "$SINK_IF" -Q in -nn -U --immediate-mode -B 65536 -s 2048 \
+		-w "$pcap"
+	pid=$LAST_PID
+	t_wait_for "$tlog" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$tlog")"
+	if [ -n "$bg" ]; then
+		lab_bg "$out" gen "$GEN" "$mode" -j -i 100ms "${gopts[@]}" "$GEN_IF"
+		wait_total "$out" interval tx_packets 100 || t_fail "$label: nothing sent: $(cat "$out")"
+		kill -INT "$LAST_PID"
+		wait "$LAST_PID" || t_fail "$label: exit code $? after SIGINT: $(tail -n 3 "$out")"
+	else
+		gen_run "$out" "$mode" "${gopts[@]}"
+	fi
+	left=$(gen_books "$out") || t_fail "$label: $left"
+	t_wait_until 10 pcap_has "$pcap" "$left" ||
+		t_fail "$label: $(pcap_frames "$pcap") frames captured of $left that left"
+	kill -INT "$pid"
+	t_wait_gone "$pid" 5
+	t_expect_eq "$label: frames captured, no more than left" "$left" "$(pcap_frames "$pcap")"
+	[[ " ${jopts[*]} " == *" --replay "* ]] ||
+		jopts+=(--data "$(json_get "$out" summary 'o["tx_packets"]')")
+	res=$(python3 "$ROOT/tests/integration/stampcheck.py" "$pcap" --marks "${jopts[@]}") ||
+		t_fail "$label: $res"
+	t_expect_eq "$label: marks in the capture = the summary's" \
+		"$(json_get "$out" summary 'o["marks"]')" \
+		"$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["marks"])' "$res")"
+	echo "$label: $res"
+}
+
+# The marks of every mode, on the wire: each flow's 2 start marks before its
+# first frame and 4 end marks after the run's last, on the flow's own
+# headers (tags, tunnel, protocol), whose counts are the flow's frames and
+# the run's, under the run's key (stampcheck.py, with scapy and stamp.py);
+# each stream a run of its own; none at the end with --no-end-mark; and a
+# run stopped by --duration or SIGINT still ends with its end marks. The
+# summary counts them apart from the frames (gen_books).
+marks_body() { # MODE
+	local mode=$1 w key pdir res
+	w=$(gen_workers "$mode" 2)
+	key=$(mktemp)
+	pdir=$(mktemp -d)
+	t_on_cleanup rm -rf "$key" "$pdir"
+	head -c 32 /dev/urandom | xxd -p >"$key"
+	# shellcheck disable=SC2086 # $w is a word list
+	marks_case "$mode" "two workers, a key" --key "$key" -- -n 3000 -r 100k $w --flows 6 \
+		--src-port 1000-1005 --stamp-key "$key"
+	marks_case "$mode" "tcp, a priority tag" -- -n 2000 -r 100k --proto tcp --vlan 0 \
+		--flows 3 --src-port 2000-2002
+	# shellcheck disable=SC2086
+	marks_case "$mode" "three streams" --runs 3 -- -n 1500 -r 100k $w \
+		--stream proto=udp,flows=2,src-port=1-2 --stream proto=tcp,flows=2,src-port=3-4 \
+		--stream proto=icmp,encap=vxlan,flows=2
+	marks_case "$mode" "no end marks" --no-end-mark -- -n 1000 -r 100k --no-end-mark
+	# Without stamps no marks: the frames alone leave (test_gen_frames_valid captures them).
+	gen_run "$pdir/nostamp" "$mode" -n 500 --no-stamp
+	res=$(gen_books "$pdir/nostamp" 500 'o["marks"] == 0' 'o["marks_per_flow"] == 0') ||
+		t_fail "no stamp: $res"
+	t_expect_eq "no stamp: what left" 500 "$res"
+	marks_case "$mode" "stopped by --duration" -- -r 20k -d 0.3
+	marks_case "$mode" "stopped by SIGINT" -- --bg -r 20k -d 60
+	if mode_has "$mode" stamp; then
+		res=$(python3 "$ROOT/tests/integration/pcaptool.py" make "$pdir" "$GEN_MAC" \
+			"$SINK_MAC") || t_fail "pcaptool make: $res"
+		marks_case "$mode" "a replay" --replay -- --pcap "$pdir/mixed.pcap" --stamp -n 400
+	fi
+}
+
+test_gen_marks() {
+	command -v tcpdump >/dev/null || t_skip "tcpdump not installed"
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || t_skip "python3-scapy not installed"
+	lab_setup --no-ipv6 --queues 2 --gro on
+	t_each_mode marks_body
 }
 
 # --- kernel mode (BPF_PROG_RUN live frames) ---
@@ -472,13 +693,76 @@ test_gen_kernel_peer_without_napi() {
 		t_fail "--fix-peer run failed: $(cat "$out")"
 	xmit=$(json_get "$out" summary 'o["transmitted"]')
 	t_expect_ge "transmitted with --fix-peer" 1 "$xmit"
-	t_expect_eq "transmitted + failed with --fix-peer" $n \
-		$((xmit + $(json_get "$out" summary 'o["failed"]')))
+	t_expect_eq "transmitted + failed with --fix-peer: the frames and their 6 marks" \
+		$((n + 6)) $((xmit + $(json_get "$out" summary 'o["failed"]')))
 	t_wait_until 5 rx_reached "$SINK_NS" "$SINK_IF" $((rx0 + xmit))
 	rx1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
 	t_expect_eq "received by the peer's stack" "$xmit" $((rx1 - rx0))
 	gro=$(lab_exec sink ethtool -k "$SINK_IF")
 	[[ "$gro" == *"generic-receive-offload: off"* ]] || t_fail "GRO not restored: $gro"
+}
+
+# Counters of the routing DUT's lab: the link counter NAME (rx or tx, as ip
+# -s -s -j shows it) of a device, and a qdisc's drops.
+link_count() { # NS DEV rx|tx FIELD
+	ip -n "$1" -s -s -j link show dev "$2" |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["stats64"][sys.argv[1]].get(sys.argv[2], 0))' "$3" "$4"
+}
+
+qdisc_drops() { # NS DEV
+	tc -n "$1" -s -j qdisc show dev "$2" |
+		python3 -c 'import json, sys; print(sum(q.get("drops", 0) for q in json.load(sys.stdin)))'
+}
+
+# dut_books: the frames that arrived at the sink veth and that the DUT's
+# qdisc dropped since dut_mark.
+dut_mark() {
+	DUT_RX0=$(link_count "$SINK_NS" "$SINK_IF" rx packets)
+	DUT_DROPS0=$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF")
+	DUT_OTHER0=$(link_count "$DUT_NS" "$DUT_GEN_IF" rx otherhost)
+}
+
+dut_books() {
+	echo $(($(link_count "$SINK_NS" "$SINK_IF" rx packets) - DUT_RX0 + \
+		$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF") - DUT_DROPS0))
+}
+
+dut_books_ge() { # N
+	[ "$(dut_books)" -ge "$1" ]
+}
+
+# Live frames through a routing DUT. --fix-peer turns GRO on at the DUT's
+# ingress veth, whose skb then sits on the live frame's page: forwarding
+# writes the DUT's Ethernet header and takes one off the TTL (fixing the
+# checksum) in the page, which comes back to the generator's page pool. Every
+# frame must still leave as built: all that left arrives at the sink veth or
+# is dropped by the DUT's tbf, exactly (tc -s qdisc, ip -s link), and none is
+# dropped at the DUT as for another host (OTHERHOST: it kept the DUT's MACs)
+# or for its TTL or checksum. UDP, TCP, behind an 802.1Q priority tag (VID 0,
+# which the DUT strips in place; this kernel has no VLAN devices, so a VID
+# routing DUT would drop as not its own), and three streams of one flow each
+# and of several.
+test_gen_kernel_through_routing_dut() {
+	local out v left got
+	lab_setup --no-ipv6 --dut forward --dut-qdisc tbf:20mbit:8kb:10ms
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	for v in "" "--proto tcp" "--vlan 0" \
+		"--stream proto=udp --stream proto=tcp --stream proto=udp,flows=3,src-port=1-3"; do
+		dut_mark
+		# shellcheck disable=SC2086 # a word list
+		gen_run "$out" kernel -n 200000 --fix-peer $v
+		left=$(gen_books "$out" 200000) || t_fail "${v:-udp}: $left"
+		t_wait_until 10 dut_books_ge "$left"
+		got=$(dut_books)
+		echo "${v:-udp}: left $left, the sink's veth received + the tbf dropped $got," \
+			"otherhost $(($(link_count "$DUT_NS" "$DUT_GEN_IF" rx otherhost) - DUT_OTHER0))"
+		t_expect_eq "${v:-udp}: the sink veth's received + the tbf's drops = the frames and marks that left" \
+			"$left" "$got"
+		t_expect_eq "${v:-udp}: dropped at the DUT as for another host" 0 \
+			$(($(link_count "$DUT_NS" "$DUT_GEN_IF" rx otherhost) - DUT_OTHER0))
+	done
 }
 
 # Live frames: a frame above their size limit, more threads than CPUs or two
@@ -512,12 +796,14 @@ test_gen_qdisc_refused_is_qdisc_drops() {
 	t_on_cleanup rm -f "$out"
 	lab_exec gen "$GEN" qdisc -j -q -t 2 --sndbuf 64M -d 2 --kernel-stats "$GEN_IF" >"$out" 2>&1 ||
 		t_fail "xdp-gen qdisc failed: $(cat "$out")"
-	acc=$(json_get "$out" summary 'o["tx_packets"]')
+	# The marks the qdisc took go its way too (the ones it refused are not in marks).
+	acc=$(json_get "$out" summary 'o["tx_packets"] + o["marks"]')
 	ref=$(json_get "$out" summary 'o["refused"]')
 	t_expect_ge "refused under overflow" 1 "$ref"
-	t_expect_eq "refused = the qdisc's own drops" "$ref" \
+	t_expect_eq "refused + marks refused (and sent again) = the qdisc's own drops" \
+		"$(json_get "$out" summary 'o["refused"] + o["marks_refused"]')" \
 		"$(json_get "$out" summary 'o["kernel_stats"]["qdisc"]["drops"]')"
-	t_expect_eq "accepted = the qdisc's sent + what it still holds" "$acc" \
+	t_expect_eq "accepted + marks = the qdisc's sent + what it still holds" "$acc" \
 		"$(json_get "$out" summary 'o["kernel_stats"]["qdisc"]["sent_packets"] + o["kernel_stats"]["qdisc"]["qlen"]')"
 	stop_sink "$acc"
 	t_expect_eq "everything accepted arrived" "$acc" "$(sink_total)"
@@ -573,7 +859,7 @@ test_gen_xsk_paced_kicks() {
 # failed, nothing unexplained, and it exited 0.
 expect_own_books() { # out n rc
 	t_expect_eq "$1: sent" "$2" "$(json_get "$1" summary 'o["tx_packets"]')"
-	t_expect_eq "$1: transmitted + failed = its sent" "$2" \
+	t_expect_eq "$1: transmitted + failed = its sent + its 6 marks" $(($2 + 6)) \
 		"$(json_get "$1" summary 'o["transmitted"] + o["failed"]')"
 	t_expect_eq "$1: unexplained" 0 "$(json_get "$1" summary 'o["unexplained"]')"
 	t_expect_eq "$1: exit code (books balanced): $(tail -n 3 "$1")" 0 "$3"
@@ -605,7 +891,7 @@ test_gen_kernel_tracepoints_per_process() {
 	# Sent or dropped at the peer's ring (two flat-out senders on two CPUs
 	# can overrun it): n each, and each agrees with its own device.
 	for o in "$outa" "$outb"; do
-		t_expect_eq "$o: tracepoint count is its own" $n \
+		t_expect_eq "$o: tracepoint count is its own, its 6 marks too" $((n + 6)) \
 			"$(json_get "$o" summary 'o["tracepoints"]["devmap_xmit_sent"] + o["tracepoints"]["devmap_xmit_drops"]')"
 		t_expect_eq "$o: tracepoint sent = transmitted" \
 			"$(json_get "$o" summary 'o["transmitted"]')" \
@@ -727,11 +1013,13 @@ test_gen_xsk_debug_alloc() {
 	res=$(json_get "$out" summary 'o["queues"][0]["frame_accounting"]')
 	[[ "$res" == *"debug: every free checked"* ]] ||
 		t_fail "replay: --debug-alloc not in its frame accounting: $res"
-	wait_total "$xout" interval rx_packets $((n + 401))
+	wait_total "$xout" interval rx_packets $((n + 6 + 401))
 	kill -INT "$SINK_PID"
 	wait "$SINK_PID"
 	t_expect_eq "sink exit code" 0 $?
-	t_expect_eq "sink: received" $((n + 401)) "$(json_get "$xout" summary 'o["rx_packets"]')"
+	# The built frames' run sent 6 marks; the replay without --stamp none.
+	t_expect_eq "sink: received, marks too" $((n + 6 + 401)) \
+		"$(json_get "$xout" summary 'o["rx_packets"]')"
 	t_expect_eq "sink: stamped" $n "$(json_get "$xout" summary 'o["stamped"]')"
 	t_expect_eq "sink: lost" 0 "$(json_get "$xout" summary 'o["lost"]')"
 	t_expect_eq "sink: frames balanced" True \

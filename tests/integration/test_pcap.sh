@@ -8,6 +8,8 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_SEQ_JUMP
 PCAPTOOL="$ROOT/tests/integration/pcaptool.py"
+# The marks xdp-gen sends with a run of one flow (docs/stamp.md): 2 start, 4 end.
+GEN_MARKS=6
 
 # A directory for this test's files, removed at cleanup.
 pcap_dir() {
@@ -78,7 +80,7 @@ test_pcap_replay_capture_exact() {
 # captured run's send times, which a sink started since rejects: xdp-gen says
 # so when it loads the file, the sink when every stamped frame was stale.
 test_pcap_replay_old_stamps_hinted() {
-	local g s ps
+	local g s ps res
 	lab_setup --no-ipv6
 	pcap_dir
 	g=$PDIR/gen.out
@@ -86,6 +88,8 @@ test_pcap_replay_old_stamps_hinted() {
 	start_capture_sink --capture "$PDIR/ours.pcap"
 	lab_exec gen "$GEN" xsk -q -n 200 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen xsk failed"
 	stop_capture_sink 200
+	# The data frames alone: the marks are not what this is about.
+	res=$(python3 "$PCAPTOOL" nomarks "$PDIR/ours.pcap") || t_fail "$res"
 	lab_bg "$s" sink "$SINK" xsk -d 60 "$SINK_IF"
 	ps=$LAST_PID
 	t_wait_for "$s" 'Ctrl-C to stop' 20 || t_fail "sink did not start: $(cat "$s")"
@@ -119,7 +123,7 @@ test_pcap_anomalies_around_a_gap() {
 	lab_exec gen env XDPSG_TEST_SEQ_JUMP=10000:57 "$GEN_HOOKS" xsk -q -n 20000 -r 200k \
 		"$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_capture_sink 20000
-	t_expect_eq "delivered" 20000 "$(xs 'o["rx_packets"]')"
+	t_expect_eq "delivered, marks too" $((20000 + GEN_MARKS)) "$(xs 'o["rx_packets"]')"
 	t_expect_eq "lost" 57 "$(xs 'o["lost"]')"
 	t_expect_eq "captured" 2 "$(xs 'o["captured"]')"
 	res=$(python3 "$PCAPTOOL" gap "$PDIR/gap.pcap" 57) || t_fail "$res"
@@ -186,7 +190,7 @@ test_pcap_capture_format() {
 		name=${f%%[ :]*}
 		magic=$(od -An -tx1 -N4 "$PDIR/$name" | tr -d " ")
 		t_expect_eq "first bytes of ${f%:*}" "${f##*:}" "$magic"
-		expect_tcpdump_reads "$PDIR/$name" 100
+		expect_tcpdump_reads "$PDIR/$name" $((100 + GEN_MARKS))
 	done
 }
 
@@ -246,7 +250,8 @@ test_pcap_drop_sample() {
 	lab_exec gen "$GEN" kernel -q -n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
 	stop_capture_sink 100000 --sample 100
-	t_expect_eq "dropped in the kernel" 100000 "$(xs 'o["rx_packets"]')"
+	t_expect_eq "dropped in the kernel, marks too" $((100000 + GEN_MARKS)) \
+		"$(xs 'o["rx_packets"]')"
 	t_expect_eq "one in 100 sampled (taken + lost)" 1000 \
 		"$(xs 'o["samples_taken"] + o["samples_lost"]')"
 	taken=$(xs 'o["samples_taken"]')
@@ -267,13 +272,14 @@ no_temporaries() { # file
 	t_expect_eq "temporary files left beside $(basename "$1")" 0 "$left"
 }
 
-# The capture is a valid pcap of n stamped frames in order (pcapcheck.py) that
-# tcpdump reads too.
+# The capture is a valid pcap of n stamped frames in order and the run's
+# marks (pcapcheck.py) that tcpdump reads too.
 expect_capture() { # file frames
 	local res
 	res=$(python3 "$ROOT/tests/integration/pcapcheck.py" "$1" 2>&1) || t_fail "pcapcheck $1: $res"
-	[[ "$res" == "$2 frames ok"* ]] || t_fail "pcapcheck $1: expected $2 frames, got: $res"
-	expect_tcpdump_reads "$1" "$2"
+	[[ "$res" == "$2 frames ok"*", marks $GEN_MARKS" ]] ||
+		t_fail "pcapcheck $1: expected $2 frames and $GEN_MARKS marks, got: $res"
+	expect_tcpdump_reads "$1" $(($2 + GEN_MARKS))
 }
 
 SAMPLE_MODES=("xsk" "drop --sample 10")
@@ -446,7 +452,8 @@ test_pcap_stamp_one_rule() {
 		"$(json_get "$gout" summary 'o["pcap"]["unstamped"]["no_room"]')"
 	grep -q "$good of $total frames carry a stamp; unstamped: $other not IPv4/IPv6 UDP, $bad malformed" \
 		"$PDIR/gen.err" || t_fail "no stamp report on stderr: $(cat "$PDIR/gen.err")"
-	t_expect_eq "sink: delivered" $((total * passes)) "$(xs 'o["rx_packets"]')"
+	t_expect_eq "sink: delivered, marks too" $((total * passes + GEN_MARKS)) \
+		"$(xs 'o["rx_packets"]')"
 	t_expect_eq "sink: stamped" $((good * passes)) "$(xs 'o["stamped"]')"
 	t_expect_eq "sink: foreign" $(((total - good) * passes)) "$(xs 'o["foreign"]')"
 	t_expect_eq "sink: lost" 0 "$(xs 'o["lost"]')"

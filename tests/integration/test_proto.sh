@@ -26,20 +26,28 @@ count_ge() { # WANT CMD...: does CMD print WANT or more?
 	v=$("$@") && [ "${v:-0}" -ge "$want" ]
 }
 
-# expect_delta WHAT BEFORE CMD...: once CMD reads BEFORE + N (bounded wait: the
-# stack may still be working through the last frames), it must read exactly that.
+# expect_delta WHAT BEFORE CMD...: once CMD reads BEFORE + SENT (bounded wait:
+# the stack may still be working through the last frames), it must read
+# exactly that.
 expect_delta() {
 	local what=$1 before=$2
 	shift 2
-	t_wait_until 10 count_ge $((before + N)) "$@"
-	t_expect_eq "$what: up by" "$N" "$(($("$@") - before))"
+	t_wait_until 10 count_ge $((before + SENT)) "$@"
+	t_expect_eq "$what: up by the frames and their marks" "$SENT" "$(($("$@") - before))"
 }
 
-gen_send() { # MODE OPTIONS...: send N frames, or fail saying why
+# gen_send MODE OPTIONS...: send N frames, or fail saying why. SENT: the
+# frames and their marks (docs/stamp.md), which are of the frames' kind: the
+# stack counts them alike.
+SENT=
+gen_send() {
 	local mode=$1 out
 	shift
-	out=$(lab_exec gen "$GEN" "$mode" -q -n "$N" "$@" "$GEN_IF" 2>&1) ||
+	out=$(lab_exec gen "$GEN" "$mode" -j -q -n "$N" "$@" "$GEN_IF" 2>&1) ||
 		t_fail "xdp-gen $mode $* -n $N: $out"
+	SENT=$(python3 -c 'import json, sys
+o = [json.loads(l) for l in sys.stdin if l.startswith("{\"type\":\"summary\"")][-1]
+print(o["tx_packets"] + o["marks"])' <<<"$out") || t_fail "no summary from xdp-gen: $out"
 }
 
 V6=() # filled once the lab exists: IPv6 ends, given (no neighbour lookup needed)

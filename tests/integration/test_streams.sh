@@ -84,10 +84,15 @@ icmp_judge_body() { # MODE
 	# headers into carries a large echo request next; its checksum holds only
 	# if the payload behind the echo's headers was written again.
 	out=$(lab_exec gen "$GEN" "$mode" --stream name=vx,encap=vxlan:42,imix=true,count=3000,rate=30k \
-		--stream name=echo,proto=icmp,imix=true,count=1000,rate=10k -q "$GEN_IF" 2>&1) ||
+		--stream name=echo,proto=icmp,imix=true,count=1000,rate=10k -j -q "$GEN_IF" 2>&1) ||
 		t_fail "xdp-gen $mode: $out"
-	t_wait_until 10 icmp_at_least $((before + 1000))
-	t_expect_eq "IcmpInEchos: up by the ICMP stream's count" 1000 $(($(icmp_in) - before))
+	# Its marks are echo requests too (docs/stamp.md): 6 of its one flow; the other stream's none.
+	t_expect_eq "the ICMP stream's marks" 6 "$(python3 -c 'import json, sys
+o = [json.loads(l) for l in sys.stdin if l.startswith("{\"type\":\"summary\"")][-1]
+print(o["streams"][1]["marks"])' <<<"$out")"
+	t_wait_until 10 icmp_at_least $((before + 1006))
+	t_expect_eq "IcmpInEchos: up by the ICMP stream's count and marks" 1006 \
+		$(($(icmp_in) - before))
 }
 
 intervals_body() { # MODE
@@ -206,8 +211,12 @@ test_streams_kernel_signal() {
 	t_expect_eq "the streams' frames add up to the run's" \
 		"$(json_get "$gout" summary 'o["tx_packets"]')" \
 		"$(json_get "$gout" summary 'sum(s["tx_packets"] for s in o["streams"])')"
-	t_expect_eq "transmitted + failed = sent" "$(json_get "$gout" summary 'o["tx_packets"]')" \
+	t_expect_eq "transmitted + failed = sent + marks" \
+		"$(json_get "$gout" summary 'o["tx_packets"] + o["marks"]')" \
 		"$(json_get "$gout" summary 'o["transmitted"] + o["failed"]')"
+	t_expect_eq "marks: 6 a flow of each stream, the streams' own add up" \
+		"$(json_get "$gout" summary '[6 * o["flows"]] * 2')" \
+		"$(json_get "$gout" summary '[o["marks"], sum(s["marks"] for s in o["streams"])]')"
 	t_expect_eq "unexplained" 0 "$(json_get "$gout" summary 'o["unexplained"]')"
 	t_expect_eq "every stream sent" True \
 		"$(json_get "$gout" summary 'all(s["tx_packets"] > 0 for s in o["streams"])')"

@@ -39,10 +39,25 @@ static int silent(enum libbpf_print_level l, const char *f, va_list ap)
 	return 0;
 }
 
+/*
+ * The stamps' key in every test here: not the public one, so a frame the
+ * program signs is proven to carry the C writer's tag under a key of its
+ * own, and to fail under another (below).
+ */
+static const struct stamp_key test_key = {
+	.k0 = 0x0706050403020100ULL,
+	.k1 = 0x0f0e0d0c0b0a0908ULL,
+	.id = "testkey",
+};
+
 static struct pkt_gen *make_gen(const struct pkt_opts *o)
 {
+	struct pkt_opts keyed = *o;
 	char err[256] = "";
-	struct pkt_gen *g = pkt_gen__create(o, err, sizeof(err));
+	struct pkt_gen *g;
+
+	keyed.key = &test_key;
+	g = pkt_gen__create(&keyed, err, sizeof(err));
 
 	if (!g)
 		fprintf(stderr, "  pkt_gen__create: %s\n", err);
@@ -50,11 +65,34 @@ static struct pkt_gen *make_gen(const struct pkt_opts *o)
 }
 
 /*
- * Feed the program an input frame whose MACs a receiver moved 4 bytes on
- * (removing a VLAN tag in place, in a live frame's page that comes back):
- * a tagged frame must still leave whole.
+ * A live frame's page comes back with what the stack that received it wrote
+ * into it: a receiver that removed a VLAN tag in place moved the MACs 4 bytes
+ * on; a router that forwarded it wrote its own Ethernet header in front of
+ * the (outer) IP header and took one off the TTL or hop limit (fixing the
+ * IPv4 checksum). Every run of check_frames() feeds the program such an
+ * input frame: whatever the kind and the path, the frame must leave whole.
  */
-static bool scribble_l2;
+static void forwarded(const struct pkt_gen *g, __u8 *f)
+{
+	const struct pkt_layout *l = &g->lay;
+	unsigned int ip = l->ol3_off ? l->ol3_off : l->l3_off;
+	bool v6 = (l->ol3_off ? l->ofamily : g->family) == PKT_IPV6;
+	__u16 csum, old, new;
+
+	if (ip > PKT_ETH_HLEN) /* a tag removed in place */
+		memmove(f + 4, f, 12);
+	memset(f + ip - PKT_ETH_HLEN, 0x5a, 12); /* the router's MACs */
+	if (v6) {
+		f[ip + 7]--;
+		return;
+	}
+	memcpy(&old, f + ip + 8, 2);
+	f[ip + 8]--;
+	memcpy(&new, f + ip + 8, 2);
+	memcpy(&csum, f + ip + 10, 2);
+	csum = (__u16)~pkt_csum_fold((__u16)~csum + (__u64)(__u16)~old + new);
+	memcpy(f + ip + 10, &csum, 2);
+}
 
 /* Load xdp_gen for g, maps filled, state set for 'cpu'. */
 /* The program reads the clock once every this many frames (xdp-gen: the batch size). */
@@ -70,6 +108,7 @@ static struct xdp_gen_bpf *load_gen(const struct pkt_gen *g, __u32 ifindex_out, 
 	if (!ASSERT_TRUE(skel != NULL, "open xdp_gen"))
 		return NULL;
 	gen_prog_set_rodata(skel, g, ifindex_out);
+	gen_prog_size_marks(skel, 256);
 	skel->rodata->clock_every = clock_every;
 	/*
 	 * As xdp-gen does: the raw tracepoints see every process, and another
@@ -145,7 +184,7 @@ static bool frames_equal(const __u8 *got, const __u8 *want, unsigned int len, un
 static void check_frames(const char *what, const struct pkt_opts *o, unsigned int npkts)
 {
 	unsigned int maxlen, len, n, hdr, bad = 0;
-	__u8 *in = NULL, *want = NULL, out[4096];
+	__u8 *in = NULL, *in0 = NULL, *want = NULL, out[4096];
 	struct xdp_gen_bpf *skel = NULL;
 	__u64 bytes = 0, t_start, last_ts = 0;
 	struct pkt_gen *g;
@@ -164,12 +203,11 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 	maxlen = pkt_gen_max_len(g);
 	hdr = pkt_hdr_len(g->family);
 	in = malloc(maxlen);
+	in0 = malloc(maxlen);
 	want = malloc(maxlen);
-	if (!ASSERT_TRUE(in && want, "allocate frames"))
+	if (!ASSERT_TRUE(in && in0 && want, "allocate frames"))
 		goto out;
-	gen_prog_input_frame(g, in);
-	if (scribble_l2)
-		memmove(in + 4, in, 12);
+	gen_prog_input_frame(g, in0);
 	pkt_gen_prefill(g, want);
 	t_start = now_ns();
 
@@ -182,6 +220,8 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		struct stamp st = {};
 		__u64 ts = 0;
 
+		memcpy(in, in0, maxlen);
+		forwarded(g, in);
 		if (!ASSERT_OK(bpf_prog_test_run_opts(bpf_program__fd(skel->progs.xdp_gen), &r),
 			       "BPF_PROG_RUN")) {
 			bad++;
@@ -193,8 +233,15 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		if (bad)
 			break;
 		if (g->stamp) {
-			bad += !ASSERT_EQ(stamp_read(out, len, &g->key, &st), STAMP_DATA,
-					  "stamp found");
+			struct stamp_key pub;
+
+			stamp_key_public(&pub);
+			bad += !ASSERT_EQ(stamp_read(out, len, &test_key, &st), STAMP_DATA,
+					  "stamp found, its tag right under the run's key");
+			bad += !ASSERT_EQ(stamp_read(out, len, &pub, &st), -EBADMSG,
+					  "the tag fails under another key");
+			bad += !ASSERT_EQ(stamp_read(out, len, &test_key, &st), STAMP_DATA,
+					  "read again");
 			ts = stamp_time(st.ticks, now_ns());
 			bad += !ASSERT_EQ(st.run, o->run, "run id");
 			bad += !ASSERT_EQ(st.flow, flow, "flow id");
@@ -208,7 +255,7 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		bad += !ASSERT_TRUE(pkt_check_csums(out, len) == NULL, "checksums");
 		bytes += len;
 	}
-	if (bad) {
+	if (!ASSERT_EQ(bad, 0, "every frame as the C writer's, byte for byte")) {
 		fprintf(stderr, "  %s: packet %u (flow order %s, %u flows, hdr %u) wrong\n", what,
 			n - 1, g->random ? "random" : "sequential", g->nflows, hdr);
 		goto out;
@@ -225,6 +272,18 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 		ASSERT_EQ_U64(c.rng, g->rng, "rng state as pkt_gen's");
 	}
 	ASSERT_EQ(c.fixed, gen_prog_fixed(g), "a fixed frame exactly when one flow in one size");
+	/* What the end marks read: the program's own sequence numbers (fixed or not). */
+	if (g->stamp) {
+		struct pkt_gen *r = make_gen(o);
+		__u32 f;
+
+		if (ASSERT_TRUE(r && !gen_prog_read_seqs(skel, r, cpu), "read the program's seqs"))
+			for (f = g->shard; f < g->nflows; f += g->shards)
+				if (!ASSERT_EQ(r->seq[f], g->seq[f],
+					       "a flow's frames, as the marks say"))
+					break;
+		pkt_gen__destroy(r);
+	}
 	if (g->stamp && c.fixed) {
 		/* The fixed frame's flow keeps its sequence in the CPU's state, not in 'seqs'. */
 		ASSERT_EQ(c.fixed_seq, g->seq[g->flow_pos], "next sequence number of the one flow");
@@ -241,6 +300,7 @@ static void check_frames(const char *what, const struct pkt_opts *o, unsigned in
 out:
 	xdp_gen_bpf__destroy(skel);
 	free(in);
+	free(in0);
 	free(want);
 	pkt_gen__destroy(g);
 }
@@ -619,7 +679,6 @@ static void test_kinds(void)
 		}
 		o.run = 0x77 + i;
 		o.size = 160;
-		scribble_l2 = o.nvlan > 0;
 		snprintf(name, sizeof(name), "%s fixed", k[i].name);
 		check_frames(name, &o, 30);
 		o.imix = &imix;
@@ -627,7 +686,6 @@ static void test_kinds(void)
 		snprintf(name, sizeof(name), "%s 40 flows imix", k[i].name);
 		check_frames(name, &o, 300);
 	}
-	scribble_l2 = false;
 }
 
 /*
@@ -744,8 +802,8 @@ static void test_streams(void)
 		seq = g[s]->seq[flow]++;
 		pkt_gen_template(g[s], t, &len);
 		bad += !ASSERT_EQ(r.data_size_out, len, "the stream's frame length");
-		bad += !ASSERT_EQ(stamp_read(out, r.data_size_out, &g[s]->key, &st), STAMP_DATA,
-				  "stamp found");
+		bad += !ASSERT_EQ(stamp_read(out, r.data_size_out, &test_key, &st), STAMP_DATA,
+				  "stamp found, its tag right under the run's key");
 		bad += !ASSERT_EQ(st.run, o[s].run, "the stream's run id");
 		if (bad)
 			break;
@@ -757,7 +815,7 @@ static void test_streams(void)
 		sent[s]++;
 		memcpy(in, out, len);
 	}
-	if (bad)
+	if (!ASSERT_EQ(bad, 0, "every frame as its stream's C writer's, byte for byte"))
 		fprintf(stderr, "  streams: run %u (stream %u) wrong\n", n, s);
 	for (s = 0; s < NSTREAMS; s++) {
 		struct gen_cpu c;
@@ -785,6 +843,86 @@ out:
 	}
 	xdp_gen_bpf__destroy(run);
 	free(in);
+}
+
+/*
+ * One stream (its program copies no template: no other stream writes its
+ * pages) whose input frame a stack wrote into (forwarded()): the fixed
+ * path (one flow, one size) and the full one, byte for byte as its C writer.
+ */
+static void stream_forwarded(const char *what, struct pkt_opts *o, int cpu)
+{
+	struct xdp_gen_bpf *run = NULL, *sk = NULL;
+	__u8 in[2048], in0[2048], want[2048], out[2048];
+	struct pkt_gen *g = make_gen(o);
+	unsigned int n, t, len, bad = 0;
+
+	if (!ASSERT_TRUE(g != NULL, what))
+		return;
+	run = xdp_gen_bpf__open();
+	if (!ASSERT_TRUE(run != NULL, "open the run's object"))
+		goto out;
+	gen_prog_set_rodata(run, g, 1);
+	gen_prog_set_dispatch(run, 1, false);
+	bpf_program__set_autoload(run->progs.gen_devmap_xmit, false);
+	bpf_program__set_autoload(run->progs.gen_redirect_err, false);
+	if (!ASSERT_OK(xdp_gen_bpf__load(run), "load the dispatcher") ||
+	    !ASSERT_OK(gen_prog_set_target(run), "target") ||
+	    !ASSERT_OK(gen_prog_load_stream(run, g, 0, false, 0, &sk), "load the stream") ||
+	    !ASSERT_OK(gen_prog_set_stream_cpu(sk, g, cpu, 0, 0), "stream cpu") ||
+	    !ASSERT_OK(gen_prog_set_live(run, cpu, 1), "live"))
+		goto out;
+	gen_prog_input_frame(g, in0);
+	pkt_gen_prefill(g, want);
+	for (n = 0; n < 20 && !bad; n++) {
+		LIBBPF_OPTS(bpf_test_run_opts, r, .data_in = in, .data_size_in = pkt_gen_max_len(g),
+			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1);
+		__u32 flow = pkt_gen_next_flow(g), seq;
+		struct stamp st = {};
+
+		memcpy(in, in0, pkt_gen_max_len(g));
+		forwarded(g, in);
+		t = pkt_gen_next_size(g);
+		seq = g->seq[flow]++;
+		pkt_gen_template(g, t, &len);
+		bad += !ASSERT_OK(bpf_prog_test_run_opts(
+					  bpf_program__fd(run->progs.xdp_gen_streams), &r),
+				  "BPF_PROG_RUN") ||
+		       !ASSERT_EQ(r.data_size_out, len, "length") ||
+		       !ASSERT_EQ(stamp_read(out, len, &test_key, &st), STAMP_DATA, "stamp");
+		if (bad)
+			break;
+		pkt_gen_write_tmpl(g, want, t, flow, seq, stamp_time(st.ticks, now_ns()));
+		bad += !frames_equal(out, want, len, n);
+	}
+	ASSERT_EQ(bad, 0, what);
+out:
+	xdp_gen_bpf__destroy(sk);
+	xdp_gen_bpf__destroy(run);
+	pkt_gen__destroy(g);
+}
+
+static void test_stream_forwarded(void)
+{
+	struct pkt_opts o;
+	int cpu;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	cpu = pin_self();
+	if (!ASSERT_GE(cpu, 0, "pin to a CPU"))
+		return;
+	pkt_opts_init(&o);
+	o.run = 0x600;
+	stream_forwarded("one stream, fixed", &o, cpu);
+	opts_ranges(&o, "10.0.0.1-10.0.0.4", "10.1.0.1", "1000", "9");
+	o.flows = 4;
+	o.proto = PKT_TCP;
+	o.tcp_flags = PKT_TCP_SYN;
+	o.size = 100;
+	stream_forwarded("one stream, 4 flows", &o, cpu);
 }
 
 /* ---- live frames into a veth pair ---- */
@@ -1008,8 +1146,9 @@ static void live_content(const char *what, const struct pkt_opts *o, __u32 repea
 	int cpu, fd = -1, rcvbuf = 64 << 20;
 	__u8 *frame = NULL, *want = NULL, got[2048];
 	struct pkt_gen *g = NULL;
-	unsigned int n = 0, len, same = 0, most_same = 0;
-	__u64 last_ts = 0;
+	unsigned int n = 0, len;
+	__u32 group_ts = 0;
+	struct gen_cpu c;
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
 	struct lab l = { .self_ns = -1, .ns_fd = -1 };
 	ssize_t r;
@@ -1049,22 +1188,25 @@ static void live_content(const char *what, const struct pkt_opts *o, __u32 repea
 
 		pkt_gen_template(g, t, &len);
 		if (!ASSERT_EQ(r, len, "captured frame length") ||
-		    !ASSERT_EQ(stamp_read(got, len, &g->key, &st), STAMP_DATA, "stamp found"))
+		    !ASSERT_EQ(stamp_read(got, len, &test_key, &st), STAMP_DATA, "stamp found"))
 			break;
-		/* One clock reading serves at most clock_every frames, in order. */
-		if (n && st.ticks == last_ts) {
-			same++;
-		} else {
-			if (n && !ASSERT_TRUE(((st.ticks - last_ts) & XDPSG_STAMP_TS_MASK) <
-						      XDPSG_STAMP_TS_MASK / 2,
-					      "send times in order"))
-				break;
-			same = 1;
-		}
-		last_ts = st.ticks;
-		if (!ASSERT_TRUE(same <= clock_every, "a clock reading per clock_every frames"))
+		/*
+		 * The clock is read for frame 0 and every clock_every frames
+		 * after: the frames of one reading share its tick, and the
+		 * next reading comes at least clock_every frames later, in
+		 * order. Two readings may share a 128 ns tick (clock_every 1:
+		 * frames some 100 ns apart), so that they were each read is
+		 * the program's count of its readings, below.
+		 */
+		if (n % clock_every && !ASSERT_EQ(st.ticks, group_ts, "one reading, one tick"))
 			break;
-		most_same = same > most_same ? same : most_same;
+		if (n && !(n % clock_every) &&
+		    !ASSERT_TRUE(((st.ticks - group_ts) & XDPSG_STAMP_TS_MASK) <
+						 XDPSG_STAMP_TS_MASK / 2 &&
+					 (clock_every == 1 || st.ticks != group_ts),
+				 "a later reading, a later tick (64 frames take more than 128 ns)"))
+			break;
+		group_ts = st.ticks;
 		pkt_gen_write_tmpl(g, want, t, flow, seq, stamp_time(st.ticks, now_ns()));
 		if (!frames_equal(got, want, len, n) ||
 		    !ASSERT_EQ(pkt_verify_checksums(got, len), PKT_CSUM_OK, "checksums"))
@@ -1072,8 +1214,9 @@ static void live_content(const char *what, const struct pkt_opts *o, __u32 repea
 		n++;
 	}
 	ASSERT_EQ(n, repeat, "frames captured and right");
-	if (clock_every > 1)
-		ASSERT_EQ(most_same, clock_every, "frames share a clock reading");
+	if (ASSERT_TRUE(read_cpu(gen, cpu, &c), "read cpu state"))
+		ASSERT_EQ_U64(c.clock_reads, (repeat + clock_every - 1) / clock_every,
+			      "a clock reading per clock_every frames, no fewer, no more");
 out:
 	if (fd >= 0)
 		close(fd);
@@ -1118,10 +1261,108 @@ static void test_live_content(void)
 	clock_every = 1;
 }
 
+/*
+ * Marks through xdp_gen_mark (gen_prog_send_marks()), live frames into a
+ * veth peer: each one the peer receives is the frame given, byte for byte,
+ * whatever its length and whatever the page held before (a batch of two
+ * kinds, then a smaller batch into the same CPU's slots), in order, and
+ * the program counts what it redirected; a batch too large is refused.
+ */
+static void test_live_marks(void)
+{
+	struct xdp_gen_bpf *gen = NULL;
+	struct pkt_gen *g[2] = { NULL };
+	struct lab l = { .self_ns = -1, .ns_fd = -1 };
+	struct sockaddr_ll sll = { .sll_family = AF_PACKET, .sll_protocol = htons(ETH_P_ALL) };
+	static __u8 buf[300][512];
+	void *frames[300];
+	__u32 lens[300];
+	int cpu, fd = -1, rcvbuf = 16 << 20;
+	unsigned int i, n, round, got;
+	struct pkt_opts o;
+	__u8 rx[1024];
+	char err[256];
+	ssize_t r;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	cpu = pin_self();
+	if (!ASSERT_GE(cpu, 0, "pin to a CPU") || !lab_up(&l, true))
+		goto out;
+	pkt_opts_init(&o);
+	o.flows = 40;
+	o.src_port = (struct pkt_port_range){ 1000, 1039 };
+	g[0] = make_gen(&o);
+	o.proto = PKT_TCP;
+	o.encap = PKT_ENCAP_VXLAN;
+	o.size = 200; /* no VLAN tag: the packet socket would see it stripped */
+	ASSERT_OK(pkt_parse_ip_range("172.16.0.1", &o.outer_src, err, sizeof(err)), "outer");
+	ASSERT_OK(pkt_parse_ip_range("172.16.0.2", &o.outer_dst, err, sizeof(err)), "outer");
+	g[1] = make_gen(&o);
+	if (!ASSERT_TRUE(g[0] && g[1], "two kinds"))
+		goto out;
+	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(ETH_P_ALL));
+	sll.sll_ifindex = (int)l.peer;
+	if (!ASSERT_GE(fd, 0, "packet socket") ||
+	    !ASSERT_OK(setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)),
+		       "SO_RCVBUFFORCE") ||
+	    !ASSERT_OK(bind(fd, (struct sockaddr *)&sll, sizeof(sll)), "bind to the peer"))
+		goto out;
+	gen = load_gen(g[0], l.dev, cpu, false);
+	if (!gen)
+		goto out;
+	ASSERT_ERR(gen_prog_send_marks(gen, cpu, 0, frames, lens, 300, 64), -E2BIG,
+		   "more than a batch");
+	for (round = 0; round < 2; round++) {
+		n = round ? 5 : 256;
+		for (i = 0; i < n; i++) {
+			struct xdpsg_mark mk = { .kind = XDPSG_MARK_START,
+						 .flow = (__u16)(i % 40),
+						 .repeat = (__u16)round,
+						 .nflows = 40 };
+
+			frames[i] = buf[i];
+			lens[i] =
+				pkt_gen_mark(g[(i / 3 + round) % 2], i % 40, 1000 + i, &mk, buf[i]);
+		}
+		ASSERT_EQ(gen_prog_send_marks(gen, cpu, round, frames, lens, n, 64), (int)n,
+			  "every mark redirected");
+		for (got = 0; got < n; got++) {
+			r = recv(fd, rx, sizeof(rx), MSG_DONTWAIT);
+			if (r < 0)
+				break;
+			if (!ASSERT_EQ(r, lens[got], "a mark's length") ||
+			    !ASSERT_EQ(memcmp(rx, frames[got], lens[got]), 0,
+				       "the mark as given, in order"))
+				break;
+		}
+		ASSERT_EQ(got, n, "the peer received every mark");
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	xdp_gen_bpf__destroy(gen);
+	pkt_gen__destroy(g[0]);
+	pkt_gen__destroy(g[1]);
+	lab_down(&l);
+}
+
 static const struct test_case cases[] = {
-	TEST_CASE(v4_one_flow), TEST_CASE(v4_flows_imix), TEST_CASE(v6),      TEST_CASE(kinds),
-	TEST_CASE(live_frames), TEST_CASE(live_content),  TEST_CASE(paced),   TEST_CASE(paced_wrap),
-	TEST_CASE(paced_burst), TEST_CASE(exp_table),	  TEST_CASE(streams),
+	TEST_CASE(v4_one_flow),
+	TEST_CASE(v4_flows_imix),
+	TEST_CASE(v6),
+	TEST_CASE(kinds),
+	TEST_CASE(live_frames),
+	TEST_CASE(live_content),
+	TEST_CASE(paced),
+	TEST_CASE(paced_wrap),
+	TEST_CASE(paced_burst),
+	TEST_CASE(exp_table),
+	TEST_CASE(streams),
+	TEST_CASE(live_marks),
+	TEST_CASE(stream_forwarded),
 };
 
 TEST_MAIN("gen_prog", cases)

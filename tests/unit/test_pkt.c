@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stddef.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "pkt.h"
 #include "stamp.h"
@@ -76,17 +78,32 @@ static void v6_opts(struct pkt_opts *o, const char *src, const char *dst)
 	ASSERT_OK(pkt_parse_ip_range(dst, &o->dst_ip, err, sizeof(err)), "parse v6 dst");
 }
 
-/* Known-good IPv4 frame; checksums from a separate Python script (struct + sum). */
+/*
+ * Golden frames, computed apart from pkt.c and stamp.c: by scapy (headers
+ * and checksums) around testenv/xdpsg/stamp.py's pack() (the stamp and its
+ * tag), as in
+ *
+ *	/usr/bin/python3 -c 'import sys; sys.path.insert(0, "testenv")
+ *	from xdpsg import stamp; from scapy.all import *
+ *	st = stamp.pack(stamp.Key.public_key(), 0x1234, 0, 1, 0x0102030405060708)
+ *	pay = st + bytes((0xa5 ^ i) & 0xff for i in range(60, 72))
+ *	print(raw(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
+ *		IP(src="10.0.0.1", dst="10.0.0.2", flags="DF", id=0) /
+ *		UDP(sport=1024, dport=9) / pay).hex())'
+ *
+ * and the same for the other frames below (IPv6 with IPv6(hlim=64), a key
+ * of its own with stamp.Key.from_bytes()).
+ */
 static void test_golden_v4(void)
 {
 	static const __u8 head[42] = {
 		0x02, 0, 0,  0,	 0, 0x02, 0x02, 0,    0,    0,	  0,	0x01, 0x08, 0x00, /* eth */
 		0x45, 0, 0,  58, 0, 0,	  0x40, 0,    64,   17,	  0x26, 0xb1, 10,   0,
-		0,    1, 10, 0,	 0, 2,	  0x04, 0x00, 0x00, 0x09, 0,	38,   0x84, 0x80, /* udp */
+		0,    1, 10, 0,	 0, 2,	  0x04, 0x00, 0x00, 0x09, 0,	38,   0xa7, 0x60, /* udp */
 	};
-	/* Stamp version 2: magic "S2", run, flow, seq, the send time's low 48 bits. */
-	static const __u8 stamp[18] = { 0x53, 0x32, 0x34, 0x12, 0,    0,    0,	  0,	1,
-					0,    0,    0,	  0x08, 0x07, 0x06, 0x05, 0x04, 0x03 };
+	/* Stamp version 3: magic, ticks of the send time, run, flow, seq, tag (public key). */
+	static const __u8 stamp[18] = { 0xa3, 0x0e, 0x0c, 0x0a, 0x34, 0x12, 0x00, 0x00, 0x00,
+					0x00, 0x01, 0x00, 0x00, 0x00, 0xa6, 0xcf, 0xec, 0x78 };
 	struct pkt_gen *g = NULL;
 	struct pkt_opts o;
 	__u8 f[128];
@@ -105,7 +122,7 @@ static void test_golden_v4(void)
 	ASSERT_EQ(memcmp(f, head, 42), 0, "v4 headers byte for byte");
 	ASSERT_EQ(memcmp(f + 42, stamp, 18), 0, "v4 stamp bytes little-endian");
 	ASSERT_EQ(wire16(f + 24), 0x26b1, "v4 IP checksum (hard-coded)");
-	ASSERT_EQ(wire16(f + 40), 0x8480, "v4 UDP checksum (hard-coded)");
+	ASSERT_EQ(wire16(f + 40), 0xa760, "v4 UDP checksum (hard-coded)");
 	ASSERT_EQ(wire16(f + 24), ref_ip_csum(f), "v4 IP checksum vs reference");
 	ASSERT_EQ(wire16(f + 40), ref_udp_csum(f, false), "v4 UDP checksum vs reference");
 	for (i = 60; i < 72; i++)
@@ -117,13 +134,24 @@ out:
 	pkt_gen__destroy(g);
 }
 
-/* Flow 3 of 4 (src ports 4997-5000): checksums come from the incremental path. */
+/*
+ * Flow 3 of 4 (src ports 4997-5000): checksums come from the incremental
+ * path; under the public key, then under a key of a file's bytes.
+ */
 static void test_golden_v4_flow(void)
 {
+	static const __u8 stamp_pub[18] = { 0xa3, 0x9a, 0xb7, 0x0e, 0xef, 0xbe, 0x00, 0x00, 0x03,
+					    0x00, 0xfe, 0xff, 0xff, 0xff, 0xdc, 0x0f, 0x4c, 0xdb };
+	static const __u8 stamp_key[18] = { 0xa3, 0x9a, 0xb7, 0x0e, 0xef, 0xbe, 0x00, 0x00, 0x03,
+					    0x00, 0xfe, 0xff, 0xff, 0xff, 0x03, 0x90, 0x93, 0x80 };
+	static const char key_bytes[] = "golden test key, not secret\n";
+	char path[] = "/tmp/xdpsg-test-key.XXXXXX";
+	struct stamp_key key;
 	struct pkt_gen *g = NULL;
 	struct pkt_opts o;
 	char err[256];
 	__u8 f[128];
+	int fd;
 
 	pkt_opts_init(&o);
 	ASSERT_OK(pkt_parse_ip_range("192.168.1.10", &o.src_ip, err, sizeof(err)), "src");
@@ -139,7 +167,28 @@ static void test_golden_v4_flow(void)
 	ASSERT_EQ(pkt_gen_write_tmpl(g, f, 0, 3, 0xfffffffe, 123456789), 60, "length");
 	ASSERT_EQ(wire16(f + 34), 5000, "flow 3 src port");
 	ASSERT_EQ(wire16(f + 24), 0xb650, "IP checksum (hard-coded)");
-	ASSERT_EQ(wire16(f + 40), 0x9a8d, "UDP checksum (hard-coded)");
+	ASSERT_EQ(wire16(f + 40), 0xdaff, "UDP checksum (hard-coded)");
+	ASSERT_EQ(memcmp(f + 42, stamp_pub, 18), 0, "stamp under the public key");
+	pkt_gen__destroy(g);
+	g = NULL;
+
+	fd = mkstemp(path);
+	if (!ASSERT_GE(fd, 0, "key file"))
+		goto out;
+	ASSERT_EQ(write(fd, key_bytes, sizeof(key_bytes) - 1), (ssize_t)sizeof(key_bytes) - 1,
+		  "write the key file");
+	close(fd);
+	ASSERT_OK(stamp_key_resolve(&key, path, err, sizeof(err)), "the file's key");
+	unlink(path);
+	ASSERT_STREQ(key.id, "a1787efb", "the key's id (stamp.py's)");
+	o.key = &key;
+	g = make_gen(&o);
+	if (!ASSERT_TRUE(g, "create, keyed"))
+		goto out;
+	pkt_gen_prefill(g, f);
+	ASSERT_EQ(pkt_gen_write_tmpl(g, f, 0, 3, 0xfffffffe, 123456789), 60, "length");
+	ASSERT_EQ(wire16(f + 40), 0x6cda, "UDP checksum, keyed (hard-coded)");
+	ASSERT_EQ(memcmp(f + 42, stamp_key, 18), 0, "stamp under the file's key");
 out:
 	pkt_gen__destroy(g);
 }
@@ -168,14 +217,71 @@ static void test_golden_v6(void)
 	ASSERT_EQ(wire16(f + 12), 0x86dd, "ethertype IPv6");
 	ASSERT_EQ(memcmp(f + 14, ip6, 40), 0, "IPv6 header byte for byte");
 	ASSERT_EQ(wire16(f + 58), 36, "UDP length");
-	ASSERT_EQ(wire16(f + 60), 0x9578, "v6 UDP checksum (hard-coded)");
+	ASSERT_EQ(wire16(f + 60), 0xb858, "v6 UDP checksum (hard-coded)");
 	ASSERT_EQ(wire16(f + 60), ref_udp_csum(f, true), "v6 UDP checksum vs reference");
-	ASSERT_EQ(f[62], 0x53, "stamp magic at offset 62");
+	ASSERT_EQ(f[62], XDPSG_STAMP_MAGIC, "stamp magic at offset 62");
 	ASSERT_EQ(pkt_verify_checksums(f, len), PKT_CSUM_OK, "verifier accepts v6");
 	f[70] ^= 1;
 	ASSERT_EQ(pkt_verify_checksums(f, len), PKT_CSUM_BAD_UDP, "verifier catches a flipped bit");
 out:
 	pkt_gen__destroy(g);
+}
+
+/*
+ * A replayed file's frame turned into a mark (pkt_udp_repayload()): its own
+ * headers, IPv4 with options, IPv6, a VLAN tag; the new lengths and
+ * checksums right (the reference sums above), the mark read back.
+ */
+static void test_udp_repayload(void)
+{
+	struct xdpsg_mark mk = { .kind = XDPSG_MARK_START, .flow = 2, .nflows = 3 };
+	struct stamp_key key;
+	__u8 f[256], out[256], body[PKT_MARK_PAYLOAD];
+	struct pkt_gen *g = NULL;
+	struct pkt_info pi;
+	struct pkt_opts o;
+	struct stamp st;
+	unsigned int len, v, want;
+
+	stamp_key_public(&key);
+	stamp_write_mark(body, &key, 0x77, 5000, &mk);
+	for (v = 0; v < 3; v++) {
+		pkt_opts_init(&o);
+		if (v == 1)
+			v6_opts(&o, "fd00::1", "fd00::2");
+		o.size = 200;
+		o.nvlan = v == 2;
+		g = make_gen(&o);
+		if (!ASSERT_TRUE(g, "create"))
+			return;
+		pkt_gen_prefill(g, f);
+		pkt_gen_write_tmpl(g, f, 0, 0, 7, 1);
+		len = 200;
+		if (v == 0) {
+			/* Four bytes of IPv4 options (NOP NOP NOP EOL): IHL 6. */
+			memmove(f + 38, f + 34, len - 34);
+			memcpy(f + 34, "\x01\x01\x01\x00", 4);
+			f[14] = 0x46;
+			len += 4;
+			f[16] = (__u8)((len - 14) >> 8);
+			f[17] = (__u8)(len - 14);
+		}
+		ASSERT_OK(pkt_parse_udp(f, len, &pi), "a UDP frame");
+		want = pi.payload_off + PKT_MARK_PAYLOAD;
+		ASSERT_EQ(pkt_udp_repayload(f, &pi, body, sizeof(body), out, want - 1), 0,
+			  "no room: nothing");
+		ASSERT_EQ(pkt_udp_repayload(f, &pi, body, sizeof(body), out, sizeof(out)), want,
+			  "headers and the mark");
+		ASSERT_EQ(memcmp(out, f, pi.l3_off), 0, "the same Ethernet header and tags");
+		if (v != 1)
+			ASSERT_EQ(
+				ref_finish(ref_sum(out + pi.l3_off, (out[pi.l3_off] & 15) * 4, 0)),
+				0, "IPv4 header checksum (the options in it)");
+		ASSERT_EQ(pkt_verify_checksums(out, want), PKT_CSUM_OK, "UDP checksum and lengths");
+		ASSERT_EQ(stamp_read(out, want, &key, &st), STAMP_MARK, "the mark reads back");
+		ASSERT_EQ(st.mark.flow, 2, "its flow");
+		pkt_gen__destroy(g);
+	}
 }
 
 static __u64 rnd_state = 88172645463325252ULL;
@@ -993,17 +1099,29 @@ static void test_set_time(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(golden_v4),	      TEST_CASE(golden_v4_flow),
-	TEST_CASE(golden_v6),	      TEST_CASE(incremental_v4),
-	TEST_CASE(incremental_v6),    TEST_CASE(incremental_copy_payload),
-	TEST_CASE(udp_zero_v4),	      TEST_CASE(udp_zero_v6),
-	TEST_CASE(no_stamp),	      TEST_CASE(sizes),
-	TEST_CASE(parse_mac),	      TEST_CASE(parse_ip_range),
-	TEST_CASE(parse_port_range),  TEST_CASE(imix),
-	TEST_CASE(imix_distribution), TEST_CASE(flow_tuples),
-	TEST_CASE(flow_order),	      TEST_CASE(flow_shards),
-	TEST_CASE(create_errors),     TEST_CASE(parse_frames),
-	TEST_CASE(parse_malformed),   TEST_CASE(set_time),
+	TEST_CASE(golden_v4),
+	TEST_CASE(golden_v4_flow),
+	TEST_CASE(golden_v6),
+	TEST_CASE(udp_repayload),
+	TEST_CASE(incremental_v4),
+	TEST_CASE(incremental_v6),
+	TEST_CASE(incremental_copy_payload),
+	TEST_CASE(udp_zero_v4),
+	TEST_CASE(udp_zero_v6),
+	TEST_CASE(no_stamp),
+	TEST_CASE(sizes),
+	TEST_CASE(parse_mac),
+	TEST_CASE(parse_ip_range),
+	TEST_CASE(parse_port_range),
+	TEST_CASE(imix),
+	TEST_CASE(imix_distribution),
+	TEST_CASE(flow_tuples),
+	TEST_CASE(flow_order),
+	TEST_CASE(flow_shards),
+	TEST_CASE(create_errors),
+	TEST_CASE(parse_frames),
+	TEST_CASE(parse_malformed),
+	TEST_CASE(set_time),
 };
 
 TEST_MAIN("pkt", cases)

@@ -174,6 +174,79 @@ static void test_kinds(void)
 		check_kind(&kinds[i]);
 }
 
+/*
+ * Marks (pkt_gen_mark()) of every kind: the flow's own headers, byte for byte
+ * as a data frame of the same flow and length has them but for the L4
+ * checksum (the payload differs; a tunnel's outer checksum cancels it, as
+ * for the data frames), every checksum right, and the mark whole as the L4
+ * payload, read back under the key.
+ */
+static void test_marks(void)
+{
+	struct pkt_gen *g = NULL, *same = NULL;
+	struct pkt_imix imix;
+	struct pkt_info pi;
+	struct pkt_opts o;
+	struct stamp st;
+	char err[256];
+	__u8 m[512], d[512];
+	unsigned int i, len;
+	__u32 f;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		const struct kind *k = &kinds[i];
+
+		kind_opts(k, &o, &imix);
+		g = pkt_gen__create(&o, err, sizeof(err));
+		if (!ASSERT_TRUE(g != NULL, k->name))
+			return;
+		len = pkt_gen_mark_len(g);
+		ASSERT_EQ(len, g->lay.pay_off + XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE, "mark length");
+		o.imix = NULL;
+		o.size = len;
+		same = pkt_gen__create(&o, err, sizeof(err));
+		if (!ASSERT_TRUE(same != NULL, "a generator of the mark's length"))
+			break;
+		for (f = 0; f < o.flows; f += 7) {
+			struct xdpsg_mark mk = { .kind = XDPSG_MARK_END,
+						 .flow = (__u16)f,
+						 .repeat = 3,
+						 .flow_frames = 1000 + f,
+						 .run_frames = 99999,
+						 .clock_ns = 123456789 + f,
+						 .clock_id = 0x1122334455667788ULL,
+						 .nflows = o.flows };
+
+			ASSERT_EQ(pkt_gen_mark(g, f, mk.clock_ns, &mk, m), len, "length");
+			pkt_gen_prefill(same, d);
+			pkt_gen_write_tmpl(same, d, 0, f, 0, 0);
+			memcpy(d + g->lay.csum_off, m + g->lay.csum_off, 2);
+			if (!ASSERT_EQ(memcmp(m, d, g->lay.pay_off), 0,
+				       "the flow's headers, lengths and outer checksums") ||
+			    !ASSERT_TRUE(pkt_check_csums(m, len) == NULL, k->name) ||
+			    !ASSERT_OK(pkt_parse_l4(m, len, &pi), "parses") ||
+			    !ASSERT_EQ(pi.payload_len, XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE,
+				       "the mark is the L4 payload") ||
+			    !ASSERT_EQ(stamp_read(m, len, &g->key, &st), STAMP_MARK, "a mark") ||
+			    !ASSERT_EQ(st.run, o.run, "its run") ||
+			    !ASSERT_EQ(st.flow, XDPSG_MARK_FLOW, "flow 0xffff") ||
+			    !ASSERT_EQ(st.seq, 3, "seq = repeat") ||
+			    !ASSERT_EQ(st.mark.flow, f, "the flow it speaks for") ||
+			    !ASSERT_EQ_U64(st.mark.flow_frames, 1000 + f, "flow_frames") ||
+			    !ASSERT_EQ_U64(st.mark.clock_id, mk.clock_id, "clock_id") ||
+			    !ASSERT_EQ(st.ticks, stamp_ticks(mk.clock_ns), "send time")) {
+				fprintf(stderr, "  %s: mark of flow %u wrong\n", k->name, f);
+				break;
+			}
+		}
+		pkt_gen__destroy(same);
+		pkt_gen__destroy(g);
+		same = g = NULL;
+	}
+	pkt_gen__destroy(same);
+	pkt_gen__destroy(g);
+}
+
 /* One flow in one size: no stamp, and a zero payload, still right. */
 /*
  * A tunnel's outer source port follows the inner flow: the hash of its
@@ -324,8 +397,9 @@ static void test_create_errors(void)
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(kinds),	    TEST_CASE(tunnel_sport), TEST_CASE(no_stamp),
-	TEST_CASE(parse_tcp_flags), TEST_CASE(parse_encap),  TEST_CASE(create_errors),
+	TEST_CASE(kinds),	  TEST_CASE(tunnel_sport),    TEST_CASE(marks),
+	TEST_CASE(no_stamp),	  TEST_CASE(parse_tcp_flags), TEST_CASE(parse_encap),
+	TEST_CASE(create_errors),
 };
 
 TEST_MAIN("pkt_proto", cases)

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "clockid.h"
 #include "counter.h"
 #include "iface.h"
 #include "json_writer.h"
@@ -45,6 +46,8 @@ struct gen_cfg {
 	__u64 flows;
 	bool random;
 	bool no_stamp;
+	const char *stamp_key; /* --stamp-key FILE */
+	bool no_end_mark; /* marks.h: start marks only */
 	/* headers (common/pkt.h) */
 	int proto; /* enum pkt_proto; 0: UDP */
 	const char *tcp_flags;
@@ -90,6 +93,7 @@ struct gen_counters {
 	__u64 stall_frames; /* no free frame: waiting for completions */
 	__u64 stall_kick; /* the kick was answered EAGAIN/EBUSY/ENOBUFS */
 	__u64 kicks;
+	__u64 marks; /* marks the kernel took (marks.h): never in sent, bytes or the rate */
 	__u64 m[GEN_MODE_COUNTERS];
 } __attribute__((aligned(64)));
 
@@ -128,6 +132,15 @@ struct gen_thread {
 	/* With --stream/--streams: its share of each stream (streams.h); pg is the largest's. */
 	struct gen_tstream *ts;
 	void *m; /* the mode's per-thread state */
+	/*
+	 * Marks (marks.h). Written by the thread: its runs' frames once its
+	 * data is done (mark_frames, by stream), then marks_arrived; marking
+	 * while it sends marks (the stop's wake-up signal leaves it alone).
+	 */
+	__u64 mark_frames[XDPSG_GEN_MAX_STREAMS];
+	int marks_arrived, marking;
+	void *mark_buf, *mark_batch;
+	const __u32 *replay_seq; /* xsk --pcap --stamp: its flow's next sequence number */
 };
 
 struct gen_snapshot {
@@ -184,6 +197,15 @@ struct gen_mode {
 	void (*metrics)(struct gen *g, struct metrics_w *w, enum run_report kind);
 	int (*verdict)(struct gen *g, const char *stop_reason);
 	void (*cleanup)(struct gen *g);
+	/*
+	 * Marks (marks.h), on the thread, on its own path to the wire (its
+	 * socket, its CPU): hand n frames to the kernel, return how many it
+	 * took (0..n; -errno: none can go); never blocks for long.
+	 */
+	int (*mark_send)(struct gen_thread *t, void *const *frames, const __u32 *lens,
+			 unsigned int n);
+	/* Optional, before the end marks: each of its flows' next sequence number into its pkt_gens. */
+	int (*mark_sync)(struct gen_thread *t);
 };
 
 extern const struct gen_mode gen_mode_xsk, gen_mode_kernel, gen_mode_qdisc;
@@ -195,7 +217,8 @@ struct gen {
 	struct iface ifc;
 	struct pkt_opts popts;
 	struct pkt_imix imix;
-	struct stamp_key key; /* the stamps' (--stamp-key, or the public key) */
+	struct stamp_key key; /* the stamps' (--stamp-key, $XDPSG_STAMP_KEY or the public key) */
+	struct clock_info clock; /* the stamps' clock: CLOCK_MONOTONIC as this process reads it */
 	unsigned int nthreads;
 	struct gen_thread *th;
 	struct run run;

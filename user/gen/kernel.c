@@ -23,6 +23,7 @@
 #include "cpu.h"
 #include "gen.h"
 #include "kernel.h"
+#include "marks.h"
 #include "replay.h"
 #include "gen_prog.h"
 #include "fmt.h"
@@ -125,6 +126,8 @@ static int kernel_load(struct gen *g, bool tracing)
 		return -errno;
 	gen_prog_set_rodata(k->skel, g->th[0].pg, (__u32)g->ifc.ifindex);
 	k->skel->rodata->clock_every = g->cfg->batch; /* one clock read per batch */
+	/* The stamps' clock is this process's CLOCK_MONOTONIC, in a time namespace too. */
+	k->skel->rodata->clock_off = g->clock.bpf_offset_ns;
 	/* Tracepoints are global; ifindexes are per namespace: count only our own flushes. */
 	k->skel->rodata->owner_tgid = (__u32)getpid();
 	/* --stream: the dispatcher runs here, each stream's xdp_gen in an object of its own. */
@@ -133,7 +136,22 @@ static int kernel_load(struct gen *g, bool tracing)
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_rtt, false);
 	bpf_program__set_autoload(k->skel->progs.gen_devmap_xmit, tracing);
 	bpf_program__set_autoload(k->skel->progs.gen_redirect_err, tracing);
+	gen_prog_size_marks(k->skel, k->mark_base[g->nthreads]);
 	return xdp_gen_bpf__load(k->skel);
+}
+
+/* Each thread's range of the marks' slots: a batch of its marks each. */
+static int mark_ranges(struct gen *g)
+{
+	struct kernel_gen *k = kg(g);
+	unsigned int i;
+
+	k->mark_base = calloc(g->nthreads + 1, sizeof(*k->mark_base));
+	if (!k->mark_base)
+		return -ENOMEM;
+	for (i = 0; i < g->nthreads; i++)
+		k->mark_base[i + 1] = k->mark_base[i] + gen_marks_batch(&g->th[i]);
+	return 0;
 }
 
 /*
@@ -180,6 +198,9 @@ static int kernel_setup(struct gen *g)
 	unsigned int i;
 	int err;
 
+	err = mark_ranges(g);
+	if (err)
+		return err;
 	log_libbpf_expect_failures(true);
 	err = kernel_load(g, true);
 	log_libbpf_expect_failures(false);
@@ -310,8 +331,10 @@ static const char *kernel_check(struct gen *g, struct gen_snapshot *cur)
 }
 
 /*
- * sent = transmitted + failed, this run's frames only where the tracepoints
- * count them (own), else the device's counters, which count every sender's.
+ * sent + marks = transmitted + failed, this run's frames only where the
+ * tracepoints count them (own), else the device's counters, which count
+ * every sender's. The marks (marks.h) take the frames' way, so the kernel
+ * counts them with the frames; sent is the frames alone.
  * failed = xmit errors (the device took the frames and dropped them) +
  * frames the kernel could not queue to it at all (device down, frame too
  * big: xdp_redirect_err), which the device never counts.
@@ -325,7 +348,7 @@ struct books {
 	 */
 	bool others, shared;
 	__u64 foreign; /* the device's frames that were not this run's */
-	__u64 sent, xmit, xmit_err, not_queued, failed, unconfirmed, unexplained;
+	__u64 sent, marks, xmit, xmit_err, not_queued, failed, unconfirmed, unexplained;
 	__u64 dev_xmit, dev_xmit_err; /* the device's counters: every sender's */
 	struct gen_xmit_stats tp;
 };
@@ -340,6 +363,7 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 	bk->own = k->tp_links[TP_XMIT] != NULL;
 	bk->have = bk->own || k->estats;
 	bk->sent = a->total.sent - b->total.sent;
+	bk->marks = a->total.marks - b->total.marks;
 	bk->dev_xmit = ma->xdp_xmit - mb->xdp_xmit;
 	bk->dev_xmit_err = ma->xdp_xmit_errors - mb->xdp_xmit_errors;
 	bk->tp.sent = ma->tp.sent - mb->tp.sent;
@@ -350,7 +374,7 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 	bk->not_queued = bk->tp.err;
 	bk->failed = bk->xmit_err + bk->not_queued;
 	dev_total = bk->dev_xmit + bk->dev_xmit_err;
-	ours = bk->own ? bk->tp.sent + bk->tp.drops : bk->sent - bk->not_queued;
+	ours = bk->own ? bk->tp.sent + bk->tp.drops : bk->sent + bk->marks - bk->not_queued;
 	bk->others = final && k->estats && dev_total > ours;
 	bk->foreign = bk->others ? dev_total - ours : 0;
 	bk->shared = bk->others && !bk->own;
@@ -363,12 +387,12 @@ static void books_between(const struct gen *g, const struct gen_snapshot *a,
 	 * never a negative difference.
 	 */
 	bk->unconfirmed = bk->unexplained = 0;
-	if (!bk->have || bk->sent <= accounted)
+	if (!bk->have || bk->sent + bk->marks <= accounted)
 		return;
 	if (!final || (g->run.gone_ns && !bk->own))
-		bk->unconfirmed = bk->sent - accounted;
+		bk->unconfirmed = bk->sent + bk->marks - accounted;
 	else
-		bk->unexplained = bk->sent - accounted;
+		bk->unexplained = bk->sent + bk->marks - accounted;
 }
 
 static void kernel_json(struct gen *g, struct jw *w, const struct gen_snapshot *a,
@@ -431,10 +455,11 @@ static void kernel_text(struct gen *g, const struct gen_snapshot *a, const struc
 		return;
 	books_between(g, a, b, true, &bk);
 	if (bk.have)
-		printf("  sent %s%stransmitted %s + failed %s (xdp_xmit_errors %s: %s; not queued, device down or frame too big: %s)%s%s\n"
+		printf("  sent %s + marks %s%stransmitted %s + failed %s (xdp_xmit_errors %s: %s; not queued, device down or frame too big: %s)%s%s\n"
 		       "  counted by %s\n",
-		       FMT_COUNT(bk.sent), bk.shared ? "; the device's, SHARED (below): " : " = ",
-		       FMT_COUNT(bk.xmit), FMT_COUNT(bk.failed), FMT_COUNT(bk.xmit_err),
+		       FMT_COUNT(bk.sent), FMT_COUNT(bk.marks),
+		       bk.shared ? "; the device's, SHARED (below): " : " = ", FMT_COUNT(bk.xmit),
+		       FMT_COUNT(bk.failed), FMT_COUNT(bk.xmit_err),
 		       bk.xmit_err ? "the peer's ring was full or it runs no NAPI" : "none",
 		       FMT_COUNT(bk.not_queued), bk.unconfirmed ? " + unconfirmed (below)" : "",
 		       bk.unexplained ? "  UNEXPLAINED difference" : "",
@@ -467,8 +492,9 @@ static int kernel_verdict(struct gen *g, const char *stop_reason)
 		pr_warn("another sender used %s during the run and its counters count both, so this run's books cannot be checked; --own-counts counts its own apart\n",
 			g->ifc.name);
 	if (bk.unexplained) {
-		pr_warn("the books do not balance: the program sent %llu, the kernel counted %llu transmitted or failed\n",
-			(unsigned long long)bk.sent, (unsigned long long)(bk.xmit + bk.failed));
+		pr_warn("the books do not balance: the program sent %llu and %llu marks, the kernel counted %llu transmitted or failed\n",
+			(unsigned long long)bk.sent, (unsigned long long)bk.marks,
+			(unsigned long long)(bk.xmit + bk.failed));
 		return -EIO;
 	}
 	return 0;
@@ -486,6 +512,7 @@ static void kernel_cleanup(struct gen *g)
 	bpf_link__destroy(k->tp_links[0]);
 	bpf_link__destroy(k->tp_links[1]);
 	free(k->tp_vals);
+	free(k->mark_base);
 	kernel_streams_destroy(k);
 	xdp_gen_bpf__destroy(k->skel);
 	free(k->frames);
@@ -530,4 +557,6 @@ const struct gen_mode gen_mode_kernel = {
 	.text = kernel_text,
 	.verdict = kernel_verdict,
 	.cleanup = kernel_cleanup,
+	.mark_send = kernel_mark_send,
+	.mark_sync = kernel_mark_sync,
 };

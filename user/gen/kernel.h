@@ -35,6 +35,7 @@ struct kernel_gen {
 	 */
 	struct bpf_link *tp_links[2];
 	struct gen_xmit_stats *tp_vals;
+	__u32 *mark_base; /* each thread's first slot for its marks (xdp_gen_mark) */
 };
 
 enum { TP_XMIT, TP_ERR };
@@ -48,6 +49,9 @@ static inline struct kernel_gen *kg(const struct gen *g)
 }
 
 void *kernel_worker(void *arg);
+/* Marks (marks.h): struct gen_mode's mark_send and mark_sync. */
+int kernel_mark_send(struct gen_thread *t, void *const *frames, const __u32 *lens, unsigned int n);
+int kernel_mark_sync(struct gen_thread *t);
 
 /* --stream (kernel_streams.c): after the run's own object is loaded and its target set. */
 int kernel_streams_setup(struct gen *g);

@@ -15,6 +15,7 @@
 #include "gen_prog.h"
 #include "kernel.h"
 #include "log.h"
+#include "marks.h"
 #include "runtime.h"
 #include "streams.h"
 
@@ -229,18 +230,45 @@ static void kernel_streams_loop(struct gen_thread *t)
 	kernel_streams_read(t, &live);
 }
 
+/*
+ * Marks go out as the data frames do, through the run's own object (its
+ * tx_port, its tracepoints' filter) and on the thread's CPU, so a veth peer
+ * takes them into the receive queue the flows' frames went to.
+ */
+int kernel_mark_send(struct gen_thread *t, void *const *frames, const __u32 *lens, unsigned int n)
+{
+	return gen_prog_send_marks(kg(t->g)->skel, t->cpu, kg(t->g)->mark_base[t->idx], frames,
+				   lens, n, (__u32)t->g->cfg->batch);
+}
+
+/* The flows' sequence numbers are the programs': each stream's, or the run's one. */
+int kernel_mark_sync(struct gen_thread *t)
+{
+	struct kernel_gen *k = kg(t->g);
+	unsigned int s;
+	int err = 0;
+
+	if (!t->ts)
+		return gen_prog_read_seqs(k->skel, t->pg, t->cpu);
+	for (s = 0; !err && s < t->g->nstreams; s++)
+		err = gen_prog_read_seqs(k->sk[s], t->ts[s].pg, t->cpu);
+	return err;
+}
+
 void *kernel_worker(void *arg)
 {
 	struct gen_thread *t = arg;
 
 	runtime_block_signals();
 	if (gen_worker_ready(t, cpu_pin_self(t->cpu))) {
+		gen_marks_start(t);
 		if (t->ts)
 			kernel_streams_loop(t);
 		else if (t->pace.rate)
 			kernel_paced_loop(t);
 		else
 			kernel_loop(t);
+		gen_marks_end(t);
 	}
 	run_worker_done(&t->w);
 	return NULL;

@@ -17,6 +17,7 @@
 #include "gen.h"
 #include "json_error.h"
 #include "log.h"
+#include "marks.h"
 #include "params.h"
 #include "replay.h"
 #include "runtime.h"
@@ -101,6 +102,11 @@ static const struct param_def pkt_opts_table[] = {
 	{ "random", 0, PARAM_FLAG, OPT(random), NULL, "pick flows at random instead of in turn" },
 	{ "no-stamp", 0, PARAM_FLAG, OPT(no_stamp), NULL,
 	  "no flow/sequence/time stamp in the payload" },
+	{ "no-end-mark", 0, PARAM_FLAG, OPT(no_end_mark), NULL,
+	  "send no end marks after the run's last frame (start marks still go; see MARKS)" },
+	{ "stamp-key", 0, PARAM_STRING, OPT(stamp_key), "FILE",
+	  "sign the stamps with the key in FILE, the one the sink checks with (default: the file "
+	  "$XDPSG_STAMP_KEY names, else the public key, which anyone can forge)" },
 	{ "proto", 0, PARAM_ENUM, OPT(proto), "udp|tcp|icmp",
 	  "L4 protocol; icmp is an echo request (ICMPv6 with --ipv6), its id the flow's source port",
 	  0, 0, protos },
@@ -338,13 +344,34 @@ int gen_plan_queues(struct gen *g, unsigned int maxq)
 	return err ? err : place_threads(g);
 }
 
+/*
+ * The stamps' key and clock, before anything else: a key file that cannot be
+ * read is refused before the interface is looked at.
+ */
+static int stamp_setup(struct gen *g)
+{
+	char err[256];
+	int ret;
+
+	if (stamp_key_resolve(&g->key, g->cfg->stamp_key, err, sizeof(err))) {
+		fprintf(stderr, "xdp-gen: %s\n", err);
+		return -EINVAL;
+	}
+	ret = clock_info_read(XDPSG_CLOCK_MONOTONIC, &g->clock);
+	if (ret)
+		fprintf(stderr, "xdp-gen: cannot read the clock's state: %s\n", strerror(-ret));
+	return ret;
+}
+
 /* Everything that can be refused is refused before a socket exists. */
 static int preflight(struct gen *g)
 {
 	unsigned int maxq;
 	int err;
 
-	err = iface_preflight(g->ifc.name, "gen", &g->ifc);
+	err = stamp_setup(g);
+	if (!err)
+		err = iface_preflight(g->ifc.name, "gen", &g->ifc);
 	if (err)
 		return err;
 	maxq = g->ifc.tx_queues < g->ifc.rx_queues ? g->ifc.tx_queues : g->ifc.rx_queues;
@@ -394,11 +421,13 @@ static void on_wake(int sig)
 	gen_woken = 1;
 }
 
+/* A worker sending its marks blocks nowhere for long, and its marks must all go. */
 static void wake(void *ctx, unsigned int i)
 {
 	struct gen *g = ctx;
 
-	pthread_kill(g->th[i].w.tid, SIGUSR1);
+	if (!__atomic_load_n(&g->th[i].marking, __ATOMIC_ACQUIRE))
+		pthread_kill(g->th[i].w.tid, SIGUSR1);
 }
 
 static int verdict(void *ctx, const char *stop_reason)
@@ -457,8 +486,10 @@ static void cleanup(struct gen *g)
 		g->mode->cleanup(g);
 	/* The streams' generators (t->pg is one of them) go with their streams. */
 	gen_streams_free(g);
-	for (i = 0; g->th && i < g->nthreads; i++)
+	for (i = 0; g->th && i < g->nthreads; i++) {
 		pkt_gen__destroy(g->th[i].pg);
+		gen_marks_free(&g->th[i]);
+	}
 	free(g->th);
 	gen_replay_free(g);
 	kstats_reader__close(g->kr);

@@ -12,6 +12,7 @@
 
 #include "gen.h"
 #include "log.h"
+#include "marks.h"
 #include "replay.h"
 #include "stamp.h"
 #include "xsk_queue.h"
@@ -100,6 +101,7 @@ static int stamp_prepare(struct gen *g, struct gen_replay *r)
 	__u64 ph;
 	int why;
 
+	r->mark_frame = -1;
 	r->stamp_off = calloc(f->n, sizeof(*r->stamp_off));
 	r->csum_off = calloc(f->n, sizeof(*r->csum_off));
 	r->base = calloc(f->n, sizeof(*r->base));
@@ -115,6 +117,8 @@ static int stamp_prepare(struct gen *g, struct gen_replay *r)
 			continue;
 		}
 		uo = pi.l4_off;
+		if (r->mark_frame < 0 && pi.payload_off + PKT_MARK_PAYLOAD <= GEN_MARK_FRAME)
+			r->mark_frame = (int)i;
 		stamp_write_run(p + pi.payload_off, g->popts.run);
 		r->stamp_off[i] = (__u16)pi.payload_off;
 		r->nstamped++;
@@ -292,6 +296,25 @@ void gen_replay_free(struct gen *g)
 	g->replay = NULL;
 }
 
+bool gen_replay_mark_ready(const struct gen *g)
+{
+	return g->replay && g->replay->stamp && g->replay->mark_frame >= 0;
+}
+
+unsigned int gen_replay_mark(const struct gen *g, __u64 ts_ns, const struct xdpsg_mark *m,
+			     void *out, unsigned int room)
+{
+	const struct gen_replay *r = g->replay;
+	const __u8 *frame = pcap_frame(&r->f, (__u32)r->mark_frame);
+	__u8 body[PKT_MARK_PAYLOAD];
+	struct pkt_info pi;
+
+	if (pkt_parse_udp(frame, r->f.len[r->mark_frame], &pi))
+		return 0;
+	stamp_write_mark(body, &g->key, g->popts.run, ts_ns, m);
+	return pkt_udp_repayload(frame, &pi, body, sizeof(body), out, room);
+}
+
 __u32 gen_replay_slots(const struct gen *g)
 {
 	__u32 n = g->replay->f.n, need = 2 * (__u32)g->cfg->ring_size;
@@ -303,7 +326,7 @@ __u32 gen_replay_slots(const struct gen *g)
 int replay_q_setup(struct replay_q *rq, const struct gen *g, struct xsk_queue *q, __u16 flow)
 {
 	const struct pcap_frames *f = &g->replay->f;
-	__u32 s;
+	__u32 s, spare;
 
 	rq->r = g->replay;
 	rq->flow = flow;
@@ -320,6 +343,19 @@ int replay_q_setup(struct replay_q *rq, const struct gen *g, struct xsk_queue *q
 	if (!rq->held)
 		return -ENOMEM;
 	rq->nheld = frame_alloc_bulk(q->fa, q->umem->nr_frames, rq->held);
+	/* The frames past the slots stay the allocator's: the marks take theirs from it. */
+	for (s = 0, spare = rq->nheld; s < spare;) {
+		__u64 a = rq->held[s];
+
+		if (a < (__u64)rq->nslots * rq->frame_size) {
+			s++;
+			continue;
+		}
+		rq->held[s] = rq->held[--spare];
+		rq->held[spare] = a;
+	}
+	frame_free_bulk(q->fa, rq->nheld - spare, rq->held + spare);
+	rq->nheld = spare;
 	for (s = 0; s < rq->nslots; s++)
 		memcpy(xsk_queue_frame_data(q, (__u64)s * rq->frame_size), pcap_frame(f, s % f->n),
 		       f->len[s % f->n]);

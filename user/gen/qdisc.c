@@ -18,12 +18,17 @@
 #include "gen.h"
 #include "fmt.h"
 #include "log.h"
+#include "marks.h"
 #include "runtime.h"
 #include "streams.h"
 #include "stall.h"
 
-/* The mode's counter in gen_counters.m[]. */
-enum { QDISC_REFUSED };
+/*
+ * The mode's counters in gen_counters.m[]: frames the qdisc refused, and
+ * tries of a mark it refused (sent again: a mark is not a counted frame, and
+ * one the qdisc dropped was not on the wire).
+ */
+enum { QDISC_REFUSED, QDISC_MARKS_REFUSED };
 
 #define STALL_WINDOW_NS 1000000000ULL
 
@@ -233,23 +238,66 @@ static void qdisc_streams_loop(struct gen_thread *t, struct qdisc_tx *x)
 	}
 }
 
+/* A mark that waits for room in the send buffer waits no longer than this. */
+#define QDISC_MARK_WAIT_NS 1000000000ULL
+
+/*
+ * Marks through the thread's own socket, as its frames go, one sendto each
+ * and never blocking: a full send buffer, or a full qdisc that refused a
+ * mark (ENOBUFS: counted, for the qdisc's drops), are waited out a bounded
+ * time. Returns the marks it took.
+ */
+static int qdisc_mark_send(struct gen_thread *t, void *const *frames, const __u32 *lens,
+			   unsigned int n)
+{
+	struct qdisc_tx *x = t->m;
+	__u64 deadline = now_ns() + QDISC_MARK_WAIT_NS;
+	unsigned int i, taken = 0;
+
+	for (i = 0; i < n; i++) {
+		for (;;) {
+			ssize_t r = sendto(x->fd, frames[i], lens[i], MSG_DONTWAIT,
+					   (struct sockaddr *)&x->sll, sizeof(x->sll));
+
+			if (r >= 0) {
+				taken++;
+				break;
+			}
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS)
+				CNT_ADD(t->c.m[QDISC_MARKS_REFUSED], 1);
+			else if (errno != EAGAIN)
+				return taken ? (int)taken : -errno;
+			if (now_ns() > deadline)
+				return taken ? (int)taken : -errno;
+			usleep(50);
+		}
+	}
+	return (int)taken;
+}
+
 static void *qdisc_worker(void *arg)
 {
 	struct gen_thread *t = arg;
 	struct qdisc_tx x = { .fd = -1 };
 
 	runtime_block_signals();
+	t->m = &x;
 	if (gen_worker_ready(t, qdisc_setup(t, &x))) {
+		gen_marks_start(t);
 		if (t->ts)
 			qdisc_streams_loop(t, &x);
 		else
 			qdisc_loop(t, &x);
+		gen_marks_end(t);
 	}
 	if (x.fd >= 0)
 		close(x.fd);
 	free(x.msgs);
 	free(x.iov);
 	free(x.bufs);
+	t->m = NULL;
 	run_worker_done(&t->w);
 	return NULL;
 }
@@ -329,6 +377,7 @@ static void qdisc_json(struct gen *g, struct jw *w, const struct gen_snapshot *a
 	/* attempted = accepted (tx_packets) + refused by a full qdisc */
 	jw_u64(w, "attempted", a->total.sent - b->total.sent + refused);
 	jw_u64(w, "refused", refused);
+	jw_u64(w, "marks_refused", gen_mode_delta(a, b, QDISC_MARKS_REFUSED));
 }
 
 static void qdisc_text(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b,
@@ -339,8 +388,9 @@ static void qdisc_text(struct gen *g, const struct gen_snapshot *a, const struct
 	(void)g;
 	/* An interval's refused frames are in its drops list. */
 	if (kind == RUN_SUMMARY)
-		printf("  attempted %s = accepted %s + refused %s (ENOBUFS: the qdisc was full)\n",
-		       FMT_COUNT((sent + refused)), FMT_COUNT(sent), FMT_COUNT(refused));
+		printf("  attempted %s = accepted %s + refused %s (ENOBUFS: the qdisc was full); marks refused and sent again %s\n",
+		       FMT_COUNT((sent + refused)), FMT_COUNT(sent), FMT_COUNT(refused),
+		       FMT_COUNT(gen_mode_delta(a, b, QDISC_MARKS_REFUSED)));
 }
 
 static int qdisc_verdict(struct gen *g, const char *stop_reason)
@@ -381,4 +431,5 @@ const struct gen_mode gen_mode_qdisc = {
 	.text = qdisc_text,
 	.verdict = qdisc_verdict,
 	.cleanup = qdisc_cleanup,
+	.mark_send = qdisc_mark_send,
 };

@@ -63,6 +63,8 @@ struct gen_replay {
 	__u32 nstamped; /* frames of the file that carry a stamp */
 	__u32 unstamped[REPLAY_UNSTAMPED_MAX]; /* the others, by reason */
 	__u16 *stamp_off, *csum_off, *base;
+	/* --stamp: the frame whose headers the marks go on, the file's first stamped one; -1: none */
+	int mark_frame;
 };
 
 struct replay_q {
@@ -85,6 +87,17 @@ void gen_replay_free(struct gen *g);
 void gen_replay_json(const struct gen *g, struct jw *w);
 /* xdp-gen kernel --pcap: one line saying why not, -EINVAL. */
 int gen_replay_refuse_kernel(void);
+/* --stamp: the marks have a frame to go on (the file has a stamped one). */
+bool gen_replay_mark_ready(const struct gen *g);
+/*
+ * A mark (of a queue's flow: m->flow) into out: the headers of the file's
+ * first stamped frame, which every queue replays, the mark m stamped at
+ * ts_ns as its UDP payload, its lengths and checksums made right. Its
+ * length, 0 if more than room.
+ */
+unsigned int gen_replay_mark(const struct gen *g, __u64 ts_ns, const struct xdpsg_mark *m,
+			     void *out, unsigned int room);
+
 /* UMEM frames a queue needs for the file. */
 __u32 gen_replay_slots(const struct gen *g);
 /* Thread: lay the file into the queue's UMEM; rq is the thread's own. */

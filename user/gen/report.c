@@ -12,6 +12,7 @@
 #include "counter_desc.h"
 #include "fmt.h"
 #include "gen.h"
+#include "marks.h"
 #include "streams.h"
 #include "pkt_build.h"
 #include "replay.h"
@@ -70,6 +71,7 @@ static void counters_add(struct gen_counters *d, const struct gen_counters *s)
 	d->stall_frames += CNT_READ(s->stall_frames);
 	d->stall_kick += CNT_READ(s->stall_kick);
 	d->kicks += CNT_READ(s->kicks);
+	d->marks += CNT_READ(s->marks);
 	for (k = 0; k < GEN_MODE_COUNTERS; k++)
 		d->m[k] += CNT_READ(s->m[k]);
 }
@@ -251,6 +253,19 @@ static __u64 rate_ns(const struct gen_snapshot *a, const struct gen_snapshot *b,
  */
 static int rate_reached(const struct gen *g, __u64 sent, __u64 span);
 
+/* The flows of the run: with streams, of all of them (each is a run of its own). */
+static __u64 run_flows(const struct gen *g)
+{
+	__u64 n = 0;
+	unsigned int s;
+
+	for (s = 0; s < g->nstreams; s++)
+		n += g->streams[s].popts.flows;
+	if (g->replay)
+		return g->replay->stamp ? g->nthreads : 0;
+	return g->nstreams ? n : g->popts.flows;
+}
+
 /* The rate asked: --rate, or with streams the sum of theirs. */
 static __u64 rate_asked(const struct gen *g)
 {
@@ -287,8 +302,12 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 	ctr_sub(&d, &a->total, &b->total, sizeof(d));
 	failures_between(g, a, b, &f);
 	if (kind == RUN_SUMMARY) {
+		char key[32];
+
 		jw_u64(w, "requested", g->cfg->count);
 		jw_u64(w, "run", g->popts.run);
+		jw_u64(w, "flows", run_flows(g));
+		jw_str(w, "stamp_key", stamp_key_name(&g->key, key, sizeof(key)));
 		jw_str(w, "rate_basis", "sending");
 		jw_double(w, "send_s", (double)send_span(a, b) / 1e9);
 		reached = rate_reached(g, d.sent, send_span(a, b));
@@ -300,6 +319,10 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 		jw_str(w, "rate_basis", "interval");
 	}
 	ctr_json(w, &gen_sent, &d, 0);
+	if (kind == RUN_SUMMARY) {
+		jw_u64(w, "marks", d.marks);
+		jw_u64(w, "marks_per_flow", gen_marks_per_flow(g));
+	}
 	jw_u64(w, "rx_packets", 0);
 	jw_u64(w, "rx_bytes", 0);
 	jw_double(w, "pps", counter_rate(a->total.sent, b->total.sent, dt));
@@ -402,6 +425,29 @@ static void text_result(struct gen *g, const struct gen_snapshot *a, const struc
 	printf("\n");
 }
 
+/*
+ * What the sink needs to know to check the stamps: the key they were signed
+ * with; and the marks sent besides the frames counted above.
+ */
+static void text_stamps(const struct gen *g, __u64 marks)
+{
+	char key[32];
+
+	if (g->replay ? !g->replay->stamp : g->popts.no_stamp) {
+		printf("  stamps:   none (%s), no marks\n",
+		       g->replay ? "the file's frames as they are" : "--no-stamp");
+		return;
+	}
+	stamp_key_name(&g->key, key, sizeof(key));
+	printf("  stamps:   key %s%s\n", key,
+	       g->key.public_key ?
+		       " (anyone can forge it; --stamp-key FILE on both ends)" :
+		       " (the sink needs the same file: --stamp-key or $XDPSG_STAMP_KEY)");
+	printf("  marks:    %s (%u a flow: %u start%s), not in the counts above\n",
+	       FMT_COUNT(marks), gen_marks_per_flow(g), XDPSG_MARK_START_REPEAT,
+	       g->cfg->no_end_mark ? "; --no-end-mark" : ", 4 end");
+}
+
 static void text_summary(struct gen *g, const struct gen_snapshot *a, const struct gen_snapshot *b)
 {
 	__u64 dt = a->rs.t_ns - b->rs.t_ns, span = rate_ns(a, b, RUN_SUMMARY);
@@ -416,6 +462,7 @@ static void text_summary(struct gen *g, const struct gen_snapshot *a, const stru
 	       fmt_si(b4, sizeof(b4), counter_rate(a->total.bytes, b->total.bytes, span) * 8),
 	       (double)span / 1e9, g->run.stop_reason);
 	text_rate(g, a->total.sent - b->total.sent, span);
+	text_stamps(g, a->total.marks - b->total.marks);
 	gen_streams_text(g);
 	if (g->mode->text)
 		g->mode->text(g, a, b, RUN_SUMMARY);

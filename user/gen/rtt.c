@@ -38,6 +38,7 @@ struct rtt_q {
 	const struct stamp_key *key;
 	__u32 run;
 	__u64 ours; /* frames of this run that came back (duplicates included) */
+	__u64 marks; /* this run's marks that came back: in no book */
 	__u64 foreign; /* anything else the program handed us */
 };
 
@@ -143,10 +144,11 @@ __u32 rtt_q_poll(struct rtt_q *r)
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_queue_rx_desc(q, idx + i);
 		struct stamp st;
+		int kind = stamp_read(xsk_queue_frame_data(q, d->addr), d->len, r->key, &st);
 
-		if (stamp_read(xsk_queue_frame_data(q, d->addr), d->len, r->key, &st) !=
-			    STAMP_DATA ||
-		    st.run != r->run) {
+		if (kind == STAMP_MARK && st.run == r->run) {
+			r->marks++;
+		} else if (kind != STAMP_DATA || st.run != r->run) {
 			r->foreign++;
 		} else {
 			seqtrack_update(r->st, &st, now);

@@ -35,6 +35,7 @@ struct gen_tstream {
 	struct pace pace; /* this thread's share of the stream's count and rate */
 	__u64 attempted; /* frames handed over (qdisc: taken or refused), for the pace */
 	__u64 sent, bytes;
+	__u64 marks; /* its marks the kernel took (marks.h) */
 	__u64 first_ns, last_ns; /* its first and last frames handed over, for its rate */
 } __attribute__((aligned(64)));
 

@@ -26,6 +26,18 @@ __u64 gen_stream_sent(const struct gen *g, unsigned int s, __u64 *bytes)
 	return n;
 }
 
+/* A stream's marks (marks.h), summed over threads. */
+static __u64 stream_marks(const struct gen *g, unsigned int s)
+{
+	__u64 n = 0;
+	unsigned int i;
+
+	for (i = 0; i < g->nthreads; i++)
+		if (g->th[i].ts)
+			n += CNT_READ(g->th[i].ts[s].marks);
+	return n;
+}
+
 /* A stream's rate over its own sending span: from its first frame handed over to its last. */
 static double stream_pps(const struct gen *g, unsigned int s, __u64 sent)
 {
@@ -92,8 +104,10 @@ void gen_streams_json(const struct gen *g, struct jw *w)
 		jw_str(w, "proto", pkt_proto_name(st->popts.proto ? st->popts.proto : PKT_UDP));
 		jw_str(w, "headers", kind);
 		jw_u64(w, "requested", st->count);
+		jw_u64(w, "flows", st->popts.flows);
 		jw_u64(w, "tx_packets", sent);
 		jw_u64(w, "tx_bytes", bytes);
+		jw_u64(w, "marks", stream_marks(g, s));
 		jw_double(w, "pps", stream_pps(g, s, sent));
 		if (st->rate) {
 			jw_u64(w, "rate_asked", st->rate);
@@ -118,7 +132,8 @@ void gen_streams_text(const struct gen *g)
 		       (unsigned int)st->popts.run, fmt_count(b1, sizeof(b1), sent));
 		if (st->count)
 			printf(" of %s", FMT_COUNT(st->count));
-		printf(" at %s pps", fmt_si(b2, sizeof(b2), stream_pps(g, s, sent)));
+		printf(" at %s pps, marks %s", fmt_si(b2, sizeof(b2), stream_pps(g, s, sent)),
+		       FMT_COUNT(stream_marks(g, s)));
 		if (st->rate)
 			printf(" (%s %s)",
 			       stream_reached(st, stream_pps(g, s, sent)) ? "asked" :

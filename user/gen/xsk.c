@@ -15,6 +15,7 @@
 #include "fmt.h"
 #include "gen.h"
 #include "log.h"
+#include "marks.h"
 #include "replay.h"
 #include "rtt.h"
 #include "runtime.h"
@@ -25,12 +26,20 @@ struct xsk_tx {
 	struct xsk_queue *q;
 	bool zerocopy;
 	__u64 *addrs; /* a batch of frame addresses */
-	__u32 *lens; /* per UMEM frame: length written, for bytes at completion */
+	__u32 *lens; /* per UMEM frame: length written (| XSK_LEN_MARK), for bytes at completion */
+	__u64 marks_done; /* marks' frames back from the completion ring */
 	struct replay_q *rp; /* --pcap: the file's frames, handed out in turn */
 	struct rtt_q *rtt; /* --rtt: the returns, in this socket's rx ring */
 	char accounting[160]; /* frame accounting check at exit */
 	bool accounting_ok;
 };
+
+/* A mark's frame, in xsk_tx.lens: not a data frame, in no count but the marks'. */
+#define XSK_LEN_MARK 0x80000000U
+/* A mark's frame never waits longer than this for its completion. */
+#define XSK_MARK_WAIT_NS 1000000000ULL
+/* UMEM frames a replay keeps for its marks, past the file's slots. */
+#define XSK_MARK_FRAMES 64
 
 /* From this rate per queue on, a thread spins between frames: sleeping would not pay. */
 #define XSK_SPIN_RATE 500000ULL
@@ -75,7 +84,7 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 	xsk_queue_opts_cli(&o, t->g->ifc.name, t->queue, t->cpu, &cfg->xsk, (__u32)cfg->xsk_batch,
 			   cfg->rtt ? (__u32)cfg->ring_size : 0, (__u32)cfg->ring_size);
 	if (t->g->replay)
-		o.nr_frames = gen_replay_slots(t->g);
+		o.nr_frames = gen_replay_slots(t->g) + XSK_MARK_FRAMES;
 	else if (cfg->rtt) /* the tx ring full, as many on their way back, the fill ring's */
 		o.nr_frames = 2 * o.tx_size + o.fill_size;
 	err = xsk_queue__create(&x->q, &o);
@@ -96,7 +105,10 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 		return -ENOMEM;
 	if (t->g->replay) {
 		x->rp = calloc(1, sizeof(*x->rp));
-		return x->rp ? replay_q_setup(x->rp, t->g, x->q, (__u16)t->idx) : -ENOMEM;
+		if (!x->rp)
+			return -ENOMEM;
+		t->replay_seq = &x->rp->seq;
+		return replay_q_setup(x->rp, t->g, x->q, (__u16)t->idx);
 	}
 	/*
 	 * Write every frame's payload once: afterwards only headers and stamp
@@ -109,12 +121,18 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 	return 0;
 }
 
-/* Bytes of the frames the completion ring returns, then recycle them. */
+/*
+ * Bytes of the frames the completion ring returns, then recycle them. A
+ * mark's frame counts as a mark only, and goes back to the allocator even
+ * in a replay (it is none of the file's slots); its address is kept at the
+ * array's far end. It gets its payload pattern back first: the data frames
+ * write only their headers and stamp into a recycled frame (pkt.h).
+ */
 static __u32 xsk_reap(struct gen_thread *t, struct xsk_tx *x)
 {
 	struct xsk_queue *q = x->q;
 	struct xsk_ring_cons *cq = &q->umem->comp;
-	__u32 idx, i, n;
+	__u32 idx, i, n, nd = 0, nm = 0, nr = q->umem->nr_frames;
 	__u64 bytes = 0;
 
 	n = xsk_ring_cons__peek(cq, q->batch, &idx);
@@ -122,19 +140,85 @@ static __u32 xsk_reap(struct gen_thread *t, struct xsk_tx *x)
 		return 0;
 	for (i = 0; i < n; i++) {
 		__u64 addr = *xsk_ring_cons__comp_addr(cq, idx + i);
+		__u32 len = x->lens[addr / q->umem->frame_size];
 
-		x->addrs[i] = addr;
-		bytes += x->lens[addr / q->umem->frame_size];
+		if (len & XSK_LEN_MARK) {
+			x->addrs[nr - 1 - nm++] = addr;
+			if (!x->rp)
+				pkt_gen_prefill(t->pg, xsk_queue_frame_data(q, addr));
+			continue;
+		}
+		x->addrs[nd++] = addr;
+		bytes += len;
 	}
 	xsk_ring_cons__release(cq, n);
 	frame_alloc_note_completed(q->fa, n);
 	if (x->rp)
-		replay_done(x->rp, n);
+		replay_done(x->rp, nd);
 	else
-		frame_free_bulk(q->fa, n, x->addrs);
-	CNT_ADD(t->c.sent, n);
+		frame_free_bulk(q->fa, nd, x->addrs);
+	if (nm) {
+		frame_free_bulk(q->fa, nm, x->addrs + nr - nm);
+		x->marks_done += nm;
+	}
+	CNT_ADD(t->c.sent, nd);
 	CNT_ADD(t->c.bytes, bytes);
 	return n;
+}
+
+/* Up to n marks into frames of the allocator and the tx ring; how many went in. */
+static __u32 xsk_mark_submit(struct gen_thread *t, struct xsk_tx *x, void *const *frames,
+			     const __u32 *lens, __u32 n, __u64 deadline)
+{
+	struct xsk_queue *q = x->q;
+	__u64 addrs[XSK_MARK_FRAMES];
+	__u32 got, idx = 0, i;
+
+	got = frame_alloc_bulk(q->fa, n < XSK_MARK_FRAMES ? n : XSK_MARK_FRAMES, addrs);
+	while (got && !xsk_queue_tx_reserve(q, got, &idx)) {
+		if (now_ns() > deadline) {
+			frame_free_bulk(q->fa, got, addrs);
+			return 0;
+		}
+		if (!xsk_reap(t, x))
+			usleep(20);
+	}
+	for (i = 0; i < got; i++) {
+		struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
+
+		memcpy(xsk_queue_frame_data(q, addrs[i]), frames[i], lens[i]);
+		d->addr = addrs[i];
+		d->len = lens[i];
+		x->lens[addrs[i] / q->umem->frame_size] = lens[i] | XSK_LEN_MARK;
+	}
+	if (got)
+		xsk_queue_tx_submit(q, got);
+	return got;
+}
+
+/*
+ * Marks through the queue's own socket: into frames of the allocator (a
+ * replay keeps some apart for them), submitted, kicked, and waited for
+ * until the completion ring returns them (data frames it returns meanwhile
+ * are reaped as such), as many at a time as there are frames. Returns the
+ * marks completed.
+ */
+static int xsk_mark_send(struct gen_thread *t, void *const *frames, const __u32 *lens,
+			 unsigned int n)
+{
+	struct xsk_tx *x = t->m;
+	__u64 done = x->marks_done, deadline = now_ns() + XSK_MARK_WAIT_NS;
+	__u32 sent = 0;
+
+	while (x->marks_done - done < n && now_ns() < deadline) {
+		if (sent < n)
+			sent += xsk_mark_submit(t, x, frames + sent, lens + sent, n - sent,
+						deadline);
+		xsk_queue_kick_tx(x->q);
+		if (!xsk_reap(t, x))
+			usleep(20);
+	}
+	return (int)(x->marks_done - done);
 }
 
 static void xsk_kick(struct gen_thread *t, struct xsk_tx *x)
@@ -238,6 +322,11 @@ static void xsk_drain(struct gen_thread *t, struct xsk_tx *x)
 			usleep(50);
 		}
 	}
+}
+
+/* After the last frame and mark: every UMEM frame is somewhere the allocator can name. */
+static void xsk_finish(struct xsk_tx *x)
+{
 	if (x->rp)
 		replay_q_release(x->rp, x->q);
 	x->accounting_ok = !frame_alloc_check(x->q->fa, x->accounting, sizeof(x->accounting));
@@ -364,10 +453,13 @@ static void *xsk_worker(void *arg)
 	if (!err && !addrs)
 		err = -ENOMEM;
 	if (gen_worker_ready(t, err)) {
+		gen_marks_start(t);
 		if (t->ts)
 			xsk_streams_loop(t, x, addrs);
 		else
 			xsk_loop(t, x, addrs);
+		gen_marks_end(t);
+		xsk_finish(x);
 	}
 	free(addrs);
 	run_worker_done(&t->w);
@@ -584,4 +676,5 @@ const struct gen_mode gen_mode_xsk = {
 	.metrics = xsk_metrics,
 	.verdict = xsk_verdict,
 	.cleanup = xsk_cleanup,
+	.mark_send = xsk_mark_send,
 };
