@@ -2,10 +2,11 @@
 """'status': a lab as recorded, and as the kernel has it now.
 
 The recorded options first, the stamp key, then per side its namespace, bpffs and clock
-(the host's, or its own time namespace with the offset the kernel reports for it), each
-veth end as 'ip -j' reports it (state, MTU, MAC, queues, addresses, the XDP programs attached), its
-qdiscs with their counters (tc's own text: it is for reading, not parsed), and for the
-DUT its neighbours, the bridge's static FDB entries or the XDP program's processes.
+(the host's, or its own time namespace with the offsets the kernel holds for it), each
+veth end as 'ip -j' reports it (state, MTU, MAC, queues, addresses, the XDP programs
+attached), its qdiscs with their counters (tc's own text: it is for reading, not parsed),
+and for the DUT its neighbours, the bridge's static FDB entries or the XDP program's
+processes.
 """
 
 import json
@@ -90,12 +91,11 @@ def _clock_line(t, side, paths, mounted):
 
 def status(t, paths):
     o = t.opts
-    print('lab %s: queues %d, qdisc %s, gro %s, tso %s, mtu %s, ipv6 %s, threaded napi %s, '
-          'clocks %s%s' % (
-              t.name, o.queues, o.qdisc, o.gro or 'default', o.tso or 'default',
-              o.mtu or 'default', _onoff(o.ipv6), _onoff(o.threaded),
-              'separate' if o.separate_clocks else 'same',
-              ', scenario ' + o.scenario if o.scenario else ''))
+    tail = ', scenario ' + o.scenario if o.scenario else ''
+    tail += ', separate clocks' if o.separate_clocks else ''
+    print('lab %s: queues %d, qdisc %s, gro %s, tso %s, mtu %s, ipv6 %s, threaded napi %s%s' % (
+        t.name, o.queues, o.qdisc, o.gro or 'default', o.tso or 'default', o.mtu or 'default',
+        _onoff(o.ipv6), _onoff(o.threaded), tail))
     if t.dut:
         d = t.dut
         print('dut: %s in %s (%s -> %s), qdisc on %s: %s, cpu %s' % (
