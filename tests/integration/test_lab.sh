@@ -646,7 +646,26 @@ test_lab_separate_clocks() {
 		t_fail "list: expected clocks=separate: $("$TESTENV" list)"
 	out=$(awk '$9 == "nsfs" { print $5 }' /proc/self/mountinfo | grep -F "/$name.d/" | sort | paste -sd' ')
 	t_expect_eq "nsfs mounts of the lab" "$TL_STATE_DIR/$name.d/time-dut $TL_STATE_DIR/$name.d/time-gen" "$out"
+	# The scenarios' way in (xdpsg.lab.Lab.start) runs a tool on the side's clock,
+	# with the lab's key, as exec does.
+	out=$(PYTHONPATH=$ROOT/testenv /usr/bin/python3 - "$name" "$TESTENV" <<-'EOF'
+	import sys
+	from xdpsg import lab
+	l = lab.Lab(sys.argv[1], testenv=sys.argv[2])
+	t = l.start("dut", ["sh", "-c", 'echo "$XDPSG_STAMP_KEY"; cat /proc/self/timens_offsets'])
+	t.wait(20)
+	print(" ".join(" ".join(t.out_lines).split()))
+	EOF
+	)
+	t_expect_eq "what Lab.start ran in the DUT saw" \
+		"$STAMP_KEY monotonic 172800 0 boottime 0 0" "$out"
 	lab_bg /dev/null gen sleep 60
+	# A side whose time namespace went missing is refused, not run on the host's clock.
+	umount "$TL_STATE_DIR/$name.d/time-dut" || t_fail "umount time-dut failed"
+	out=$("$TESTENV" exec --name "$name" dut -- true 2>&1)
+	t_expect_eq "exit code of exec in a side whose clock is gone" 1 "$?"
+	[[ "$out" == *"the time namespace of lab '$name' ($TL_STATE_DIR/$name.d/time-dut) is not mounted"* ]] ||
+		t_fail "exec dut without its time namespace: $out"
 	"$TESTENV" teardown --name "$name" >/dev/null || t_fail "teardown --name $name failed"
 	tl_assert_gone "$name"
 	tl_ns_exists "$name-dut" && t_fail "teardown left $name-dut"
