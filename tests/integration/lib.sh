@@ -7,7 +7,9 @@
 # path: labs, background processes, pins.
 #
 # A test written once for every mode of a tool runs its body through
-# t_each_mode, which reports each mode on its own line (see there). Waits are
+# t_each_mode, which reports each mode on its own line (see there); one that
+# must hold whatever the hosts' clocks runs through t_each_clocks, once with
+# the sides on one clock and once on separate clocks. Waits are
 # on conditions (t_wait_until and the helpers built on it: the tools' ready
 # line, their JSON reports, the kernel's view), each bounded; a fixed sleep is
 # left only where time itself is what a test checks.
