@@ -289,7 +289,7 @@ class Cli:
                           "it up again" % (name, paths.stamp_key))
         os.environ.update(key)
         offset = topo_.clock_offset(topo, side)
-        if offset:
+        if topo_.side_clock(topo, side):
             self.enter_clock(name, paths.timens(side), mounted)
         if argv is None:
             clock = ', CLOCK_MONOTONIC +%d s' % offset if offset else ''
@@ -420,7 +420,7 @@ def _ready_line(t):
     sink = '%s/%s %s' % (env['SINK_NS'], env['SINK_IF'], env['SINK_IP4'])
     tail = 'queues %d, qdisc %s' % (o.queues, o.qdisc)
     if t.clocks:
-        tail += ', own clocks: %s' % ', '.join('%s +%d s' % c for c in t.clocks)
+        tail += ', separate clocks: %s' % ', '.join('%s +%d s' % c for c in t.clocks)
     if t.dut:
         d = t.dut
         cost = ', %d ns per frame' % o.dut_cost if o.dut_cost else ''
@@ -568,13 +568,13 @@ Setup only:
                         the lab tuned to overflow: --qdisc pfifo:1000 (unless
                         --qdisc is given), --tso off, --threaded-napi, --no-ipv6
                         (other options given explicitly still apply)
-  --separate-clocks     the generator and the DUT each in a time namespace of
-                        its own, CLOCK_MONOTONIC {gen_off} s (gen) and {dut_off} s
-                        (dut) ahead of the host's, as separate hosts would be;
-                        the sink keeps the host's clock (its XDP program's
-                        bpf_ktime_get_ns() is the host's in any namespace).
-                        exec and enter run there; CLOCK_REALTIME, CLOCK_TAI and
-                        the kernel's own times are not moved
+  --separate-clocks     each side in a time namespace of its own: the generator's
+                        CLOCK_MONOTONIC {gen_off} s and the DUT's {dut_off} s ahead
+                        of the host's, as separate hosts would be; the sink's
+                        the host's (offset 0: its XDP program's bpf_ktime_get_ns()
+                        is the host's in any namespace). exec and enter run
+                        there; CLOCK_REALTIME, CLOCK_TAI and the kernel's own
+                        times are not moved
   --dut MODE            a device under test between gen and sink, in namespace
                         NAME-dut (NAME at most {dut_name_max} characters): gen NAME-g <->
                         NAME-dg [DUT] NAME-ds <-> NAME-s sink. MODE is

@@ -27,7 +27,7 @@ from collections import namedtuple
 
 from . import labstate, nsfs
 from .nsfs import EXEC_SH
-from .topology import STEPS, names
+from .topology import STEPS, names, side_clock
 
 Cmd = namedtuple('Cmd', 'tool ns args')  # ns None: the host's
 Sysctl = namedtuple('Sysctl', 'ns path value')  # path under /proc/sys, may hold '*'
@@ -112,7 +112,7 @@ def _dut(topo, paths):
                 for mac, p in b.fdb]
         out.append(Cmd('ip', b.ns, ('link', 'set', 'dev', b.name, 'up')))
     if d.program:
-        timens = paths.timens('dut') if any(c.side == 'dut' for c in topo.clocks) else None
+        timens = paths.timens('dut') if side_clock(topo, 'dut') else None
         out.append(Program(d.ns, d.program, paths.bpffs('dut'), paths.dut_log, d.ingress.name,
                            timens, paths.stamp_key))
     if d.steer and d.steer[0] == 'napi':
@@ -265,7 +265,8 @@ class Runner:
                              % (k.path, e.strerror)) from None
 
     def _timens(self, t):
-        """A new time namespace, CLOCK_MONOTONIC T.offset seconds ahead, kept by a bind
+        """A new time namespace, CLOCK_MONOTONIC T.offset seconds ahead of the host's
+        (offsets are absolute: 0 is the host's clock wherever setup runs), kept by a bind
         mount on T.path (which must exist) as /run/netns keeps network namespaces.
         unshare(1) makes it: it sets the offset before anything runs in it, which the
         kernel requires."""

@@ -3,11 +3,12 @@
 
 State lives in $TESTENV_STATE_DIR (default /run/xdpsg-testenv): NAME.state records the
 lab's options and status (setting-up, then ready), NAME.d/bpf-gen, bpf-sink (and bpf-dut)
-are its bpffs mounts, NAME.d/stamp.key the lab's stamp key (mode 0600), NAME.d/time-gen
-(and time-dut) its sides' time namespaces with --separate-clocks (nsfs bind mounts, as
-/run/netns holds network namespaces), NAME.d/dut-xdp.log the XDP DUT's output. Only labs
-with a state file there are ever listed or removed. The file's format (KEY=value lines)
-is the one the shell lab wrote, so either can remove a lab the other made.
+are its bpffs mounts, NAME.d/stamp.key the lab's stamp key (mode 0600), NAME.d/time-gen,
+time-sink (and time-dut) its sides' time namespaces with --separate-clocks (nsfs bind
+mounts, as /run/netns holds network namespaces), NAME.d/dut-xdp.log the XDP DUT's output.
+Only labs with a state file there are ever listed or removed. The file's format
+(KEY=value lines) is the one the shell lab wrote, so either can remove a lab the other
+made.
 
 Setup and teardown hold an exclusive flock on the directory itself (so no lock file is
 left behind): one lab's setup must not race another's 'teardown --all'.

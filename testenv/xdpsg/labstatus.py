@@ -14,7 +14,7 @@ import os
 import subprocess
 
 from . import labnet, nsfs
-from .topology import clock_offset, side_ports
+from .topology import side_clock, side_ports
 
 
 def _onoff(v):
@@ -76,17 +76,19 @@ def _key_line(path):
 
 
 def _clock_line(t, side, paths, mounted):
-    off = clock_offset(t, side)
-    if not off:
-        return 'clock: the host\'s CLOCK_MONOTONIC'
-    f = paths.timens(side)
+    c = side_clock(t, side)
+    if c is None:
+        return "clock: the caller's CLOCK_MONOTONIC (every side's: no --separate-clocks)"
+    off, f = c.offset, paths.timens(side)
     if f not in mounted:
-        return 'clock: CLOCK_MONOTONIC +%d s, time namespace %s NOT mounted' % (off, f)
+        return 'clock: CLOCK_MONOTONIC +%d s, time namespace %s NOT mounted: exec refuses' % (
+            off, f)
     # What the kernel holds for that namespace, read from inside it.
     r = subprocess.run(['nsenter', '--time=' + f, 'cat', '/proc/self/timens_offsets'],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     kernel = ', '.join(' '.join(ln.split()) for ln in r.stdout.splitlines() if ln.strip())
-    return 'clock: CLOCK_MONOTONIC +%d s, time namespace %s (offsets: %s)' % (off, f, kernel)
+    return 'clock: CLOCK_MONOTONIC +%d s%s, time namespace %s (offsets: %s)' % (
+        off, '' if off else " (the host's)", f, kernel)
 
 
 def status(t, paths):

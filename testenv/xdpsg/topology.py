@@ -10,12 +10,13 @@ offloads, qdiscs, addresses, neighbours, routes, threaded NAPI, the bridge, the 
 program and CPU, the bpffs sides, the sides' own clocks, and the variables 'env' prints.
 Nothing here touches the system: labnet.py applies a Topology and removes a lab.
 
-With --separate-clocks the generator and the DUT each get a time namespace of their own,
-their CLOCK_MONOTONIC a day and two days ahead of the host's, as separate hosts' clocks
-would be. The sink keeps the host's: the kernel's own clock (bpf_ktime_get_ns(), the times
-the sink's XDP program takes) is the host's in every namespace, and the sink's process
-must read the same clock as its program. Only CLOCK_MONOTONIC as processes read it moves;
-CLOCK_REALTIME and CLOCK_TAI are not namespaced.
+With --separate-clocks every side gets a time namespace of its own, the generator's
+CLOCK_MONOTONIC a day and the DUT's two days ahead of the host's, as separate hosts'
+clocks would be. The sink's reads the host's (offset 0): the kernel's own clock
+(bpf_ktime_get_ns(), the times the sink's XDP program takes) is the host's in every
+namespace, and the sink's process must read the same clock as its program. Only
+CLOCK_MONOTONIC as processes read it moves; CLOCK_REALTIME and CLOCK_TAI are not
+namespaced.
 
 Each DUT kind is one function (_dut_forward, _dut_bridge, _dut_xdp) adding its part to the
 topology; a lab without a DUT is the same value without that part.
@@ -36,11 +37,13 @@ SCENARIOS = ('backpressure',)
 # Setup's steps in order, for TESTENV_FAIL_AT (labnet.plan() runs them in this order).
 STEPS = ('netns', 'veth', 'sysctl', 'offload', 'qdisc', 'up', 'addr', 'neigh', 'threaded',
          'bpffs', 'key', 'clocks', 'dut', 'done')
-# --separate-clocks: the CLOCK_MONOTONIC offset of each side with a time namespace of its
-# own, in seconds. Whole days, as hosts up for different times; a stamp's 24-bit send
+# --separate-clocks: each side's time namespace and its CLOCK_MONOTONIC offset from the
+# host's, in seconds. Whole days, as hosts up for different times; a stamp's 24-bit send
 # ticks (128 ns, wrapping every 2.15 s) move by 0.29 s a day, so ticks read against the
-# wrong clock are far off.
-CLOCK_OFFSETS = (('gen', 86400), ('dut', 2 * 86400))
+# wrong clock are far off. The sink's offset is 0: the host's clock, in a namespace of its
+# own all the same (an offset is set absolutely, not from the parent's), so that what
+# exec runs there reads the host's clock even when exec is run from another side.
+CLOCK_OFFSETS = (('gen', 86400), ('sink', 0), ('dut', 2 * 86400))
 
 GEN_IP4, SINK_IP4, PREFIX4 = '10.11.0.1', '10.11.0.2', 24
 GEN_IP6, SINK_IP6, PREFIX6 = 'fd00:11::1', 'fd00:11::2', 64
@@ -467,9 +470,15 @@ def _env(topo, n):
     return env
 
 
+def side_clock(topo, side):
+    """SIDE's Clock (its own time namespace), or None: exec leaves the clock as it is."""
+    return next((c for c in topo.clocks if c.side == side), None)
+
+
 def clock_offset(topo, side):
     """SIDE's CLOCK_MONOTONIC offset from the host's, in seconds (0: the host's clock)."""
-    return next((c.offset for c in topo.clocks if c.side == side), 0)
+    c = side_clock(topo, side)
+    return c.offset if c else 0
 
 
 def side_ns(topo, side):

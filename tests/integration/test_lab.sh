@@ -633,6 +633,10 @@ test_lab_separate_clocks() {
 		t_expect_eq "${side^^}_CLOCK_OFFSET_S in env" "$want" "$(lab_clock_offset "$side")"
 		t_expect_eq "monotonic offset of exec $side" "$want" "$(lab_timens_offset "$side")"
 	done
+	# The sink's clock is the host's even for an exec run from a side with its own.
+	t_expect_eq "monotonic offset of exec sink run from exec gen" 0 \
+		"$(lab_exec gen "$TESTENV" exec --name "$name" sink -- cat /proc/self/timens_offsets |
+			awk '$1 == "monotonic" { print $2 }')"
 	out=$(echo 'cat /proc/self/timens_offsets' | SHELL=/bin/sh "$TESTENV" enter --name "$name" dut 2>&1) ||
 		t_fail "enter dut with a command on stdin failed: $out"
 	[[ "$out" == *"CLOCK_MONOTONIC +172800 s"*"monotonic"*" 172800 "* ]] ||
@@ -640,12 +644,13 @@ test_lab_separate_clocks() {
 	out=$("$TESTENV" status --name "$name") || t_fail "status failed: $out"
 	[[ "$out" == *"clock: CLOCK_MONOTONIC +86400 s, time namespace $TL_STATE_DIR/$name.d/time-gen (offsets: monotonic 86400 0"* ]] ||
 		t_fail "status: expected gen's clock with the kernel's offsets, got: $out"
-	[[ "$out" == *"== sink: "*$'\n'"clock: the host's CLOCK_MONOTONIC"* ]] ||
+	[[ "$out" == *"== sink: "*$'\n'"clock: CLOCK_MONOTONIC +0 s (the host's), time namespace $TL_STATE_DIR/$name.d/time-sink (offsets: monotonic 0 0"* ]] ||
 		t_fail "status: expected the sink on the host's clock, got: $out"
 	[[ "$("$TESTENV" list)" == *"$name queues=1 qdisc=none dut=bridge dut-qdisc=none clocks=separate"* ]] ||
 		t_fail "list: expected clocks=separate: $("$TESTENV" list)"
 	out=$(awk '$9 == "nsfs" { print $5 }' /proc/self/mountinfo | grep -F "/$name.d/" | sort | paste -sd' ')
-	t_expect_eq "nsfs mounts of the lab" "$TL_STATE_DIR/$name.d/time-dut $TL_STATE_DIR/$name.d/time-gen" "$out"
+	t_expect_eq "nsfs mounts of the lab" \
+		"$TL_STATE_DIR/$name.d/time-dut $TL_STATE_DIR/$name.d/time-gen $TL_STATE_DIR/$name.d/time-sink" "$out"
 	# The scenarios' way in (xdpsg.lab.Lab.start) runs a tool on the side's clock,
 	# with the lab's key, as exec does.
 	out=$(PYTHONPATH=$ROOT/testenv /usr/bin/python3 - "$name" "$TESTENV" <<-'EOF'

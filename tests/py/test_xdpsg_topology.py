@@ -447,13 +447,15 @@ class Clocks(unittest.TestCase):
     def test_sides_and_offsets(self):
         t = topo(separate_clocks=True)
         self.assertTrue(t.opts.separate_clocks)
-        self.assertEqual(t.clocks, (T.Clock('gen', 86400),))
+        # The sink on the host's clock, in a namespace of its own all the same.
+        self.assertEqual(t.clocks, (T.Clock('gen', 86400), T.Clock('sink', 0)))
         env = dict(t.env)
         self.assertEqual((env['CLOCKS'], env['GEN_CLOCK_OFFSET_S'], env['SINK_CLOCK_OFFSET_S']),
                          ('separate', '86400', '0'))
         self.assertNotIn('DUT_CLOCK_OFFSET_S', env)
         t = topo(separate_clocks=True, dut='bridge')
-        self.assertEqual(t.clocks, (T.Clock('gen', 86400), T.Clock('dut', 172800)))
+        self.assertEqual(t.clocks, (T.Clock('gen', 86400), T.Clock('sink', 0),
+                                    T.Clock('dut', 172800)))
         self.assertEqual([(k, v) for k, v in t.env if 'CLOCK' in k], [
             ('CLOCKS', 'separate'), ('GEN_CLOCK_OFFSET_S', '86400'),
             ('SINK_CLOCK_OFFSET_S', '0'), ('DUT_CLOCK_OFFSET_S', '172800')])
@@ -462,6 +464,7 @@ class Clocks(unittest.TestCase):
         # Without the option every side reads the host's clock.
         t = topo(dut='xdp')
         self.assertEqual(t.clocks, ())
+        self.assertIsNone(T.side_clock(t, 'sink'))
         self.assertEqual(dict(t.env)['DUT_CLOCK_OFFSET_S'], '0')
 
     def test_refused_without_time_namespaces(self):
@@ -476,6 +479,7 @@ class Clocks(unittest.TestCase):
         p = dict(labnet.plan(topo(separate_clocks=True, dut='xdp'), paths))
         self.assertEqual(p['key'], [labnet.StampKey('/st/ab.d/stamp.key')])
         self.assertEqual(p['clocks'], [labnet.TimeNs('/st/ab.d/time-gen', 86400),
+                                       labnet.TimeNs('/st/ab.d/time-sink', 0),
                                        labnet.TimeNs('/st/ab.d/time-dut', 172800)])
         # The XDP DUT starts in its own clock, with the key: after both exist.
         self.assertEqual((p['dut'][0].timens, p['dut'][0].key),
