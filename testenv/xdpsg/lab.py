@@ -49,12 +49,12 @@ import subprocess
 import time
 
 from .labnet import xdp_progs
+from .labstate import STAMP_KEY_ENV
 from .proc import LabError, Tool, one_line, run
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/
 TESTENV = os.path.join(HERE, 'testenv.sh')
 LABS_FILE_ENV = 'TESTENV_LABS_FILE'
-STAMP_KEY_ENV = 'XDPSG_STAMP_KEY'
 # What a driver needs of 'testenv.sh env' before it can start anything.
 LAB_VARS = ('GEN_NS', 'SINK_NS', 'GEN_IF', 'SINK_IF', 'SINK_MAC')
 

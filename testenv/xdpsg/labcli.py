@@ -28,7 +28,6 @@ SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', 
 SETUP_FLAGS = ('--threaded-napi', '--no-ipv6', '--separate-clocks')
 TOOLS = ('ip', 'tc', 'bridge', 'ethtool', 'mount')
 CLOCK_TOOLS = ('unshare', 'nsenter')  # util-linux, for --separate-clocks
-STAMP_KEY_ENV = 'XDPSG_STAMP_KEY'
 DEFAULT_NAME = 'xsg'
 
 
@@ -411,7 +410,8 @@ def stamp_key_env(environ, key):
     caller set it (even empty, which the tools take as the public key). A key the user
     chose is one they share with something outside the lab (another host's sink, a
     capture they judge later); the lab's is a default that makes both ends agree."""
-    return {} if STAMP_KEY_ENV in environ else {STAMP_KEY_ENV: key}
+    k = labstate.STAMP_KEY_ENV
+    return {} if k in environ else {k: key}
 
 
 def _ready_line(t):

@@ -34,7 +34,7 @@ Sysctl = namedtuple('Sysctl', 'ns path value')  # path under /proc/sys, may hold
 Script = namedtuple('Script', 'ns name script args')  # sh -c SCRIPT NAME ARGS, with its /sys
 Mkdir = namedtuple('Mkdir', 'path')
 Mount = namedtuple('Mount', 'source target')
-# Left running, XDP on IFNAME; timens: the side's time namespace (None: the host's); key:
+# Left running, XDP on IFNAME; timens: the side's time namespace (None: setup's own); key:
 # the lab's stamp key, as exec gives it.
 Program = namedtuple('Program', 'ns argv bpffs log ifname timens key')
 PinNapi = namedtuple('PinNapi', 'ifname cpu')
@@ -42,7 +42,6 @@ StampKey = namedtuple('StampKey', 'path')
 TimeNs = namedtuple('TimeNs', 'path offset')  # a time namespace bind-mounted at path
 
 BATCH_TOOLS = ('ip', 'tc', 'bridge')
-STAMP_KEY_ENV = 'XDPSG_STAMP_KEY'  # the file the tools read their stamp key from
 STAMP_KEY_BYTES = 32  # random bytes, written as hex: the tools take at least 16
 DUT_ATTACH_WAIT = 10.0  # seconds for the XDP DUT's program to attach
 
@@ -288,7 +287,7 @@ class Runner:
         argv += ['ip', 'netns', 'exec', p.ns, 'sh', '-c', EXEC_SH, 'testenv-dut', p.bpffs]
         argv += list(p.argv)
         env = dict(os.environ)
-        env.setdefault(STAMP_KEY_ENV, p.key)
+        env.setdefault(labstate.STAMP_KEY_ENV, p.key)
         with open(p.log, 'w') as log:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
                                     stderr=subprocess.STDOUT, start_new_session=True, env=env)

@@ -24,6 +24,7 @@ STATE_DIR_ENV = 'TESTENV_STATE_DIR'
 STATE_DIR_DEFAULT = '/run/xdpsg-testenv'
 LOCK_WAIT = 120  # seconds
 SIDES = ('gen', 'sink', 'dut')
+STAMP_KEY_ENV = 'XDPSG_STAMP_KEY'  # the file the tools read their stamp key from
 
 
 class StateError(Exception):
