@@ -517,6 +517,8 @@ test_lab_dut_rollback() {
 # GEN_CLOCK_OFFSET_S) less a delay of 0 to 1 s. The ticks wrap every 2.15 s
 # and a day moves them 0.29 s: on a clock a day away, every frame would be off
 # by 0.29 s or 1.86 s, so in the separate row the host's clock must not fit.
+# A mark (a generator that sends them) is judged the same way, and its full
+# send time (clock_ns) too, which does not wrap.
 tl_judge_ticks() {
 	/usr/bin/python3 - "$1" "$2" "$GEN_CLOCK_OFFSET_S" "$ROOT/testenv" <<-'EOF'
 	import sys, time
@@ -535,17 +537,23 @@ tl_judge_ticks() {
 	    d = (stamp.ticks(recv_mono + clock_off * 10**9) - ticks) % W
 	    return (d - W if d >= W // 2 else d) * TICK / 1e6
 
-	ours, host, bad = [], [], []
+	ours, host, bad, marks = [], [], [], 0
 	for p in rdpcap(pcap):
 	    if UDP not in p:
 	        continue
 	    kind, f = stamp.unpack(bytes(p[UDP].payload), key)
-	    if kind != "data":
+	    if kind not in ("data", "mark"):
 	        bad.append("a frame that is not %s's stamp: %s %s" % (keyfile, kind, f))
 	        continue
 	    recv = int(Decimal(p.time) * 10**9) - real_less_mono
 	    ours.append(delay_ms(recv, off, f["ticks"]))
 	    host.append(delay_ms(recv, 0, f["ticks"]))
+	    if kind == "mark":
+	        marks += 1
+	        full_ms = (recv + off * 10**9 - f["clock_ns"]) / 1e6
+	        if not -5 <= full_ms <= 1000:
+	            bad.append("a mark's clock_ns %d is %.0f ms from the gen side's clock"
+	                       % (f["clock_ns"], full_ms))
 	if not ours:
 	    bad.append("no stamped frame in the capture")
 	if ours and not all(-5 <= d <= 1000 for d in ours):
@@ -553,8 +561,8 @@ tl_judge_ticks() {
 	               % (off, min(ours), max(ours)))
 	if off and any(-5 <= d <= 1000 for d in host):
 	    bad.append("send ticks fit the host's clock too, though gen's is %d s ahead" % off)
-	print("%d frames: send ticks on the gen side's clock (+%d s), %.2f..%.2f ms before "
-	      "capture%s" % (len(ours), off, min(ours or [0]), max(ours or [0]),
+	print("%d frames (%d marks): send ticks on the gen side's clock (+%d s), %.2f..%.2f ms "
+	      "before capture%s" % (len(ours), marks, off, min(ours or [0]), max(ours or [0]),
 	                     "; on the host's clock they would be %.0f ms" % host[0] if off and host
 	                     else ""))
 	for b in bad[:5]:
