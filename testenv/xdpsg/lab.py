@@ -4,10 +4,17 @@
 What this module owns, so that each driver does not grow its own copy:
 
 - Lab: one lab made by testenv.sh (the front end of labcli.py; the lab itself is
-  topology.py and labnet.py). setup() with the caller's options, the lab's
-  variables (GEN_NS, SINK_IF, ... as lab.vars, or lab.sink_if), the argv that runs a
-  command in one side (exec_argv), tools started there (start), removal of an XDP
-  program a run left attached (clear_xdp), teardown().
+  topology.py and labnet.py). setup() with the caller's options ('--separate-clocks'
+  among them), the lab's variables (GEN_NS, SINK_IF, ... as lab.vars, or lab.sink_if),
+  the argv that runs a command in one side (exec_argv), tools started there (start),
+  removal of an XDP program a run left attached (clear_xdp), teardown().
+- Every command started in a side goes through 'testenv.sh exec': it runs in the side's
+  network namespace and, in a lab made with --separate-clocks, in the side's time
+  namespace (its CLOCK_MONOTONIC, lab.clock_offset(side) seconds ahead of the host's),
+  with XDPSG_STAMP_KEY naming the lab's key file unless the caller's environment set it
+  (lab.stamp_key is the file the sides get). A tool a driver runs outside the sides
+  that reads stamps (the host-wide drop tracer) takes lab.host_env(), which names the
+  same key.
 - Tool: one command in its own process group. Its stdout is read line by line as it
   comes (every line kept; lines that are JSON objects parsed, kept and queued), its
   stderr kept. It can be waited for (a line, a JSON type, its exit) and stopped with
@@ -42,6 +49,7 @@ import subprocess
 import time
 
 from .labnet import xdp_progs
+from .labstate import STAMP_KEY_ENV
 from .proc import LabError, Tool, one_line, run
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/
@@ -152,6 +160,28 @@ class Lab:
         missing = [k for k in LAB_VARS if k not in self.vars]
         if missing:
             raise LabError('testenv.sh env --name %s lacks %s' % (self.name, ', '.join(missing)))
+
+    def clock_offset(self, side):
+        """SIDE's CLOCK_MONOTONIC offset from the host's in seconds (0: the host's clock),
+        as the lab's 'env' says."""
+        return int(self.vars.get('%s_CLOCK_OFFSET_S' % side.upper()) or 0)
+
+    @property
+    def stamp_key(self):
+        """The key file the lab's sides sign and check stamps with: the caller's own
+        XDPSG_STAMP_KEY if its environment has one (exec leaves it as it is; empty means
+        the public key), else the lab's."""
+        env = os.environ if self.env is None else self.env
+        if STAMP_KEY_ENV in env:
+            return env[STAMP_KEY_ENV]
+        return self.vars.get('STAMP_KEY', '')
+
+    def host_env(self):
+        """The environment for a tool run outside the sides that must read the sides'
+        stamps (the drop tracer): this lab's env with XDPSG_STAMP_KEY = stamp_key."""
+        env = dict(os.environ if self.env is None else self.env)
+        env[STAMP_KEY_ENV] = self.stamp_key
+        return env
 
     def exec_argv(self, side, argv, env_prefix=()):
         """The argv that runs ARGV in SIDE (gen|sink), with VAR=value ENV_PREFIX set there."""

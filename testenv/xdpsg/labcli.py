@@ -25,8 +25,9 @@ LAB_COMMANDS = ('setup', 'teardown', 'status', 'exec', 'enter', 'list', 'env', '
 RUNNER_COMMANDS = ('backpressure', 'rfc2544')
 SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', '--dut',
                 '--dut-qdisc', '--dut-cpu', '--dut-cost')
-SETUP_FLAGS = ('--threaded-napi', '--no-ipv6')
+SETUP_FLAGS = ('--threaded-napi', '--no-ipv6', '--separate-clocks')
 TOOLS = ('ip', 'tc', 'bridge', 'ethtool', 'mount')
+CLOCK_TOOLS = ('unshare', 'nsenter')  # util-linux, for --separate-clocks
 DEFAULT_NAME = 'xsg'
 
 
@@ -167,12 +168,12 @@ class Cli:
         return topo_.setup_options(given, facts(), self.sink,
                                    os.environ.get('TESTENV_FAIL_AT') or None)
 
-    def check_env(self, cmd):
+    def check_env(self, cmd, o=None):
         if os.geteuid() != 0:
             raise UsageError('must run as root (namespaces, links and bpffs need it): try sudo '
                              '%s %s ...' % (self.front, cmd))
         path = os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin').split(':')
-        for t in TOOLS:
+        for t in TOOLS + (CLOCK_TOOLS if o is not None and o.separate_clocks else ()):
             if not any(os.access(os.path.join(d, t), os.X_OK) for d in path if d):
                 raise UsageError("missing tool '%s': install iproute2, ethtool and util-linux "
                                  "(make deps)" % t)
@@ -239,16 +240,18 @@ class Cli:
             if st is None:
                 continue
             status, o = st
-            print('%s queues=%d qdisc=%s%s%s%s' % (
+            print('%s queues=%d qdisc=%s%s%s%s%s' % (
                 name, o.queues, o.qdisc,
                 ' dut=%s dut-qdisc=%s' % (o.dut, o.dut_qdisc) if o.dut else '',
                 ' dut-cost=%d' % o.dut_cost if o.dut_cost else '',
+                ' clocks=separate' if o.separate_clocks else '',
                 '' if status == 'ready' else ' (incomplete: %s)' % status))
         return 0
 
     def env(self, r):
-        o = labstate.require(labstate.Paths(r['name']), self.prog)
-        for k, v in topo_.build(o).env:
+        paths = labstate.Paths(r['name'])
+        o = labstate.require(paths, self.prog)
+        for k, v in topo_.build(o).env + (('STAMP_KEY', paths.stamp_key),):
             print("%s='%s'" % (k, v.replace("'", "'\\''")))
         return 0
 
@@ -260,8 +263,9 @@ class Cli:
         return 0
 
     def exec(self, r, argv):
-        """ARGV in the side's namespace with the lab's bpffs on /sys/fs/bpf; this process
-        becomes it, so its exit code and signals are the command's."""
+        """ARGV in the side's namespace with the lab's bpffs on /sys/fs/bpf, in the side's
+        time namespace if it has one, with the lab's stamp key; this process becomes it, so
+        its exit code and signals are the command's."""
         name, side = r['name'], r['side']
         paths = labstate.Paths(name)
         topo = topo_.build(labstate.require(paths, self.prog))
@@ -273,15 +277,36 @@ class Cli:
         if not nsfs.ns_exists(ns):
             raise Failure("namespace %s of lab '%s' is missing: tear the lab down and set it up "
                           "again" % (ns, name))
-        if d not in nsfs.mountpoints():
+        mounted = nsfs.mountpoints()
+        if d not in mounted:
             raise Failure("bpffs of lab '%s' (%s) is not mounted: tear the lab down and set it "
                           "up again" % (name, d))
         self.exec_path(argv, r)
+        key = stamp_key_env(os.environ, paths.stamp_key)
+        if key and not os.path.isfile(paths.stamp_key):
+            raise Failure("the stamp key of lab '%s' (%s) is missing: tear the lab down and set "
+                          "it up again" % (name, paths.stamp_key))
+        os.environ.update(key)
+        offset = topo_.clock_offset(topo, side)
+        if topo_.side_clock(topo, side):
+            self.enter_clock(name, paths.timens(side), mounted)
         if argv is None:
-            self.info('shell in %s (lab %s); exit it to leave' % (ns, name), sys.stderr)
+            clock = ', CLOCK_MONOTONIC +%d s' % offset if offset else ''
+            self.info('shell in %s (lab %s%s); exit it to leave' % (ns, name, clock), sys.stderr)
             argv = [os.environ.get('SHELL') or '/bin/bash']
         _exec(['ip', 'netns', 'exec', ns, 'sh', '-c', nsfs.EXEC_SH, 'testenv-' + side, d] +
               argv)
+
+    def enter_clock(self, name, path, mounted):
+        """Into the side's own time namespace (--separate-clocks), which what exec runs
+        then inherits: ip netns exec and the command see that side's CLOCK_MONOTONIC."""
+        if path not in mounted:
+            raise Failure("the time namespace of lab '%s' (%s) is not mounted: tear the lab "
+                          "down and set it up again" % (name, path))
+        try:
+            nsfs.enter_timens(path)
+        except OSError as e:
+            raise Failure('cannot enter the time namespace %s: %s' % (path, e.strerror)) from None
 
     def exec_path(self, argv, r):
         """PATH for exec and enter: the tools' directory first. A command name found
@@ -371,7 +396,7 @@ class Cli:
             return self.version(argv[1:])
         r = self.parse(argv)
         o = self.check(r, topo_.host_facts)
-        self.check_env(r['cmd'])
+        self.check_env(r['cmd'], o)
         cmd = r['cmd']
         if cmd == 'setup':
             return self.setup(o)
@@ -380,11 +405,22 @@ class Cli:
         return getattr(self, cmd.replace('-', '_'))(r)
 
 
+def stamp_key_env(environ, key):
+    """What exec adds to ENVIRON for the lab's stamp key KEY: XDPSG_STAMP_KEY, unless the
+    caller set it (even empty, which the tools take as the public key). A key the user
+    chose is one they share with something outside the lab (another host's sink, a
+    capture they judge later); the lab's is a default that makes both ends agree."""
+    k = labstate.STAMP_KEY_ENV
+    return {} if k in environ else {k: key}
+
+
 def _ready_line(t):
     o, env = t.opts, dict(t.env)
     gen = '%s/%s %s' % (env['GEN_NS'], env['GEN_IF'], env['GEN_IP4'])
     sink = '%s/%s %s' % (env['SINK_NS'], env['SINK_IF'], env['SINK_IP4'])
     tail = 'queues %d, qdisc %s' % (o.queues, o.qdisc)
+    if t.clocks:
+        tail += ', separate clocks: %s' % ', '.join('%s +%d s' % c for c in t.clocks)
     if t.dut:
         d = t.dut
         cost = ', %d ns per frame' % o.dut_cost if o.dut_cost else ''
@@ -469,7 +505,8 @@ def usage(p):
                         gen4=t.GEN_IP4, sink4=t.SINK_IP4, p4=t.PREFIX4, gen6=t.GEN_IP6,
                         sink6=t.SINK_IP6, p6=t.PREFIX6, dg4=t.DUT_GEN_IP4, ds4=t.DUT_SINK_IP4,
                         fsink4=t.FWD_SINK_IP4, fsink6=t.FWD_SINK_IP6,
-                        state=labstate.STATE_DIR_DEFAULT, steps=' '.join(t.STEPS))
+                        state=labstate.STATE_DIR_DEFAULT, steps=' '.join(t.STEPS),
+                        gen_off=dict(t.CLOCK_OFFSETS)['gen'], dut_off=dict(t.CLOCK_OFFSETS)['dut'])
 
 
 USAGE = '''\
@@ -483,16 +520,22 @@ Commands:
   status                namespaces, links, attached XDP programs, qdisc counters
   exec gen|sink|dut -- CMD
                         run CMD in that namespace with the lab's bpffs on
-                        /sys/fs/bpf; CMD's exit code is returned (dut: only in
-                        a lab made with --dut); xdp-sink and xdp-gen are found
-                        by name (this checkout's build/ first on PATH)
-  enter gen|sink|dut    interactive shell in that namespace (bpffs mounted)
+                        /sys/fs/bpf, in the side's own time namespace if it
+                        has one (--separate-clocks), with XDPSG_STAMP_KEY set
+                        to the lab's stamp key file (unless already set);
+                        CMD's exit code is returned (dut: only in a lab made
+                        with --dut); xdp-sink and xdp-gen are found by name
+                        (this checkout's build/ first on PATH)
+  enter gen|sink|dut    interactive shell in that side, as exec runs CMD
   env                   shell assignments to eval: LAB_NAME GEN_NS SINK_NS GEN_IF
                         SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6
                         QUEUES; with a DUT also DUT_MODE DUT_NS DUT_GEN_IF
                         DUT_SINK_IF DUT_GEN_MAC DUT_SINK_MAC DUT_QDISC DUT_CPU
-                        DUT_COST
-  list                  one line per lab: name, queues, qdisc
+                        DUT_COST; then CLOCKS (same or separate)
+                        GEN_CLOCK_OFFSET_S SINK_CLOCK_OFFSET_S (DUT_CLOCK_OFFSET_S)
+                        STAMP_KEY
+  list                  one line per lab: name, queues, qdisc (and what else
+                        setup was given: dut, dut-qdisc, dut-cost, clocks)
   pin-napi --cpu CPU    pin the sink veth's NAPI kthreads (napi/NAME-s-ID, made
                         by threaded NAPI once an XDP program is attached) to
                         CPU; prints "PID NAME" per thread
@@ -525,6 +568,13 @@ Setup only:
                         the lab tuned to overflow: --qdisc pfifo:1000 (unless
                         --qdisc is given), --tso off, --threaded-napi, --no-ipv6
                         (other options given explicitly still apply)
+  --separate-clocks     each side in a time namespace of its own: the generator's
+                        CLOCK_MONOTONIC {gen_off} s and the DUT's {dut_off} s ahead
+                        of the host's, as separate hosts would be; the sink's
+                        the host's (offset 0: its XDP program's bpf_ktime_get_ns()
+                        is the host's in any namespace). exec and enter run
+                        there; CLOCK_REALTIME, CLOCK_TAI and the kernel's own
+                        times are not moved
   --dut MODE            a device under test between gen and sink, in namespace
                         NAME-dut (NAME at most {dut_name_max} characters): gen NAME-g <->
                         NAME-dg [DUT] NAME-ds <-> NAME-s sink. MODE is
@@ -571,9 +621,17 @@ Kernel facts the lab is built around:
     refuses to change then: --threaded-napi enables GRO for a moment so the
     setting sticks for the NAPI instances created later.
 
+Stamp key: setup writes a random key (32 bytes as hex, mode 0600) to
+{state}/NAME.d/stamp.key; exec, enter and the XDP DUT
+run with XDPSG_STAMP_KEY naming it, so xdp-gen and xdp-sink in the lab sign and
+check stamps with it (docs/stamp.md). An XDPSG_STAMP_KEY already in the
+environment is left as it is (empty: the public key); a tool's --stamp-key
+wins over both. teardown removes the key.
+
 Environment: TESTENV_STATE_DIR=DIR keeps the labs' state in DIR (default
 {state}); TESTENV_FAIL_AT=STEP makes setup fail after STEP (a test hook; STEP
-is one of: {steps}); XDPSG_SINK=PATH the XDP DUT's xdp-sink.
+is one of: {steps}); XDPSG_SINK=PATH the XDP DUT's xdp-sink;
+XDPSG_STAMP_KEY=FILE the stamp key exec gives the tools instead of the lab's.
 '''
 
 if __name__ == '__main__':

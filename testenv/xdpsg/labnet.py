@@ -3,8 +3,9 @@
 
 plan() turns a Topology into setup's steps (topology.STEPS), each a list of actions:
 commands (ip, tc, bridge, ethtool), sysctls and bpffs mounts done from this process
-(nsfs.py), scripts run in a namespace that need its own /sys, the XDP DUT's program, and
-NAPI threads pinned to a CPU. run_plan() executes them; make() records the lab around it
+(nsfs.py), scripts run in a namespace that need its own /sys, the lab's stamp key, the
+sides' time namespaces (--separate-clocks), the XDP DUT's program, and NAPI threads
+pinned to a CPU. run_plan() executes them; make() records the lab around it
 and, if anything fails or a signal comes, removes every part of it before the error goes
 on. remove() takes any lab apart from its name alone; it is quiet and idempotent.
 
@@ -26,17 +27,22 @@ from collections import namedtuple
 
 from . import labstate, nsfs
 from .nsfs import EXEC_SH
-from .topology import STEPS, names
+from .topology import STEPS, names, side_clock
 
 Cmd = namedtuple('Cmd', 'tool ns args')  # ns None: the host's
 Sysctl = namedtuple('Sysctl', 'ns path value')  # path under /proc/sys, may hold '*'
 Script = namedtuple('Script', 'ns name script args')  # sh -c SCRIPT NAME ARGS, with its /sys
 Mkdir = namedtuple('Mkdir', 'path')
 Mount = namedtuple('Mount', 'source target')
-Program = namedtuple('Program', 'ns argv bpffs log ifname')  # left running, XDP on IFNAME
+# Left running, XDP on IFNAME; timens: the side's time namespace (None: setup's own); key:
+# the lab's stamp key, as exec gives it.
+Program = namedtuple('Program', 'ns argv bpffs log ifname timens key')
 PinNapi = namedtuple('PinNapi', 'ifname cpu')
+StampKey = namedtuple('StampKey', 'path')
+TimeNs = namedtuple('TimeNs', 'path offset')  # a time namespace bind-mounted at path
 
 BATCH_TOOLS = ('ip', 'tc', 'bridge')
+STAMP_KEY_BYTES = 32  # random bytes, written as hex: the tools take at least 16
 DUT_ATTACH_WAIT = 10.0  # seconds for the XDP DUT's program to attach
 
 # $1 device, $2 the GRO setting to keep. Writing 'threaded' fails while the veth has no
@@ -105,7 +111,9 @@ def _dut(topo, paths):
                 for mac, p in b.fdb]
         out.append(Cmd('ip', b.ns, ('link', 'set', 'dev', b.name, 'up')))
     if d.program:
-        out.append(Program(d.ns, d.program, paths.bpffs('dut'), paths.dut_log, d.ingress.name))
+        timens = paths.timens('dut') if side_clock(topo, 'dut') else None
+        out.append(Program(d.ns, d.program, paths.bpffs('dut'), paths.dut_log, d.ingress.name,
+                           timens, paths.stamp_key))
     if d.steer and d.steer[0] == 'napi':
         out += [Script(d.ns, 'threaded', NAPI_SH, (d.ingress.name,)),
                 PinNapi(d.ingress.name, d.steer[1])]
@@ -147,6 +155,8 @@ def plan(topo, paths):
         'threaded': [Script(t.port.ns, 'threaded', THREADED_SH, (t.port.name, t.gro or ''))
                      for t in topo.threaded],
         'bpffs': bpffs,
+        'key': [StampKey(paths.stamp_key)],
+        'clocks': [TimeNs(paths.timens(c.side), c.offset) for c in topo.clocks],
         'dut': _dut(topo, paths),
         'done': [],
     }
@@ -246,14 +256,41 @@ class Runner:
         except OSError as e:
             raise SetupError('setup failed: %s' % e.strerror) from None
 
+    def _stampkey(self, k):
+        try:
+            write_key(k.path)
+        except OSError as e:
+            raise SetupError('setup failed: cannot write the stamp key %s: %s'
+                             % (k.path, e.strerror)) from None
+
+    def _timens(self, t):
+        """A new time namespace, CLOCK_MONOTONIC T.offset seconds ahead of the host's
+        (offsets are absolute: 0 is the host's clock wherever setup runs), kept by a bind
+        mount on T.path (which must exist) as /run/netns keeps network namespaces.
+        unshare(1) makes it: it sets the offset before anything runs in it, which the
+        kernel requires."""
+        try:
+            os.close(os.open(t.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW |
+                             os.O_CLOEXEC, 0o600))
+        except OSError as e:
+            raise SetupError('setup failed: cannot make %s: %s' % (t.path, e.strerror)) from None
+        argv = ['unshare', '--time=' + t.path, '--monotonic=%d' % t.offset, 'true']
+        rc, out = _run(argv)
+        if rc != 0:
+            raise _failed(argv, rc, out)
+
     def _program(self, p):
         """Started detached in its namespace (teardown stops every process there), its
-        output in the lab's log; setup goes on once its XDP program is attached."""
-        argv = ['ip', 'netns', 'exec', p.ns, 'sh', '-c', EXEC_SH, 'testenv-dut', p.bpffs]
+        output in the lab's log; setup goes on once its XDP program is attached. As exec
+        starts a tool: in the side's time namespace, with the lab's stamp key."""
+        argv = ['nsenter', '--time=' + p.timens, '--'] if p.timens else []
+        argv += ['ip', 'netns', 'exec', p.ns, 'sh', '-c', EXEC_SH, 'testenv-dut', p.bpffs]
         argv += list(p.argv)
+        env = dict(os.environ)
+        env.setdefault(labstate.STAMP_KEY_ENV, p.key)
         with open(p.log, 'w') as log:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
+                                    stderr=subprocess.STDOUT, start_new_session=True, env=env)
         prog = os.path.basename(p.argv[0]) + ' ' + p.argv[1]
         end = time.monotonic() + DUT_ATTACH_WAIT
         while time.monotonic() < end:
@@ -273,6 +310,18 @@ class Runner:
             except OSError as e:
                 raise SetupError('setup failed: cannot pin %s (pid %d) to CPU %d: %s'
                                  % (name, pid, p.cpu, e.strerror)) from None
+
+
+def write_key(path):
+    """A new stamp key at PATH: STAMP_KEY_BYTES random bytes as hex and a newline, mode
+    0600. Hex keeps it a line of text (cat-able, what docs/stamp.md suggests); the tools
+    derive the key from all of it. O_EXCL and O_NOFOLLOW: never through something already
+    there."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    with os.fdopen(fd, 'w') as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(os.urandom(STAMP_KEY_BYTES).hex() + '\n')
 
 
 def _log_line(path):
@@ -334,6 +383,20 @@ def _stop_processes(ns, say):
             time.sleep(0.05)
 
 
+def _unmount(path, mounted, rm, err):
+    """Unmount PATH if it is in MOUNTED, then remove it with RM if it exists; False (said
+    with ERR) if either fails."""
+    try:
+        if path in mounted:
+            nsfs.umount(path)
+        if os.path.lexists(path):
+            rm(path)
+    except OSError as e:
+        err('%s: %s' % (path, e.strerror))
+        return False
+    return True
+
+
 def remove(n, paths, say=lambda m: None, err=lambda m: None):
     """Remove every part of lab N (topology.Names) that exists; True if nothing is left.
     Only called for labs with a state file, i.e. made by the lab. NAME-dut exists only in
@@ -353,21 +416,16 @@ def remove(n, paths, say=lambda m: None, err=lambda m: None):
         if left:
             err('could not remove namespace(s) %s: %s' % (' '.join(left), ' '.join(out.split())))
             ok = False
-    try:
-        os.unlink(paths.dut_log)
-    except FileNotFoundError:
-        pass
+    for f in (paths.dut_log, paths.stamp_key):
+        try:
+            os.unlink(f)
+        except FileNotFoundError:
+            pass
     mounted = nsfs.mountpoints()
     for side in labstate.SIDES:
-        d = paths.bpffs(side)
-        try:
-            if d in mounted:
-                nsfs.umount(d)
-            if os.path.isdir(d):
-                os.rmdir(d)
-        except OSError as e:
-            err('%s: %s' % (d, e.strerror))
-            ok = False
+        ok = _unmount(paths.bpffs(side), mounted, os.rmdir, err) and ok
+        # A time namespace lives on while a process is in it; its name goes now.
+        ok = _unmount(paths.timens(side), mounted, os.unlink, err) and ok
     try:
         if os.path.isdir(paths.lab_dir):
             os.rmdir(paths.lab_dir)

@@ -3,9 +3,12 @@
 
 State lives in $TESTENV_STATE_DIR (default /run/xdpsg-testenv): NAME.state records the
 lab's options and status (setting-up, then ready), NAME.d/bpf-gen, bpf-sink (and bpf-dut)
-are its bpffs mounts, NAME.d/dut-xdp.log the XDP DUT's output. Only labs with a state file
-there are ever listed or removed. The file's format (KEY=value lines) is the one the shell
-lab wrote, so either can remove a lab the other made.
+are its bpffs mounts, NAME.d/stamp.key the lab's stamp key (mode 0600), NAME.d/time-gen,
+time-sink (and time-dut) its sides' time namespaces with --separate-clocks (nsfs bind
+mounts, as /run/netns holds network namespaces), NAME.d/dut-xdp.log the XDP DUT's output.
+Only labs with a state file there are ever listed or removed. The file's format
+(KEY=value lines) is the one the shell lab wrote, so either can remove a lab the other
+made.
 
 Setup and teardown hold an exclusive flock on the directory itself (so no lock file is
 left behind): one lab's setup must not race another's 'teardown --all'.
@@ -21,6 +24,7 @@ STATE_DIR_ENV = 'TESTENV_STATE_DIR'
 STATE_DIR_DEFAULT = '/run/xdpsg-testenv'
 LOCK_WAIT = 120  # seconds
 SIDES = ('gen', 'sink', 'dut')
+STAMP_KEY_ENV = 'XDPSG_STAMP_KEY'  # the file the tools read their stamp key from
 
 
 class StateError(Exception):
@@ -41,9 +45,14 @@ class Paths:
         self.state = os.path.join(self.dir, name + '.state')
         self.lab_dir = os.path.join(self.dir, name + '.d')
         self.dut_log = os.path.join(self.lab_dir, 'dut-xdp.log')
+        self.stamp_key = os.path.join(self.lab_dir, 'stamp.key')
 
     def bpffs(self, side):
         return os.path.join(self.lab_dir, 'bpf-' + side)
+
+    def timens(self, side):
+        """Where SIDE's own time namespace is bind-mounted (--separate-clocks)."""
+        return os.path.join(self.lab_dir, 'time-' + side)
 
     @staticmethod
     def bpffs_source(name, side):
@@ -91,7 +100,8 @@ def state_text(o, status, prog):
             ('GRO', o.gro or ''), ('TSO', o.tso or ''), ('MTU', o.mtu or ''),
             ('IPV6', _flag(o.ipv6)), ('THREADED', _flag(o.threaded)),
             ('SCENARIO', o.scenario or ''), ('DUT', o.dut or ''), ('DUT_QDISC', o.dut_qdisc),
-            ('DUT_CPU', cpu), ('DUT_COST', o.dut_cost)]
+            ('DUT_CPU', cpu), ('DUT_COST', o.dut_cost),
+            ('CLOCKS', 'separate' if o.separate_clocks else 'same')]
     return '# xdpsg testenv lab; made by %s setup, removed by %s teardown\n%s' % (
         prog, prog, ''.join('%s=%s\n' % kv for kv in rows))
 
@@ -145,7 +155,7 @@ def parse(text, name):
         scenario=none_if_empty(kv.get('SCENARIO')), dut=dut,
         dut_qdisc=kv.get('DUT_QDISC') or 'none',
         dut_cpu=int(cpu) if dut and cpu.isdigit() else None,
-        dut_cost=_opt(kv, 'DUT_COST', int, 0))
+        dut_cost=_opt(kv, 'DUT_COST', int, 0), separate_clocks=kv.get('CLOCKS') == 'separate')
     return kv.get('STATUS', ''), o
 
 

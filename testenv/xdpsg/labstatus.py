@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """'status': a lab as recorded, and as the kernel has it now.
 
-The recorded options first, then per side its namespace and bpffs, each veth end as 'ip
--j' reports it (state, MTU, MAC, queues, addresses, the XDP programs attached), its
-qdiscs with their counters (tc's own text: it is for reading, not parsed), and for the
-DUT its neighbours, the bridge's static FDB entries or the XDP program's processes.
+The recorded options first, the stamp key, then per side its namespace, bpffs and clock
+(the host's, or its own time namespace with the offsets the kernel holds for it), each
+veth end as 'ip -j' reports it (state, MTU, MAC, queues, addresses, the XDP programs
+attached), its qdiscs with their counters (tc's own text: it is for reading, not parsed),
+and for the DUT its neighbours, the bridge's static FDB entries or the XDP program's
+processes.
 """
 
 import json
@@ -12,7 +14,7 @@ import os
 import subprocess
 
 from . import labnet, nsfs
-from .topology import side_ports
+from .topology import side_clock, side_ports
 
 
 def _onoff(v):
@@ -62,17 +64,47 @@ def _dut_lines(t, paths):
     return out
 
 
+def _key_line(path):
+    """The key file and its id, as the tools print it ("file 3f09a1c2"), to compare."""
+    from .stamp import Key
+    try:
+        return '%s, id %s' % (path, Key.from_file(path).id)
+    except FileNotFoundError:
+        return '%s MISSING (exec cannot give the tools a key)' % path
+    except (OSError, ValueError) as e:
+        return '%s unusable: %s' % (path, e)
+
+
+def _clock_line(t, side, paths, mounted):
+    c = side_clock(t, side)
+    if c is None:
+        return "clock: the caller's CLOCK_MONOTONIC (every side's: no --separate-clocks)"
+    off, f = c.offset, paths.timens(side)
+    if f not in mounted:
+        return 'clock: CLOCK_MONOTONIC +%d s, time namespace %s NOT mounted: exec refuses' % (
+            off, f)
+    # What the kernel holds for that namespace, read from inside it.
+    r = subprocess.run(['nsenter', '--time=' + f, 'cat', '/proc/self/timens_offsets'],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    kernel = ', '.join(' '.join(ln.split()) for ln in r.stdout.splitlines() if ln.strip())
+    return 'clock: CLOCK_MONOTONIC +%d s%s, time namespace %s (offsets: %s)' % (
+        off, '' if off else " (the host's)", f, kernel)
+
+
 def status(t, paths):
     o = t.opts
+    tail = ', scenario ' + o.scenario if o.scenario else ''
+    tail += ', separate clocks' if o.separate_clocks else ''
     print('lab %s: queues %d, qdisc %s, gro %s, tso %s, mtu %s, ipv6 %s, threaded napi %s%s' % (
         t.name, o.queues, o.qdisc, o.gro or 'default', o.tso or 'default', o.mtu or 'default',
-        _onoff(o.ipv6), _onoff(o.threaded), ', scenario ' + o.scenario if o.scenario else ''))
+        _onoff(o.ipv6), _onoff(o.threaded), tail))
     if t.dut:
         d = t.dut
         print('dut: %s in %s (%s -> %s), qdisc on %s: %s, cpu %s' % (
             d.mode, d.ns, d.ingress.name, d.egress.name, d.egress.name, o.dut_qdisc,
             'none' if d.cpu is None else d.cpu))
     print('state: %s' % paths.state)
+    print('stamp key: %s' % _key_line(paths.stamp_key))
     sink_if = t.veths[-1].b.name
     for pid, name in nsfs.napi_threads(sink_if):
         try:
@@ -85,6 +117,7 @@ def status(t, paths):
         fs = paths.bpffs(ns.side)
         print('\n== %s: namespace %s, bpffs %s (%s)' % (
             ns.side, ns.name, fs, 'mounted' if fs in mounted else 'NOT mounted'))
+        print(_clock_line(t, ns.side, paths, mounted))
         if not nsfs.ns_exists(ns.name):
             print('namespace %s is missing' % ns.name)
             continue

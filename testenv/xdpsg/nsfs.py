@@ -4,8 +4,9 @@
 What iproute2 would otherwise be run for, one process per call: whether a named network
 namespace exists and which processes are in it (as 'ip netns pids' finds them: same nsfs
 inode), running a piece of this process inside one (setns: the sysctls under /proc/sys/net
-are the namespace of the task that opens them, and children inherit it), bpffs mounts,
-the mount table, and the NAPI kernel threads of a device.
+are the namespace of the task that opens them, and children inherit it), entering a side's
+time namespace before exec (what nsenter --time does), bpffs mounts, the mount table, and
+the NAPI kernel threads of a device.
 
 Only for single-threaded callers (the lab's command line): setns() moves the calling
 thread alone. Nothing here imports subprocess, so 'testenv.sh exec' stays quick.
@@ -15,6 +16,7 @@ import os
 
 NETNS_DIR = '/run/netns'
 CLONE_NEWNET = 0x40000000
+CLONE_NEWTIME = 0x80
 MNT_DETACH = 2
 
 # Runs as 'sh -c' inside a namespace: $1 the side's bpffs, then the command. 'ip netns
@@ -80,11 +82,22 @@ def alive(pid):
         return False
 
 
-def setns(fd):
+def setns(fd, nstype=CLONE_NEWNET):
     if hasattr(os, 'setns'):  # Python 3.12
-        os.setns(fd, CLONE_NEWNET)
+        os.setns(fd, nstype)
     else:
-        _check(_c().setns(fd, CLONE_NEWNET), 'setns')
+        _check(_c().setns(fd, nstype), 'setns')
+
+
+def enter_timens(path):
+    """Move this process into the time namespace bind-mounted at PATH; what it execs, and
+    every process that starts, stays there. The kernel allows it only to a single-threaded
+    process (setns: EUSERS otherwise)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        setns(fd, CLONE_NEWTIME)
+    finally:
+        os.close(fd)
 
 
 class InNetns:

@@ -156,8 +156,10 @@ def require_root(why):
 
 def tool_env():
     """This process's environment without XDPSG_* (test hooks and settings for one
-    tool, which a scenario hands to that tool alone)."""
-    return {k: v for k, v in os.environ.items() if not k.startswith('XDPSG_')}
+    tool, which a scenario hands to that tool alone), except XDPSG_STAMP_KEY: both ends
+    need the same key, and one the caller set wins over the lab's (testenv.sh exec)."""
+    return {k: v for k, v in os.environ.items()
+            if not k.startswith('XDPSG_') or k == 'XDPSG_STAMP_KEY'}
 
 
 def summary_of(tool, lines=3):

@@ -7,8 +7,16 @@ NAME-s in sink), or three with a device under test between them: gen NAME-g <-> 
 is a UsageError: one line naming the problem and the fix) and resolves the defaults;
 build() turns the options into a Topology value: namespaces and their sysctls, veth pairs,
 offloads, qdiscs, addresses, neighbours, routes, threaded NAPI, the bridge, the DUT's
-program and CPU, the bpffs sides, and the variables 'env' prints. Nothing here touches the
-system: labnet.py applies a Topology and removes a lab.
+program and CPU, the bpffs sides, the sides' own clocks, and the variables 'env' prints.
+Nothing here touches the system: labnet.py applies a Topology and removes a lab.
+
+With --separate-clocks every side gets a time namespace of its own, the generator's
+CLOCK_MONOTONIC a day and the DUT's two days ahead of the host's, as separate hosts'
+clocks would be. The sink's reads the host's (offset 0): the kernel's own clock
+(bpf_ktime_get_ns(), the times the sink's XDP program takes) is the host's in every
+namespace, and the sink's process must read the same clock as its program. Only
+CLOCK_MONOTONIC as processes read it moves; CLOCK_REALTIME and CLOCK_TAI are not
+namespaced.
 
 Each DUT kind is one function (_dut_forward, _dut_bridge, _dut_xdp) adding its part to the
 topology; a lab without a DUT is the same value without that part.
@@ -28,7 +36,14 @@ DUT_MODES = ('forward', 'bridge', 'xdp')
 SCENARIOS = ('backpressure',)
 # Setup's steps in order, for TESTENV_FAIL_AT (labnet.plan() runs them in this order).
 STEPS = ('netns', 'veth', 'sysctl', 'offload', 'qdisc', 'up', 'addr', 'neigh', 'threaded',
-         'bpffs', 'dut', 'done')
+         'bpffs', 'key', 'clocks', 'dut', 'done')
+# --separate-clocks: each side's time namespace and its CLOCK_MONOTONIC offset from the
+# host's, in seconds. Whole days, as hosts up for different times; a stamp's 24-bit send
+# ticks (128 ns, wrapping every 2.15 s) move by 0.29 s a day, so ticks read against the
+# wrong clock are far off. The sink's offset is 0: the host's clock, in a namespace of its
+# own all the same (an offset is set absolutely, not from the parent's), so that what
+# exec runs there reads the host's clock even when exec is run from another side.
+CLOCK_OFFSETS = (('gen', 86400), ('sink', 0), ('dut', 2 * 86400))
 
 GEN_IP4, SINK_IP4, PREFIX4 = '10.11.0.1', '10.11.0.2', 24
 GEN_IP6, SINK_IP6, PREFIX6 = 'fd00:11::1', 'fd00:11::2', 64
@@ -50,19 +65,21 @@ class UsageError(Exception):
 # ipv6, threaded: bool; qdisc, dut_qdisc: a spec ('none', 'pfifo:1000', ...); scenario,
 # dut: None or a name; dut_cpu: None (no DUT, or 'none': the sender's softirq) or a CPU;
 # dut_cost: ns the XDP DUT spins per frame (0: none), the known answer for latency;
+# separate_clocks: bool, the sides' own time namespaces (CLOCK_OFFSETS);
 # xdp_sink: the XDP DUT's program (not recorded).
 Options = namedtuple('Options', 'name queues qdisc threaded gro tso mtu ipv6 scenario dut '
-                     'dut_qdisc dut_cpu dut_cost xdp_sink')
+                     'dut_qdisc dut_cpu dut_cost separate_clocks xdp_sink')
 DEFAULTS = Options(name='xsg', queues=1, qdisc='none', threaded=False, gro=None, tso=None,
                    mtu=None, ipv6=True, scenario=None, dut=None, dut_qdisc='none',
-                   dut_cpu=None, dut_cost=0, xdp_sink='xdp-sink')
+                   dut_cpu=None, dut_cost=0, separate_clocks=False, xdp_sink='xdp-sink')
 # --dut-cost: as xdp-sink's --cost, at most 1 ms per frame.
 DUT_COST_MAX = 1000000
 
 # What setup_options() needs to know about the machine (host_facts() reads it; tests
 # give their own): ncpu the CPUs this process may use, cpus the CPU numbers that exist,
-# ipv6 whether the kernel has IPv6, executable(path) whether a program can run.
-Facts = namedtuple('Facts', 'ncpu cpus ipv6 executable')
+# ipv6 whether the kernel has IPv6, executable(path) whether a program can run, timens
+# whether it has time namespaces.
+Facts = namedtuple('Facts', 'ncpu cpus ipv6 executable timens', defaults=(True,))
 
 # The topology's parts. A Port is one end of a veth pair (or the bridge) in a namespace.
 Netns = namedtuple('Netns', 'side name sysctls')  # sysctls: ((path under /proc/sys, value),)
@@ -79,8 +96,9 @@ Bridge = namedtuple('Bridge', 'ns name ports fdb')  # fdb: ((mac, port name),)
 # (how the work gets to that CPU: ('rps', hex CPU mask) or ('napi', cpu), or None), the
 # forwarding sysctls, and the XDP program's argv (xdp only).
 Dut = namedtuple('Dut', 'mode ns ingress egress cpu steer sysctls program')
+Clock = namedtuple('Clock', 'side offset')  # a side's own time namespace; offset in seconds
 Topology = namedtuple('Topology', 'name opts namespaces veths offloads qdiscs addrs neighs '
-                      'routes threaded bridge dut sides env')
+                      'routes threaded bridge dut sides clocks env')
 
 # The names of a lab's namespaces, interfaces and MACs; a pure function of its name.
 Names = namedtuple('Names', 'lab gen_ns sink_ns dut_ns gen_if sink_if dut_gen_if dut_sink_if '
@@ -192,7 +210,8 @@ def host_facts():
             cpus.add(int(d[3:]))
     return Facts(ncpu=len(os.sched_getaffinity(0)), cpus=cpus,
                  ipv6=os.path.isdir('/proc/sys/net/ipv6'),
-                 executable=lambda p: os.path.isfile(p) and os.access(p, os.X_OK))
+                 executable=lambda p: os.path.isfile(p) and os.access(p, os.X_OK),
+                 timens=os.path.exists('/proc/self/ns/time'))
 
 
 def check_cpu(value, facts):
@@ -207,7 +226,11 @@ def setup_options(given, facts, xdp_sink='xdp-sink', fail_at=None):
     g = dict(given)
     scenario = g.get('scenario')
     o = DEFAULTS._replace(name=g.get('name', DEFAULTS.name), xdp_sink=xdp_sink,
-                          threaded='threaded-napi' in g, ipv6='no-ipv6' not in g)
+                          threaded='threaded-napi' in g, ipv6='no-ipv6' not in g,
+                          separate_clocks='separate-clocks' in g)
+    if o.separate_clocks and not facts.timens:
+        raise UsageError('--separate-clocks needs time namespaces, which this kernel lacks '
+                         '(CONFIG_TIME_NS, Linux 5.6 or later): leave the option out')
     if scenario is not None:
         if scenario not in SCENARIOS:
             raise UsageError("bad --scenario '%s': the only scenario is backpressure" % scenario)
@@ -340,7 +363,9 @@ def build(o):
         t['threaded'].append(Threaded(sink, o.gro))
     t = {k: tuple(v) if isinstance(v, list) else v for k, v in t.items()}
     sides = tuple(ns.side for ns in t['namespaces'])
-    topo = Topology(name=o.name, opts=o, sides=sides, env=(), **t)
+    clocks = tuple(Clock(s, off) for s, off in CLOCK_OFFSETS
+                   if o.separate_clocks and s in sides)
+    topo = Topology(name=o.name, opts=o, sides=sides, clocks=clocks, env=(), **t)
     return topo._replace(env=tuple(_env(topo, n)))
 
 
@@ -440,7 +465,20 @@ def _env(topo, n):
                 ('DUT_SINK_MAC', d.egress.mac), ('DUT_QDISC', o.dut_qdisc),
                 ('DUT_CPU', 'none' if d.cpu is None else str(d.cpu)),
                 ('DUT_COST', str(o.dut_cost))]
+    env += [('CLOCKS', 'separate' if o.separate_clocks else 'same')]
+    env += [('%s_CLOCK_OFFSET_S' % s.upper(), str(clock_offset(topo, s))) for s in topo.sides]
     return env
+
+
+def side_clock(topo, side):
+    """SIDE's Clock (its own time namespace), or None: exec leaves the clock as it is."""
+    return next((c for c in topo.clocks if c.side == side), None)
+
+
+def clock_offset(topo, side):
+    """SIDE's CLOCK_MONOTONIC offset from the host's, in seconds (0: the host's clock)."""
+    c = side_clock(topo, side)
+    return c.offset if c else 0
 
 
 def side_ns(topo, side):

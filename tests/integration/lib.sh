@@ -7,7 +7,9 @@
 # path: labs, background processes, pins.
 #
 # A test written once for every mode of a tool runs its body through
-# t_each_mode, which reports each mode on its own line (see there). Waits are
+# t_each_mode, which reports each mode on its own line (see there); one that
+# must hold whatever the hosts' clocks runs through t_each_clocks, once with
+# the sides on one clock and once on separate clocks. Waits are
 # on conditions (t_wait_until and the helpers built on it: the tools' ready
 # line, their JSON reports, the kernel's view), each bounded; a fixed sleep is
 # left only where time itself is what a test checks.
@@ -677,4 +679,111 @@ t_each_mode() {
 		esac
 	done
 	return $failed
+}
+
+# --- one test body, both clocks -------------------------------------------------
+#
+# Generator, DUT and sink are often three hosts whose CLOCK_MONOTONICs have
+# nothing in common. A test written once runs as two rows of a "clocks"
+# matrix: in an ordinary lab, where every side reads the host's clock
+# ("same"), and in one made with --separate-clocks, where exec runs the
+# generator's commands a day ahead and the DUT's two days ahead while the sink
+# keeps the host's clock ("separate"). Each row is one result line,
+# "[TEST:same]" and "[TEST:separate]", which tests/run.sh counts as it counts
+# t_each_mode's rows; --filter TEST:separate runs one row.
+#
+# The body makes its lab with clocks_lab_setup (lab_setup with the row's
+# option), or adds "$(t_clocks_opt)" to a setup of its own, and takes what it
+# expects of each side's clock from the lab's env (GEN_CLOCK_OFFSET_S,
+# SINK_CLOCK_OFFSET_S, DUT_CLOCK_OFFSET_S: 0 in the "same" row), never from
+# the row's name. The row's name is in T_CLOCKS.
+
+# t_row LABEL BODY [ARGS...]: "BODY ARGS..." as one row of the test, in a
+# subshell with cleanups of its own (its labs and processes go when it ends;
+# what the caller made stays), reported "[TEST:LABEL] PASS (Ns)", "FAIL (Ns)"
+# or "SKIP (why)" as t_each_mode reports a mode, its output in the test's log
+# and, under tests/run.sh, in T_LOGDIR/TEST:LABEL.log. Returns 1 if it failed.
+t_row() {
+	local label=$1 log start rc
+	shift
+	if [ -n "${T_LOGDIR:-}" ]; then
+		log="$T_LOGDIR/$T_TEST:$label.log"
+	else
+		log=$(mktemp /tmp/xdpsg-row.XXXXXX)
+		t_on_cleanup rm -f "$log"
+	fi
+	start=$SECONDS
+	(
+		T_LABS=() T_PIDS=() T_CLEANUPS=()
+		t_schema_begin
+		trap t_cleanup EXIT
+		trap 'exit 143' TERM INT
+		"$@"
+	) >"$log" 2>&1 </dev/null
+	rc=$?
+	echo "--- $T_TEST:$label (exit $rc) ---"
+	cat "$log"
+	case $rc in
+	0) t_mode_result "$label" PASS "$((SECONDS - start))s" ;;
+	77) t_mode_result "$label" SKIP "$(tail -n 1 "$log")" ;;
+	*)
+		t_mode_result "$label" FAIL "$((SECONDS - start))s"
+		return 1
+		;;
+	esac
+}
+
+# t_clocks_separable: can this machine make a --separate-clocks lab? If not,
+# 1 with the reason in T_CLOCKS_WHY.
+t_clocks_separable() {
+	T_CLOCKS_WHY=
+	if [ ! -e /proc/self/ns/time ]; then
+		T_CLOCKS_WHY="this kernel has no time namespaces (CONFIG_TIME_NS)"
+	elif ! unshare --help 2>/dev/null | grep -q -- '--time'; then
+		T_CLOCKS_WHY="unshare has no --time (util-linux 2.36 or later)"
+	fi
+	[ -z "$T_CLOCKS_WHY" ]
+}
+
+# t_each_clocks BODY [ARGS...]: run "BODY ARGS..." once per row of the clocks
+# matrix, "same" then "separate", with T_CLOCKS set to the row (see above).
+# The "separate" row is skipped, with the reason, on a machine that cannot
+# make it. T_MODE_FILTER (run.sh --filter TEST:ROW) runs one row. Returns 1
+# if any row failed.
+t_each_clocks() {
+	local row failed=0
+	[ $# -ge 1 ] || t_fail "t_each_clocks: no test body given"
+	for row in same separate; do
+		[ -n "${T_MODE_FILTER:-}" ] && [ "$row" != "$T_MODE_FILTER" ] && continue
+		if [ "$row" = separate ] && ! t_clocks_separable; then
+			t_mode_result "$row" SKIP "$T_CLOCKS_WHY"
+			continue
+		fi
+		T_CLOCKS=$row t_row "$row" "$@" || failed=1
+	done
+	return $failed
+}
+
+# t_clocks_opt: the setup option of the row (--separate-clocks, or nothing).
+t_clocks_opt() {
+	[ "${T_CLOCKS:-same}" != separate ] || echo --separate-clocks
+}
+
+# clocks_lab_setup [testenv setup options]: lab_setup with the row's clocks.
+clocks_lab_setup() {
+	# shellcheck disable=SC2046 # the option is one word or none
+	lab_setup $(t_clocks_opt) "$@"
+}
+
+# lab_clock_offset gen|sink|dut: the side's CLOCK_MONOTONIC offset from the
+# host's in seconds, as the lab's env says (0 for a side on the host's clock).
+lab_clock_offset() {
+	local v="${1^^}_CLOCK_OFFSET_S"
+	echo "${!v:-0}"
+}
+
+# lab_timens_offset gen|sink|dut: the same, as the kernel says it to a command
+# exec runs in the side (/proc/self/timens_offsets: 0 in the host's clock).
+lab_timens_offset() {
+	lab_exec "$1" cat /proc/self/timens_offsets | awk '$1 == "monotonic" { print $2 }'
 }

@@ -208,7 +208,7 @@ test_lab_rollback() {
 	local name step rc err
 	name=$(tl_name r)
 	T_LABS+=("$name")
-	for step in netns veth sysctl offload qdisc up addr neigh threaded bpffs 'done'; do
+	for step in netns veth sysctl offload qdisc up addr neigh threaded bpffs key clocks 'done'; do
 		err=$(TESTENV_FAIL_AT=$step "$TESTENV" setup --name "$name" --queues 2 \
 			--qdisc pfifo:100 --threaded-napi --gro on 2>&1 >/dev/null)
 		rc=$?
@@ -291,8 +291,9 @@ test_lab_env() {
 	out=$("$TESTENV" env --name "$LAB_NAME") || t_fail "env failed"
 	names=$(echo "$out" | sed -n 's/^\([A-Z_0-9]*\)=.*/\1/p' | tr '\n' ' ')
 	expected="LAB_NAME GEN_NS SINK_NS GEN_IF SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6 QUEUES "
+	expected+="CLOCKS GEN_CLOCK_OFFSET_S SINK_CLOCK_OFFSET_S STAMP_KEY "
 	t_expect_eq "names printed by env" "$expected" "$names"
-	t_expect_eq "env lines" 12 "$(echo "$out" | wc -l)"
+	t_expect_eq "env lines" 16 "$(echo "$out" | wc -l)"
 	(
 		unset GEN_NS SINK_NS GEN_IF SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6 QUEUES
 		eval "$out"
@@ -505,4 +506,267 @@ test_lab_dut_rollback() {
 		tl_ns_exists "$name-dut" && t_fail "TESTENV_FAIL_AT=$step: $name-dut left behind"
 	done
 	return 0
+}
+
+# --- separate clocks and the stamp key ------------------------------------------
+
+# tl_judge_ticks PCAP KEY: the xdpsg stamps in PCAP (a capture at the sink,
+# tcpdump's kernel receive times in ns), decoded with stamp.py under KEY
+# (a key file, or "public"), against the generator side's clock: each frame's
+# send ticks must be its receive time on that clock (the host's moved by
+# GEN_CLOCK_OFFSET_S) less a delay of 0 to 1 s. The ticks wrap every 2.15 s
+# and a day moves them 0.29 s: on a clock a day away, every frame would be off
+# by 0.29 s or 1.86 s, so in the separate row the host's clock must not fit.
+# A mark (a generator that sends them) is judged the same way, and its full
+# send time (clock_ns) too, which does not wrap.
+tl_judge_ticks() {
+	/usr/bin/python3 - "$1" "$2" "$GEN_CLOCK_OFFSET_S" "$ROOT/testenv" <<-'EOF'
+	import sys, time
+	from decimal import Decimal
+	sys.path.insert(0, sys.argv[4])
+	from scapy.all import UDP, rdpcap
+	from xdpsg import stamp
+	pcap, keyfile, off = sys.argv[1], sys.argv[2], int(sys.argv[3])
+	key = stamp.Key.public_key() if keyfile == "public" else stamp.Key.from_file(keyfile)
+	W, TICK = 1 << 24, 1 << stamp.TICK_SHIFT
+	# The capture's times are CLOCK_REALTIME; the host's CLOCK_MONOTONIC is that less
+	# their difference, which nothing moves on this machine while the test runs.
+	real_less_mono = time.clock_gettime_ns(time.CLOCK_REALTIME) - time.monotonic_ns()
+
+	def delay_ms(recv_mono, clock_off, ticks):
+	    d = (stamp.ticks(recv_mono + clock_off * 10**9) - ticks) % W
+	    return (d - W if d >= W // 2 else d) * TICK / 1e6
+
+	ours, host, bad, marks = [], [], [], 0
+	for p in rdpcap(pcap):
+	    if UDP not in p:
+	        continue
+	    kind, f = stamp.unpack(bytes(p[UDP].payload), key)
+	    if kind not in ("data", "mark"):
+	        bad.append("a frame that is not %s's stamp: %s %s" % (keyfile, kind, f))
+	        continue
+	    recv = int(Decimal(p.time) * 10**9) - real_less_mono
+	    ours.append(delay_ms(recv, off, f["ticks"]))
+	    host.append(delay_ms(recv, 0, f["ticks"]))
+	    if kind == "mark":
+	        marks += 1
+	        full_ms = (recv + off * 10**9 - f["clock_ns"]) / 1e6
+	        if not -5 <= full_ms <= 1000:
+	            bad.append("a mark's clock_ns %d is %.0f ms from the gen side's clock"
+	                       % (f["clock_ns"], full_ms))
+	if not ours:
+	    bad.append("no stamped frame in the capture")
+	if ours and not all(-5 <= d <= 1000 for d in ours):
+	    bad.append("send ticks do not fit the gen side's clock (+%d s): delays %.1f..%.1f ms"
+	               % (off, min(ours), max(ours)))
+	if off and any(-5 <= d <= 1000 for d in host):
+	    bad.append("send ticks fit the host's clock too, though gen's is %d s ahead" % off)
+	print("%d frames (%d marks): send ticks on the gen side's clock (+%d s), %.2f..%.2f ms "
+	      "before capture%s" % (len(ours), marks, off, min(ours or [0]), max(ours or [0]),
+	                     "; on the host's clock they would be %.0f ms" % host[0] if off and host
+	                     else ""))
+	for b in bad[:5]:
+	    print("FAIL: " + b)
+	sys.exit(1 if bad else 0)
+	EOF
+}
+
+# The clocks matrix, one body in both rows: the lab's env and the kernel
+# (/proc/self/timens_offsets of what exec runs) agree on each side's clock,
+# and xdp-gen xsk run by exec in the gen side stamps that side's clock: a
+# capture at the sink, decoded by stamp.py, carries send ticks that fit it
+# (and, in the separate row, not the host's). The key the frames are signed
+# with is the lab's where xdp-gen takes --stamp-key (it reads XDPSG_STAMP_KEY,
+# which exec sets), else the public key.
+tl_clocks_body() {
+	local pcap n=40 want
+	clocks_lab_setup --no-ipv6
+	want=0
+	[ "$T_CLOCKS" = same ] || want=86400
+	t_expect_eq "CLOCKS in env" "$T_CLOCKS" "$CLOCKS"
+	t_expect_eq "GEN_CLOCK_OFFSET_S in env" "$want" "$(lab_clock_offset gen)"
+	t_expect_eq "SINK_CLOCK_OFFSET_S in env" 0 "$(lab_clock_offset sink)"
+	t_expect_eq "monotonic offset in exec gen's /proc/self/timens_offsets" "$want" \
+		"$(lab_timens_offset gen)"
+	t_expect_eq "monotonic offset in exec sink's /proc/self/timens_offsets" 0 \
+		"$(lab_timens_offset sink)"
+	[ -x "$BUILD/xdp-gen" ] || t_skip "xdp-gen not built"
+	command -v tcpdump >/dev/null || t_skip "tcpdump not installed"
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || t_skip "python3-scapy not installed"
+	pcap=$(mktemp /tmp/xdpsg-clocks.XXXXXX)
+	t_on_cleanup rm -f "$pcap" "$pcap.log"
+	lab_bg "$pcap.log" sink tcpdump -i "$SINK_IF" -n -U -w "$pcap" \
+		--time-stamp-precision=nano udp
+	t_wait_for "$pcap.log" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$pcap.log")"
+	lab_exec gen "$BUILD/xdp-gen" xsk -q -n "$n" -r 1000 "$GEN_IF" >/dev/null ||
+		t_fail "xdp-gen xsk -n $n in the gen side failed"
+	t_wait_until 10 tl_pcap_has "$pcap" "$n" ||
+		t_fail "the capture at the sink holds $(tl_pcap_count "$pcap") frames, expected $n"
+	kill -INT "$LAST_PID"
+	t_wait_gone "$LAST_PID"
+	if mode_has xsk stamp-key; then
+		tl_judge_ticks "$pcap" "$STAMP_KEY" || t_fail "the captured stamps, judged above"
+	else
+		echo "note: this xdp-gen takes no --stamp-key (it signs with the public key)"
+		tl_judge_ticks "$pcap" public || t_fail "the captured stamps, judged above"
+	fi
+}
+
+tl_pcap_count() { # PCAP
+	tcpdump -r "$1" -n udp 2>/dev/null | wc -l
+}
+
+tl_pcap_has() { # PCAP N
+	[ "$(tl_pcap_count "$1")" -ge "$2" ]
+}
+
+test_lab_clocks_matrix() {
+	t_each_clocks tl_clocks_body
+}
+
+# --separate-clocks with a DUT: the clocks of the three sides as exec and
+# enter see them (gen a day ahead, the DUT two, the sink the host's), in env,
+# status and list; the time namespaces are nsfs mounts in the lab's state
+# directory. Teardown stops what runs in the lab and leaves nothing: no
+# mount, file or namespace.
+test_lab_separate_clocks() {
+	local name out side want
+	t_clocks_separable || t_skip "$T_CLOCKS_WHY"
+	name=$(tl_name c | cut -c1-12)
+	tl_setup "$name" --separate-clocks --dut bridge --no-ipv6
+	t_expect_eq "CLOCKS" separate "$CLOCKS"
+	for side in gen:86400 dut:172800 sink:0; do
+		want=${side#*:}
+		side=${side%:*}
+		t_expect_eq "${side^^}_CLOCK_OFFSET_S in env" "$want" "$(lab_clock_offset "$side")"
+		t_expect_eq "monotonic offset of exec $side" "$want" "$(lab_timens_offset "$side")"
+	done
+	# The sink's clock is the host's even for an exec run from a side with its own.
+	t_expect_eq "monotonic offset of exec sink run from exec gen" 0 \
+		"$(lab_exec gen "$TESTENV" exec --name "$name" sink -- cat /proc/self/timens_offsets |
+			awk '$1 == "monotonic" { print $2 }')"
+	out=$(echo 'cat /proc/self/timens_offsets' | SHELL=/bin/sh "$TESTENV" enter --name "$name" dut 2>&1) ||
+		t_fail "enter dut with a command on stdin failed: $out"
+	[[ "$out" == *"CLOCK_MONOTONIC +172800 s"*"monotonic"*" 172800 "* ]] ||
+		t_fail "enter dut: expected the shell on the DUT's clock (+172800 s), got: $out"
+	out=$("$TESTENV" status --name "$name") || t_fail "status failed: $out"
+	[[ "$out" == *"clock: CLOCK_MONOTONIC +86400 s, time namespace $TL_STATE_DIR/$name.d/time-gen (offsets: monotonic 86400 0"* ]] ||
+		t_fail "status: expected gen's clock with the kernel's offsets, got: $out"
+	[[ "$out" == *"== sink: "*$'\n'"clock: CLOCK_MONOTONIC +0 s (the host's), time namespace $TL_STATE_DIR/$name.d/time-sink (offsets: monotonic 0 0"* ]] ||
+		t_fail "status: expected the sink on the host's clock, got: $out"
+	[[ "$("$TESTENV" list)" == *"$name queues=1 qdisc=none dut=bridge dut-qdisc=none clocks=separate"* ]] ||
+		t_fail "list: expected clocks=separate: $("$TESTENV" list)"
+	out=$(awk '$9 == "nsfs" { print $5 }' /proc/self/mountinfo | grep -F "/$name.d/" | sort | paste -sd' ')
+	t_expect_eq "nsfs mounts of the lab" \
+		"$TL_STATE_DIR/$name.d/time-dut $TL_STATE_DIR/$name.d/time-gen $TL_STATE_DIR/$name.d/time-sink" "$out"
+	# The scenarios' way in (xdpsg.lab.Lab.start) runs a tool on the side's clock,
+	# with the lab's key, as exec does.
+	out=$(PYTHONPATH=$ROOT/testenv /usr/bin/python3 - "$name" "$TESTENV" <<-'EOF'
+	import sys
+	from xdpsg import lab
+	l = lab.Lab(sys.argv[1], testenv=sys.argv[2])
+	t = l.start("dut", ["sh", "-c", 'echo "$XDPSG_STAMP_KEY"; cat /proc/self/timens_offsets'])
+	t.wait(20)
+	print(" ".join(" ".join(t.out_lines).split()))
+	EOF
+	)
+	t_expect_eq "what Lab.start ran in the DUT saw" \
+		"$STAMP_KEY monotonic 172800 0 boottime 0 0" "$out"
+	lab_bg /dev/null gen sleep 60
+	# A side whose time namespace went missing is refused, not run on the host's clock.
+	umount "$TL_STATE_DIR/$name.d/time-dut" || t_fail "umount time-dut failed"
+	out=$("$TESTENV" exec --name "$name" dut -- true 2>&1)
+	t_expect_eq "exit code of exec in a side whose clock is gone" 1 "$?"
+	[[ "$out" == *"the time namespace of lab '$name' ($TL_STATE_DIR/$name.d/time-dut) is not mounted"* ]] ||
+		t_fail "exec dut without its time namespace: $out"
+	"$TESTENV" teardown --name "$name" >/dev/null || t_fail "teardown --name $name failed"
+	tl_assert_gone "$name"
+	tl_ns_exists "$name-dut" && t_fail "teardown left $name-dut"
+	t_wait_gone "$LAST_PID" 5 || t_fail "teardown left the process exec started in gen running"
+}
+
+# A setup with --separate-clocks that fails half-way leaves nothing: at each
+# step (the test hook), and when unshare itself fails for the DUT's clock
+# after the generator's was made and mounted.
+test_lab_separate_clocks_rollback() {
+	local name step rc err fake
+	t_clocks_separable || t_skip "$T_CLOCKS_WHY"
+	name=$(tl_name k | cut -c1-12)
+	T_LABS+=("$name")
+	for step in bpffs key clocks dut 'done'; do
+		err=$(TESTENV_FAIL_AT=$step "$TESTENV" setup --name "$name" --separate-clocks \
+			--dut bridge 2>&1 >/dev/null)
+		rc=$?
+		t_expect_eq "setup --separate-clocks with TESTENV_FAIL_AT=$step: exit code" 1 "$rc"
+		[[ "$err" == *"rolled back"* ]] || t_fail "TESTENV_FAIL_AT=$step: expected 'rolled back', got '$err'"
+		tl_assert_gone "$name"
+		tl_ns_exists "$name-dut" && t_fail "TESTENV_FAIL_AT=$step: $name-dut left behind"
+	done
+	fake=$(mktemp -d)
+	t_on_cleanup rm -rf "$fake"
+	printf '#!/bin/sh\ncase "$*" in *time-dut*) echo "unshare: no time for the DUT" >&2; exit 1 ;; esac\nexec %s "$@"\n' \
+		"$(command -v unshare)" >"$fake/unshare"
+	chmod +x "$fake/unshare"
+	err=$(PATH=$fake:$PATH "$TESTENV" setup --name "$name" --separate-clocks --dut bridge 2>&1 >/dev/null)
+	rc=$?
+	t_expect_eq "setup whose unshare fails for the DUT: exit code" 1 "$rc"
+	[[ "$err" == *"'unshare --time=$TL_STATE_DIR/$name.d/time-dut --monotonic=172800 true' exited 1: unshare: no time for the DUT"*"rolled back"* ]] ||
+		t_fail "a failed unshare: expected its command and words, then 'rolled back', got: $err"
+	tl_assert_gone "$name"
+}
+
+# The lab's stamp key: a file per lab in its state (mode 0600, at least 16
+# bytes), named by env (STAMP_KEY) and given by exec to what it runs as
+# XDPSG_STAMP_KEY unless the caller's environment names one already.
+# xdp-sink in the sink side checks with it: of frames stamped with
+# stamp.py, those signed with the lab's key count as stamped, those signed
+# with the public key do not; and a key the caller names reaches the tool
+# unchanged (a missing file is refused, naming $XDPSG_STAMP_KEY). Another
+# lab has another key; teardown removes it.
+test_lab_stamp_key() {
+	local out first sink_out
+	lab_setup --no-ipv6
+	t_expect_eq "STAMP_KEY in env" "$TL_STATE_DIR/$LAB_NAME.d/stamp.key" "$STAMP_KEY"
+	[ -f "$STAMP_KEY" ] || t_fail "expected the key file $STAMP_KEY"
+	t_expect_eq "mode of $STAMP_KEY" 600 "$(stat -c %a "$STAMP_KEY")"
+	t_expect_ge "key bytes before trailing whitespace (the tools take 16 or more)" 16 \
+		"$(python3 -c 'import sys; print(len(open(sys.argv[1], "rb").read().rstrip()))' "$STAMP_KEY")"
+	t_expect_eq "XDPSG_STAMP_KEY in exec gen" "$STAMP_KEY" "$(lab_exec gen printenv XDPSG_STAMP_KEY)"
+	t_expect_eq "XDPSG_STAMP_KEY in exec sink" "$STAMP_KEY" "$(lab_exec sink printenv XDPSG_STAMP_KEY)"
+	t_expect_eq "the caller's XDPSG_STAMP_KEY in exec" /etc/xdpsg/other.key \
+		"$(XDPSG_STAMP_KEY=/etc/xdpsg/other.key lab_exec sink printenv XDPSG_STAMP_KEY)"
+	[ -x "$BUILD/xdp-sink" ] || t_skip "xdp-sink not built"
+	/usr/bin/python3 -c 'import scapy' 2>/dev/null || t_skip "python3-scapy not installed"
+	sink_out=$(mktemp)
+	t_on_cleanup rm -f "$sink_out"
+	xsk_sink_bg "$sink_out"
+	lab_exec gen /usr/bin/python3 - "$ROOT/testenv" "$GEN_IF" "$SINK_MAC" "$GEN_IP4" \
+		"$SINK_IP4" "$STAMP_KEY" 5 public 3 <<-'EOF' || t_fail "sending stamped frames from gen failed"
+	import os, sys, time
+	sys.path.insert(0, sys.argv[1])
+	from scapy.all import IP, UDP, Ether, sendp
+	from xdpsg import stamp
+	ifname, dmac, sip, dip = sys.argv[2:6]
+	for i, (keyfile, n) in enumerate(zip(sys.argv[6::2], sys.argv[7::2])):
+	    key = stamp.Key.public_key() if keyfile == "public" else stamp.Key.from_file(keyfile)
+	    run = int.from_bytes(os.urandom(4), "little") | 1
+	    sendp([Ether(dst=dmac) / IP(src=sip, dst=dip) / UDP(sport=1024 + i, dport=9) /
+	           stamp.pack(key, run, 0, seq, time.monotonic_ns()) for seq in range(int(n))],
+	          iface=ifname, verbose=False)
+	EOF
+	wait_total "$sink_out" interval rx_packets 8 || t_fail "xdp-sink did not see the 8 frames: $(tail -n 3 "$sink_out")"
+	kill -INT "$LAST_PID"
+	t_wait_gone "$LAST_PID" || t_fail "xdp-sink did not stop"
+	t_expect_eq "frames the sink took as stamped (5 under the lab's key, 3 under the public key)" 5 \
+		"$(json_get "$sink_out" summary 'o["stamped"]')"
+	out=$(XDPSG_STAMP_KEY=/nonexistent/stamp.key lab_exec sink "$BUILD/xdp-sink" xsk -d 1 "$SINK_IF" 2>&1)
+	t_expect_eq "exit code of xdp-sink given a missing key by the caller" 2 "$?"
+	# shellcheck disable=SC2016 # the tool's own words, a '$' in them
+	[[ "$out" == *'$XDPSG_STAMP_KEY /nonexistent/stamp.key'* ]] ||
+		t_fail "xdp-sink: expected it to name the caller's key file, got: $out"
+	first=$STAMP_KEY
+	lab_setup --no-ipv6
+	cmp -s "$first" "$STAMP_KEY" && t_fail "two labs, one key: $first and $STAMP_KEY are the same"
+	"$TESTENV" teardown --name "$LAB_NAME" >/dev/null || t_fail "teardown failed"
+	[ ! -e "$STAMP_KEY" ] || t_fail "teardown left the key $STAMP_KEY"
 }

@@ -58,6 +58,20 @@ test_lab_model_command_line() {
 	tm_unittest CommandLine
 }
 
+# --separate-clocks as data: gen and DUT in time namespaces of their own (a day,
+# two days ahead), the sink on the host's; env, the plan, the state, the command
+# line, and the time namespace made by unshare(1) on a file of its own.
+test_lab_model_clocks() {
+	tm_unittest Clocks
+}
+
+# The lab's stamp key: random, mode 0600 whatever the umask, never written through
+# a link; exec gives it unless the caller set XDPSG_STAMP_KEY; env prints it;
+# teardown removes it with the time namespaces' files.
+test_lab_model_stamp_key() {
+	tm_unittest StampKey
+}
+
 # 'make install DESTDIR=...' installs xdpsg-lab and the package it runs, and it
 # works from there alone: no PYTHONPATH, another directory, another user.
 test_lab_install_destdir() {

@@ -39,6 +39,13 @@ test_pylib_lab_recorded_after_setup() {
 	pl_unittest LabRecord
 }
 
+# The lab's clocks and stamp key as a driver sees them: the sides' offsets, the
+# key the sides get (the caller's own wins), host_env() for the drop tracer, and
+# scenario.tool_env() keeping XDPSG_STAMP_KEY while it drops the other XDPSG_*.
+test_pylib_lab_clocks_and_key() {
+	pl_unittest LabClocksAndKey
+}
+
 # --version --json: stubs for the tools; the real testenv.sh answers too.
 test_pylib_version_query() {
 	pl_unittest VersionQuery

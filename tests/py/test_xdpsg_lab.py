@@ -20,7 +20,7 @@ import time
 import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from xdpsg import lab as xl, proc, sysstat  # noqa: E402
+from xdpsg import lab as xl, proc, scenario, sysstat  # noqa: E402
 
 PY = sys.executable
 
@@ -192,6 +192,10 @@ FAKE_TESTENV = r'''
         echo "LAB_NAME='$3'"
         for v in GEN_NS SINK_NS GEN_IF SINK_IF; do echo "$v='$3-$v'"; done
         echo "SINK_MAC='02:00:00:00:00:02'"
+        echo "CLOCKS='separate'"
+        echo "GEN_CLOCK_OFFSET_S='86400'"
+        echo "SINK_CLOCK_OFFSET_S='0'"
+        echo "STAMP_KEY='/st/$3.d/stamp.key'"
         ;;
     exec)
         while [ "$1" != -- ]; do shift; done
@@ -288,6 +292,44 @@ class LabRecord(LabRecordBase):
                       env_prefix=['XDPSG_TEST_STALL=1'])
         self.assertEqual(t.wait(10), 0)
         self.assertEqual(t.out_lines, ['1'])
+
+
+class LabClocksAndKey(LabRecordBase):
+    """What a driver knows of a lab's clocks and stamp key, and hands to the tools."""
+
+    def test_clock_offsets(self):
+        lab = self.lab(0)
+        lab.setup('--separate-clocks')
+        self.assertEqual(self.calls()[0], 'setup')
+        with open(self.log) as f:
+            self.assertIn('--separate-clocks', f.readline().split())
+        self.assertEqual((lab.clock_offset('gen'), lab.clock_offset('sink'),
+                          lab.clock_offset('dut')), (86400, 0, 0))
+
+    def test_stamp_key_lab_or_callers(self):
+        lab = self.lab(0)
+        lab.env.pop('XDPSG_STAMP_KEY', None)
+        lab.setup()
+        self.assertEqual(lab.stamp_key, '/st/pl1.d/stamp.key')
+        self.assertEqual(lab.host_env()['XDPSG_STAMP_KEY'], '/st/pl1.d/stamp.key')
+        self.assertEqual(lab.host_env()['FAKE_LOG'], self.log)  # the rest of the lab's env
+        # The caller's own key wins, as testenv.sh exec lets it; '' is the public key.
+        for mine in ('/etc/xdpsg/stamp.key', ''):
+            lab.env['XDPSG_STAMP_KEY'] = mine
+            self.assertEqual((lab.stamp_key, lab.host_env()['XDPSG_STAMP_KEY']), (mine, mine))
+
+    def test_tool_env_keeps_the_key(self):
+        saved = dict(os.environ)
+        try:
+            os.environ.update(XDPSG_STAMP_KEY='/k', XDPSG_TEST_STALL='1', XDPSG_SINK='/s')
+            env = scenario.tool_env()
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        # Hooks and one tool's settings stay with that tool; the key is both ends'.
+        self.assertEqual(env.get('XDPSG_STAMP_KEY'), '/k')
+        self.assertNotIn('XDPSG_TEST_STALL', env)
+        self.assertNotIn('XDPSG_SINK', env)
 
 
 GEN_VERSION = ('{"type":"version","tool":"xdp-gen","version":"0.1.0","modes":['

@@ -11,12 +11,15 @@ Run by tests/integration/test_lab_model.sh, one class per test function, or dire
 """
 
 import io
+import os
+import stat
 import sys
+import tempfile
 import unittest
 from contextlib import redirect_stdout
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from xdpsg import labcli, labnet, labstate, topology as T  # noqa: E402
+from xdpsg import labcli, labnet, labstate, stamp, topology as T  # noqa: E402
 from xdpsg.topology import Addr, Neigh, Port, Route, UsageError  # noqa: E402
 
 FOUR = T.Facts(ncpu=4, cpus={0, 1, 2, 3}, ipv6=True, executable=lambda p: True)
@@ -69,7 +72,9 @@ class TwoNamespaces(unittest.TestCase):
             'LAB_NAME': 'ab', 'GEN_NS': 'ab-gen', 'SINK_NS': 'ab-sink', 'GEN_IF': 'ab-g',
             'SINK_IF': 'ab-s', 'GEN_MAC': GEN.mac, 'SINK_MAC': SINK.mac, 'GEN_IP4': '10.11.0.1',
             'SINK_IP4': '10.11.0.2', 'GEN_IP6': 'fd00:11::1', 'SINK_IP6': 'fd00:11::2',
-            'QUEUES': '1'})
+            'QUEUES': '1', 'CLOCKS': 'same', 'GEN_CLOCK_OFFSET_S': '0',
+            'SINK_CLOCK_OFFSET_S': '0'})
+        self.assertEqual(t.clocks, ())
         self.assertEqual([k for k, _ in t.env][:3], ['LAB_NAME', 'GEN_NS', 'SINK_NS'])
 
     def test_settings(self):
@@ -109,7 +114,8 @@ class DutKinds(unittest.TestCase):
         env = dict(t.env)
         self.assertEqual([k for k, _ in t.env][12:], [
             'DUT_MODE', 'DUT_NS', 'DUT_GEN_IF', 'DUT_SINK_IF', 'DUT_GEN_MAC', 'DUT_SINK_MAC',
-            'DUT_QDISC', 'DUT_CPU', 'DUT_COST'])
+            'DUT_QDISC', 'DUT_CPU', 'DUT_COST', 'CLOCKS', 'GEN_CLOCK_OFFSET_S',
+            'SINK_CLOCK_OFFSET_S', 'DUT_CLOCK_OFFSET_S'])
         self.assertEqual((env['DUT_MODE'], env['DUT_GEN_IF'], env['DUT_SINK_MAC']),
                          (mode, 'ab-dg', DS.mac))
         self.assertEqual(t.sides, ('gen', 'sink', 'dut'))
@@ -279,7 +285,7 @@ class Plan(unittest.TestCase):
         p = dict(self.plan(dut='xdp'))
         self.assertEqual(p['dut'][0], labnet.Program('ab-dut', topo(dut='xdp').dut.program,
                                                      '/st/ab.d/bpf-dut', '/st/ab.d/dut-xdp.log',
-                                                     'ab-dg'))
+                                                     'ab-dg', None, '/st/ab.d/stamp.key'))
         self.assertEqual(p['dut'][-1], labnet.PinNapi('ab-dg', 1))
         self.assertEqual(len(p['bpffs']), 7)
 
@@ -432,6 +438,168 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(labcli._front_end_args(['--front-end=/a/xdpsg-lab', '--front-sink=/a/s',
                                                  '--front-runners=/l', '--', 'x']),
                          ('/a/xdpsg-lab', '/a/s', '/l', ['x']))
+
+
+class Clocks(unittest.TestCase):
+    """--separate-clocks: gen and DUT in time namespaces of their own, a day and two days
+    ahead; the sink on the host's clock."""
+
+    def test_sides_and_offsets(self):
+        t = topo(separate_clocks=True)
+        self.assertTrue(t.opts.separate_clocks)
+        # The sink on the host's clock, in a namespace of its own all the same.
+        self.assertEqual(t.clocks, (T.Clock('gen', 86400), T.Clock('sink', 0)))
+        env = dict(t.env)
+        self.assertEqual((env['CLOCKS'], env['GEN_CLOCK_OFFSET_S'], env['SINK_CLOCK_OFFSET_S']),
+                         ('separate', '86400', '0'))
+        self.assertNotIn('DUT_CLOCK_OFFSET_S', env)
+        t = topo(separate_clocks=True, dut='bridge')
+        self.assertEqual(t.clocks, (T.Clock('gen', 86400), T.Clock('sink', 0),
+                                    T.Clock('dut', 172800)))
+        self.assertEqual([(k, v) for k, v in t.env if 'CLOCK' in k], [
+            ('CLOCKS', 'separate'), ('GEN_CLOCK_OFFSET_S', '86400'),
+            ('SINK_CLOCK_OFFSET_S', '0'), ('DUT_CLOCK_OFFSET_S', '172800')])
+        self.assertEqual([T.clock_offset(t, s) for s in ('gen', 'sink', 'dut')],
+                         [86400, 0, 172800])
+        # Without the option every side reads the host's clock.
+        t = topo(dut='xdp')
+        self.assertEqual(t.clocks, ())
+        self.assertIsNone(T.side_clock(t, 'sink'))
+        self.assertEqual(dict(t.env)['DUT_CLOCK_OFFSET_S'], '0')
+
+    def test_refused_without_time_namespaces(self):
+        with self.assertRaises(UsageError) as cm:
+            T.setup_options({'name': 'ab', 'separate-clocks': True}, FOUR._replace(timens=False))
+        self.assertIn('--separate-clocks needs time namespaces', str(cm.exception))
+        self.assertNotIn('\n', str(cm.exception))
+        T.setup_options({'name': 'ab'}, FOUR._replace(timens=False))
+
+    def test_plan(self):
+        paths = labstate.Paths('ab', '/st')
+        p = dict(labnet.plan(topo(separate_clocks=True, dut='xdp'), paths))
+        self.assertEqual(p['key'], [labnet.StampKey('/st/ab.d/stamp.key')])
+        self.assertEqual(p['clocks'], [labnet.TimeNs('/st/ab.d/time-gen', 86400),
+                                       labnet.TimeNs('/st/ab.d/time-sink', 0),
+                                       labnet.TimeNs('/st/ab.d/time-dut', 172800)])
+        # The XDP DUT starts in its own clock, with the key: after both exist.
+        self.assertEqual((p['dut'][0].timens, p['dut'][0].key),
+                         ('/st/ab.d/time-dut', '/st/ab.d/stamp.key'))
+        self.assertLess(T.STEPS.index('bpffs'), T.STEPS.index('key'))
+        self.assertLess(T.STEPS.index('clocks'), T.STEPS.index('dut'))
+        p = dict(labnet.plan(topo(), paths))
+        self.assertEqual((p['clocks'], p['key']), ([], [labnet.StampKey('/st/ab.d/stamp.key')]))
+
+    def test_state(self):
+        o = T.setup_options({'name': 'ab', 'separate-clocks': True, 'dut': 'forward'}, FOUR)
+        text = labstate.state_text(o, 'ready', 'testenv.sh')
+        self.assertIn('\nCLOCKS=separate\n', text)
+        self.assertTrue(labstate.parse(text, 'ab')[1].separate_clocks)
+        # A lab recorded before the option existed has the host's clock everywhere.
+        self.assertFalse(labstate.parse('NAME=ab\nSTATUS=ready\n', 'ab')[1].separate_clocks)
+
+    def test_command_line(self):
+        cli = labcli.Cli('/x/testenv.sh', '/b/xdp-sink')
+        o = cli.check(cli.parse(['setup', '--separate-clocks', '--name', 'ab']), lambda: FOUR)
+        self.assertTrue(o.separate_clocks)
+        with self.assertRaisesRegex(UsageError, "option --separate-clocks only applies to 'setup'"):
+            cli.check(cli.parse(['exec', 'gen', '--separate-clocks', '--', 'true']), lambda: FOUR)
+        self.assertIn('--separate-clocks', labcli.usage('testenv.sh'))
+        self.assertIn("CLOCK_MONOTONIC 86400 s and the DUT's 172800 s", labcli.usage('testenv.sh'))
+
+    def test_time_namespace_made_by_unshare(self):
+        ran = []
+        real = labnet._run
+        labnet._run = lambda argv, input=None: (ran.append(argv) or (self.rc, 'unshare: no'))
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                f = os.path.join(d, 'time-gen')
+                self.rc = 0
+                labnet.Runner().add(labnet.TimeNs(f, 86400))
+                self.assertEqual(ran, [['unshare', '--time=' + f, '--monotonic=86400', 'true']])
+                self.assertTrue(os.path.isfile(f), 'the bind mount needs a file to land on')
+                # A file already there is not used.
+                with self.assertRaisesRegex(labnet.SetupError, 'cannot make .*File exists'):
+                    labnet.Runner().add(labnet.TimeNs(f, 86400))
+                self.rc = 1
+                with self.assertRaisesRegex(labnet.SetupError,
+                                            "'unshare --time=.* exited 1: unshare: no"):
+                    labnet.Runner().add(labnet.TimeNs(f + '2', 5))
+        finally:
+            labnet._run = real
+
+
+class StampKey(unittest.TestCase):
+    """The lab's stamp key: written at setup, given to what exec runs, removed at teardown."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix='xdpsg-key-')
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def test_key_file(self):
+        a, b = os.path.join(self.dir, 'a.key'), os.path.join(self.dir, 'b.key')
+        old = os.umask(0)  # the file's mode must not depend on the caller's umask
+        try:
+            labnet.write_key(a)
+        finally:
+            os.umask(old)
+        labnet.write_key(b)
+        for f in (a, b):
+            self.assertEqual(stat.S_IMODE(os.stat(f).st_mode), 0o600)
+            with open(f) as fh:
+                text = fh.read()
+            self.assertRegex(text, r'^[0-9a-f]{64}\n$')
+        # The tools' rule (docs/stamp.md, "The key"): at least 16 bytes; two labs, two keys.
+        self.assertNotEqual(stamp.Key.from_file(a).id, stamp.Key.from_file(b).id)
+        self.assertFalse(stamp.Key.from_file(a).public)
+        # Never over a file, or through a link, already there.
+        with self.assertRaises(FileExistsError):
+            labnet.write_key(a)
+        os.symlink(a, os.path.join(self.dir, 'c.key'))
+        with self.assertRaises(FileExistsError):
+            labnet.write_key(os.path.join(self.dir, 'c.key'))
+
+    def test_setup_step(self):
+        paths = labstate.Paths('ab', self.dir)
+        os.mkdir(paths.lab_dir)
+        labnet.Runner().add(labnet.StampKey(paths.stamp_key))
+        self.assertTrue(os.path.isfile(paths.stamp_key))
+        with self.assertRaisesRegex(labnet.SetupError, 'cannot write the stamp key'):
+            labnet.Runner().add(labnet.StampKey(paths.stamp_key))
+
+    def test_exec_environment(self):
+        # The lab's key unless the caller chose one (even the public key, by '').
+        self.assertEqual(labcli.stamp_key_env({'PATH': '/bin'}, '/st/ab.d/stamp.key'),
+                         {'XDPSG_STAMP_KEY': '/st/ab.d/stamp.key'})
+        self.assertEqual(labcli.stamp_key_env({'XDPSG_STAMP_KEY': '/etc/k'}, '/st/k'), {})
+        self.assertEqual(labcli.stamp_key_env({'XDPSG_STAMP_KEY': ''}, '/st/k'), {})
+
+    def test_env_prints_it(self):
+        o = T.setup_options({'name': 'ab', 'separate-clocks': True}, FOUR)
+        os.environ[labstate.STATE_DIR_ENV] = self.dir
+        try:
+            labstate.write(labstate.Paths('ab'), o, 'ready', 'testenv.sh')
+            out = io.StringIO()
+            with redirect_stdout(out):
+                labcli.Cli('/x/testenv.sh', None).env({'name': 'ab'})
+        finally:
+            del os.environ[labstate.STATE_DIR_ENV]
+        lines = out.getvalue().splitlines()
+        self.assertEqual(lines[-1], "STAMP_KEY='%s/ab.d/stamp.key'" % self.dir)
+        self.assertIn("GEN_CLOCK_OFFSET_S='86400'", lines)
+
+    def test_teardown_removes_key_and_clocks(self):
+        name = 'zk%d' % (os.getpid() % 100000)  # no such namespace: only files to remove
+        paths = labstate.Paths(name, self.dir)
+        os.mkdir(paths.lab_dir)
+        for f in (paths.stamp_key, paths.timens('gen'), paths.timens('dut'), paths.state):
+            with open(f, 'w') as fh:
+                fh.write('x\n')
+        said = []
+        self.assertTrue(labnet.remove(T.names(name), paths, err=said.append), said)
+        self.assertEqual(os.listdir(self.dir), [])
 
 
 if __name__ == '__main__':

@@ -15,10 +15,11 @@ The kernel is the source of truth: counters come from the tools' --kernel-stats
 JSON and from snapshots with build/tests/kstats-dump taken before the sink
 starts and after the lab has drained.
 
-Environment: XDPSG_* variables are passed to xdp-gen only, never to xdp-sink.
-Test hooks such as XDPSG_TEST_STALL=1 select the test build of xdp-gen
-(BUILD/test-hooks/xdp-gen), the only one that reads them. BUILD selects the
-build directory.
+Environment: XDPSG_* variables are passed to xdp-gen only, never to xdp-sink,
+except XDPSG_STAMP_KEY, which every tool gets (the generator, the sink and the drop
+tracer must check one key; without it they get the lab's). Test hooks such as
+XDPSG_TEST_STALL=1 select the test build of xdp-gen (BUILD/test-hooks/xdp-gen), the
+only one that reads them. BUILD selects the build directory.
 
 Modules: options (the parser and its checks), books (the arithmetic, no lab),
 report (the text), runner (the scenario: lab, tools, samples). Exit codes: 0

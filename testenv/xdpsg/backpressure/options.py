@@ -22,7 +22,8 @@ EPILOG = (
     "accepted = received by the sink's NAPI + drops after acceptance (veth tx, xdp_xmit errors);\n"
     "received = seen by the sink's XDP program (+ veth rx drops) = delivered + the sink's drops.\n"
     "XDPSG_* environment variables are passed to xdp-gen; test hooks (e.g. XDPSG_TEST_STALL=1)\n"
-    "select its test build, BUILD/test-hooks/xdp-gen.")
+    "select its test build, BUILD/test-hooks/xdp-gen. XDPSG_STAMP_KEY goes to every tool (the\n"
+    "generator, the sink and the drop tracer check one key; without it, the lab's).")
 
 
 def make_parser(prog):

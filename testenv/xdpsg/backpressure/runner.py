@@ -72,16 +72,18 @@ class Backpressure(Scenario):
         self.stall = None
         self.rows = []
         self.napi = []
-        # Environments: XDPSG_* only for the generator.
+        # Environments: XDPSG_* only for the generator, but the stamp key (in env_base)
+        # for every tool: both ends and the tracer check one key.
         self.env_base = tool_env()
-        self.gen_env = [f"{k}={v}" for k, v in sorted(os.environ.items()) if k.startswith("XDPSG_")]
+        self.gen_env = [f"{k}={v}" for k, v in sorted(os.environ.items())
+                        if k.startswith("XDPSG_") and k not in self.env_base]
         self.lab = xl.Lab(a.name, testenv=a.testenv, env=self.env_base)
         qd = f"pfifo:{a.limit}" if a.qdisc == "pfifo" else "none"
         setup_lab(self.lab, "--scenario", "backpressure", "--queues", str(a.queues), "--qdisc", qd)
 
         k0 = {"gen": self.kstats("gen"), "sink": self.kstats("sink")}
         # The drop tracer, host-wide: the qdisc's drops are checked against its count.
-        tracer = dropcauses.Tracer(self.sink_bin, env=self.env_base, bound_s=a.duration + 180)
+        tracer = dropcauses.Tracer(self.sink_bin, env=self.lab.host_env(), bound_s=a.duration + 180)
         if tracer.start() is None:
             self.log(f"note: the drop tracer did not start ({tracer.why}); the qdisc's drops are "
                      "not checked against it")
