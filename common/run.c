@@ -231,22 +231,45 @@ static const char *tick(struct run *r, __u64 *next_report, __u64 end)
  */
 #define RUN_WAKE_GRACE_NS 100000000ULL
 
+/* Is every worker that was made done? */
+static bool all_finished(struct run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nworkers; i++) {
+		struct run_worker *w = run_worker_at(r, i);
+
+		if (w->created && !__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Every worker still blocked is woken, not only the one joined first: a
+ * worker may be waiting for another (xdp-gen's end marks wait until every
+ * thread's data is done), which may be the one blocked.
+ */
 void run_join_workers(struct run *r)
 {
 	__u64 grace = now_ns() + RUN_WAKE_GRACE_NS;
 	unsigned int i;
 
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+	while (r->ops->wake && !all_finished(r)) {
+		for (i = 0; now_ns() >= grace && i < r->nworkers; i++) {
+			struct run_worker *w = run_worker_at(r, i);
+
+			if (w->created && !__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE))
+				r->ops->wake(r->ctx, i);
+		}
+		usleep(1000);
+	}
 	for (i = 0; i < r->nworkers; i++) {
 		struct run_worker *w = run_worker_at(r, i);
 
 		if (!w->created)
 			continue;
-		while (r->ops->wake && !__atomic_load_n(&w->finished, __ATOMIC_ACQUIRE)) {
-			if (now_ns() >= grace)
-				r->ops->wake(r->ctx, i);
-			usleep(1000);
-		}
 		pthread_join(w->tid, NULL);
 		w->created = false;
 	}

@@ -177,6 +177,7 @@ struct seqtrack {
 	struct seqtrack_counts total; /* over all runs, kept as they change */
 	struct hist_coarse live; /* latency of runs on this sink's clock, coarse, for export */
 	__u64 clock_id; /* this sink's receive clock (clockid.h) */
+	bool own_clock; /* every run is on this clock (the round trips of a generator's own frames) */
 	__u64 opened; /* books ever opened (reopenings included) */
 	__u64 closed; /* books closed to make room */
 	__u64 marks; /* marks booked */
@@ -198,6 +199,14 @@ struct seqtrack {
 /* clock_id: this sink's receive clock (clockid.h's id). NULL and errno on error. */
 struct seqtrack *seqtrack__create(__u64 clock_id);
 void seqtrack__destroy(struct seqtrack *t);
+/*
+ * Every run these books will see was stamped on this process's own clock
+ * (a generator timing its returns): their latency needs no mark.
+ */
+static inline void seqtrack_own_clock(struct seqtrack *t)
+{
+	t->own_clock = true;
+}
 /* Forget every run and zero the counts. */
 void seqtrack_reset(struct seqtrack *t);
 

@@ -47,10 +47,12 @@ void seqtrack__destroy(struct seqtrack *t)
 void seqtrack_reset(struct seqtrack *t)
 {
 	__u64 clock_id = t->clock_id;
+	bool own = t->own_clock;
 
 	runs_release(t);
 	memset(t, 0, sizeof(*t));
 	t->clock_id = clock_id;
+	t->own_clock = own;
 	t->prob_head = t->prob_tail = SEQTRACK_NONE;
 }
 
@@ -422,6 +424,8 @@ struct seqtrack_run *seqtrack_run_open(struct seqtrack *t, __u32 id, __u64 now)
 	r->id = id;
 	r->order = (__u32)t->opened++;
 	r->reopened = t->nclosed_ids && closed_has(t, id);
+	if (t->own_clock)
+		r->mk.state = SEQTRACK_CLOCK_SAME;
 	index_put(t, id, slot);
 	prob_append(t, slot);
 	t->last = slot;

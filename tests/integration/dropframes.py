@@ -5,8 +5,8 @@
   dropframes.py KIND --if IFNAME --src-mac MAC --dst-mac MAC --src-ip IP --dst-ip IP
                 [--key FILE] [--run ID] [--count N] [--runs R] [--drop-ip IP] [--marks M] [--read]
 
-Stamps are version 3 (testenv/xdpsg/stamp.py), under the key in FILE (default: the
-public key). KIND:
+Stamps are version 3 (testenv/xdpsg/stamp.py), under the key in FILE (default: the file $XDPSG_STAMP_KEY names, else
+the public key). KIND:
 
   forged  COUNT frames to UDP port 9 of DST_IP, run ids RUN, RUN+1, ...: every stamp's tag
           is wrong (and M of them are marks, flow 65535, with a wrong tag)
@@ -28,6 +28,7 @@ Prints one JSON object: the frames sent, by what they are.
 import argparse
 import json
 import socket
+import os
 import struct
 import sys
 import time
@@ -203,7 +204,7 @@ def main():
     p.add_argument("--marks", type=int, default=0)
     p.add_argument("--read", action="store_true")
     a = p.parse_args()
-    key = st.Key.from_file(a.key)
+    key = st.Key.from_file(a.key or os.environ.get("XDPSG_STAMP_KEY"))
     o = Out(a)
     {"forged": forged, "runs": runs, "wrap": wrap, "shapes": shapes, "mixed": mixed}[a.kind](
         o, a, key)

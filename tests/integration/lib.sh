@@ -195,6 +195,14 @@ t_labname() {
 	printf 't%x%03x' $(( $$ % 4096 )) $(( RANDOM % 4096 ))
 }
 
+# xdp-gen's marks (docs/stamp.md): 2 start and 4 end marks a flow, beside the run's frames.
+GEN_MARKS_PER_FLOW=6
+
+# with_marks N [FLOWS]: the frames a run of N frames puts on the wire with its marks.
+with_marks() {
+	echo $(($1 + GEN_MARKS_PER_FLOW * ${2:-1}))
+}
+
 # lab_setup [testenv setup options]: make a lab, remember it for cleanup, and
 # import its variables (LAB_NAME, GEN_NS, SINK_NS, GEN_IF, SINK_IF, GEN_MAC,
 # SINK_MAC, GEN_IP4, SINK_IP4, GEN_IP6, SINK_IP6, QUEUES).
@@ -206,6 +214,9 @@ lab_setup() {
 	"$TESTENV" setup --name "$name" "$@" || t_fail "testenv setup --name $name $* failed"
 	eval "$("$TESTENV" env --name "$name")" || t_fail "testenv env --name $name failed"
 	[ "$LAB_NAME" = "$name" ] || t_fail "testenv env gave LAB_NAME='$LAB_NAME', expected '$name'"
+	# Tools this test runs outside the lab's sides (a drop tracer, a judge) check the
+	# stamps with the lab's key, as the sides do.
+	export XDPSG_STAMP_KEY="$STAMP_KEY"
 }
 
 # lab_exec gen|sink CMD...: run in the lab's namespace with bpffs mounted.

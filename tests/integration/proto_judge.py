@@ -192,7 +192,7 @@ def check(a, frame, tag, chain, ports):
 def judge(argv):
     global KEY
     a = args_parse(argv)
-    KEY = stamp.Key.from_file(a.key)
+    KEY = stamp.Key.from_file(a.key or os.environ.get("XDPSG_STAMP_KEY"))
     MARKS[0] = 0
     with open(a.out) as f:
         cap = json.load(f)

@@ -8,7 +8,7 @@ scapy (not our parser) and testenv/xdpsg/stamp.py (not our C reader).
 
 Every frame whose innermost L4 payload (UDP/TCP data, an ICMP(v6) echo's
 data) starts with the stamp's magic is read; a stamp whose tag fails under
-the key (default: the public key) fails the check, and so does a mark with a
+the key (default: the one $XDPSG_STAMP_KEY names, else the public key) fails the check, and so does a mark with a
 checksum scapy computes otherwise.
 
 --clock: the send time of every stamp, unwrapped from its 24-bit ticks
@@ -235,7 +235,7 @@ def main():
     ap.add_argument("--data", type=int)
     ap.add_argument("--runs", type=int)
     a = ap.parse_args()
-    key = stamp.Key.from_file(a.key)
+    key = stamp.Key.from_file(a.key or os.environ.get("XDPSG_STAMP_KEY"))
     bad = []
     runs, n, stamped = read(a.pcap, key, a.clock, bad)
     data = sum(r.data for r in runs.values())

@@ -48,15 +48,17 @@ test_backpressure_qdisc_overflow() {
 	bp_expect_ok "$out" "$err"
 	t_expect_ge "qdisc drops" 1 "$(bp_get "$out" 'o["qdisc_stats"]["drops"]')"
 	t_expect_ge "qdisc requeues" 1 "$(bp_get "$out" 'o["qdisc_stats"]["requeues"]')"
-	t_expect_eq "refused = qdisc drops" "$(bp_get "$out" 'o["refused"]')" \
+	t_expect_eq "refused (and marks refused) = qdisc drops" \
+		"$(bp_get "$out" 'o["refused"] + o["marks_refused"]')" \
 		"$(bp_get "$out" 'o["qdisc_stats"]["drops"]')"
-	acc=$(bp_get "$out" 'o["accepted"]')
+	acc=$(bp_get "$out" 'o["accepted"] + o["marks"]') # the frames and their marks
 	t_expect_eq "accepted = received by the sink" "$acc" "$(bp_get "$out" 'o["received"]')"
 	t_expect_eq "accepted = delivered" "$acc" "$(bp_get "$out" 'o["delivered"]')"
 	t_expect_eq "nothing left in the qdisc" 0 "$(bp_get "$out" 'o["qdisc_stats"]["qlen"]')"
 	# Where they were lost: the drop tracer names the qdisc's drops, the run's frames.
-	t_expect_eq "the qdisc's drops = the run's QDISC_* drops by the tracer" \
-		"$(bp_get "$out" 'o["qdisc_stats"]["drops"]')" "$(bp_get "$out" 'o["drop_causes"]["run"]')"
+	t_expect_eq "the qdisc's drops = the run's QDISC_* drops by the tracer, and its marks'" \
+		"$(bp_get "$out" 'o["qdisc_stats"]["drops"]')" \
+		"$(bp_get "$out" 'o["drop_causes"]["run"] + o["drop_causes"]["marks"]')"
 	t_expect_eq "the tracer check in the books" 1 \
 		"$(bp_get "$out" 'len([c for c in o["checks"] if c["check"] == "drop tracer" and not c["unexplained"]])')"
 	t_expect_eq "NAPI thread pinned and named" "napi/$BP_NAME-s-" \
@@ -88,7 +90,8 @@ test_backpressure_fast_sink_no_drops() {
 	t_expect_eq "attempted = accepted" "$acc" "$(bp_get "$out" 'o["attempted"]')"
 	t_expect_eq "refused" 0 "$(bp_get "$out" 'o["refused"]')"
 	t_expect_eq "drops at every layer" 0 "$(bp_get "$out" 'sum(o["drops"].values())')"
-	t_expect_eq "delivered" "$acc" "$(bp_get "$out" 'o["delivered"]')"
+	t_expect_eq "delivered: the frames and their marks" "$(bp_get "$out" 'o["accepted"] + o["marks"]')" \
+		"$(bp_get "$out" 'o["delivered"]')"
 	bp_expect_gone "$BP_NAME"
 }
 
@@ -100,7 +103,8 @@ test_backpressure_noqueue_drops_at_veth() {
 	t_expect_eq "qdisc kind" noqueue "$(bp_get "$out" 'o["qdisc_stats"]["kind"]')"
 	t_expect_eq "qdisc drops" 0 "$(bp_get "$out" 'o["qdisc_stats"]["drops"]')"
 	t_expect_ge "veth tx drops" 1 "$(bp_get "$out" 'o["drops"]["veth_tx"]')"
-	t_expect_eq "refused = veth tx drops" "$(bp_get "$out" 'o["refused"]')" \
+	t_expect_eq "refused (and marks refused) = veth tx drops" \
+		"$(bp_get "$out" 'o["refused"] + o["marks_refused"]')" \
 		"$(bp_get "$out" 'o["drops"]["veth_tx"]')"
 	bp_expect_gone "$BP_NAME"
 }
@@ -113,7 +117,8 @@ test_backpressure_xsk_gen_stalls() {
 	t_expect_ge "generator stalls (ring full, no free frame, kick busy)" 1 \
 		"$(bp_get "$out" 'sum(o["gen_stalls"].values())')"
 	t_expect_le "the qdisc bypassed" 10 "$(bp_get "$out" 'o["qdisc_stats"]["sent"]')"
-	t_expect_eq "sent = received by the sink" "$(bp_get "$out" 'o["accepted"]')" \
+	t_expect_eq "sent (marks too) = received by the sink" \
+		"$(bp_get "$out" 'o["accepted"] + o["marks"]')" \
 		"$(bp_get "$out" 'o["received"] + o["drops"]["veth_tx"]')"
 	bp_expect_gone "$BP_NAME"
 }
@@ -126,7 +131,8 @@ test_backpressure_kernel_gen_xmit_errors() {
 	t_expect_ge "failed (xdp_xmit errors)" 1 "$(bp_get "$out" 'o["failed"]')"
 	t_expect_eq "failed = the veth's xdp_xmit errors" "$(bp_get "$out" 'o["failed"]')" \
 		"$(bp_get "$out" 'o["drops"]["xdp_xmit"]')"
-	t_expect_eq "sent = transmitted + failed" "$(bp_get "$out" 'o["accepted"]')" \
+	t_expect_eq "sent (marks too) = transmitted + failed" \
+		"$(bp_get "$out" 'o["accepted"] + o["marks"]')" \
 		"$(bp_get "$out" 'o["transmitted"] + o["failed"]')"
 	t_expect_eq "transmitted = received by the sink" "$(bp_get "$out" 'o["transmitted"]')" \
 		"$(bp_get "$out" 'o["received"]')"

@@ -11,7 +11,6 @@ GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_STALL
 # addresses an IPv6 lab would have.
 GEN_V6=(--ipv6 --src-ip fd00:11::1 --dst-ip fd00:11::2)
 # Marks a flow sends besides its data frames (docs/stamp.md): 2 start, 4 end.
-GEN_MARKS_PER_FLOW=6
 
 # flows_of "OPTIONS": the flows of an xdp-gen run with these options (one
 # per thread or stream unless --flows or a stream's flows= says otherwise).
@@ -491,7 +490,7 @@ timens_body() { # MODE
 	t_on_cleanup rm -f "$pcap" "$times" "$out" "$key"
 	head -c 32 /dev/urandom | xxd -p >"$key"
 	for v in "-n $n" "-n $n --stream proto=udp --stream proto=tcp,flows=2,src-port=1000-1001"; do
-		# The streams sign with a key file of their own; the first run with the public key.
+		# The streams sign with a key file of their own; the first run with the lab's.
 		keyarg=
 		[[ "$v" == *--stream* ]] && keyarg="--stamp-key $key"
 		for _ in 1 2 3; do
@@ -516,7 +515,9 @@ timens_body() { # MODE
 		echo "$v: $res"
 		t_expect_eq "the key the summary names" \
 			"$([ -n "$keyarg" ] && echo "file $(python3 -c 'import sys; from xdpsg import stamp
-print(stamp.Key.from_file(sys.argv[1]).id)' "$key")" || echo public)" \
+print(stamp.Key.from_file(sys.argv[1]).id)' "$key")" || echo "file $(python3 -c 'import sys
+from xdpsg import stamp
+print(stamp.Key.from_file(sys.argv[1]).id)' "$XDPSG_STAMP_KEY")")" \
 			"$(json_get "$out" summary 'o["stamp_key"]')"
 	done
 }

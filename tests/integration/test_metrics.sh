@@ -213,9 +213,11 @@ test_metrics_lost_is_a_counter() {
 			"$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen (jump $jump) failed"
 	done
 	# The file is rewritten every 200 ms (renamed into place): wait for the last frames in it.
-	t_wait_until 5 m_copy_has "$d/m.prom" "$d/mid.prom" xdp_sink_rx_packets_total 200000
+	t_wait_until 5 m_copy_has "$d/m.prom" "$d/mid.prom" xdp_sink_rx_packets_total \
+		"$(with_marks 200000 2)"
 	m_promtool "$d/mid.prom"
-	t_expect_eq "delivered, mid-run" 200000 "$(m_sum "$d/mid.prom" xdp_sink_rx_packets_total)"
+	t_expect_eq "delivered, mid-run (the two runs' marks too)" "$(with_marks 200000 2)" \
+		"$(m_sum "$d/mid.prom" xdp_sink_rx_packets_total)"
 	lost=$(sed -n 's/^xdp_sink_lost_total{.*queue="0"} //p' "$d/mid.prom")
 	pend=$(sed -n 's/^xdp_sink_lost_pending{.*queue="0"} //p' "$d/mid.prom")
 	t_expect_eq "lost for good while running (the first gap)" 57 "$lost"
@@ -352,7 +354,7 @@ test_metrics_prometheus_scrape() {
 		sys.exit(1 if not vals or bad or max(vals) == 0 or max(vals) > summary else 0)
 	PY
 	# The sink's total as Prometheus has it, once it stops moving, equals its summary.
-	want=$(m_top "$d/gen.out" tx_packets)
+	want=$(($(m_top "$d/gen.out" tx_packets) + $(m_top "$d/gen.out" marks))) # its marks arrive too
 	t_wait_until 12 m_prom_total_is "$pp" "$d/sink.prom" "$want"
 	got=$M_GOT
 	# The labels (common and --metrics-label) as Prometheus stored them, while the sink runs.

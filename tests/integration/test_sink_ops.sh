@@ -64,7 +64,7 @@ test_sink_ops_redirect_cpu() {
 	lab_bg "$out" sink "$SINK" redirect-cpu -j -q -n $n -d 60 --cpu 0,1 "$SINK_IF"
 	pid=$LAST_PID
 	wait_ready "$out" "$pid" || t_fail "redirect-cpu did not start: $(cat "$out")"
-	lab_exec gen "$GEN" kernel -q -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen kernel failed"
+	lab_exec gen "$GEN" kernel -q --no-stamp -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen kernel failed"
 	wait "$pid"
 	t_expect_eq "sink exit code" 0 $?
 	cpumap_trace_read "$trace"
@@ -102,7 +102,7 @@ test_sink_ops_redirect_cpu_pass() {
 	pid=$LAST_PID
 	wait_ready "$out" "$pid" || t_fail "redirect-cpu did not start: $(cat "$out")"
 	before=$(ip netns exec "$SINK_NS" nstat -asz IpInReceives | awk '/IpInReceives/ { print $2 }')
-	lab_exec gen "$GEN" kernel -q -n $n -r 100k "$GEN_IF" >/dev/null || t_fail "xdp-gen failed"
+	lab_exec gen "$GEN" kernel -q --no-stamp -n $n -r 100k "$GEN_IF" >/dev/null || t_fail "xdp-gen failed"
 	wait "$pid"
 	t_expect_eq "sink exit code" 0 $?
 	after=$(ip netns exec "$SINK_NS" nstat -asz IpInReceives | awk '/IpInReceives/ { print $2 }')
@@ -168,7 +168,7 @@ test_sink_ops_swap_macs() {
 		t_wait_for "$tlog" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$tlog")"
 		lab_bg "$out" sink "$SINK" redirect -j -q -n $n -d 60 --to "$r0" --packet-op $op "$SINK_IF"
 		wait_ready "$out" "$LAST_PID" || t_fail "redirect did not start: $(cat "$out")"
-		lab_exec gen "$GEN" kernel -q -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen failed"
+		lab_exec gen "$GEN" kernel -q --no-stamp -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen failed"
 		wait "$tpid" || t_fail "--packet-op $op: tcpdump on $r1 did not see $n frames: $(cat "$tlog"; cat "$out")"
 		if [ $op = none ]; then
 			t_expect_eq "redirect: MACs as they came" "$n $GEN_MAC > $SINK_MAC" "$(macs_of "$pcap")"
@@ -185,13 +185,14 @@ test_sink_ops_swap_macs() {
 	t_wait_for "$tlog" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$tlog")"
 	lab_bg "$out" sink "$SINK" tx -j -q -n $n -d 60 --packet-op swap-macs "$SINK_IF"
 	wait_ready "$out" "$LAST_PID" || t_fail "tx did not start: $(cat "$out")"
-	lab_exec gen "$GEN" kernel -q -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen kernel failed"
+	lab_exec gen "$GEN" kernel -q --no-stamp -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen kernel failed"
 	wait "$tpid" || t_fail "tcpdump on $GEN_IF did not see $n bounced frames"
 	t_expect_eq "tx --packet-op swap-macs: back to the sender" "$n $SINK_MAC > $GEN_MAC" \
 		"$(macs_of "$pcap")"
 }
 
 # --packet-op read-data changes no verdict: every frame counted once, in each mode it applies to.
+# (The generators here send no stamps, so no marks: exactly the frames asked for.)
 test_sink_ops_read_data() {
 	local n=10000 out mode
 	lab_setup --no-ipv6
@@ -200,7 +201,7 @@ test_sink_ops_read_data() {
 	for mode in drop pass redirect-cpu; do
 		lab_bg "$out" sink "$SINK" "$mode" -j -q -n $n -d 60 --packet-op read-data "$SINK_IF"
 		wait_ready "$out" "$LAST_PID" || t_fail "$mode did not start: $(cat "$out")"
-		lab_exec gen "$GEN" kernel -q -n $n -r 200k "$GEN_IF" >/dev/null || t_fail "xdp-gen failed"
+		lab_exec gen "$GEN" kernel -q --no-stamp -n $n -r 200k "$GEN_IF" >/dev/null || t_fail "xdp-gen failed"
 		wait "$LAST_PID"
 		t_expect_eq "$mode: exit code" 0 $?
 		t_expect_eq "$mode: received" $n "$(json_get "$out" summary 'o["rx_packets"]')"

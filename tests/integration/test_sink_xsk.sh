@@ -60,9 +60,10 @@ test_sink_xsk_exact() {
 	# (16k descriptors, 80 ms at this rate) in case a busy machine delays it.
 	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" kernel -q -n $n -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_xsk_sink $n
-	t_expect_eq "delivered" $n "$(xs 'o["rx_packets"]')"
+	stop_xsk_sink "$(with_marks $n)"
+	t_expect_eq "delivered: the frames and their marks" "$(with_marks $n)" "$(xs 'o["rx_packets"]')"
 	t_expect_eq "stamped" $n "$(xs 'o["stamped"]')"
+	t_expect_eq "marks" $GEN_MARKS_PER_FLOW "$(xs 'o["marks"]')"
 	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
 	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
 	t_expect_eq "reordered" 0 "$(xs 'o["reordered"]')"
@@ -104,8 +105,8 @@ test_sink_xsk_forced_gap_and_duplicates() {
 	start_xsk_sink --ring-size 32768
 	XDPSG_TEST_SEQ_JUMP=50000:57 lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:57 "$GEN_HOOKS" xsk -q \
 		-n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
-	stop_xsk_sink 100000
-	t_expect_eq "delivered" 100000 "$(xs 'o["rx_packets"]')"
+	stop_xsk_sink "$(with_marks 100000)"
+	t_expect_eq "delivered" "$(with_marks 100000)" "$(xs 'o["rx_packets"]')"
 	t_expect_eq "lost after a forced gap of 57" 57 "$(xs 'o["lost"]')"
 	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
 	expect_balanced
@@ -127,8 +128,8 @@ test_sink_xsk_restart_is_not_loss() {
 	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 1"
 	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 2"
-	stop_xsk_sink 60000
-	t_expect_eq "delivered" 60000 "$(xs 'o["rx_packets"]')"
+	stop_xsk_sink "$(with_marks 60000 2)"
+	t_expect_eq "delivered" "$(with_marks 60000 2)" "$(xs 'o["rx_packets"]')"
 	t_expect_eq "restarts" 1 "$(xs 'o["restarts"]')"
 	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
 	t_expect_eq "duplicates" 0 "$(xs 'o["duplicates"]')"
@@ -141,9 +142,9 @@ test_sink_xsk_two_queues() {
 	# modest rate keeps this a test of spreading and accounting, not capacity.
 	start_xsk_sink --queues all --ring-size 32768
 	lab_exec gen "$GEN" kernel -q -n $n -t 2 -r 50k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
-	stop_xsk_sink $n
+	stop_xsk_sink "$(with_marks $n 2)"
 	t_expect_eq "sockets" 2 "$(xs 'len(o["sockets"])')"
-	t_expect_eq "delivered" $n "$(xs 'o["rx_packets"]')"
+	t_expect_eq "delivered" "$(with_marks $n 2)" "$(xs 'o["rx_packets"]')"
 	t_expect_ge "socket 0 traffic" 1 "$(xs 'o["sockets"][0]["rx_packets"]')"
 	t_expect_ge "socket 1 traffic" 1 "$(xs 'o["sockets"][1]["rx_packets"]')"
 	t_expect_eq "lost" 0 "$(xs 'o["lost"]')"
@@ -163,7 +164,7 @@ test_sink_xsk_slow_sink_balances() {
 	delivered=$(xs 'o["rx_packets"]')
 	full=$(xs 'o["drops"]["xsk_rx_ring_full"]+o["drops"]["xsk_fill_ring_empty"]')
 	# What the veth's ring could not take is the generator's failed, by name.
-	t_expect_eq "transmitted + failed" 500000 \
+	t_expect_eq "transmitted + failed" "$(with_marks 500000)" \
 		"$(json_get "$gout" summary 'o["transmitted"] + o["failed"]')"
 	t_expect_eq "the program saw every packet transmitted" \
 		"$(json_get "$gout" summary 'o["transmitted"]')" "$seen"
@@ -181,7 +182,7 @@ test_sink_xsk_no_verify_and_hist() {
 	t_on_cleanup rm -f "$hist"
 	start_xsk_sink --hist "$hist"
 	lab_exec gen "$GEN" kernel -q -n 20000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
-	stop_xsk_sink 20000
+	stop_xsk_sink "$(with_marks 20000)"
 	# The samples are the timed frames: all 20000, less those the receive-time
 	# sample skipped when the program got frames close together (untimed).
 	t_expect_eq "latency samples + untimed" 20000 "$(xs 'o["latency_ns"]["count"] + o["rx_untimed"]')"
@@ -189,8 +190,9 @@ test_sink_xsk_no_verify_and_hist() {
 		"$(python3 -c 'import csv,sys; r=list(csv.reader(open(sys.argv[1]))); print(sum(int(x[-1]) for x in r[1:]))' "$hist")"
 	start_xsk_sink --no-verify
 	lab_exec gen "$GEN" kernel -q -n 20000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
-	stop_xsk_sink 20000
-	t_expect_eq "delivered without verification" 20000 "$(xs 'o["rx_packets"]')"
+	stop_xsk_sink "$(with_marks 20000)"
+	t_expect_eq "delivered without verification, marks too" "$(with_marks 20000)" \
+		"$(xs 'o["rx_packets"]')"
 	t_expect_eq "no loss fields without verification" False "$(xs '"lost" in o')"
 }
 
@@ -245,7 +247,7 @@ test_sink_xsk_follow_rx() {
 	t_expect_eq "moved once" 1 "$(xs 'o["sockets"][0]["cpu_moves"]')"
 	t_expect_eq "follow" always "$(xs 'o["sockets"][0]["follow"]')"
 	t_expect_eq "receive CPU" 0 "$(xs 'o["sockets"][0]["rx_cpu"]')"
-	t_expect_eq "delivered + dropped at the socket = sent" $n \
+	t_expect_eq "delivered + dropped at the socket = sent, with the marks" "$(with_marks $n)" \
 		"$(xs 'o["rx_packets"] + o["drops"]["xsk_fill_ring_empty"] + o["drops"]["xsk_rx_ring_full"]')"
 	t_expect_eq "lost = dropped at the socket" "$(xs 'o["lost"]')" \
 		"$(xs 'o["drops"]["xsk_fill_ring_empty"] + o["drops"]["xsk_rx_ring_full"]')"
@@ -262,10 +264,11 @@ test_sink_xsk_frame_size_from_mtu() {
 	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" kernel -q -s 1514 -n 1000 -r 100k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_xsk_sink 1000
+	stop_xsk_sink "$(with_marks 1000)"
 	t_expect_eq "MTU 1500: 2048-byte frames" 2048 "$(xs 'o["sockets"][0]["frame_size"]')"
-	t_expect_eq "1514-byte frames delivered" 1000 "$(xs 'o["rx_packets"]')"
-	t_expect_eq "bytes" 1514000 "$(xs 'o["rx_bytes"]')"
+	t_expect_eq "1514-byte frames delivered" 1000 "$(xs 'o["stamped"]')"
+	t_expect_eq "bytes: the frames' and their marks' (108 each)" \
+		$((1514000 + 108 * GEN_MARKS_PER_FLOW)) "$(xs 'o["rx_bytes"]')"
 	expect_balanced
 	ip -n "$SINK_NS" link set dev "$SINK_IF" mtu 3000 || t_fail "cannot set the MTU"
 	start_xsk_sink
@@ -312,8 +315,8 @@ test_sink_xsk_follow_auto_stays() {
 	start_xsk_sink --ring-size 32768
 	lab_exec gen "$GEN" kernel -q --cpus 0 -n 200000 -r 200k "$GEN_IF" >/dev/null 2>&1 ||
 		t_fail "xdp-gen failed"
-	stop_xsk_sink 200000
-	t_expect_eq "delivered" 200000 "$(xs 'o["rx_packets"]')"
+	stop_xsk_sink "$(with_marks 200000)"
+	t_expect_eq "delivered" "$(with_marks 200000)" "$(xs 'o["rx_packets"]')"
 	t_expect_eq "follow" auto "$(xs 'o["sockets"][0]["follow"]')"
 	t_expect_eq "no moves" 0 "$(xs 'o["sockets"][0]["cpu_moves"]')"
 	t_expect_eq "stayed on the last CPU" $last "$(xs 'o["sockets"][0]["cpu"]')"
@@ -413,7 +416,7 @@ test_sink_xsk_iface_goes_away() {
 	t_expect_eq "xdp-sink stopped by" "interface gone" "$(xs 'o["stop_reason"]')"
 	grep -q "xdp-gen: $GEN_IF went away" "$gout" || t_fail "xdp-gen did not say so: $(tail -n 2 "$gout")"
 	grep -q "xdp-sink: $SINK_IF went away" "$XOUT" || t_fail "xdp-sink did not say so: $(tail -n 2 "$XOUT")"
-	sent=$(json_get "$gout" summary 'o["tx_packets"]')
+	sent=$(json_get "$gout" summary 'o["tx_packets"] + o["marks"]') # the frames and their marks
 	xmit=$(json_get "$gout" summary 'o["transmitted"]')
 	failed=$(json_get "$gout" summary 'o["failed"]')
 	unconf=$(json_get "$gout" summary 'o["unconfirmed"]')

@@ -135,8 +135,18 @@ class DropTracer(unittest.TestCase):
     def test_qdisc_drops_all_the_runs(self):
         res = self.run_books(traced(190, unstamped=10))
         self.assertEqual((res['balanced'], res['ok']), (True, True), res['checks'])
-        self.assertEqual(res['drop_causes'], {'run': 190, 'other_runs': 0, 'unstamped': 10,
-                                              'unidentified': 0})
+        self.assertEqual(res['drop_causes'], {'run': 190, 'other_runs': 0, 'marks': 0,
+                                              'unstamped': 10, 'unidentified': 0})
+
+    def test_marks_the_qdisc_dropped_have_their_row(self):
+        tq = traced(187, unstamped=10)
+        self.assertEqual(tq['marks'], 0)
+        c = [{'kind': 'mark', 'run': 7, 'reason': 'QDISC_DROP', 'dev': 'bp-g', 'ns': 'bp-gen',
+              'packets': 3}]
+        tq['marks'] = bk.traced_qdisc(c, 'bp-g', 'bp-gen', 7)['marks']
+        res = self.run_books(tq)
+        self.assertEqual(tq['marks'], 3)
+        self.assertTrue(res['balanced'], res['checks'])
 
     def test_qdisc_drops_the_tracer_did_not_see(self):
         res = self.run_books(traced(150))

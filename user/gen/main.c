@@ -345,8 +345,8 @@ int gen_plan_queues(struct gen *g, unsigned int maxq)
 }
 
 /*
- * The stamps' key and clock, before anything else: a key file that cannot be
- * read is refused before the interface is looked at.
+ * The stamps' key and clock, once the privileges are known to be there (a
+ * key file root alone may read would otherwise hide the missing ones).
  */
 static int stamp_setup(struct gen *g)
 {
@@ -369,9 +369,9 @@ static int preflight(struct gen *g)
 	unsigned int maxq;
 	int err;
 
-	err = stamp_setup(g);
+	err = iface_preflight(g->ifc.name, "gen", &g->ifc);
 	if (!err)
-		err = iface_preflight(g->ifc.name, "gen", &g->ifc);
+		err = stamp_setup(g);
 	if (err)
 		return err;
 	maxq = g->ifc.tx_queues < g->ifc.rx_queues ? g->ifc.tx_queues : g->ifc.rx_queues;

@@ -119,9 +119,10 @@ int rtt_q_setup(struct gen *g, unsigned int idx, struct xsk_queue *q, struct pkt
 	r->pg = pg;
 	r->run = g->popts.run;
 	r->key = &g->key;
-	r->st = seqtrack__create(now_ns());
+	r->st = seqtrack__create(g->clock.id);
 	if (!r->st)
 		return -ENOMEM;
+	seqtrack_own_clock(r->st); /* its own frames, back: sent and timed on this clock */
 	err = bpf_map_update_elem(bpf_map__fd(g->rtt->skel->maps.rtt_xsks), &key, &fd, 0);
 	if (err) {
 		err = -errno;

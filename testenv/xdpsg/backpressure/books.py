@@ -50,21 +50,24 @@ class Ledger:
 
 
 def generator_side(a, gs, G, led):
-    """The generator's checks; the drops after the generator handed a packet on."""
+    """The generator's checks; the drops after the generator handed a packet on. Its
+    marks (docs/stamp.md: a handful of frames a flow, outside tx_packets) go the same way."""
     sent = gs.get("tx_packets", 0)
+    marks = gs.get("marks", 0)
     xmit_err = g(G, "veth", "tx_xdp_xmit_errors")
     veth_tx = veth_tx_drops(G)
     if a.gen == "qdisc":
         refused = gs.get("refused", 0)
         led.check("generator", "attempted", gs.get("attempted", sent),
                   [["accepted", sent], ["refused", refused]])
-        led.check("refused", "refused", refused,
+        # A mark the qdisc refused is sent again, and counted as marks_refused.
+        led.check("refused", "refused (marks too)", refused + gs.get("marks_refused", 0),
                   [["qdisc drops", g(G, "qdisc", "drops")], ["veth tx drops", veth_tx]])
         return [["xdp_xmit errors", xmit_err]]
     if a.gen == "kernel":
         redirect_refused = g(gs, "drops", "redirect_refused")
-        led.check("generator", "sent", sent, [["transmitted", gs.get("transmitted", 0)],
-                                              ["failed", gs.get("failed", 0)]])
+        led.check("generator", "sent (marks too)", sent + marks,
+                  [["transmitted", gs.get("transmitted", 0)], ["failed", gs.get("failed", 0)]])
         led.check("failed", "failed", gs.get("failed", 0),
                   [["xdp_xmit errors", xmit_err], ["redirect refused", redirect_refused]])
         return [["xdp_xmit errors", xmit_err], ["veth tx drops", veth_tx],
@@ -103,6 +106,7 @@ def traced_qdisc(counts, dev, ns, run_id):
     mine = dropcauses.count(q, dev, ns, run=run_id)
     runs = dropcauses.count(q, dev, ns)
     return {"run": mine, "other_runs": runs - mine,
+            "marks": dropcauses.count(q, dev, ns, kinds=("mark",)),
             "unstamped": dropcauses.count(q, dev, ns, kinds=("unstamped",)),
             "unidentified": dropcauses.count(q, dev, ns, kinds=("unidentified",))}
 
@@ -117,10 +121,10 @@ def books(a, gs, ss, k0, k1, run):
     G = delta(k0["gen"], k1["gen"])
     S = delta(k0["sink"], k1["sink"])
     led = Ledger()
-    sent = gs.get("tx_packets", 0)
+    sent = gs.get("tx_packets", 0) + gs.get("marks", 0)  # on the wire: the frames and marks
     after = generator_side(a, gs, G, led)
     ring_in = g(S, "veth", "rx_xdp_packets")
-    acc_name = "accepted" if a.gen == "qdisc" else "sent"
+    acc_name = "accepted (marks too)" if a.gen == "qdisc" else "sent (marks too)"
     led.check("transmit", acc_name, sent, [["received by the sink", ring_in]] + after)
     delivered, sink_drops = sink_side(a, ss, S, led)
     tq = run.get("traced")
@@ -129,6 +133,7 @@ def books(a, gs, ss, k0, k1, run):
         led.check("drop tracer", "qdisc drops", g(G, "qdisc", "drops"),
                   [["the run's QDISC_* drops (tracer)", tq["run"]],
                    ["other runs' (tracer)", tq["other_runs"]],
+                   ["marks (tracer)", tq.get("marks", 0)],
                    ["unstamped (tracer)", tq["unstamped"]]])
 
     drops_after = [d for d in after if d[1]] + [d for d in sink_drops if d[1]]
@@ -159,6 +164,7 @@ def record(a, gs, ss, G, S, k1, delivered, sink_drops):
         "rate": a.rate, "sndbuf": a.sndbuf,
         "queues": a.queues, "duration_s": gdur, "stop_reason": gs.get("stop_reason"),
         "attempted": attempted, "accepted": sent, "refused": gs.get("refused", 0),
+        "marks": gs.get("marks", 0), "marks_refused": gs.get("marks_refused", 0),
         "transmitted": gs.get("transmitted"), "failed": gs.get("failed"),
         "received": g(S, "veth", "rx_xdp_packets"), "delivered": delivered,
         "qdisc_stats": {"kind": end_q.get("kind"), "sent": g(G, "qdisc", "sent_packets"), "drops": qd,

@@ -53,10 +53,10 @@ def ns_per_drop(summary):
 
 
 def traced_qdisc_drops(objs, dev):
-    """What the tracer counted at DEV's qdisc (QDISC_* reasons, frames of any run)."""
+    """What the tracer counted at DEV's qdisc (QDISC_* reasons, frames and marks of any run)."""
     return sum(o.get('packets', 0) for o in objs
                if o.get('type') == 'count' and o.get('dev') == dev and
-               o.get('kind') == 'run' and str(o.get('reason', '')).startswith('QDISC'))
+               o.get('kind') in ('run', 'mark') and str(o.get('reason', '')).startswith('QDISC'))
 
 
 def tracer_argv(ctx, variant, secs):

@@ -127,13 +127,19 @@ class Trials:
     def record(self, test, size, rate, count, g, ssum, warm, dut):
         """The trial's record from the generator's summary G and the sink's SSUM; printed."""
         a = self.a
-        sent = g.get("tx_packets", 0)
+        entry, how = sink_books(ssum, g.get("run"))
+        # What the run sent: the sink's own count, from the run's end marks (so a sink on
+        # another host needs nothing of the generator's); the generator's is the cross-check.
+        sent = entry.get("sent") or g.get("tx_packets", 0)
+        cross = None
+        if entry.get("sent") is not None and entry["sent"] != g.get("tx_packets", 0):
+            cross = (f"the run's end marks say {entry['sent']:,} frames, the generator "
+                     f"{g.get('tx_packets', 0):,}")
         refused = 0
         if a.gen == "kernel":
-            # Live frames: what the device took is 'transmitted'; 'failed' never left.
+            # Live frames: 'failed' never left the device (its marks are not in the count).
             refused = g.get("failed", 0) or 0
-            sent = g.get("transmitted", sent - refused)
-        entry, how = sink_books(ssum, g.get("run"))
+            sent = max(sent - refused, 0)
         dur = g.get("duration_s") or a.trial
         achieved = sent / dur if dur > 0 else 0.0
         offered = rate * a.trial if not count else None
@@ -172,6 +178,8 @@ class Trials:
                          f"({achieved:,.0f} of {rate:,.0f} pps)")
         if refused:
             notes.append(f"{refused:,} frames the generator failed to transmit")
+        if cross:
+            notes.append(cross)
         if gen_error:
             notes.append(gen_error)
         notes += v["notes"]
@@ -182,7 +190,8 @@ class Trials:
         causes = entry.get("lost_causes")
         if causes is None and (ssum.get("drop_causes") or {}).get("unseen_runs") is not None:
             # No frame of the run arrived: its causes are beside the runs.
-            causes = [c for c in ssum["drop_causes"]["unseen_runs"] if c.get("run") == g.get("run")]
+            causes = [c for c in ssum["drop_causes"]["unseen_runs"]
+                      if c.get("run") == g.get("run") and not c.get("mark")]
         if lost > 0 and causes is not None:
             notes.append(causes_text(lost, causes))
         if dut and lost > 0:
