@@ -256,7 +256,7 @@ void run_join_workers(struct run *r)
 	unsigned int i;
 
 	__atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
-	while (r->ops->wake && !all_finished(r)) {
+	while (r->ops && r->ops->wake && !all_finished(r)) {
 		for (i = 0; now_ns() >= grace && i < r->nworkers; i++) {
 			struct run_worker *w = run_worker_at(r, i);
 

@@ -147,11 +147,15 @@ test_drops_dut_tbf() {
 }
 
 test_drops_backpressure_qdisc() {
-	local out err name q drops
+	local out err name q m drops
 	out=$(mktemp) err=$(mktemp)
 	t_on_cleanup rm -f "$out" "$err"
 	name=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
 	T_LABS+=("$name")
+	# The scenario's lab and the tracer share the test's key (a lab keeps an
+	# XDPSG_STAMP_KEY its caller set).
+	XDPSG_STAMP_KEY=$(drops_key)
+	export XDPSG_STAMP_KEY
 	probe_start
 	"$TESTENV" backpressure --name "$name" --duration 2 --limit 500 --json >"$out" 2>"$err" ||
 		t_fail "backpressure scenario failed: $(tail -n 5 "$err")"
@@ -159,8 +163,13 @@ test_drops_backpressure_qdisc() {
 	LAB_NAME=$name dshow
 	drops=$(json_get "$out" summary 'o["qdisc_stats"]["drops"]') || t_fail "no summary: $(cat "$out")"
 	q=$(dsum "c['kind'] == 'run' and c['dev'] == '$name-g' and c['reason'].startswith('QDISC_')")
+	# A mark the pfifo refused is sent again (the generator's marks_refused).
+	m=$(dsum "c['kind'] == 'mark' and c['dev'] == '$name-g' and c['reason'].startswith('QDISC_')")
 	t_expect_ge "pfifo drops" 1 "$drops"
-	t_expect_eq "the run's QDISC_* drops on the generator veth = the pfifo's dropped" "$drops" "$q"
+	t_expect_eq "the run's QDISC_* drops on the generator veth (frames and marks) = the pfifo's dropped" \
+		"$drops" $((q + m))
+	t_expect_eq "the marks the pfifo dropped = the generator's marks_refused" \
+		"$(json_get "$out" summary 'o["marks_refused"]')" "$m"
 	t_expect_eq "unstamped drops there" 0 "$(dsum "c['kind'] == 'unstamped' and c['dev'] == '$name-g'")"
 	t_expect_eq "nothing else of the runs dropped on the generator veth" "$q" \
 		"$(dsum "c['kind'] == 'run' and c['dev'] == '$name-g'")"
@@ -239,7 +248,7 @@ test_drops_two_runs_one_dut() {
 }
 
 test_drops_stray_unstamped() {
-	local g pg run q u
+	local g pg run q u m
 	dut_lab
 	probe_start
 	sink_start
@@ -258,9 +267,11 @@ test_drops_stray_unstamped() {
 	q=$(dsum "c['kind'] == 'run' and c['dev'] == '$DUT_SINK_IF' and c['reason'].startswith('QDISC_')")
 	u=$(dsum "c['kind'] == 'unstamped' and c['dev'] == '$DUT_SINK_IF' and
 		c['reason'].startswith('QDISC_')")
+	# The run's marks (a few START/END frames a flow) meet the same tbf.
+	m=$(dsum "c['kind'] == 'mark' and c['dev'] == '$DUT_SINK_IF' and c['reason'].startswith('QDISC_')")
 	t_expect_ge "stray frames the tbf dropped" 1 "$u"
-	t_expect_eq "the tbf's dropped = the run's + the stray frames'" \
-		"$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF")" $((q + u))
+	t_expect_eq "the tbf's dropped = the run's frames' and marks' + the stray frames'" \
+		"$(qdisc_drops "$DUT_NS" "$DUT_SINK_IF")" $((q + m + u))
 	t_expect_eq "the run's tbf drops are all the run's" "$q" \
 		"$(dsum "c['kind'] == 'run' and c['run'] == $run and c['dev'] == '$DUT_SINK_IF' and
 			c['reason'].startswith('QDISC_')")"
