@@ -457,25 +457,35 @@ int BPF_PROG(drops_redir_err, const struct net_device *dev, const struct bpf_pro
 
 struct bulk_ctx {
 	struct xdp_frame *q[DROPS_BULK];
-	const struct net_device *dev;
+	__u64 dev; /* to, as read from the bulk queue: a number a global function takes */
 	__u32 first;
 };
+
+/*
+ * One refused frame of a devmap bulk. A global function: the verifier checks
+ * it once, alone, with any frame and device. Inlined into bulk_frame(), the
+ * parse and the tag check were walked again for every state of the loop's
+ * callback, and the program exceeded the verifier's million instructions.
+ */
+__noinline int xmit_frame(__u64 frame, __u32 len, __u64 dev)
+{
+	count_frame((const void *)frame, len, len, len, XDPSG_DROPS_XDP_XMIT,
+		    (const struct net_device *)dev, 0);
+	return 0;
+}
 
 static long bulk_frame(__u64 i, void *arg)
 {
 	struct bulk_ctx *c = arg;
 	struct xdp_frame *f;
-	__u32 k = c->first + (__u32)i, len;
-	void *data;
+	__u32 k = c->first + (__u32)i;
 
 	if (k >= DROPS_BULK)
 		return 1;
 	f = c->q[k];
 	if (!f)
 		return 0;
-	data = BPF_CORE_READ(f, data);
-	len = BPF_CORE_READ(f, len);
-	count_frame(data, len, len, len, XDPSG_DROPS_XDP_XMIT, c->dev, 0);
+	xmit_frame((__u64)BPF_CORE_READ(f, data), BPF_CORE_READ(f, len), c->dev);
 	return 0;
 }
 
@@ -519,7 +529,8 @@ static __always_inline bool bulk_frames(const struct net_device *from, const str
 	if (!this_cpu_offset(&off))
 		return false;
 	bq = (void *)((__u64)BPF_CORE_READ(to, xdp_bulkq) + off);
-	if (bpf_core_field_size(bq->q) != sizeof(c->q) || BPF_CORE_READ(bq, dev) != to ||
+	c->dev = (__u64)BPF_CORE_READ(bq, dev);
+	if (bpf_core_field_size(bq->q) != sizeof(c->q) || c->dev != (__u64)to ||
 	    BPF_CORE_READ(bq, dev_rx) != from)
 		return false;
 	/* An egress program reorders the queue: then the refused ones are not known. */
@@ -538,7 +549,7 @@ SEC("tp_btf/xdp_devmap_xmit")
 int BPF_PROG(drops_devmap, const struct net_device *from, const struct net_device *to, int sent,
 	     int drops)
 {
-	struct bulk_ctx c = { .dev = to };
+	struct bulk_ctx c = {};
 
 	if (drops <= 0)
 		return 0;

@@ -186,3 +186,12 @@ void pace_wait(__u64 due_ns, bool spin)
 	else if (due_ns > now + PACE_SPIN_NS)
 		runtime_sleep_until(due_ns - PACE_EARLY_NS);
 }
+
+bool pace_reached(__u64 frames, __u64 span_ns, __u64 rate)
+{
+	/* frames / (span + 1 / rate) >= 0.99 rate, in integers: no rounding at the edge. */
+	if (!frames || !rate)
+		return frames > 0;
+	return (unsigned __int128)frames * 1000000000ULL * 100 >=
+	       ((unsigned __int128)rate * span_ns + 1000000000ULL) * 99;
+}

@@ -80,4 +80,12 @@ void pace_sent(struct pace *p, __u32 n);
  */
 void pace_wait(__u64 due_ns, bool spin);
 
+/*
+ * A rate was reached: frames sent from the first to the last span_ns apart
+ * came at 99% or more of rate (frames per second). n frames take n gaps, the
+ * last one's after it too: span_ns covers n - 1 of them, and the last is
+ * counted at the rate asked. False with no frames; true with one.
+ */
+bool pace_reached(__u64 frames, __u64 span_ns, __u64 rate);
+
 #endif

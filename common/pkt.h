@@ -495,6 +495,27 @@ static inline void pkt_gen_set_time(const struct pkt_gen *g, void *frame, __u64 
 	memcpy(cp, &csum, 2);
 }
 
+/*
+ * A frame pkt_gen_next() wrote that was never handed over (a send the stop
+ * cut short): its flow takes its sequence number back, so the flow's count
+ * (the end marks') is of frames that left. Frames go back last first, and
+ * only the flow's latest number: any other is left alone.
+ */
+static inline void pkt_gen_take_back(struct pkt_gen *g, const void *frame)
+{
+	const __u8 *st = (const __u8 *)frame + g->lay.pay_off;
+	__u16 flow;
+	__u32 seq;
+
+	if (!g->stamp)
+		return;
+	memcpy(&flow, st + XDPSG_STAMP_OFF_FLOW, 2);
+	memcpy(&seq, st + XDPSG_STAMP_OFF_SEQ, 4);
+	flow = le16toh(flow);
+	if (flow < g->nflows && g->seq[flow] && le32toh(seq) == g->seq[flow] - 1)
+		g->seq[flow]--;
+}
+
 /* The whole per-packet step: next flow, its next sequence number, next size. */
 static inline unsigned int pkt_gen_next(struct pkt_gen *g, void *frame, __u64 ts_ns)
 {

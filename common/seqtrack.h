@@ -211,6 +211,17 @@ static inline void seqtrack_own_clock(struct seqtrack *t)
 void seqtrack_reset(struct seqtrack *t);
 
 /*
+ * Of sent frames, those that never came back (xdp-gen --rtt), from the books
+ * of what did: a duplicate is a frame come back twice, not another frame.
+ */
+static inline __u64 seqtrack_never_back(__u64 sent, __u64 received, __u64 duplicates)
+{
+	__u64 uniq = received > duplicates ? received - duplicates : 0;
+
+	return sent > uniq ? sent - uniq : 0;
+}
+
+/*
  * One data frame received at now_ns (this sink's clock). Untimed (timed
  * false): now_ns is only an upper bound on when it arrived (the reader's
  * time, for a frame the receive-time sample skipped): it is booked and

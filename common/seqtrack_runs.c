@@ -346,24 +346,42 @@ static void run_settle(struct seqtrack *t, struct seqtrack_run *r)
 	t->total.lost_final += pending;
 }
 
-/* Close the open run at i: kept among the closed books, or stray if on probation. */
-static void run_close(struct seqtrack *t, unsigned int i)
+static void run_flows_free(struct seqtrack *t, struct seqtrack_run *r)
 {
-	struct seqtrack_run *r = &t->runs[i];
-
 	free(r->flows);
 	r->flows = NULL;
 	if (r->slots)
 		t->slots -= r->slots - SEQTRACK_FLOW_SLOTS_MIN;
 	r->slots = 0;
+}
+
+/*
+ * A run on probation, never shown to be a run, goes: its frames (never in the
+ * totals) are stray. Its slot is left to the caller: emptied, or reused.
+ */
+static void prob_drop(struct seqtrack *t, struct seqtrack_run *r)
+{
+	run_flows_free(t, r);
+	prob_unlink(t, r);
+	t->stray += r->c.received;
+	t->stray_runs++;
+	index_del(t, r->id);
+}
+
+/* Close the open run at i: kept among the closed books, or stray if on probation. */
+static void run_close(struct seqtrack *t, unsigned int i)
+{
+	struct seqtrack_run *r = &t->runs[i];
+
 	if (r->probation) {
-		/* Never shown to be a run: its frames were never in the totals. */
-		prob_unlink(t, r);
-		t->stray += r->c.received;
-		t->stray_runs++;
-		run_remove(t, i);
+		prob_drop(t, r);
+		if (i != t->nruns - 1)
+			run_move(t, t->nruns - 1, i);
+		t->nruns--;
+		t->last = 0;
 		return;
 	}
+	run_flows_free(t, r);
 	run_settle(t, r);
 	closed_add(t, r->id);
 	if (t->ndone == SEQTRACK_DONE_MAX)
@@ -411,13 +429,19 @@ struct seqtrack_run *seqtrack_run_open(struct seqtrack *t, __u32 id, __u64 now)
 	struct seqtrack_run *r;
 	unsigned int slot;
 
-	/* Probation is bounded: a new run pushes out the oldest one on it. */
+	/*
+	 * Probation is bounded: a new run pushes out the oldest one on it and
+	 * takes its slot (nothing moves: a flood of claims costs little).
+	 */
 	if (t->nprobation >= SEQTRACK_PROBATION_MAX ||
-	    (t->nruns == SEQTRACK_RUNS_MAX && t->nprobation))
-		run_close(t, t->prob_head);
-	else if (t->nruns == SEQTRACK_RUNS_MAX)
-		run_close(t, run_victim(t, now));
-	slot = t->nruns++;
+	    (t->nruns == SEQTRACK_RUNS_MAX && t->nprobation)) {
+		slot = t->prob_head;
+		prob_drop(t, &t->runs[slot]);
+	} else {
+		if (t->nruns == SEQTRACK_RUNS_MAX)
+			run_close(t, run_victim(t, now));
+		slot = t->nruns++;
+	}
 	r = &t->runs[slot];
 	memset(r, 0, offsetof(struct seqtrack_run, early));
 	r->jit = (struct jitter){ 0 };

@@ -82,7 +82,8 @@ struct xdpsg_stamp {
  */
 #define XDPSG_MARK_FLOW 0xffff
 #define XDPSG_MARK_SIZE 48
-#define XDPSG_MARK_REPEAT 4
+#define XDPSG_MARK_REPEAT 4 /* END marks a flow sends */
+#define XDPSG_MARK_START_REPEAT 2 /* START marks a flow sends */
 
 enum xdpsg_mark_kind {
 	XDPSG_MARK_START = 1,

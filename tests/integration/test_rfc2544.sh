@@ -59,6 +59,7 @@ test_rfc2544_bad_input() {
 	rf_expect_usage "unknown test" --dut forward --tests speed
 	rf_expect_usage "a lab that does not exist"
 	rf_expect_usage "xdp DUT with a qdisc" --dut xdp --dut-qdisc pfifo:100
+	rf_expect_usage "separate clocks in a lab it does not make" --separate-clocks
 	# setup itself refuses the same.
 	err=$("$TESTENV" setup --name rfx1 --dut router 2>&1 >/dev/null)
 	rc=$?
@@ -74,13 +75,21 @@ test_rfc2544_bad_input() {
 	"$TESTENV" status --name "$LAB_NAME" >/dev/null || t_fail "the lab without a DUT must be left as it was"
 }
 
-# The known answer: forward through tbf 100mbit, 64-byte frames: 208,333 pps.
+# The known answer: forward through tbf 100mbit, 64-byte frames: 208,333 pps,
+# in both rows of the clocks matrix. With the generator on a clock a day
+# ahead of the sink's the answer is the same; the latency is not figured,
+# and the report says why.
 # serial: the generator must keep up with the tbf's rate
 test_rfc2544_known_answer_tbf() {
+	t_each_clocks rf_known_answer_body
+}
+
+rf_known_answer_body() {
 	local out err tp p50 ratio limited
 	out=$(mktemp) err=$(mktemp)
+	# shellcheck disable=SC2046 # the option is one word or none
 	rf_run "$out" "$err" --dut forward --dut-qdisc tbf:100mbit:16kb:50ms --sizes 64 --trial 2 \
-		--tests throughput,latency --max-trials 10
+		--tests throughput,latency --max-trials 10 $(t_clocks_opt)
 	rf_expect_ok "$out" "$err"
 	# Where the lossy trials lost their frames: the tbf's drops are the run's QDISC_DROP causes.
 	t_schema_note "$out"
@@ -96,7 +105,11 @@ test_rfc2544_known_answer_tbf() {
 		    text = [n for n in t["notes"] if n.startswith("lost %s: " % format(t["lost"], ","))]
 		    print("trial %d: lost %d, tbf dropped %d, QDISC causes %d; %s"
 		          % (t["n"], t["lost"], t["dut_drops"]["qdisc_drops"], q, text))
-		    if q != t["dut_drops"]["qdisc_drops"] or not text or "QDISC_DROP" not in text[0]:
+		    # Each drop has its own cause: the tbf's, and the sink's own when a busy
+		    # machine stalls its thread (XSK_*), named as such.
+		    tbf = t["dut_drops"]["qdisc_drops"]
+		    if q != tbf or not text or (tbf and "QDISC_DROP" not in text[0]) \
+		            or not text[0].endswith("unexplained 0"):
 		        bad.append(t["n"])
 		print("%d lossy trials checked" % lossy)
 		sys.exit(1 if bad else 0)
@@ -113,9 +126,20 @@ test_rfc2544_known_answer_tbf() {
 	python3 -c "import sys; sys.exit(0 if 0.90 <= $ratio <= 1.03 else 1)" ||
 		t_fail "throughput $tp pps is $ratio of 208,333 pps; expected within [0.90, 1.03]: $(grep -c '"trial"' "$out") trials"
 	t_expect_eq "wire size" 60 "$(rf_get "$out" throughput 'o["wire_size"]')"
-	p50=$(rf_get "$out" throughput 'o["latency_ns"]["p50"]')
-	t_expect_ge "latency p50 (ns) reported" 1 "$p50"
-	t_expect_ge "latency p99.9 reported" 1 "$(rf_get "$out" throughput 'o["latency_ns"]["p999"]')"
+	if [ -z "$(t_clocks_opt)" ]; then
+		p50=$(rf_get "$out" throughput 'o["latency_ns"]["p50"]')
+		t_expect_ge "latency p50 (ns) reported" 1 "$p50"
+		t_expect_ge "latency p99.9 reported" 1 "$(rf_get "$out" throughput 'o["latency_ns"]["p999"]')"
+	else
+		# The runner made the lab with --separate-clocks: the generator a day ahead.
+		t_expect_eq "no latency across clocks" None "$(rf_get "$out" throughput 'o["latency_ns"]')"
+		rf_get "$out" latency 'o["dut"]["latency_note"]' | grep -q "differs from this host's by about 86,400 s" ||
+			t_fail "the latency's note: $(rf_get "$out" latency 'o["dut"]')"
+		rf_get "$out" latency 'o["floor"]["latency_note"]' | grep -q "differs from this host's by about 86,400 s" ||
+			t_fail "the floor's note: $(rf_get "$out" latency 'o["floor"]')"
+		t_has "$RF_OUT/rfc2544.md" "the DUT path's latency: not figured: the generator's clock" ||
+			t_fail "rfc2544.md does not say why there is no latency: $(cat "$RF_OUT/rfc2544.md")"
+	fi
 	t_expect_ge "trials" 2 "$(rf_get "$out" summary 'o["trials"]')"
 	t_expect_eq "search steps = trials" "$(rf_get "$out" throughput 'o["trials"]')" \
 		"$(rf_get "$out" throughput 'len(o["steps"])')"

@@ -123,6 +123,33 @@ print(sum(1 for r in recs if r.get("type") == "interval" and
           all(s["tx_packets"] > 0 for s in r["streams"])))' "$gout")"
 }
 
+# A stream that misses its rate fails the verdict while another meets its own:
+# "fast" asks a rate no generator here reaches, "slow" 1k pps.
+rate_missed_body() { # MODE
+	local mode=$1 out
+	needs_streams "$mode"
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_exec gen "$GEN" "$mode" -j --stream name=slow,rate=1k,count=200 \
+		--stream name=fast,rate=1000M,count=100000 "$GEN_IF" >"$out" 2>&1 ||
+		t_fail "xdp-gen $mode failed: $(cat "$out")"
+	t_expect_eq "[slow, fast] rate_reached" "[True, False]" \
+		"$(json_get "$out" summary '[s["rate_reached"] for s in o["streams"]]')"
+	t_expect_eq "the run's rate_reached" "False" "$(json_get "$out" summary 'o["rate_reached"]')"
+	lab_exec gen "$GEN" "$mode" --stream name=slow,rate=1k,count=200 \
+		--stream name=fast,rate=1000M,count=100000 "$GEN_IF" >"$out" 2>&1 ||
+		t_fail "xdp-gen $mode failed: $(cat "$out")"
+	grep -q "stream 1 fast .*(NOT reached, asked 1.00G)" "$out" ||
+		t_fail "the text does not say the fast stream missed its rate: $(grep stream "$out")"
+	grep -q "stream 0 slow .*(asked 1.00k)" "$out" ||
+		t_fail "the text does not say the slow stream made its rate: $(grep stream "$out")"
+}
+
+test_streams_rate_missed() {
+	lab_setup --no-ipv6 --gro on
+	t_each_mode rate_missed_body
+}
+
 # Each interval report says what each stream sent in it (JSON streams[],
 # a "streams:" part of the text line): they add up to the summary's, exactly.
 test_streams_intervals() {
@@ -172,6 +199,10 @@ test_streams_bad_input() {
 	printf '[\n  {"count": 5},\n\n  {"proto": "tcp", "vlan": 100,\n   "size": 64}\n]\n' >"$dir/size.json"
 	bad_stream "--streams $dir/size.json line 4: stream 1: size 64 is below the 76-byte minimum" \
 		--streams "$dir/size.json"
+	# A NUL is refused, not read as the end of a number: "count": 5\0zzz is not 5.
+	printf '[\n  {"name": "a",\n   "count": 5\000zzz}\n]\n' >"$dir/nul.json"
+	bad_stream "--streams $dir/nul.json line 3 column 14: a NUL byte; the file must be JSON text" \
+		--streams "$dir/nul.json"
 	{
 		printf '[{"count": 1}'
 		for i in $(seq 16); do printf ',\n{"count": %d}' "$i"; done

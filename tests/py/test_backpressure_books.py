@@ -72,6 +72,38 @@ class Balanced(unittest.TestCase):
         self.assertEqual(res['drops']['xsk_rx_ring_full'], 50)
 
 
+    def test_the_sinks_count_of_the_run(self):
+        # The AF_XDP sink's books: the run's size from its end marks, checked against
+        # the generator's count; a mismatch is unexplained.
+        def run(sent):
+            return books(opts(gen='kernel', sink='xsk', threads=1),
+                         {'tx_packets': 1000, 'transmitted': 1000, 'failed': 0, 'run': 9,
+                          'duration_s': 2.0},
+                         {'xdp_packets': 1000, 'rx_packets': 1000, 'drops': {},
+                          'runs': [{'run': 8, 'sent': 5}, {'run': 9, 'sent': sent}]},
+                         {}, {'ring_in': 1000})
+        res = run(1000)
+        self.assertTrue(res['balanced'], res['checks'])
+        self.assertEqual([c['unexplained'] for c in res['checks'] if c['check'] == 'run count'],
+                         [0])
+        self.assertFalse(run(999)['balanced'])
+        self.assertNotIn('run count', [c['check'] for c in run(None)['checks']])
+
+    def test_the_sinks_count_through_the_qdisc(self):
+        # Through the qdisc the run numbers the frames it refused too: the sink's count
+        # is accepted + refused (attempted), not accepted alone.
+        def run(sent):
+            return books(opts(gen='qdisc', sink='xsk', threads=1),
+                         {'tx_packets': 800, 'attempted': 1000, 'refused': 200, 'run': 9},
+                         {'xdp_packets': 800, 'rx_packets': 800, 'drops': {},
+                          'runs': [{'run': 9, 'sent': sent}]},
+                         {'qdisc_drops': 200}, {'ring_in': 800})
+        check = [c for c in run(1000)['checks'] if c['check'] == 'run count']
+        self.assertEqual([c['unexplained'] for c in check], [0], check)
+        check = [c for c in run(800)['checks'] if c['check'] == 'run count']
+        self.assertEqual([c['unexplained'] for c in check], [-200], check)
+
+
 class Unexplained(unittest.TestCase):
     def test_one_packet_nowhere(self):
         # 800 accepted, 799 reached the sink ring, and no counter says where one went.

@@ -374,6 +374,20 @@ class SinkRuns(unittest.TestCase):
         self.assertEqual(out['sink_run']['received'], 100000)
         self.assertEqual(out['latency_ns']['p99'], 9000)
 
+    def test_run_count_is_the_sinks(self):
+        ss = {'runs': [{'received': 99990, 'lost': 10, 'lost_at_end': 4, 'sent': 100000,
+                        'end': 'seen'}]}
+        flags = []
+        res = {'flags': flags, **checks.sink_run_books(ss, flags)}
+        self.assertEqual((res['sink_run']['sent'], res['sink_run']['lost_at_end']), (100000, 4))
+        checks.run_count_check(res, {'tx_packets': 100000})
+        self.assertEqual(flags, [])
+        checks.run_count_check(res, {'tx_packets': 100001})
+        self.assertEqual(flags, ["the run's end marks say 100000 frames, the generator 100001"])
+        del res['sink_run']['sent']
+        checks.run_count_check(res, {'tx_packets': 5})
+        self.assertEqual(len(flags), 1)
+
     def test_no_runs_array(self):
         flags = []
         self.assertEqual(checks.sink_run_books({'rx_packets': 5}, flags), {})

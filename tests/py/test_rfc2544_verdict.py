@@ -14,7 +14,7 @@ package on the path:
 import types
 import unittest
 
-from xdpsg.rfc2544 import options, search, trials
+from xdpsg.rfc2544 import options, report, search, trials
 from xdpsg.rfc2544.verdict import dut_limited, qdisc_limit_pps, rate_bits, sink_books, \
     trial_verdict
 
@@ -267,6 +267,38 @@ class DutLimit(unittest.TestCase):
             'throughput', 64, 14880952, None, g, ssum, None, None)
         self.assertEqual(t['dut_limit_pps'], 20833)
         self.assertIn("the DUT delivered 22,100 pps, its tbf rate (20,833 pps at 64 B)", said[2])
+
+
+class Clocks(unittest.TestCase):
+    """A generator on another clock: the sink's books stand, its latency is not figured,
+    and the report says the sink's reason where the figures would be."""
+
+    NOTE = ("the generator's clock (monotonic) differs from this host's by about 86,400 s: "
+            "no one-way latency")
+
+    def test_note_of_the_run(self):
+        self.assertIsNone(trials.latency_note({'clock': {'latency': 'figured'}}))
+        self.assertIsNone(trials.latency_note({}))
+        self.assertEqual(trials.latency_note({'clock': {'latency': self.NOTE}}), self.NOTE)
+
+    def test_report_says_why(self):
+        fig = {'run': 7, 'latency_ns': None, 'verdict': 'pass', 'sent': 10, 'received': 10,
+               'lost': 0, 'latency_basis': 'kernel receive time', 'latency_note': self.NOTE}
+        tp = {'size': 64, 'latency_ns': None, 'floor_latency_ns': None,
+              'latency': {'sink': 'xdp-sink xsk', 'dut': fig, 'floor': dict(fig, run=8)}}
+        lines = report.floor_lines([tp], '')
+        self.assertIn('instrument floor (generator -> sink, no DUT): not figured: ' + self.NOTE,
+                      lines[0])
+        self.assertEqual(lines[1], "  the DUT path's latency: not figured: " + self.NOTE)
+        tp['latency']['floor'] = None
+        self.assertTrue(report.floor_lines([tp], '')[0].endswith(
+            'not measured (no lab: no path without the DUT)'))
+
+    def test_separate_clocks_needs_a_lab_of_the_runner(self):
+        a = options.make_parser('rfc2544').parse_args(['--name', 'x', '--separate-clocks'])
+        with self.assertRaises(Exception) as e:
+            options.check(a)
+        self.assertIn('--separate-clocks needs --dut', str(e.exception))
 
 
 if __name__ == '__main__':

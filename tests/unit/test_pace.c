@@ -368,11 +368,44 @@ static void test_poisson_schedule(void)
 	ASSERT_EQ(pace_budget(&p, 0, 64, t0 + 10000000, &due), 64, "a batch of what is due");
 }
 
+/*
+ * The rate verdict counts n frames as n gaps: a 100-frame run spans 99 of
+ * them. At 98% of 100 kpps (gaps of 10,204 ns) it fails, and at 98.5%,
+ * which n / (n - 1) gaps read as 99.5%, too; at the rate and at 99.5% it
+ * passes.
+ */
+static void test_reached_counts_every_gap(void)
+{
+	const __u64 rate = 100000;
+
+	ASSERT_TRUE(pace_reached(100, 99 * 10000, rate), "100 frames at the rate");
+	ASSERT_TRUE(pace_reached(100, 99 * 10050, rate), "at 99.5% of it");
+	ASSERT_TRUE(!pace_reached(100, 99 * 10204, rate), "not at 98%");
+	ASSERT_TRUE(!pace_reached(100, 99 * 10152, rate),
+		    "not at 98.5% (n / (n - 1) gaps said 99.5%)");
+	/* The edge: 99 frames 99 ms apart, the last's gap after: 99 in 100 ms of 1,000 pps. */
+	ASSERT_TRUE(pace_reached(99, 99000000, 1000), "99% exactly");
+	ASSERT_TRUE(!pace_reached(99, 99000001, 1000), "a nanosecond under 99%");
+	ASSERT_TRUE(pace_reached(1, 0, rate), "one frame: no gap to judge");
+	ASSERT_TRUE(!pace_reached(0, 0, rate), "no frames: not reached");
+	ASSERT_TRUE(pace_reached(3000000, 1000000000ULL, 1000000),
+		    "three times the rate is more than enough");
+}
+
 static const struct test_case cases[] = {
-	TEST_CASE(share_exact),	  TEST_CASE(share_zero_is_idle),    TEST_CASE(budget_quota),
-	TEST_CASE(budget_rate),	  TEST_CASE(budget_rate_and_quota), TEST_CASE(budget_long_run),
-	TEST_CASE(catch_up),	  TEST_CASE(deadline_saturates),    TEST_CASE(schedule_exact),
-	TEST_CASE(elapsed_exact), TEST_CASE(burst_schedule),	    TEST_CASE(poisson_schedule),
+	TEST_CASE(share_exact),
+	TEST_CASE(share_zero_is_idle),
+	TEST_CASE(budget_quota),
+	TEST_CASE(budget_rate),
+	TEST_CASE(budget_rate_and_quota),
+	TEST_CASE(budget_long_run),
+	TEST_CASE(catch_up),
+	TEST_CASE(deadline_saturates),
+	TEST_CASE(schedule_exact),
+	TEST_CASE(elapsed_exact),
+	TEST_CASE(burst_schedule),
+	TEST_CASE(poisson_schedule),
+	TEST_CASE(reached_counts_every_gap),
 };
 
 TEST_MAIN("pace", cases)

@@ -405,6 +405,35 @@ static void test_head(void)
 }
 
 /*
+ * xdp-gen --rtt's lost: of 10 frames sent, frame 3 never came back and frame
+ * 5 came back twice. The books count 10 received, one a duplicate: one lost,
+ * though as many came back as were sent.
+ */
+static void test_never_back(void)
+{
+	struct seqtrack *t = seqtrack__create(CLOCK_HERE);
+	struct seqtrack_counts c;
+	__u32 i;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	for (i = 0; i < 10; i++) {
+		if (i != 3)
+			feed(t, 1, 0, i);
+		if (i == 5)
+			feed(t, 1, 0, i);
+	}
+	c = books(t);
+	ASSERT_EQ(c.received, 10, "ten came back");
+	ASSERT_EQ(c.duplicates, 1, "one of them twice");
+	ASSERT_EQ(seqtrack_never_back(10, c.received, c.duplicates), 1, "one never came back");
+	ASSERT_EQ(seqtrack_never_back(10, 10, 0), 0, "all back once: none");
+	ASSERT_EQ(seqtrack_never_back(10, 3, 5), 10,
+		  "more duplicates than frames: all lost, no wrap");
+	seqtrack__destroy(t);
+}
+
+/*
  * The end mark counts the frames after the last that arrived (lost_at_end,
  * within lost); a frame of them arriving after the mark takes its share back;
  * repeats change nothing, and a mark that disagrees is counted and ignored.
@@ -868,6 +897,39 @@ static void collect(const struct seqtrack_summary *s, const struct hist *lat, vo
 }
 
 /* Two queues' trackers: totals summed, and each run's books merged across them. */
+/*
+ * A flow's END marks on one queue, its frames on another (the kernel steers
+ * them apart): one flow, lost only what the frames' queue did not see
+ * before the end. Flow 0: 500 announced, all 500 came (on b); flow 1: 500
+ * announced, 450 came: 50 lost at the end.
+ */
+static void test_ends_across_queues(void)
+{
+	struct seqtrack *a = seqtrack__create(CLOCK_HERE), *b = seqtrack__create(CLOCK_HERE);
+	struct collected c = { 0 };
+	__u32 i;
+
+	if (!ASSERT_TRUE(a && b, "create"))
+		goto out;
+	start_mark(a, 7);
+	for (i = 0; i < 500; i++) {
+		feed(b, 7, 0, i);
+		if (i < 450)
+			feed(b, 7, 1, i);
+	}
+	ASSERT_EQ(end_mark(a, 7, 0, 500), SEQ_MARK, "flow 0's end, on a");
+	ASSERT_EQ(end_mark(a, 7, 1, 500), SEQ_MARK, "flow 1's end, on a");
+	ASSERT_EQ(seqtrack_runs((struct seqtrack *const[]){ a, b }, 2, collect, &c), 1, "one run");
+	ASSERT_EQ(c.s[0].c.received, 950, "received");
+	ASSERT_EQ(c.s[0].c.lost, 50, "lost: flow 1's last 50");
+	ASSERT_EQ(c.s[0].c.lost_at_end, 50, "all of them at the end");
+	ASSERT_EQ(c.s[0].flows, 2, "two flows, not four");
+	ASSERT_EQ(c.s[0].mk.flows_ended, 2, "both ended");
+out:
+	seqtrack__destroy(a);
+	seqtrack__destroy(b);
+}
+
 static void test_merge(void)
 {
 	struct seqtrack *a = seqtrack__create(CLOCK_HERE), *b = seqtrack__create(CLOCK_HERE);
@@ -1079,6 +1141,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(runs_are_separate),
 	TEST_CASE(many_runs),
 	TEST_CASE(head),
+	TEST_CASE(never_back),
 	TEST_CASE(end_marks),
 	TEST_CASE(clock_named),
 	TEST_CASE(time_unwrap),
@@ -1088,6 +1151,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(jitter_math),
 	TEST_CASE(jitter_runs),
 	TEST_CASE(merge),
+	TEST_CASE(ends_across_queues),
 	TEST_CASE(claims_cannot_push_out),
 	TEST_CASE(flow_memory_follows_flows_seen),
 	TEST_CASE(flow_slots_cap),

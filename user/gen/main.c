@@ -437,19 +437,18 @@ static int verdict(void *ctx, const char *stop_reason)
 	return g->mode->verdict ? g->mode->verdict(g, stop_reason) : 0;
 }
 
+/* Static: the run keeps the pointer until cleanup(), after run() has returned. */
+#define GEN_RUN_OPS(wake_fn)                                                                    \
+	{                                                                                       \
+		.sample = gen_sample, .copy = gen_copy, .started = gen_started, .check = check, \
+		.json = gen_json, .text = gen_text, .wake = (wake_fn), .metrics = gen_metrics,  \
+		.verdict = verdict,                                                             \
+	}
+static const struct run_ops gen_run_ops = GEN_RUN_OPS(NULL);
+static const struct run_ops gen_run_ops_wake = GEN_RUN_OPS(wake);
+
 static int run(struct gen *g)
 {
-	struct run_ops ops = {
-		.sample = gen_sample,
-		.copy = gen_copy,
-		.started = gen_started,
-		.check = check,
-		.json = gen_json,
-		.text = gen_text,
-		.wake = g->mode->wake_by_signal ? wake : NULL,
-		.metrics = gen_metrics,
-		.verdict = verdict,
-	};
 	struct run_opts o = {
 		.tool = "xdp-gen",
 		.mode = g->mode_name,
@@ -464,7 +463,8 @@ static int run(struct gen *g)
 	};
 	int err;
 
-	run_init(&g->run, &ops, g, &o, &g->base.rs, &g->prev.rs, &g->cur.rs);
+	run_init(&g->run, g->mode->wake_by_signal ? &gen_run_ops_wake : &gen_run_ops, g, &o,
+		 &g->base.rs, &g->prev.rs, &g->cur.rs);
 	err = open_kstats(g);
 	if (!err)
 		err = gen_snapshots_alloc(g);

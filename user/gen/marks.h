@@ -29,7 +29,6 @@
 
 #define GEN_MARK_BATCH XDPSG_GEN_MARK_BATCH /* the most frames per mark_send */
 #define GEN_MARK_FRAME 512 /* the largest mark a thread builds */
-#define XDPSG_MARK_START_REPEAT 2
 
 extern const unsigned int gen_mark_end_gap_ms[XDPSG_MARK_REPEAT];
 

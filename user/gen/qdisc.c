@@ -179,6 +179,8 @@ static void qdisc_loop(struct gen_thread *t, struct qdisc_tx *x)
 			t->w.err = done;
 			break;
 		}
+		for (i = want; i-- > (__u32)done;)
+			pkt_gen_take_back(t->pg, x->iov[i].iov_base);
 		pace_sent(&t->pace, (__u32)done);
 		CNT_ADD(t->c.submitted, (__u64)done);
 		gen_note_sent(t, ts);
@@ -222,6 +224,8 @@ static void qdisc_streams_loop(struct gen_thread *t, struct qdisc_tx *x)
 				t->w.err = done;
 				return;
 			}
+			for (i = want; i-- > (__u32)done;)
+				pkt_gen_take_back(ts->pg, x->iov[i].iov_base);
 			pace_sent(&ts->pace, (__u32)done);
 			CNT_ADD(ts->attempted, (__u64)done);
 			CNT_ADD(ts->sent, t->c.sent - sent);

@@ -11,6 +11,7 @@
 
 #include "counter_desc.h"
 #include "fmt.h"
+#include "pace.h"
 #include "gen.h"
 #include "marks.h"
 #include "streams.h"
@@ -283,10 +284,7 @@ static int rate_reached(const struct gen *g, __u64 sent, __u64 span)
 		return gen_streams_rate_reached(g);
 	if (!g->cfg->rate)
 		return -1;
-	if (!sent || !span)
-		return sent ? 1 : 0;
-	return (unsigned __int128)sent * 1000000000ULL * 100 >=
-	       (unsigned __int128)g->cfg->rate * 99 * span;
+	return pace_reached(sent, span, g->cfg->rate);
 }
 
 void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct run_snap *rb,

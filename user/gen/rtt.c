@@ -233,7 +233,6 @@ static struct gen_rtt *summed(struct gen *g)
 	struct seqtrack *ts[g->nthreads];
 	struct rtt_pick p = { .run = g->popts.run, .r = r };
 	unsigned int i, n = 0;
-	__u64 uniq;
 
 	if (!r || r->summed)
 		return r;
@@ -253,8 +252,7 @@ static struct gen_rtt *summed(struct gen *g)
 		pr_warn("--rtt: %llu frames came back on queues without a socket and were not timed; send on every queue that receives them (--queues all)\n",
 			(unsigned long long)r->no_socket);
 	r->back = r->s.c.received;
-	uniq = r->back - r->s.c.duplicates;
-	r->lost = r->sent > uniq ? r->sent - uniq : 0;
+	r->lost = seqtrack_never_back(r->sent, r->back, r->s.c.duplicates);
 	return r;
 }
 

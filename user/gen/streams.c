@@ -317,6 +317,22 @@ static int parse_file(struct gen *g, const struct gen_cfg *cfg, const struct par
 			cfg->streams_file);
 		return -EINVAL;
 	}
+	/* The parser reads C strings: a NUL would end a number or a word unseen. */
+	if (memchr(buf, '\0', n)) {
+		const char *nul = memchr(buf, '\0', n), *bol = buf, *p;
+		unsigned int line = 1;
+
+		for (p = buf; p < nul; p++)
+			if (*p == '\n') {
+				line++;
+				bol = p + 1;
+			}
+		fprintf(stderr,
+			"xdp-gen: --streams %s line %u column %u: a NUL byte; the file must be JSON "
+			"text, remove it\n",
+			cfg->streams_file, line, (unsigned int)(nul - bol) + 1);
+		return -EINVAL;
+	}
 	j.p = buf;
 	j.end = buf + n;
 	err = jp_eat(&j, '[') ? 0 :

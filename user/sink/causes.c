@@ -322,16 +322,22 @@ void causes_dev_name(const struct drops_count *k, char *buf, size_t len)
 		snprintf(buf, len, "ifindex%d", k->key.ifindex);
 }
 
-/* A run's causes (mark false), or its marks dropped (mark true). */
-static __u64 run_total(const struct causes *c, __u32 run, bool mark)
+/* A run's causes (mark false), or its marks dropped (mark true); only unidentified ones too. */
+static __u64 run_sum(const struct causes *c, __u32 run, bool mark, bool unidentified_only)
 {
 	__u64 t = 0;
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
-		if (c->v[i].run == run && c->v[i].mark == mark)
+		if (c->v[i].run == run && c->v[i].mark == mark &&
+		    (!unidentified_only || c->v[i].c.key.kind == XDPSG_DROPS_UNIDENTIFIED))
 			t += c->v[i].c.packets;
 	return t;
+}
+
+static __u64 run_total(const struct causes *c, __u32 run, bool mark)
+{
+	return run_sum(c, run, mark, false);
 }
 
 static void json_cause(const struct causes *c, struct jw *w, const struct cause *x)
@@ -355,36 +361,60 @@ static void json_cause(const struct causes *c, struct jw *w, const struct cause 
 }
 
 /*
- * lost = the causes + lost_unexplained - lost_overexplained; at most one of
- * the two is non-zero. More causes than lost: frames the tracer saw dropped
- * that the books do not count as lost (the end of a run, which no later
- * sequence number reveals; or a frame dropped and then delivered anyway).
+ * How a run's causes meet its lost. lost = the causes + lost_unexplained -
+ * lost_overexplained - marks_charged; at most one of the first two is
+ * non-zero. Drops counted without their frame (a socket's full ring) are
+ * charged by when they happened, and a run's marks are dropped there too:
+ * of the causes beyond lost, as many unidentified ones as the run's marks
+ * that never arrived (marks_missing, known once its end is seen) less those
+ * the tracer saw dropped as marks are taken as those marks (marks_charged).
+ * Beyond that, more causes than lost are frames the tracer saw dropped that
+ * the books do not count as lost: a frame dropped and delivered anyway, or
+ * the tail of a run whose end was not seen.
  */
-static void balance(const struct causes *c, __u32 run, __s64 lost, __u64 *unexplained, __u64 *over)
+struct balance {
+	__u64 unexplained, over, marks_charged;
+};
+
+static struct balance balance(const struct causes *c, __u32 run, __s64 lost, __u64 marks_missing)
 {
 	__s64 diff = lost - (__s64)run_total(c, run, false);
+	__u64 seen = run_total(c, run, true), unid = run_sum(c, run, false, true), room;
+	struct balance b = {};
 
-	*unexplained = diff > 0 ? (__u64)diff : 0;
-	*over = diff < 0 ? (__u64)-diff : 0;
+	if (diff >= 0) {
+		b.unexplained = (__u64)diff;
+		return b;
+	}
+	b.over = (__u64)-diff;
+	room = marks_missing > seen ? marks_missing - seen : 0;
+	b.marks_charged = b.over < room ? b.over : room;
+	if (b.marks_charged > unid)
+		b.marks_charged = unid;
+	b.over -= b.marks_charged;
+	return b;
 }
 
-void causes_json_run(const struct causes *c, struct jw *w, __u32 run, __s64 lost)
+void causes_json_run(const struct causes *c, struct jw *w, __u32 run, __s64 lost,
+		     __u64 marks_missing)
 {
-	__u64 unexplained, over;
+	struct balance b;
 	size_t i;
 
 	if (!c || !c->settled)
 		return;
-	balance(c, run, lost, &unexplained, &over);
+	b = balance(c, run, lost, marks_missing);
 	jw_arr(w, "lost_causes");
 	for (i = 0; i < c->n; i++)
 		if (c->v[i].run == run && !c->v[i].mark)
 			json_cause(c, w, &c->v[i]);
 	jw_end_arr(w);
-	jw_u64(w, "lost_unexplained", unexplained);
-	jw_u64(w, "lost_overexplained", over);
-	/* The run's start and end marks the tracer saw dropped: outside its frames and lost. */
-	jw_u64(w, "marks_dropped", run_total(c, run, true));
+	jw_u64(w, "lost_unexplained", b.unexplained);
+	jw_u64(w, "lost_overexplained", b.over);
+	/* Of lost_causes' unidentified drops, those taken as the run's missing marks. */
+	jw_u64(w, "marks_charged", b.marks_charged);
+	/* The run's start and end marks dropped: outside its frames and lost. */
+	jw_u64(w, "marks_dropped", run_total(c, run, true) + b.marks_charged);
 }
 
 void causes_json_rest(const struct causes *c, struct jw *w)
@@ -415,16 +445,19 @@ void causes_json_rest(const struct causes *c, struct jw *w)
 	jw_end_obj(w);
 }
 
-void causes_text_run(const struct causes *c, __u32 run, __s64 lost)
+void causes_text_run(const struct causes *c, __u32 run, __s64 lost, __u64 head, __u64 marks_missing)
 {
-	__u64 unexplained, over;
 	char r[64], dev[64];
+	struct balance b;
 	size_t i;
 
 	if (!c || !c->settled)
 		return;
-	balance(c, run, lost, &unexplained, &over);
-	printf("    run %08x lost %s:", run, FMT_ICOUNT(lost));
+	b = balance(c, run, lost + (__s64)head, marks_missing);
+	printf("    run %08x lost %s", run, FMT_ICOUNT(lost));
+	if (head)
+		printf(" and %s missing before the first frame", FMT_COUNT(head));
+	printf(":");
 	for (i = 0; i < c->n; i++) {
 		if (c->v[i].run != run || c->v[i].mark)
 			continue;
@@ -432,12 +465,15 @@ void causes_text_run(const struct causes *c, __u32 run, __s64 lost)
 		printf(" %s %s %s%s,", causes_reason(c->d, c->v[i].c.key.reason, r, sizeof(r)), dev,
 		       FMT_COUNT(c->v[i].c.packets), c->v[i].charged ? " (unidentified)" : "");
 	}
-	printf(" unexplained %s", FMT_COUNT(unexplained));
-	if (over)
-		printf("; %s more dropped than lost (the run's end, or dropped and delivered anyway)",
-		       FMT_COUNT(over));
-	if (run_total(c, run, true))
-		printf("; %s of its marks dropped", FMT_COUNT(run_total(c, run, true)));
+	printf(" unexplained %s", FMT_COUNT(b.unexplained));
+	if (b.over)
+		printf("; %s more dropped than lost (dropped and delivered anyway, or the tail of a "
+		       "run whose end was not seen)",
+		       FMT_COUNT(b.over));
+	if (run_total(c, run, true) + b.marks_charged)
+		printf("; %s of its marks dropped%s",
+		       FMT_COUNT(run_total(c, run, true) + b.marks_charged),
+		       b.marks_charged ? " (the unidentified drops beyond lost)" : "");
 	printf("\n");
 }
 
@@ -526,7 +562,6 @@ void causes_metrics_head(const struct causes *c, struct metrics_w *w)
 void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, __s64 lost)
 {
 	static const char *const name = "xdp_sink_lost_by_cause_total";
-	__u64 unexplained, over;
 	char r[64], id[16];
 	size_t i;
 
@@ -541,6 +576,6 @@ void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, 
 				     &c->v[i].c, c->v[i].c.packets);
 	}
 	/* So that a run's samples add up to its lost. */
-	balance(c, run, lost, &unexplained, &over);
-	causes_metric_sample(w, name, id, NULL, "unexplained", NULL, unexplained);
+	causes_metric_sample(w, name, id, NULL, "unexplained", NULL,
+			     balance(c, run, lost, 0).unexplained);
 }

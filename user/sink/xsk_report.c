@@ -302,7 +302,8 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 	for (i = 0; i < r.n; i++) {
 		if (sk->cfg->verbose)
 			text_run(&r, &r.row[i].s, &r.row[i].lat);
-		causes_text_run(sk->causes, r.row[i].s.id, (__s64)r.row[i].s.c.lost);
+		causes_text_run(sk->causes, r.row[i].s.id, (__s64)r.row[i].s.c.lost,
+				r.row[i].s.c.missing_head, run_marks_missing(&r, &r.row[i].s));
 	}
 	causes_text_rest(sk->causes);
 	runs_free(&r);

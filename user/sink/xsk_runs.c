@@ -130,6 +130,21 @@ enum run_end run_end_of(const struct runs *r, const struct seqtrack_summary *s)
 	return s->mk.flows_ended ? RUN_END_PARTIAL : RUN_END_NONE;
 }
 
+/*
+ * The run's marks that did not arrive, once its end is seen (then every
+ * flow sent XDPSG_MARK_START_REPEAT start marks and XDPSG_MARK_REPEAT end
+ * marks); 0 while its end is not seen, when how many it sent is unknown.
+ */
+__u64 run_marks_missing(const struct runs *r, const struct seqtrack_summary *s)
+{
+	__u32 flows = s->mk.nflows > s->flows_data ? s->mk.nflows : s->flows_data;
+	__u64 sent = (__u64)flows * (XDPSG_MARK_START_REPEAT + XDPSG_MARK_REPEAT);
+
+	if (run_end_of(r, s) != RUN_END_SEEN)
+		return 0;
+	return sent > s->mk.received ? sent - s->mk.received : 0;
+}
+
 const char *run_end_str(enum run_end e)
 {
 	static const char *const names[] = {
@@ -248,8 +263,10 @@ void json_run(const struct sink *sk, struct jw *w, const char *key, const struct
 	jw_u64(w, "untimed", s->c.untimed);
 	hist_summary_json(w, "ipdv_ns", &s->ipdv);
 	jw_double(w, "jitter_ns", s->jitter_ns);
+	/* The frames missing before the first are explained as the lost ones are. */
 	if (!key)
-		causes_json_run(sk->causes, w, s->id, (__s64)s->c.lost);
+		causes_json_run(sk->causes, w, s->id, (__s64)(s->c.lost + s->c.missing_head),
+				run_marks_missing(r, s));
 	jw_end_obj(w);
 }
 

@@ -97,6 +97,20 @@ def sink_side(a, ss, S, led):
     return delivered, sink_drops
 
 
+def run_count(gs, ss, led):
+    """An AF_XDP sink's own count of the run (what its end marks said) against the
+    generator's, which stays the cross-check: the books above need only the sink's.
+    The run's frames are those numbered and handed to the kernel: through the qdisc,
+    the refused ones too (attempted), each with its sequence number."""
+    run = [r for r in ss.get("runs") or () if r.get("run") == gs.get("run")]
+    if run and run[0].get("sent") is not None:
+        if "attempted" in gs:
+            parts = [["accepted", gs.get("tx_packets", 0)], ["refused", gs.get("refused", 0)]]
+        else:
+            parts = [["the generator's tx_packets", gs.get("tx_packets", 0)]]
+        led.check("run count", "the run's frames (the sink's end marks)", run[0]["sent"], parts)
+
+
 def traced_qdisc(counts, dev, ns, run_id):
     """What the drop tracer counted at the generator veth's qdisc (QDISC_* reasons): the
     run's frames, other runs' and unstamped frames; None without the tracer."""
@@ -127,6 +141,7 @@ def books(a, gs, ss, k0, k1, run):
     acc_name = "accepted (marks too)" if a.gen == "qdisc" else "sent (marks too)"
     led.check("transmit", acc_name, sent, [["received by the sink", ring_in]] + after)
     delivered, sink_drops = sink_side(a, ss, S, led)
+    run_count(gs, ss, led)
     tq = run.get("traced")
     if tq is not None:
         # Every frame the qdisc dropped has a place in the tracer's books, the run's own first.

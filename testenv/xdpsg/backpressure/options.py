@@ -54,6 +54,9 @@ def make_parser(prog):
     p.add_argument("--json", action="store_true",
                    help="JSON lines on stdout: one per interval and a final {\"type\":\"summary\"}")
     p.add_argument("--keep", action="store_true", help="leave the lab in place afterwards")
+    p.add_argument("--separate-clocks", action="store_true",
+                   help="the generator on a clock of its own, as another host's is "
+                   "(testenv.sh setup --separate-clocks): the books must balance all the same")
     p.add_argument("--testenv", default=xl.TESTENV, help=argparse.SUPPRESS)
     return p
 

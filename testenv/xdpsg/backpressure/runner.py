@@ -79,7 +79,8 @@ class Backpressure(Scenario):
                         if k.startswith("XDPSG_") and k not in self.env_base]
         self.lab = xl.Lab(a.name, testenv=a.testenv, env=self.env_base)
         qd = f"pfifo:{a.limit}" if a.qdisc == "pfifo" else "none"
-        setup_lab(self.lab, "--scenario", "backpressure", "--queues", str(a.queues), "--qdisc", qd)
+        setup_lab(self.lab, "--scenario", "backpressure", "--queues", str(a.queues), "--qdisc", qd,
+                  *(["--separate-clocks"] if a.separate_clocks else []))
 
         k0 = {"gen": self.kstats("gen"), "sink": self.kstats("sink")}
         # The drop tracer, host-wide: the qdisc's drops are checked against its count.

@@ -55,8 +55,8 @@ def xsk_checks(res, cell, ss, k_xdp, k_redirect):
         res.update(sink_run_books(ss, flags))
 
 
-RUN_KEYS = ('burst_100us_max', 'burst_100us_ideal', 'send_pps', 'received', 'lost',
-            'latency_ns')
+RUN_KEYS = ('burst_100us_max', 'burst_100us_ideal', 'send_pps', 'sent', 'received', 'lost',
+            'lost_at_end', 'end', 'latency_ns')
 
 
 def sink_run_books(ss, flags):
@@ -89,6 +89,7 @@ def gen_checks(res, cell, gprocs, pre, post):
                                        gs.get('tx_packets', 0) + gs.get('marks', 0), k_sent)
             res['gen_drops'] = gs.get('drops')
             res['gen_tool_pps'] = gs.get('pps')
+            run_count_check(res, gs)
         else:
             flags.append('generator printed no summary')
     elif cell.gen.sent == 'printed':
@@ -97,6 +98,18 @@ def gen_checks(res, cell, gprocs, pre, post):
             m = re.search(r'pktsend: (\d+) frames', p.text())
             n += int(m.group(1)) if m else 0
         checks['gen_sent'] = check(flags, '%s sent' % cell.gen.name, n, k_sent)
+
+
+def run_count_check(res, gs):
+    """The paced rows' books are the sink's own: the run's size is what its end marks
+    said ('sent'), which a sink on another host has as well. The generator's count is
+    the cross-check: they differ only if the sink took a wrong or foreign run for ours."""
+    run = res.get('sink_run')
+    if not run or run.get('sent') is None or gs.get('tx_packets') is None:
+        return
+    if run['sent'] != gs['tx_packets']:
+        res['flags'].append("the run's end marks say %d frames, the generator %d"
+                            % (run['sent'], gs['tx_packets']))
 
 
 def failed_tools(tools):

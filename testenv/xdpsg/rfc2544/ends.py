@@ -53,6 +53,8 @@ class Ends:
             opts = ["--dut", a.dut]
             if a.dut_qdisc:
                 opts += ["--dut-qdisc", a.dut_qdisc]
+            if a.separate_clocks:
+                opts += ["--separate-clocks"]
             wire_max = max(a.sizes) - FCS
             if wire_max - 14 > 1500:
                 opts += ["--mtu", str(wire_max - 14)]

@@ -21,7 +21,7 @@ def _figures(t):
     """The parts of a trial record that a latency row keeps."""
     return {"run": t["run"], "latency_ns": t["latency_ns"], "verdict": t["verdict"],
             "sent": t["sent"], "received": t["received"], "lost": t["lost"],
-            "latency_basis": t.get("latency_basis")}
+            "latency_basis": t.get("latency_basis"), "latency_note": t.get("latency_note")}
 
 
 def measure(trials, size, rate):

@@ -42,6 +42,10 @@ def make_parser(prog):
     w.add_argument("--dut-qdisc", metavar="SPEC", help="with --dut: the DUT egress qdisc, as testenv.sh setup "
                    "--dut-qdisc (e.g. tbf:100mbit:16kb:50ms)")
     w.add_argument("--keep", action="store_true", help="with --dut: leave the lab in place")
+    w.add_argument("--separate-clocks", action="store_true",
+                   help="with --dut: the generator and the DUT each on a clock of their own, as "
+                   "separate hosts are (testenv.sh setup --separate-clocks): the books hold, "
+                   "one-way latency is not figured and the report says why")
     w.add_argument("--gen-if", metavar="IF", help="generator interface (without --name)")
     w.add_argument("--gen-ns", metavar="NS", help="its network namespace (default: this one)")
     w.add_argument("--sink-if", metavar="IF", help="sink interface (without --name)")
@@ -134,6 +138,9 @@ def check(a):
         raise UsageError(f"unknown --dut mode '{a.dut}': use --dut forward, --dut bridge or --dut xdp")
     if a.dut_qdisc and a.dut is None:
         raise UsageError("--dut-qdisc needs --dut MODE (the runner makes the lab then)")
+    if a.separate_clocks and a.dut is None:
+        raise UsageError("--separate-clocks needs --dut MODE (the runner makes the lab then; a "
+                         "lab of your own takes it from 'testenv.sh setup --separate-clocks')")
     if a.keep and a.dut is None:
         raise UsageError("--keep only applies with --dut (a lab the runner makes)")
     if a.name is not None:

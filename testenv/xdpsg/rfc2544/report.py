@@ -72,12 +72,19 @@ def floor_lines(tps, indent):
             continue
         F = t.get("floor_latency_ns") or {}
         L = t["latency_ns"] or {}
-        floor = ("min %s, p50 %s, p99 %s us" % (fmt_us(F.get("min")), fmt_us(F.get("p50")),
-                                                 fmt_us(F.get("p99")))
-                 if F else "not measured (no lab: no path without the DUT)")
+        if F:
+            floor = "min %s, p50 %s, p99 %s us" % (fmt_us(F.get("min")), fmt_us(F.get("p50")),
+                                                  fmt_us(F.get("p99")))
+        elif lat.get("floor"):
+            floor = "not figured: %s" % (lat["floor"].get("latency_note") or "no frame was timed")
+        else:
+            floor = "not measured (no lab: no path without the DUT)"
         out.append("%slatency %d B with %s (%s); instrument floor (generator -> sink, no DUT): %s"
                    % (indent, t["size"], lat["sink"], lat["dut"].get("latency_basis") or "?",
                       floor))
+        if not L:
+            out.append("%s  the DUT path's latency: not figured: %s"
+                       % (indent, lat["dut"].get("latency_note") or "no frame was timed"))
         if F.get("p50") is not None and L.get("p50") is not None:
             out.append("%s  the DUT's share of p50: %s us" % (indent, fmt_us(L["p50"] - F["p50"])))
     return out

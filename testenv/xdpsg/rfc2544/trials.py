@@ -216,6 +216,7 @@ class Trials:
             "sink_lost": entry.get("lost"), "reordered": entry.get("reordered"),
             "foreign": ssum.get("foreign"),
             "latency_ns": entry.get("latency_ns"), "latency_basis": ssum.get("latency_basis"),
+            "latency_note": latency_note(entry),
             "books": how, "notes": notes,
             "lost_causes": causes, "lost_unexplained": entry.get("lost_unexplained"),
             "lost_overexplained": entry.get("lost_overexplained"),
@@ -227,3 +228,10 @@ class Trials:
                     f"delivered {v['delivered']:,}, lost {lost:,} -> {v['verdict_text']}"
                     + (f" ({'; '.join(notes)})" if notes else ""))
         return t
+
+
+def latency_note(entry):
+    """Why the sink figured no one-way latency for the run (its clock note: the generator's
+    clock differs from the sink's, or was never said); None when it did."""
+    why = (entry.get("clock") or {}).get("latency")
+    return None if why in (None, "figured") else why
