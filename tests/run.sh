@@ -274,6 +274,15 @@ if [ $run_integ -eq 1 ]; then
 			done
 		done
 	else
+		# What the integration tests run: the tools, the test hooks and helpers
+		# (all), and the ASan tools the hardening tests use. Up to date, a second.
+		if [ "$BUILD" = "$ROOT/build" ] &&
+			! { make -C "$ROOT" -s --no-print-directory all &&
+				make -C "$ROOT" -s --no-print-directory SANITIZE=1 tools; } >"$LOGDIR/make.log" 2>&1; then
+			echo "run.sh: building what the tests run failed ($LOGDIR/make.log):" >&2
+			tail -n 5 "$LOGDIR/make.log" >&2
+			exit 2
+		fi
 		fn_filter=${filter%%:*}
 		T_MODE_FILTER=
 		[[ "$filter" == *:* ]] && T_MODE_FILTER=${filter#*:}

@@ -137,7 +137,7 @@ test_hardening_plot_escaping() {
 test_hardening_ethtool_count_changes() {
 	local gout sout gpid spid i rc
 	[ -x "$ASAN_SINK" ] && [ -x "$ASAN_GEN" ] ||
-		t_fail "the ASan tools are not built; run 'make SANITIZE=1 tools'"
+		t_fail "the ASan tools are not built; run 'make SANITIZE=1 tools' (tests/run.sh builds them for build/)"
 	lab_setup --no-ipv6 --queues 4
 	lab_exec sink ethtool -L "$SINK_IF" rx 1 tx 1 || t_fail "ethtool -L on $SINK_IF"
 	lab_exec gen ethtool -L "$GEN_IF" rx 1 tx 1 || t_fail "ethtool -L on $GEN_IF"
