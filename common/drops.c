@@ -656,3 +656,23 @@ int drops_location_name(struct drops *d, __u64 location, char *buf, size_t len)
 		 (unsigned long long)(location - d->syms[lo - 1].addr));
 	return 0;
 }
+
+struct drops_balance drops_balance(__s64 missing, __u64 causes, __u64 unidentified,
+				   __u64 marks_seen, __u64 marks_missing)
+{
+	__s64 diff = missing - (__s64)causes;
+	struct drops_balance b = { 0 };
+	__u64 room;
+
+	if (diff >= 0) {
+		b.unexplained = (__u64)diff;
+		return b;
+	}
+	b.over = (__u64)-diff;
+	room = marks_missing > marks_seen ? marks_missing - marks_seen : 0;
+	b.marks_charged = b.over < room ? b.over : room;
+	if (b.marks_charged > unidentified)
+		b.marks_charged = unidentified;
+	b.over -= b.marks_charged;
+	return b;
+}

@@ -135,4 +135,23 @@ const char *drops_kind_name(__u8 kind);
  */
 int drops_netns_name(__u32 inum, char *buf, size_t len);
 
+/*
+ * How a run's causes meet the frames it is missing (lost, and those missing
+ * before its first). missing = causes + unexplained - over - marks_charged;
+ * at most one of unexplained and over is non-zero. Drops counted without
+ * their frame (a socket's full ring) are charged by when they happened, and
+ * a run's marks are dropped there too: of the causes beyond what is missing,
+ * as many of the unidentified ones as the run's marks that never arrived
+ * (marks_missing, known once its end is seen) less those the tracer saw
+ * dropped as marks (marks_seen) are those marks: marks_charged. What is
+ * over beyond that is a frame dropped and delivered anyway, or the tail of
+ * a run whose end was not seen.
+ */
+struct drops_balance {
+	__u64 unexplained, over, marks_charged;
+};
+
+struct drops_balance drops_balance(__s64 missing, __u64 causes, __u64 unidentified,
+				   __u64 marks_seen, __u64 marks_missing);
+
 #endif

@@ -195,3 +195,10 @@ bool pace_reached(__u64 frames, __u64 span_ns, __u64 rate)
 	return (unsigned __int128)frames * 1000000000ULL * 100 >=
 	       ((unsigned __int128)rate * span_ns + 1000000000ULL) * 99;
 }
+
+double pace_pps(__u64 frames, __u64 span_ns, __u64 rate)
+{
+	if (rate)
+		return frames ? (double)frames * 1e9 / ((double)span_ns + 1e9 / (double)rate) : 0;
+	return frames > 1 && span_ns ? (double)(frames - 1) * 1e9 / (double)span_ns : 0;
+}

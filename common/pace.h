@@ -88,4 +88,11 @@ void pace_wait(__u64 due_ns, bool spin);
  */
 bool pace_reached(__u64 frames, __u64 span_ns, __u64 rate);
 
+/*
+ * The rate frames came at, span_ns from the first to the last, as
+ * pace_reached() judges it: with a rate asked, the last frame's gap at that
+ * rate; without, n - 1 gaps over the span. 0 when there is nothing to time.
+ */
+double pace_pps(__u64 frames, __u64 span_ns, __u64 rate);
+
 #endif

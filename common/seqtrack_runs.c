@@ -357,7 +357,8 @@ static void run_flows_free(struct seqtrack *t, struct seqtrack_run *r)
 
 /*
  * A run on probation, never shown to be a run, goes: its frames (never in the
- * totals) are stray. Its slot is left to the caller: emptied, or reused.
+ * totals) are stray. Its slot and index entry are left to the caller:
+ * emptied (run_remove()), or reused.
  */
 static void prob_drop(struct seqtrack *t, struct seqtrack_run *r)
 {
@@ -365,7 +366,6 @@ static void prob_drop(struct seqtrack *t, struct seqtrack_run *r)
 	prob_unlink(t, r);
 	t->stray += r->c.received;
 	t->stray_runs++;
-	index_del(t, r->id);
 }
 
 /* Close the open run at i: kept among the closed books, or stray if on probation. */
@@ -375,10 +375,7 @@ static void run_close(struct seqtrack *t, unsigned int i)
 
 	if (r->probation) {
 		prob_drop(t, r);
-		if (i != t->nruns - 1)
-			run_move(t, t->nruns - 1, i);
-		t->nruns--;
-		t->last = 0;
+		run_remove(t, i);
 		return;
 	}
 	run_flows_free(t, r);
@@ -437,6 +434,7 @@ struct seqtrack_run *seqtrack_run_open(struct seqtrack *t, __u32 id, __u64 now)
 	    (t->nruns == SEQTRACK_RUNS_MAX && t->nprobation)) {
 		slot = t->prob_head;
 		prob_drop(t, &t->runs[slot]);
+		index_del(t, t->runs[slot].id);
 	} else {
 		if (t->nruns == SEQTRACK_RUNS_MAX)
 			run_close(t, run_victim(t, now));

@@ -141,13 +141,23 @@ static const struct seqtrack_flow *flow_find(const struct seqtrack_run *r, __u16
 	return NULL;
 }
 
+/* Only END marks of the flow came to f: no frame, no reopened books. */
+static bool marks_only(const struct seqtrack_flow *f)
+{
+	return f &&
+	       (f->flags & (SEQTRACK_FLOW_USED | SEQTRACK_FLOW_END | SEQTRACK_FLOW_DATA |
+			    SEQTRACK_FLOW_NO_HEAD)) == (SEQTRACK_FLOW_USED | SEQTRACK_FLOW_END);
+}
+
 /*
  * A flow's END marks booked on one queue while its frames arrived on another:
  * the kernel may steer a flow's marks apart from its frames (a VLAN-tagged
  * TCP flow sent through the qdisc, on this kernel, goes out on another veth
- * queue than its marks). The queue of the marks counted every frame of the
- * flow lost after the last it saw, which was none: it keeps only those after
- * the last frame the other queue saw, and the two are one flow.
+ * queue than its marks). A queue that saw only marks counted every frame of
+ * the flow lost after the last it saw, which was none. The flow is one: its
+ * tail is what follows the last frame the frames' queue saw, counted once
+ * (there if marks came there too, else by the first marks-only queue), and
+ * its end once.
  */
 static void ends_across(const struct run_ref *refs, unsigned int k, struct seqtrack_summary *s)
 {
@@ -160,26 +170,34 @@ static void ends_across(const struct run_ref *refs, unsigned int k, struct seqtr
 		for (f = 0; f < n; f++) {
 			const struct seqtrack_flow *m = r->slots ? &r->flows[f] : &r->one;
 			const struct seqtrack_flow *d = NULL;
-			__u32 got;
+			__s32 tail = (__s32)(m->end - m->expected), got;
+			bool keeps = true;
 
-			if ((m->flags & (SEQTRACK_FLOW_USED | SEQTRACK_FLOW_END |
-					 SEQTRACK_FLOW_DATA | SEQTRACK_FLOW_NO_HEAD)) !=
-			    (SEQTRACK_FLOW_USED | SEQTRACK_FLOW_END))
+			if (!marks_only(m))
 				continue;
 			for (j = 0; !d && j < k; j++) {
 				d = j == i ? NULL : flow_find(refs[j].r, m->key);
-				if (d && (d->flags & (SEQTRACK_FLOW_DATA | SEQTRACK_FLOW_END)) !=
-						 SEQTRACK_FLOW_DATA)
+				if (d && !(d->flags & SEQTRACK_FLOW_DATA))
 					d = NULL;
 			}
 			if (!d)
 				continue;
-			/* m counted end - expected (m->expected: nothing came there) lost at the end. */
-			got = d->expected - m->expected;
-			if (got > m->end - m->expected)
-				got = m->end - m->expected;
-			s->c.lost -= got;
-			s->c.lost_at_end -= got;
+			keeps = !(d->flags & SEQTRACK_FLOW_END);
+			for (j = 0; keeps && j < i; j++)
+				keeps = !marks_only(flow_find(refs[j].r, m->key));
+			tail = tail > 0 ? tail : 0;
+			got = tail;
+			if (keeps) {
+				/* What follows d's last frame stays: the flow's true tail. */
+				__s32 after = (__s32)(m->end - d->expected);
+
+				got = tail - (after > 0 ? after : 0);
+				got = got > 0 ? got : 0;
+			} else {
+				s->mk.flows_ended--;
+			}
+			s->c.lost -= (__u32)got;
+			s->c.lost_at_end -= (__u32)got;
 			s->flows--;
 		}
 	}

@@ -390,6 +390,10 @@ static void test_reached_counts_every_gap(void)
 	ASSERT_TRUE(!pace_reached(0, 0, rate), "no frames: not reached");
 	ASSERT_TRUE(pace_reached(3000000, 1000000000ULL, 1000000),
 		    "three times the rate is more than enough");
+	/* The figure shown is the one judged: 100 frames at the rate read as the rate. */
+	ASSERT_TRUE(pace_pps(100, 99 * 10000, rate) == 100000.0, "pps at the rate");
+	ASSERT_TRUE(pace_pps(101, 1000000, 0) == 100000.0, "without a rate: n - 1 gaps");
+	ASSERT_TRUE(pace_pps(1, 0, 0) == 0 && pace_pps(0, 0, rate) == 0, "nothing to time");
 }
 
 static const struct test_case cases[] = {

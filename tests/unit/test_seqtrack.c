@@ -901,15 +901,17 @@ static void collect(const struct seqtrack_summary *s, const struct hist *lat, vo
  * A flow's END marks on one queue, its frames on another (the kernel steers
  * them apart): one flow, lost only what the frames' queue did not see
  * before the end. Flow 0: 500 announced, all 500 came (on b); flow 1: 500
- * announced, 450 came: 50 lost at the end.
+ * announced, 450 came: 50 lost at the end. Flow 2: 300 announced, 290 came
+ * on b, its END marks on both queues (and on c, a third): the 10 once.
  */
 static void test_ends_across_queues(void)
 {
 	struct seqtrack *a = seqtrack__create(CLOCK_HERE), *b = seqtrack__create(CLOCK_HERE);
+	struct seqtrack *d = seqtrack__create(CLOCK_HERE);
 	struct collected c = { 0 };
 	__u32 i;
 
-	if (!ASSERT_TRUE(a && b, "create"))
+	if (!ASSERT_TRUE(a && b && d, "create"))
 		goto out;
 	start_mark(a, 7);
 	for (i = 0; i < 500; i++) {
@@ -917,17 +919,24 @@ static void test_ends_across_queues(void)
 		if (i < 450)
 			feed(b, 7, 1, i);
 	}
+	for (i = 0; i < 290; i++)
+		feed(b, 7, 2, i);
 	ASSERT_EQ(end_mark(a, 7, 0, 500), SEQ_MARK, "flow 0's end, on a");
 	ASSERT_EQ(end_mark(a, 7, 1, 500), SEQ_MARK, "flow 1's end, on a");
-	ASSERT_EQ(seqtrack_runs((struct seqtrack *const[]){ a, b }, 2, collect, &c), 1, "one run");
-	ASSERT_EQ(c.s[0].c.received, 950, "received");
-	ASSERT_EQ(c.s[0].c.lost, 50, "lost: flow 1's last 50");
-	ASSERT_EQ(c.s[0].c.lost_at_end, 50, "all of them at the end");
-	ASSERT_EQ(c.s[0].flows, 2, "two flows, not four");
-	ASSERT_EQ(c.s[0].mk.flows_ended, 2, "both ended");
+	ASSERT_EQ(end_mark(a, 7, 2, 300), SEQ_MARK, "flow 2's end, on a");
+	ASSERT_EQ(end_mark(b, 7, 2, 300), SEQ_MARK, "and on b");
+	ASSERT_EQ(end_mark(d, 7, 2, 300), SEQ_MARK, "and on d");
+	ASSERT_EQ(seqtrack_runs((struct seqtrack *const[]){ a, b, d }, 3, collect, &c), 1,
+		  "one run");
+	ASSERT_EQ(c.s[0].c.received, 1240, "received");
+	ASSERT_EQ(c.s[0].c.lost, 60, "lost: flow 1's last 50, flow 2's last 10");
+	ASSERT_EQ(c.s[0].c.lost_at_end, 60, "all of them at the end");
+	ASSERT_EQ(c.s[0].flows, 3, "three flows, not six");
+	ASSERT_EQ(c.s[0].mk.flows_ended, 3, "each ended once");
 out:
 	seqtrack__destroy(a);
 	seqtrack__destroy(b);
+	seqtrack__destroy(d);
 }
 
 static void test_merge(void)

@@ -58,17 +58,10 @@ static __u64 stream_span(const struct gen *g, unsigned int s)
 	return last > first ? last - first : 0;
 }
 
-/*
- * Frames per second over its span: n frames, n - 1 gaps; with a rate, the
- * last frame's gap counted at the rate asked, as the verdict counts it.
- */
+/* Frames per second over its span, as the verdict counts them (pace_pps()). */
 static double stream_pps(const struct gen *g, unsigned int s, __u64 sent)
 {
-	__u64 span = stream_span(g, s), rate = g->streams[s].rate;
-
-	if (rate)
-		return sent ? (double)sent * 1e9 / ((double)span + 1e9 / (double)rate) : 0;
-	return sent > 1 && span ? (double)(sent - 1) * 1e9 / (double)span : 0;
+	return pace_pps(sent, stream_span(g, s), g->streams[s].rate);
 }
 
 /* As the run's: at least 99% of the rate asked (pace_reached()). */

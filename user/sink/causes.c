@@ -360,50 +360,23 @@ static void json_cause(const struct causes *c, struct jw *w, const struct cause 
 	jw_end_obj(w);
 }
 
-/*
- * How a run's causes meet its lost. lost = the causes + lost_unexplained -
- * lost_overexplained - marks_charged; at most one of the first two is
- * non-zero. Drops counted without their frame (a socket's full ring) are
- * charged by when they happened, and a run's marks are dropped there too:
- * of the causes beyond lost, as many unidentified ones as the run's marks
- * that never arrived (marks_missing, known once its end is seen) less those
- * the tracer saw dropped as marks are taken as those marks (marks_charged).
- * Beyond that, more causes than lost are frames the tracer saw dropped that
- * the books do not count as lost: a frame dropped and delivered anyway, or
- * the tail of a run whose end was not seen.
- */
-struct balance {
-	__u64 unexplained, over, marks_charged;
-};
-
-static struct balance balance(const struct causes *c, __u32 run, __s64 lost, __u64 marks_missing)
+/* The run's causes against what its books miss (drops_balance()). */
+static struct drops_balance balance(const struct causes *c, __u32 run,
+				    const struct causes_books *bk)
 {
-	__s64 diff = lost - (__s64)run_total(c, run, false);
-	__u64 seen = run_total(c, run, true), unid = run_sum(c, run, false, true), room;
-	struct balance b = {};
-
-	if (diff >= 0) {
-		b.unexplained = (__u64)diff;
-		return b;
-	}
-	b.over = (__u64)-diff;
-	room = marks_missing > seen ? marks_missing - seen : 0;
-	b.marks_charged = b.over < room ? b.over : room;
-	if (b.marks_charged > unid)
-		b.marks_charged = unid;
-	b.over -= b.marks_charged;
-	return b;
+	return drops_balance(bk->lost + (__s64)bk->head, run_total(c, run, false),
+			     run_sum(c, run, false, true), run_total(c, run, true),
+			     bk->marks_missing);
 }
 
-void causes_json_run(const struct causes *c, struct jw *w, __u32 run, __s64 lost,
-		     __u64 marks_missing)
+void causes_json_run(const struct causes *c, struct jw *w, __u32 run, const struct causes_books *bk)
 {
-	struct balance b;
+	struct drops_balance b;
 	size_t i;
 
 	if (!c || !c->settled)
 		return;
-	b = balance(c, run, lost, marks_missing);
+	b = balance(c, run, bk);
 	jw_arr(w, "lost_causes");
 	for (i = 0; i < c->n; i++)
 		if (c->v[i].run == run && !c->v[i].mark)
@@ -445,18 +418,18 @@ void causes_json_rest(const struct causes *c, struct jw *w)
 	jw_end_obj(w);
 }
 
-void causes_text_run(const struct causes *c, __u32 run, __s64 lost, __u64 head, __u64 marks_missing)
+void causes_text_run(const struct causes *c, __u32 run, const struct causes_books *bk)
 {
 	char r[64], dev[64];
-	struct balance b;
+	struct drops_balance b;
 	size_t i;
 
 	if (!c || !c->settled)
 		return;
-	b = balance(c, run, lost + (__s64)head, marks_missing);
-	printf("    run %08x lost %s", run, FMT_ICOUNT(lost));
-	if (head)
-		printf(" and %s missing before the first frame", FMT_COUNT(head));
+	b = balance(c, run, bk);
+	printf("    run %08x lost %s", run, FMT_ICOUNT(bk->lost));
+	if (bk->head)
+		printf(" and %s missing before the first frame", FMT_COUNT(bk->head));
 	printf(":");
 	for (i = 0; i < c->n; i++) {
 		if (c->v[i].run != run || c->v[i].mark)
@@ -559,7 +532,8 @@ void causes_metrics_head(const struct causes *c, struct metrics_w *w)
 	ctr_metric_head(w, &sink_causes, &sink_causes.rows[SINK_CAUSE_LOST]);
 }
 
-void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, __s64 lost)
+void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run,
+			const struct causes_books *bk)
 {
 	static const char *const name = "xdp_sink_lost_by_cause_total";
 	char r[64], id[16];
@@ -577,5 +551,5 @@ void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, 
 	}
 	/* So that a run's samples add up to its lost. */
 	causes_metric_sample(w, name, id, NULL, "unexplained", NULL,
-			     balance(c, run, lost, 0).unexplained);
+			     balance(c, run, bk).unexplained);
 }

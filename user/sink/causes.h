@@ -46,19 +46,24 @@ void causes_tick(struct causes *c, __u64 now_ns);
  */
 int causes_settle(struct causes *c, const struct causes_run *runs, unsigned int n);
 
+/* What a run's books say that its causes are joined with. */
+struct causes_books {
+	__s64 lost;
+	__u64 head; /* frames missing before the first: explained as lost ones are */
+	__u64 marks_missing; /* its marks that never arrived, once its end is seen; else 0 */
+};
+
 /* A run's causes as its JSON members: lost_causes, lost_unexplained, lost_overexplained. */
-void causes_json_run(const struct causes *c, struct jw *w, __u32 run, __s64 lost,
-		     __u64 marks_missing);
+void causes_json_run(const struct causes *c, struct jw *w, __u32 run, const struct causes_books *b);
 /* The summary's members beside the runs: the tracer, and counts charged to no run. */
 void causes_json_rest(const struct causes *c, struct jw *w);
 /* "lost 1,234: QDISC_DROP r1-ds 1,200, ..., unexplained 0" under a run. */
-/* lost: the run's; head: its frames missing before the first (explained as lost ones are). */
-void causes_text_run(const struct causes *c, __u32 run, __s64 lost, __u64 head,
-		     __u64 marks_missing);
+void causes_text_run(const struct causes *c, __u32 run, const struct causes_books *b);
 void causes_text_rest(const struct causes *c);
 /* xdp_sink_lost_by_cause_total{run,reason,device}: the family's lines, then each run's. */
 void causes_metrics_head(const struct causes *c, struct metrics_w *w);
-void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run, __s64 lost);
+void causes_metrics_run(const struct causes *c, struct metrics_w *w, __u32 run,
+			const struct causes_books *b);
 
 /*
  * Shared with the drops command: a count's labels and names. k gives the

@@ -188,7 +188,7 @@ int runs_collect(const struct sink *sk, struct runs *r);
 void runs_free(struct runs *r);
 struct seqtrack **xsk_trackers(const struct xsk_state *xs);
 enum run_end run_end_of(const struct runs *r, const struct seqtrack_summary *s);
-__u64 run_marks_missing(const struct runs *r, const struct seqtrack_summary *s);
+struct causes_books run_causes_books(const struct runs *r, const struct seqtrack_summary *s);
 const char *run_end_str(enum run_end e);
 const char *run_clock_note(const struct seqtrack_summary *s, char *buf, size_t len);
 double run_rate(const struct seqtrack_summary *s);

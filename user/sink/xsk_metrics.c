@@ -116,9 +116,11 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 		}
 	}
 	causes_metrics_head(sk->causes, w);
-	for (i = 0; i < rs.n; i++)
-		causes_metrics_run(sk->causes, w, rs.row[i].s.id,
-				   (__s64)(rs.row[i].s.c.lost + rs.row[i].s.c.missing_head));
+	for (i = 0; i < rs.n; i++) {
+		struct causes_books b = run_causes_books(&rs, &rs.row[i].s);
+
+		causes_metrics_run(sk->causes, w, rs.row[i].s.id, &b);
+	}
 	metrics_family(w, lat, "histogram", "seconds",
 		       "Send-to-receive latency of stamped frames, by generator run.");
 	seqtrack_runs(tr, xs->nxq, metrics_run_hist, w);

@@ -300,10 +300,11 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		       fmt_ns(l[0], sizeof(l[0]), all.p50), fmt_ns(l[1], sizeof(l[1]), all.p99),
 		       fmt_ns(l[2], sizeof(l[2]), (__u64)r.all_jitter_ns), latency_basis(c));
 	for (i = 0; i < r.n; i++) {
+		struct causes_books b = run_causes_books(&r, &r.row[i].s);
+
 		if (sk->cfg->verbose)
 			text_run(&r, &r.row[i].s, &r.row[i].lat);
-		causes_text_run(sk->causes, r.row[i].s.id, (__s64)r.row[i].s.c.lost,
-				r.row[i].s.c.missing_head, run_marks_missing(&r, &r.row[i].s));
+		causes_text_run(sk->causes, r.row[i].s.id, &b);
 	}
 	causes_text_rest(sk->causes);
 	runs_free(&r);

@@ -131,18 +131,20 @@ enum run_end run_end_of(const struct runs *r, const struct seqtrack_summary *s)
 }
 
 /*
- * The run's marks that did not arrive, once its end is seen (then every
- * flow sent XDPSG_MARK_START_REPEAT start marks and XDPSG_MARK_REPEAT end
- * marks); 0 while its end is not seen, when how many it sent is unknown.
+ * What the run's causes are joined with: its lost, the frames missing before
+ * its first, and its marks that did not arrive once its end is seen (then
+ * every flow sent XDPSG_MARK_START_REPEAT start marks and XDPSG_MARK_REPEAT
+ * end marks; while it is not, how many it sent is unknown: 0).
  */
-__u64 run_marks_missing(const struct runs *r, const struct seqtrack_summary *s)
+struct causes_books run_causes_books(const struct runs *r, const struct seqtrack_summary *s)
 {
 	__u32 flows = s->mk.nflows > s->flows_data ? s->mk.nflows : s->flows_data;
 	__u64 sent = (__u64)flows * (XDPSG_MARK_START_REPEAT + XDPSG_MARK_REPEAT);
+	struct causes_books b = { .lost = (__s64)s->c.lost, .head = s->c.missing_head };
 
-	if (run_end_of(r, s) != RUN_END_SEEN)
-		return 0;
-	return sent > s->mk.received ? sent - s->mk.received : 0;
+	if (run_end_of(r, s) == RUN_END_SEEN && sent > s->mk.received)
+		b.marks_missing = sent - s->mk.received;
+	return b;
 }
 
 const char *run_end_str(enum run_end e)
@@ -263,10 +265,11 @@ void json_run(const struct sink *sk, struct jw *w, const char *key, const struct
 	jw_u64(w, "untimed", s->c.untimed);
 	hist_summary_json(w, "ipdv_ns", &s->ipdv);
 	jw_double(w, "jitter_ns", s->jitter_ns);
-	/* The frames missing before the first are explained as the lost ones are. */
-	if (!key)
-		causes_json_run(sk->causes, w, s->id, (__s64)(s->c.lost + s->c.missing_head),
-				run_marks_missing(r, s));
+	if (!key) {
+		struct causes_books b = run_causes_books(r, s);
+
+		causes_json_run(sk->causes, w, s->id, &b);
+	}
 	jw_end_obj(w);
 }
 
