@@ -406,8 +406,13 @@ static __always_inline bool write_any(struct gen_cpu *c, __u8 *data, void *data_
 /* With --rate: is the next frame due at now? Keeps the schedule in c (see struct gen_cpu). */
 static __always_inline bool due_at(struct gen_cpu *c, __u64 now)
 {
+	bool batch_first = true;
 	__u64 due;
 
+	if (c->burst && c->batch_runs) {
+		batch_first = !c->batch_pos;
+		c->batch_pos = c->batch_pos + 1 >= c->batch_runs ? 0 : c->batch_pos + 1;
+	}
 	if (c->limit && c->packets >= c->limit)
 		return false;
 	if (!c->t0)
@@ -420,7 +425,12 @@ static __always_inline bool due_at(struct gen_cpu *c, __u64 now)
 	if (due < c->t0 || now < due || now - c->last_ns < c->min_gap_ns)
 		return false;
 	if (c->burst) {
-		if (c->burst_start && now - c->burst_start < c->burst_gap_ns / 2)
+		/*
+		 * Half a gap after the last burst's last frame, not its first: a
+		 * burst cut in two by a pause (a preempted call, a new chunk) ends
+		 * late, and the next one, already due, must not run into its tail.
+		 */
+		if (!batch_first || (c->burst_start && now - c->last_ns < c->burst_gap_ns / 2))
 			return false;
 		c->burst_start = now;
 		c->burst_left = c->burst;

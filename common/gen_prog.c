@@ -291,7 +291,7 @@ void gen_prog_exp_table(__u32 *q, unsigned int n)
 		q[i] = (__u32)(v[i] * n / sum * (1 << XDPSG_GEN_EXP_FP) + 0.5);
 }
 
-int gen_prog_set_shape(struct xdp_gen_bpf *skel, int cpu, const struct pace *p)
+int gen_prog_set_shape(struct xdp_gen_bpf *skel, int cpu, const struct pace *p, __u32 batch)
 {
 	int ncpu = libbpf_num_possible_cpus(), err = 0;
 	struct gen_cpu *vals;
@@ -314,6 +314,8 @@ int gen_prog_set_shape(struct xdp_gen_bpf *skel, int cpu, const struct pace *p)
 	vals[cpu].min_gap_ns = 0;
 	vals[cpu].burst = p->burst;
 	vals[cpu].burst_gap_ns = p->gap;
+	vals[cpu].batch_runs = batch;
+	vals[cpu].batch_pos = 0;
 	vals[cpu].poisson = p->poisson;
 	vals[cpu].gap_rng = p->rng;
 	err = bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals,

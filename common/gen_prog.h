@@ -63,9 +63,11 @@ void gen_prog_set_schedule(struct gen_cpu *c, __u64 packets);
 /*
  * After gen_prog_set_cpu() with a rate: the thread's shape from its pace
  * (pace_shape()): bursts, or Poisson gaps (which also fills the program's
- * table of exponential quantiles).
+ * table of exponential quantiles). batch: the runs in each of the kernel's
+ * batches (BPF_PROG_RUN's batch_size); bursts begin at a batch's first run,
+ * so every call's repeat must then be a multiple of it (0: anywhere).
  */
-int gen_prog_set_shape(struct xdp_gen_bpf *skel, int cpu, const struct pace *p);
+int gen_prog_set_shape(struct xdp_gen_bpf *skel, int cpu, const struct pace *p, __u32 batch);
 
 /* The quantiles of the exponential distribution the program draws --poisson gaps from. */
 void gen_prog_exp_table(__u32 *q, unsigned int n);

@@ -83,15 +83,15 @@ static __u32 burst_budget(struct pace *p, __u64 sent, __u64 allowed, __u64 now, 
 	if (!p->burst_left) {
 		__u64 start = p->t0 + (__u64)((unsigned __int128)(sent / p->burst) * p->gap);
 
-		if (p->burst_start && start < p->burst_start + p->gap / 2)
-			start = p->burst_start + p->gap / 2;
+		if (p->burst_last && start < p->burst_last + p->gap / 2)
+			start = p->burst_last + p->gap / 2;
 		if (now < start) {
 			*due_ns = start;
 			return 0;
 		}
-		p->burst_start = now;
 		p->burst_left = p->burst;
 	}
+	p->burst_last = now; /* these frames go now */
 	return (__u32)(p->burst_left < allowed ? p->burst_left : allowed);
 }
 

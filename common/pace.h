@@ -25,11 +25,13 @@ struct pace {
 	/*
 	 * Shapes (pace_shape()). --burst: 'burst' frames back to back, a
 	 * burst due every 'gap' ns from t0; one late begins no sooner than
-	 * half a gap after the one before, so two bursts never run into one.
+	 * half a gap after the last frames of the one before went
+	 * ('burst_last'), so two bursts never run into one, even when one was
+	 * cut in two by a full ring or a pause.
 	 * --poisson: each frame due an exponential gap (mean 1 / rate) after
 	 * the one before; 'next_ns' is when the next is due, 'rng' draws gaps.
 	 */
-	__u64 burst, gap, burst_left, burst_start;
+	__u64 burst, gap, burst_left, burst_last;
 	bool poisson;
 	__u64 next_ns, rng;
 };

@@ -320,11 +320,17 @@ struct gen_cpu {
 	/*
 	 * Shapes, with rate set (common/pace.h says what they mean). --burst:
 	 * 'burst' frames back to back, one burst due every burst_gap_ns from
-	 * t0, a late one no sooner than half a gap after the last began.
+	 * t0, a late one no sooner than half a gap after the last one's last
+	 * frame (last_ns).
 	 * --poisson: the next frame due step_ns x an exponential quantile
 	 * from exp_gaps, picked by gap_rng. min_gap_ns is 0 with either.
+	 * A burst begins only at the first run of one of the kernel's batches
+	 * of batch_runs runs (batch_pos counts them; every call's repeat is a
+	 * multiple of batch_runs), so a burst no longer than a batch leaves in
+	 * one flush, not split around the receive work of its first part.
 	 */
 	__u64 burst, burst_gap_ns, burst_left, burst_start;
+	__u32 batch_runs, batch_pos;
 	__u64 poisson, gap_rng;
 };
 

@@ -367,10 +367,26 @@ out:
 	pkt_gen__destroy(g);
 }
 
+static bool write_cpu(struct xdp_gen_bpf *skel, int cpu, const struct gen_cpu *c)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct gen_cpu vals[ncpu];
+	__u32 key = 0;
+
+	if (bpf_map__lookup_elem(skel->maps.cpu_state, &key, sizeof(key), vals, sizeof(vals), 0))
+		return false;
+	vals[cpu] = *c;
+	return !bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals, sizeof(vals),
+				     0);
+}
+
 /*
  * --burst in the program: a burst of 5 whose next is due in an hour goes
  * whole in the first runs, then nothing (at its 1-per-second average rate,
- * without the burst, one frame would go).
+ * without the burst, one frame would go). A burst cut in two (it began 5 s
+ * ago, every 2 s, a pause, its last 2 frames go now) holds the next one, though
+ * due, until half a gap after those 2: a late tail never runs into a burst.
+ * And a burst begins at the first run of one of the kernel's batches.
  */
 static void test_paced_burst(void)
 {
@@ -404,11 +420,41 @@ static void test_paced_burst(void)
 			    .data_out = out, .data_size_out = sizeof(out), .repeat = 1000);
 
 		ASSERT_OK(gen_prog_set_cpu(skel, g, cpu, p.rate, 0), "the bursts' average rate");
-		ASSERT_OK(gen_prog_set_shape(skel, cpu, &p), "a burst of 5 an hour");
+		ASSERT_OK(gen_prog_set_shape(skel, cpu, &p, 0), "a burst of 5 an hour");
 		ASSERT_OK(bpf_prog_test_run_opts(fd, &r), "1000 runs");
 		ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state");
 		ASSERT_EQ_U64(c.packets, 5, "one whole burst, then nothing");
 		ASSERT_EQ_U64(c.burst_left, 0, "between bursts");
+		/* Seconds now, not hours: the machine may have been up for less. */
+		c.burst_gap_ns = 2000000000ULL;
+		c.t0 = now_ns() - 10000000000ULL;
+		c.due_ns = 0;
+		c.burst_start = c.t0 + 5000000000ULL;
+		c.burst_left = 2;
+		ASSERT_TRUE(write_cpu(skel, cpu, &c), "a burst cut 5 s ago");
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &r), "1000 runs");
+		ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state");
+		ASSERT_EQ_U64(c.packets, 7, "its tail, then not the next burst, though due");
+		/*
+		 * In batches of 8 runs, a burst due at the fourth run of one
+		 * waits for the next batch's first, and goes whole in it.
+		 */
+		c.batch_runs = 8;
+		c.batch_pos = 3;
+		c.t0 = now_ns() - 10000000000ULL;
+		c.due_ns = 0;
+		c.burst_start = 0;
+		c.burst_left = 0;
+		c.packets = 0;
+		r.repeat = 5;
+		ASSERT_TRUE(write_cpu(skel, cpu, &c), "a burst due mid-batch");
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &r), "the batch's last 5 runs");
+		ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state");
+		ASSERT_EQ_U64(c.packets, 0, "no burst begins mid-batch");
+		ASSERT_EQ(c.batch_pos, 0, "at the next batch's first run");
+		ASSERT_OK(bpf_prog_test_run_opts(fd, &r), "the next batch's first 5 runs");
+		ASSERT_TRUE(read_cpu(skel, cpu, &c), "read state");
+		ASSERT_EQ_U64(c.packets, 5, "the whole burst, at the batch's start");
 	}
 out:
 	xdp_gen_bpf__destroy(skel);
@@ -432,19 +478,6 @@ static void test_exp_table(void)
 		  "mean one interval, within rounding");
 	ASSERT_LT(q[0], 1 << (XDPSG_GEN_EXP_FP - 9), "shortest gap near 0");
 	ASSERT_GT(q[XDPSG_GEN_EXP_GAPS - 1], 7 << XDPSG_GEN_EXP_FP, "longest over 7 intervals");
-}
-
-static bool write_cpu(struct xdp_gen_bpf *skel, int cpu, const struct gen_cpu *c)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct gen_cpu vals[ncpu];
-	__u32 key = 0;
-
-	if (bpf_map__lookup_elem(skel->maps.cpu_state, &key, sizeof(key), vals, sizeof(vals), 0))
-		return false;
-	vals[cpu] = *c;
-	return !bpf_map__update_elem(skel->maps.cpu_state, &key, sizeof(key), vals, sizeof(vals),
-				     0);
 }
 
 /* 2^64 / 1e9: packets * 1e9 no longer fits in 64 bits past this count. */

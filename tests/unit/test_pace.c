@@ -302,6 +302,21 @@ static void test_burst_schedule(void)
 		sent += n;
 	}
 	ASSERT_EQ_U64(start, t0 + 9000000, "back on schedule: the tenth burst at 9 ms");
+	/*
+	 * A burst cut in two: 40 frames at 0, a pause, the other 24 at 1.2 ms.
+	 * The next burst, due at 1 ms, waits half a gap after those 24 (1.7
+	 * ms), so no 100 us holds more than one burst's frames.
+	 */
+	pace_share(&p, 0, 0, 0, 1);
+	pace_shape(&p, &so, 0, 1);
+	p.t0 = t0;
+	ASSERT_EQ(pace_budget(&p, 0, 40, t0, &due), 40, "the first 40 of the burst");
+	pace_sent(&p, 40);
+	ASSERT_EQ(pace_budget(&p, 40, 256, t0 + 1200000, &due), 24, "the rest, late");
+	pace_sent(&p, 24);
+	ASSERT_EQ(pace_budget(&p, 64, 256, t0 + 1200001, &due), 0, "the next burst waits");
+	ASSERT_EQ_U64(due, t0 + 1700000, "half a gap after the late tail");
+	ASSERT_EQ(pace_budget(&p, 64, 256, due, &due), 64, "then goes whole");
 	/* Two threads share a burst of 65: 33 and 32, due at the same times. */
 	pace_share(&p, 0, 0, 1, 2);
 	so.burst = 65;

@@ -220,7 +220,8 @@ static int kernel_setup(struct gen *g)
 	for (i = 0; !err && !g->nstreams && i < g->nthreads; i++)
 		err = gen_prog_set_cpu(k->skel, g->th[i].pg, g->th[i].cpu, g->th[i].pace.rate,
 				       g->th[i].pace.quota) ?:
-		      gen_prog_set_shape(k->skel, g->th[i].cpu, &g->th[i].pace);
+		      gen_prog_set_shape(k->skel, g->th[i].cpu, &g->th[i].pace,
+					 (__u32)g->cfg->batch);
 	if (err) {
 		pr_warn("cannot fill the generator's maps: %s\n", strerror(-err));
 		return err;

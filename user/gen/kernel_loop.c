@@ -110,6 +110,7 @@ static void kernel_paced_loop(struct gen_thread *t)
 	struct gen *g = t->g;
 	struct kernel_gen *k = kg(g);
 	__u64 est = 0, end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
+	__u64 batch = g->cfg->batch ? g->cfg->batch : 1;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
 	struct gen_cpu c;
 
@@ -131,6 +132,8 @@ static void kernel_paced_loop(struct gen_thread *t)
 			if (fit < cap)
 				cap = fit;
 		}
+		/* Whole batches: a burst begins at a batch's first run (struct gen_cpu). */
+		cap = (cap + batch - 1) / batch * batch;
 		if (run_call(t, (__u32)cap))
 			break;
 		gen_note_sent(t, now);
