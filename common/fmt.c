@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fmt.h"
 
@@ -65,5 +66,68 @@ const char *fmt_ns(char *buf, size_t len, __u64 ns)
 		snprintf(buf, len, "%.1fus", (double)ns / 1e3);
 	else
 		snprintf(buf, len, "%" PRIu64 "ns", (uint64_t)ns);
+	return buf;
+}
+
+/*
+ * The one rule for names (devices, streams, anything a user or the kernel
+ * named) in every output: printable UTF-8 goes as it is; any other byte (not
+ * UTF-8, overlong, a surrogate, a C0 or C1 control, DEL) goes as the four
+ * characters \xHH. JSON, OpenMetrics, pcapng and the text all show the same.
+ */
+unsigned int fmt_name_unit(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned int n, i;
+	__u32 cp;
+
+	if (p[0] < 0x20 || p[0] == 0x7f)
+		return 0;
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		n = 2;
+		cp = p[0] & 0x1f;
+	} else if ((p[0] & 0xf0) == 0xe0) {
+		n = 3;
+		cp = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	/* A NUL is not a continuation byte: the walk stops at the string's end. */
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if (cp < 0xa0 || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+const char *fmt_name(char *buf, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	if (!len)
+		return buf;
+	for (; s && *s;) {
+		unsigned int u = fmt_name_unit(s);
+		size_t need = u ? u : 4;
+
+		if (o + need >= len)
+			break;
+		if (u)
+			memcpy(buf + o, s, u);
+		else
+			snprintf(buf + o, 5, "\\x%02x", (unsigned char)*s);
+		o += need;
+		s += u ? u : 1;
+	}
+	buf[o] = '\0';
 	return buf;
 }

@@ -30,6 +30,18 @@ static inline double counter_rate(__u64 now, __u64 then, __u64 dt_ns)
 	return dt_ns && now >= then ? (double)(now - then) * 1e9 / (double)dt_ns : 0.0;
 }
 
+/*
+ * Names in every output (text, JSON, OpenMetrics, pcapng), by one rule:
+ * printable UTF-8 as it is, every other byte (not UTF-8, a control) as the
+ * four characters \xHH, so a device named "ev\377" shows as ev\xff.
+ * fmt_name_unit(): the length of the printable character at s, 0 when its
+ * first byte must be shown as \xHH. fmt_name(): s by the rule, cut to len.
+ */
+unsigned int fmt_name_unit(const char *s);
+const char *fmt_name(char *buf, size_t len, const char *s);
+#define FMT_NAME_MAX 257 /* 64 bytes, each shown as \xHH */
+#define FMT_NAME(s) fmt_name((char[FMT_NAME_MAX]){ 0 }, FMT_NAME_MAX, (s))
+
 /* "1.23s", "4.56ms", "7.8us", "90ns" */
 const char *fmt_ns(char *buf, size_t len, __u64 ns);
 

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "json_writer.h"
 
 static void jw_sep(struct jw *w, const char *key)
@@ -98,13 +99,17 @@ void jw_str(struct jw *w, const char *key, const char *v)
 
 	jw_sep(w, key);
 	fputc('"', w->f);
-	for (p = v; p && *p; p++) {
+	/* Names by fmt_name()'s rule, so the output is always UTF-8: \xHH, its \ escaped. */
+	for (p = v; p && *p;) {
+		unsigned int u = fmt_name_unit(p);
+
 		if (*p == '"' || *p == '\\')
 			fprintf(w->f, "\\%c", *p);
-		else if ((unsigned char)*p < 0x20)
-			fprintf(w->f, "\\u%04x", (unsigned char)*p);
+		else if (u)
+			fwrite(p, 1, u, w->f);
 		else
-			fputc(*p, w->f);
+			fprintf(w->f, "\\\\x%02x", (unsigned char)*p);
+		p += u ? u : 1;
 	}
 	fputc('"', w->f);
 }

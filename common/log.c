@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "fmt.h"
 #include "log.h"
 
 static enum log_level cur_level = LOG_LEVEL_INFO;
@@ -39,6 +41,44 @@ void log_set_stream(void *fp)
 	log_stream = fp;
 }
 
+/*
+ * A message names devices, files and programs: it goes out by fmt_name()'s
+ * rule (a device named with a byte that is not UTF-8, or an escape, shows
+ * as \xHH), its line breaks and tabs kept.
+ */
+static void log_put_names(FILE *out, const char *fmt, va_list ap)
+{
+	char small[512], *msg = small, *p;
+	va_list copy;
+	int n;
+
+	va_copy(copy, ap);
+	n = vsnprintf(small, sizeof(small), fmt, copy);
+	va_end(copy);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(small)) {
+		msg = malloc((size_t)n + 1);
+		if (msg)
+			vsnprintf(msg, (size_t)n + 1, fmt, ap);
+		else
+			msg = small; /* cut short, not raw */
+	}
+	for (p = msg; *p;) {
+		unsigned int u = fmt_name_unit(p);
+
+		if (u)
+			fwrite(p, 1, u, out);
+		else if (*p == '\n' || *p == '\t')
+			fputc(*p, out);
+		else
+			fprintf(out, "\\x%02x", (unsigned char)*p);
+		p += u ? u : 1;
+	}
+	if (msg != small)
+		free(msg);
+}
+
 void log_vprintf(enum log_level level, const char *fmt, va_list ap)
 {
 	FILE *out = log_stream ? log_stream : stderr;
@@ -48,7 +88,7 @@ void log_vprintf(enum log_level level, const char *fmt, va_list ap)
 	/* Warnings carry the program name so they stand out in mixed output. */
 	if (level == LOG_LEVEL_WARN)
 		fprintf(out, "%s: ", prog_name);
-	vfprintf(out, fmt, ap);
+	log_put_names(out, fmt, ap);
 }
 
 void log_printf(enum log_level level, const char *fmt, ...)

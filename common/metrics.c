@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "fmt.h"
 #include "http_text.h"
 #include "log.h"
 #include "metrics.h"
@@ -60,20 +61,23 @@ bool metrics_escape(const char *v, char *buf, size_t len)
 {
 	size_t o = 0;
 
-	for (; *v; v++) {
-		const char *rep = *v == '\\' ? "\\\\" :
-				  *v == '"'  ? "\\\"" :
-				  *v == '\n' ? "\\n" :
-					       NULL;
-		size_t n = rep ? 2 : 1;
+	/* Names by fmt_name()'s rule (label values must be UTF-8), then \ and " escaped. */
+	while (*v) {
+		unsigned int u = fmt_name_unit(v);
+		const char *rep = *v == '\\' ? "\\\\" : *v == '"' ? "\\\"" : NULL;
+		char hex[8];
+		size_t n;
 
+		if (!u && !rep) {
+			snprintf(hex, sizeof(hex), "\\\\x%02x", (unsigned char)*v);
+			rep = hex;
+		}
+		n = rep ? strlen(rep) : u;
 		if (o + n >= len)
 			return false;
-		if (rep)
-			memcpy(buf + o, rep, 2);
-		else
-			buf[o] = *v;
+		memcpy(buf + o, rep ? rep : v, n);
 		o += n;
+		v += u ? u : 1;
 	}
 	if (o >= len)
 		return false;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "outfile.h"
 #include "pcapio.h"
@@ -331,9 +332,13 @@ static void ng_shb(struct pcapio_writer *w, const char *app)
 	ng_block_end(w, total, al);
 }
 
-static void ng_idb(struct pcapio_writer *w, const char *name, const char *descr, __u32 snaplen)
+/* The interface's name and description are UTF-8 options: by fmt_name()'s rule. */
+static void ng_idb(struct pcapio_writer *w, const char *raw_name, const char *raw_descr,
+		   __u32 snaplen)
 {
-	size_t nl = ng_strlen(name), dl = ng_strlen(descr);
+	char name[FMT_NAME_MAX], descr[NG_MAX_COMMENT + 1];
+	size_t nl = ng_strlen(raw_name ? fmt_name(name, sizeof(name), raw_name) : NULL),
+	       dl = ng_strlen(raw_descr ? fmt_name(descr, sizeof(descr), raw_descr) : NULL);
 	__u32 total = 20 + ng_optlen(1) + (nl ? ng_optlen(nl) : 0) + (dl ? ng_optlen(dl) : 0) + 4;
 	__u16 link[2] = { DLT_EN10MB, 0 };
 	__u8 tsresol = 9; /* nanoseconds */

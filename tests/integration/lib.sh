@@ -321,9 +321,25 @@ t_ready_or_gone() { # FILE PID
 # prints its ready line: attached, sockets bound, counting. 1 if PID ends
 # first or SECONDS (default 20) pass.
 wait_ready() {
+	local t0=$EPOCHREALTIME rc st
 	t_schema_note "$1"
 	t_wait_until "${3:-20}" t_ready_or_gone "$1" "$2"
-	t_has "$1" '^{"type":"ready"'
+	t_has "$1" '^{"type":"ready"' && return 0
+	# Not ready: say why, for the failure that follows (ended, and how; or still running).
+	if t_gone "$2"; then
+		wait "$2"
+		rc=$?
+		echo "wait_ready: pid $2 ended after $(t_since "$t0") s, exit status $rc" >&2
+	else
+		read -r st </proc/"$2"/wchan 2>/dev/null
+		echo "wait_ready: pid $2 still running after $(t_since "$t0") s (wchan ${st:-?})" >&2
+	fi
+	return 1
+}
+
+t_since() { # EPOCHREALTIME at the start: seconds since, to 0.01
+	local us=$((${EPOCHREALTIME//[!0-9]/} - ${1//[!0-9]/}))
+	printf '%d.%02d' $((us / 1000000)) $((us % 1000000 / 10000))
 }
 
 # json_total FILE TYPE FIELD: the sum of FIELD over the JSON lines of TYPE in

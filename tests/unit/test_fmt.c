@@ -3,7 +3,12 @@
  * The one formatter for what people read: counts with thousands separators,
  * rates with three significant digits whose unit follows the rounding.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "fmt.h"
+#include "json_writer.h"
 #include "test.h"
 
 static void test_rates_round_then_unit(void)
@@ -33,9 +38,44 @@ static void test_counts_grouped(void)
 	ASSERT_STREQ(FMT_ICOUNT(5), "5", "small");
 }
 
+/*
+ * Names by one rule: printable UTF-8 as it is, any other byte as \xHH; the
+ * JSON writer follows it, and its output is always UTF-8 that parses back.
+ */
+static void test_names_one_rule(void)
+{
+	char buf[8], *out = NULL;
+	size_t len = 0;
+	struct jw w;
+	FILE *f;
+
+	ASSERT_STREQ(FMT_NAME("veth0"), "veth0", "plain");
+	ASSERT_STREQ(FMT_NAME("ev\377"), "ev\\xff", "a byte that is not UTF-8");
+	ASSERT_STREQ(FMT_NAME("a\033[31m"), "a\\x1b[31m", "an escape");
+	ASSERT_STREQ(FMT_NAME("x\x7f\xc2\x85"), "x\\x7f\\xc2\\x85", "DEL and a C1 control");
+	ASSERT_STREQ(FMT_NAME("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x9d"),
+		     "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x9d", "UTF-8 of 2, 3 and 4 bytes");
+	ASSERT_STREQ(FMT_NAME("\xc0\xaf"), "\\xc0\\xaf", "an overlong /");
+	ASSERT_STREQ(FMT_NAME("\xed\xa0\x80"), "\\xed\\xa0\\x80", "a surrogate");
+	ASSERT_STREQ(FMT_NAME("\xe2\x82"), "\\xe2\\x82", "cut short at the end");
+	ASSERT_STREQ(fmt_name(buf, 7, "ab\377cd"), "ab\\xff", "cut, never mid-escape");
+	ASSERT_STREQ(fmt_name(buf, sizeof(buf), "abcdefghij"), "abcdefg", "cut to the buffer");
+	f = open_memstream(&out, &len);
+	if (!ASSERT_TRUE(f, "memstream"))
+		return;
+	jw_begin(&w, f, NULL);
+	jw_str(&w, "ifname", "ev\377\"\\\n\xc3\xa9");
+	jw_finish(&w);
+	fclose(f);
+	ASSERT_TRUE(out && strstr(out, "\"ifname\":\"ev\\\\xff\\\"\\\\\\\\x0a\xc3\xa9\""),
+		    "JSON: \\xff with its \\ escaped, the quote and \\ escaped, UTF-8 kept");
+	free(out);
+}
+
 static const struct test_case cases[] = {
 	TEST_CASE(rates_round_then_unit),
 	TEST_CASE(counts_grouped),
+	TEST_CASE(names_one_rule),
 };
 
 TEST_MAIN("fmt", cases)

@@ -46,7 +46,10 @@ static void test_escape(void)
 	ASSERT_TRUE(metrics_escape("plain", buf, sizeof(buf)), "plain fits");
 	ASSERT_STREQ(buf, "plain", "plain unchanged");
 	ASSERT_TRUE(metrics_escape("a\"b\\c\nd", buf, sizeof(buf)), "specials fit");
-	ASSERT_STREQ(buf, "a\\\"b\\\\c\\nd", "quote, backslash and newline escaped");
+	ASSERT_STREQ(buf, "a\\\"b\\\\c\\\\x0ad",
+		     "quote and backslash escaped; a newline by the names' rule, its \\ escaped");
+	ASSERT_TRUE(metrics_escape("ev\377\xc3\xa9", buf, sizeof(buf)), "not UTF-8 fits");
+	ASSERT_STREQ(buf, "ev\\\\xff\xc3\xa9", "a byte that is not UTF-8 as \\xff, UTF-8 kept");
 	ASSERT_FALSE(metrics_escape("abcd", buf, 4), "no room for the terminator");
 	ASSERT_FALSE(metrics_escape("ab\"", buf, 4), "no room for an escape");
 	ASSERT_TRUE(metrics_escape("ab", buf, 3), "exactly fits");

@@ -136,8 +136,8 @@ void gen_started(void *ctx)
 	char kind[96];
 
 	pkt_kind_str(&g->popts, kind, sizeof(kind));
-	printf("xdp-gen %s on %s: %u %s%s (", g->mode_name, g->ifc.name, g->nthreads, g->mode->unit,
-	       g->nthreads > 1 ? "s" : "");
+	printf("xdp-gen %s on %s: %u %s%s (", g->mode_name, FMT_NAME(g->ifc.name), g->nthreads,
+	       g->mode->unit, g->nthreads > 1 ? "s" : "");
 	for (i = 0; i < g->nthreads; i++)
 		printf("%s%u on cpu %d", i ? ", " : "", g->th[i].queue, g->th[i].cpu);
 	if (g->replay)
@@ -466,7 +466,7 @@ static void text_summary(struct gen *g, const struct gen_snapshot *a, const stru
 		g->mode->text(g, a, b, RUN_SUMMARY);
 	printf("  drops:    ");
 	text_failures(g, &f, ", ");
-	printf("\n  kernel:   %s tx_packets %s, tx_dropped %s\n", g->ifc.name,
+	printf("\n  kernel:   %s tx_packets %s, tx_dropped %s\n", FMT_NAME(g->ifc.name),
 	       FMT_COUNT((a->link.tx_packets - b->link.tx_packets)),
 	       FMT_COUNT((a->link.tx_dropped - b->link.tx_dropped)));
 }

@@ -135,7 +135,7 @@ void gen_streams_text(const struct gen *g)
 		__u64 sent = gen_stream_sent(g, s, NULL);
 
 		headers_str(st, kind, sizeof(kind));
-		printf("  stream %u %-8s run %08x  %s packets", s, st->name,
+		printf("  stream %u %-8s run %08x  %s packets", s, FMT_NAME(st->name),
 		       (unsigned int)st->popts.run, fmt_count(b1, sizeof(b1), sent));
 		if (st->count)
 			printf(" of %s", FMT_COUNT(st->count));
@@ -192,7 +192,7 @@ void gen_streams_started(const struct gen *g)
 		const struct gen_stream *st = &g->streams[s];
 
 		headers_str(st, kind, sizeof(kind));
-		printf("  stream %u %s: run %08x, %s, %u-byte frames%s", s, st->name,
+		printf("  stream %u %s: run %08x, %s, %u-byte frames%s", s, FMT_NAME(st->name),
 		       (unsigned int)st->popts.run, kind, pkt_gen_max_len(g->th[0].ts[s].pg),
 		       st->popts.imix ? " max (imix)" : "");
 		if (st->rate)

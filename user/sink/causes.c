@@ -317,7 +317,7 @@ const char *causes_reason(struct drops *d, __u32 reason, char *buf, size_t len)
 
 void causes_dev_name(const struct drops_count *k, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s", k->dev[0] ? k->dev : "?");
+	fmt_name(buf, len, k->dev[0] ? k->dev : "?");
 	if (!k->dev[0] && k->key.ifindex)
 		snprintf(buf, len, "ifindex%d", k->key.ifindex);
 }

@@ -348,7 +348,7 @@ static void text_summary(struct sink *sk, const struct sink_snap *a, const struc
 	char b1[32], b2[32], b3[32], pk[16];
 
 	printf("xdp-sink %s %s: %s packets, %s bytes in %.2f s; stopped by %s\n", sk->mode_name,
-	       sk->ifc.name, fmt_count(b1, sizeof(b1), ra - rb),
+	       FMT_NAME(sk->ifc.name), fmt_count(b1, sizeof(b1), ra - rb),
 	       fmt_count(b2, sizeof(b2), bya - byb), (double)dt / 1e9, sk->run.stop_reason);
 	if (span) {
 		double avg = counter_rate(ra, rb, span);

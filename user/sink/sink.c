@@ -35,7 +35,7 @@ static void started(void *ctx)
 	struct sink *sk = ctx;
 
 	printf("xdp-sink %s on %s (%s mode, queues %u)%s; Ctrl-C to stop\n", sk->mode_name,
-	       sk->ifc.name, sk->cfg->xdp_mode == XDPSG_MODE_SKB ? "skb" : "native",
+	       FMT_NAME(sk->ifc.name), sk->cfg->xdp_mode == XDPSG_MODE_SKB ? "skb" : "native",
 	       sk->ifc.rx_queues, xdp_attachment_is_single(sk->att) ? "" : " via libxdp");
 }
 
