@@ -21,6 +21,11 @@ KIND:
              other runs of 8 frames each, after ARG2 seconds (default 2)
   tail       a run (ARG: its id) of COUNT frames, then its end marks saying
              ARG2 frames were sent (the rest lost after the last)
+  shaped     a run (ARG: its id) of 100 frames (COUNT must be 100) with a known
+             answer, as xdp-gen would send it on this host's clock (start
+             marks naming it, end marks saying 100): two frames reordered
+             (seq 10 after 11, seq 30 after 39) and each frame's send time set
+             back by its own latency, SHAPED_LATENCY_MS by rank (shuffled)
   pcap FILE  COUNT forged frames (as 'forged') written to FILE, sent nowhere
 Prints the number of frames sent (or written).
 """
@@ -37,6 +42,24 @@ from xdpsg import stamp  # noqa: E402
 
 
 KEY = stamp.Key.from_file(os.environ.get("XDPSG_STAMP_KEY"))
+
+# 'shaped': the 100 latencies in ms, sorted; ranks 49, 50 and 51 (and 89-91,
+# 98-100) are 40 ms apart and more, far beyond the sink's histogram's 1.6%
+# and a busy machine's wire time, so a percentile one rank off cannot read
+# the right value: p50 is 80, p90 240, p99 400, p99.9 480 (the rank of p is
+# ceil(p * 100 / 100)).
+SHAPED_LATENCY_MS = [40] * 49 + [80] + [160] * 39 + [240] + [320] * 8 + [400] + [480]
+SHAPED_ORDER = list(range(10)) + [11, 10] + list(range(12, 30)) + list(range(31, 40)) + [30] + \
+    list(range(40, 100))
+
+
+def clock_id_here():
+    """This host's CLOCK_MONOTONIC id as xdp-sink computes it (common/clockid.c):
+    outside a time namespace."""
+    with open("/proc/sys/kernel/random/boot_id") as f:
+        boot = f.read().strip()
+    return stamp.siphash(0x78647073672d636c, 0x6f636b2d69640000,
+                         ("%s monotonic 0" % boot).encode(), 2, 4)
 
 
 def stamp_of(run, flow, seq, ts):
@@ -105,6 +128,22 @@ def stamps(kind, key, count, args, rng):
         for rep in range(4):
             yield stamp.pack_mark(key, run, now(), stamp.MARK_END, 0, repeat=rep,
                                   flow_frames=sent, run_frames=sent, nflows=1), 0
+    elif kind == "shaped":
+        run = int(args[0], 0)
+        if count != 100:
+            raise SystemExit("forge.py: shaped sends 100 frames")
+        lat = SHAPED_LATENCY_MS[:]
+        random.Random(run).shuffle(lat)
+        cid = clock_id_here()
+        for rep in range(2):
+            yield stamp.pack_mark(key, run, now(), stamp.MARK_START, 0, repeat=rep,
+                                  clock_ns=now(), clock_id=cid), 0
+        for seq in SHAPED_ORDER:
+            yield stamp.pack(key, run, 0, seq, now() - lat[seq] * 1000000), 0
+        for rep in range(4):
+            yield stamp.pack_mark(key, run, now(), stamp.MARK_END, 0, repeat=rep,
+                                  flow_frames=100, run_frames=100, clock_ns=now(),
+                                  clock_id=cid), 0
     else:
         raise SystemExit("forge.py: unknown kind %r; see forge.py --help" % kind)
 

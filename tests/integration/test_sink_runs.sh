@@ -421,3 +421,32 @@ test_sink_runs_separate_clock() {
 		t_fail "no clock line: $(cat "$out")"
 	t_has "$out" 'latency:  not figured' || t_fail "a latency was printed: $(grep latency "$out")"
 }
+
+# A run with a known answer, forged as xdp-gen would send it on this host's
+# clock (forge.py shaped): two frames arrive out of order, each frame's send
+# time is set back by its own latency. The books take the two losses back
+# (reordered 2, lost 0), and the percentiles are exactly the ranks' values:
+# p50 80 ms, p90 240, p99 400, p99.9 480, min 40 (each at most 1.6% above,
+# the histogram's precision, plus the wire's time, under 30 ms even on a busy
+# machine). Ranks 49-51 (and the others') are 40 ms apart and more, so a
+# percentile one rank off fails.
+test_sink_runs_reorder_and_percentiles_known() {
+	local run=$((0x5ea7ed01)) sel k want got
+	lab_setup --no-ipv6
+	runs_sink
+	forge shaped 100 $run
+	runs_stop 106
+	sel="[r for r in o['runs'] if r['run'] == $run][0]"
+	t_expect_eq "received" 100 "$(rs "$sel['received']")"
+	t_expect_eq "reordered: seq 10 after 11, seq 30 after 39" 2 "$(rs "$sel['reordered']")"
+	t_expect_eq "lost: the two gaps taken back" 0 "$(rs "$sel['lost']")"
+	t_expect_eq "late" 0 "$(rs "$sel['late']")"
+	t_expect_eq "duplicates" 0 "$(rs "$sel['duplicates']")"
+	t_expect_eq "latency figured for every frame" 100 "$(rs "$sel['latency_ns']['count']")"
+	for k in min:40 p50:80 p90:240 p99:400 p999:480 max:480; do
+		want=$((${k#*:} * 1000000))
+		got=$(rs "$sel['latency_ns']['${k%%:*}']")
+		[ "$got" -ge "$want" ] && [ "$got" -le $((want + want / 64 + 30000000)) ] ||
+			t_fail "latency ${k%%:*}: expected ${k#*:} ms (+1.6% +30 ms at most), got $got ns"
+	done
+}
