@@ -26,6 +26,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "fmt.h"
 #include "iface.h"
 #include "log.h"
 
@@ -519,6 +520,57 @@ out:
 	return err;
 }
 
+/*
+ * Where to look for a missing interface. Inside a lab (testenv.sh exec sets
+ * XDPSG_LAB): this namespace's interfaces, by name. Outside: the labs that
+ * exist (their state files), so the hint names the user's own lab.
+ */
+static void say_not_found(const char *name, const char *side)
+{
+	const char *lab = getenv("XDPSG_LAB"), *dir = getenv("TESTENV_STATE_DIR");
+	char here[256] = "", labs[256] = "", first[64] = "";
+	struct if_nameindex *ifs, *i;
+	unsigned int nlabs = 0;
+	struct dirent *e;
+	size_t o = 0;
+	DIR *d;
+
+	if (lab && *lab) {
+		ifs = if_nameindex();
+		for (i = ifs; i && i->if_index && o < sizeof(here); i++)
+			o += (size_t)snprintf(here + o, sizeof(here) - o, "%s%s", o ? ", " : "",
+					      FMT_NAME(i->if_name));
+		if (ifs)
+			if_freenameindex(ifs);
+		pr_warn("interface '%s' not found on the %s side of lab '%s'; its interfaces: %s\n",
+			FMT_NAME(name), side, FMT_NAME(lab), here[0] ? here : "none");
+		return;
+	}
+	d = opendir(dir && *dir ? dir : "/run/xdpsg-testenv");
+	while (d && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		if (n <= 6 || strcmp(e->d_name + n - 6, ".state") || n - 6 >= sizeof(first))
+			continue;
+		if (!nlabs++)
+			snprintf(first, sizeof(first), "%.*s", (int)(n - 6), e->d_name);
+		if (o < sizeof(labs))
+			o += (size_t)snprintf(labs + o, sizeof(labs) - o, "%s%.*s", o ? ", " : "",
+					      (int)(n - 6), e->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (!nlabs)
+		pr_warn("interface '%s' not found in this namespace; check 'ip link' (no lab is set up: testenv/testenv.sh setup makes one)\n",
+			FMT_NAME(name));
+	else if (nlabs == 1)
+		pr_warn("interface '%s' not found in this namespace; check 'ip link', or run in lab '%s': testenv/testenv.sh exec --name %s %s -- ...\n",
+			FMT_NAME(name), first, first, side);
+	else
+		pr_warn("interface '%s' not found in this namespace; check 'ip link', or run in one of the labs (%s): testenv/testenv.sh exec --name NAME %s -- ...\n",
+			FMT_NAME(name), labs, side);
+}
+
 int iface_preflight(const char *name, const char *side, struct iface *out)
 {
 	char missing[64], copy[IF_NAMESIZE];
@@ -531,8 +583,7 @@ int iface_preflight(const char *name, const char *side, struct iface *out)
 	}
 	err = iface_get(copy, out);
 	if (err == -ENAMETOOLONG || err == -ENODEV) {
-		pr_warn("interface '%s' not found in this namespace; check 'ip link' (in the lab: testenv/testenv.sh exec %s -- ...)\n",
-			copy, side);
+		say_not_found(copy, side);
 		return -EINVAL;
 	}
 	if (err) {

@@ -349,3 +349,30 @@ bool xdp_attachment_is_single(const struct xdp_attachment *a)
 {
 	return a && a->single;
 }
+
+/*
+ * Still ours: the link still on the interface (another's --force detaches it,
+ * leaving a link to nothing), or the program libxdp attached alone still the
+ * one there. A dispatcher's slot cannot be asked cheaply: held, then.
+ */
+bool xdp_attachment_held(const struct xdp_attachment *a)
+{
+	struct bpf_link_info info;
+	__u32 len = sizeof(info), id = 0;
+
+	if (!a)
+		return false;
+	if (a->link_fd >= 0) {
+		memset(&info, 0, sizeof(info));
+		if (bpf_obj_get_info_by_fd(a->link_fd, &info, &len))
+			return true; /* cannot tell: no false alarm */
+		return info.xdp.ifindex == (__u32)a->ifindex;
+	}
+	if (!a->prog || !a->single)
+		return true;
+	if (bpf_xdp_query_id(a->ifindex,
+			     a->mode == XDP_MODE_SKB ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE,
+			     &id))
+		return true;
+	return id == xdp_program__id(a->prog);
+}

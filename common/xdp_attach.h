@@ -41,6 +41,12 @@ int xdp_attachment__create(struct bpf_object *obj, const char *prog_name,
 void xdp_attachment__destroy(struct xdp_attachment *a);
 /* True when libxdp attached the program alone (its dispatcher unavailable). */
 bool xdp_attachment_is_single(const struct xdp_attachment *a);
+/*
+ * False once the program is no longer attached through this attachment:
+ * another process took the interface (--force), or removed it ('ip link set
+ * dev X xdp off'). Two syscalls at most: for a tick, not a packet.
+ */
+bool xdp_attachment_held(const struct xdp_attachment *a);
 
 /*
  * Which other process, if any, holds an fd to a BPF object: key "prog_id" or

@@ -40,7 +40,14 @@ class Tracer:
 
     def start(self, timeout=20):
         self.tool = proc.Tool(self.argv, label="xdp-sink drops", env=self.env)
-        if self.tool.wait_json("ready", timeout=timeout) is None:
+        try:
+            ready = self.tool.wait_json("ready", timeout=timeout)
+        except BaseException:
+            # Interrupted while it attaches: no caller holds it yet to stop it.
+            self.tool.stop(signal.SIGINT, 5)
+            self.tool = None
+            raise
+        if ready is None:
             self.tool.stop(signal.SIGINT, 5)
             self.why = " | ".join(self.tool.err_lines[-2:]) or "no ready line"
             self.tool = None

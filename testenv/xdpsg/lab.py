@@ -198,6 +198,13 @@ class Lab:
         self.tools.append(t)
         return t
 
+    def track(self, tool):
+        """A Tool started outside the lab's sides (the host-wide drop tracer): stopped by
+        stop_tools() with the lab's own, on every way out of a scenario."""
+        if tool is not None:
+            self.tools.append(tool)
+        return tool
+
     def stop_tools(self, sig=signal.SIGINT, bound=5.0):
         for t in self.tools:
             if t.running():

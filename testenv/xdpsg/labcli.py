@@ -287,6 +287,8 @@ class Cli:
             raise Failure("the stamp key of lab '%s' (%s) is missing: tear the lab down and set "
                           "it up again" % (name, paths.stamp_key))
         os.environ.update(key)
+        # The tools name the lab in their hints (an interface not found on this side).
+        os.environ['XDPSG_LAB'] = name
         offset = topo_.clock_offset(topo, side)
         if topo_.side_clock(topo, side):
             self.enter_clock(name, paths.timens(side), mounted)
@@ -496,6 +498,11 @@ def main(argv=None):
         return 127
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # 'status | head': the reader has what it wanted. Quiet, as a shell tool is:
+        # no traceback, and none when Python flushes stdout on exit either.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def usage(p):

@@ -7,7 +7,9 @@ SINK="$BUILD/xdp-sink"
 
 # A second sink with --force takes the interface from a running one: the first
 # one's BPF link is detached (its pid named), the second counts the traffic,
-# and when both are gone nothing is left attached.
+# and when both are gone nothing is left attached. The first one never ends
+# with a clean result: it stops at its next tick, saying from when its
+# program was gone (stop_reason "program detached", detached_s, exit 1).
 test_attach_force_takes_link_over() {
 	local a b pa msg
 	lab_setup --no-ipv6
@@ -32,9 +34,14 @@ test_attach_force_takes_link_over() {
 	t_expect_eq "the second sink counted the traffic" 1001 "$(json_get "$b" summary 'o["rx_packets"]')"
 	check_verdicts_balance "$b"
 	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "a program is left after the second sink"
-	kill -INT "$pa"
+	t_wait_gone "$pa" 5 || t_fail "the sink whose link was taken still runs: $(cat "$a")"
 	wait "$pa"
-	t_expect_eq "exit code of the sink whose link was taken" 0 $?
+	t_expect_eq "exit code of the sink whose link was taken" 1 $?
+	t_expect_eq "its stop reason" "program detached" "$(json_get "$a" summary 'o["stop_reason"]')"
+	t_expect_eq "it says from when" True \
+		"$(json_get "$a" summary 'o["detached_s"] is not None and 0 < o["detached_s"] < 120')"
+	grep -q 'its XDP program was detached from .* s into the run' "$a" ||
+		t_fail "no line says the program was detached: $(cat "$a")"
 	t_expect_eq "the first sink saw none of it" 0 "$(json_get "$a" summary 'o["rx_packets"]')"
 	wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "a program is left after both sinks"
 }

@@ -462,3 +462,36 @@ test_drops_cannot_load() {
 	probe_stop
 	t_expect_eq "programs of ours after a run" "$before" "$(our_progs)"
 }
+
+# drops_text_at_least FILE KIND N: the intervals of a text tracer show N drops of KIND.
+drops_text_at_least() {
+	awk -v k="$2" -v n="$3" '/^Summary/ { exit } $1 == k { gsub(",", "", $NF); s += $NF }
+		END { exit !(s >= n) }' "$1"
+}
+
+# The text summary ends in one RESULT line, every drop by kind. Under a key
+# of this test's own (other tests' frames are forged then), a run of 200
+# frames to a MAC that is not the sink's: the stack drops them (OTHERHOST)
+# and its 6 marks: exactly "runs' frames 200 (of 1 run), their marks 6".
+test_drops_result_line() {
+	local key out
+	lab_setup --no-ipv6
+	key=$(drops_key)
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	XDPSG_STAMP_KEY=$key "$SINK" drops -i 100ms -d 300 >"$out" 2>&1 &
+	local pid=$!
+	T_PIDS+=("$pid")
+	t_wait_for "$out" 'tracing drops host-wide' 20 || t_fail "the tracer did not start: $(cat "$out")"
+	lab_exec gen env XDPSG_STAMP_KEY="$key" "$GEN" xsk -q -n 200 --dst-mac 02:00:00:00:00:99 \
+		"$GEN_IF" >/dev/null || t_fail "xdp-gen failed"
+	# Until the intervals have shown them all (the last end mark goes 50 ms after the run).
+	t_wait_until 10 drops_text_at_least "$out" run 200 ||
+		t_fail "the run's drops never showed: $(cat "$out")"
+	t_wait_until 10 drops_text_at_least "$out" mark 6 || t_fail "the marks' drops never showed"
+	kill -INT "$pid"
+	wait "$pid" || t_fail "xdp-sink drops failed: $(cat "$out")"
+	[ "$(grep -c '^RESULT: ' "$out")" = 1 ] || t_fail "not one RESULT line: $(cat "$out")"
+	t_has "$out" "^RESULT: [0-9,]* frames dropped in [0-9.]* s: runs' frames 200 (of 1 run), their marks 6, forged [0-9,]*, unidentified [0-9,]*, unstamped [0-9,]*" ||
+		t_fail "RESULT: $(grep RESULT "$out")"
+}

@@ -770,3 +770,31 @@ test_lab_stamp_key() {
 	"$TESTENV" teardown --name "$LAB_NAME" >/dev/null || t_fail "teardown failed"
 	[ ! -e "$STAMP_KEY" ] || t_fail "teardown left the key $STAMP_KEY"
 }
+
+# An interface not found: inside a lab the hint names the lab, its side and
+# that side's interfaces; outside, the user's own lab by name (or every lab,
+# or that there is none), never a lab the user did not make.
+test_lab_not_found_hint_names_the_lab() {
+	local name out dir
+	name=$(tl_name h)
+	tl_setup "$name" --no-ipv6
+	out=$("$TESTENV" exec --name "$name" gen -- "$BUILD/xdp-gen" xsk nosuch0 2>&1)
+	[[ "$out" == *"not found on the gen side of lab '$name'; its interfaces: lo, $name-g"* ]] ||
+		t_fail "in the lab: $out"
+	dir=$(mktemp -d)
+	t_on_cleanup rm -rf "$dir"
+	out=$(TESTENV_STATE_DIR=$dir "$BUILD/xdp-sink" drop nosuch0 2>&1)
+	[[ "$out" == *"no lab is set up: testenv/testenv.sh setup makes one"* ]] || t_fail "no lab: $out"
+	: >"$dir/mylab.state"
+	out=$(TESTENV_STATE_DIR=$dir "$BUILD/xdp-sink" drop nosuch0 2>&1)
+	[[ "$out" == *"run in lab 'mylab': testenv/testenv.sh exec --name mylab sink -- ..."* ]] ||
+		t_fail "one lab: $out"
+	: >"$dir/other.state"
+	out=$(TESTENV_STATE_DIR=$dir "$BUILD/xdp-sink" drop nosuch0 2>&1)
+	[[ "$out" == *"one of the labs ("*mylab*other*"): testenv/testenv.sh exec --name NAME sink"* ||
+		"$out" == *"one of the labs ("*other*mylab*"): testenv/testenv.sh exec --name NAME sink"* ]] ||
+		t_fail "two labs: $out"
+	# 'status | head': the reader leaves early; no traceback.
+	"$TESTENV" status --name "$name" 2>"$dir/err" | head -n 1 >/dev/null
+	[ ! -s "$dir/err" ] || t_fail "status | head wrote: $(cat "$dir/err")"
+}

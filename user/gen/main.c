@@ -128,9 +128,9 @@ static const struct param_def pkt_opts_table[] = {
 /* Several streams (streams.c): every mode interleaves them in each thread. */
 static const struct param_def stream_opts[] = {
 	{ "stream", 0, PARAM_STRINGS, OPT(stream), "SPEC",
-	  "one of several streams: KEY=VALUE,... with KEY one of proto, tcp-flags, vlan (ID or OUTER/INNER), vlan-prio, encap, size, imix, imix-sizes, flows, src-ip, dst-ip, src-port, dst-port, ipv6, rate, count, name; the other options are every stream's defaults (see STREAMS)" },
+	  "one of several streams: KEY=VALUE,... with KEY one of proto, tcp-flags, vlan (ID or OUTER/INNER), vlan-prio, encap, size, imix, imix-sizes, flows, src-ip, dst-ip, src-port, dst-port, ipv6, rate, count, name; the other options are every stream's defaults (man xdp-gen, section STREAMS)" },
 	{ "streams", 0, PARAM_STRING, OPT(streams_file), "FILE",
-	  "the streams as a JSON array of objects with --stream's keys (see STREAMS)" },
+	  "the streams as a JSON array of objects with --stream's keys (man xdp-gen, section STREAMS)" },
 	{ NULL },
 };
 

@@ -140,6 +140,40 @@ static void json(void *ctx, struct jw *w, const struct run_snap *a, const struct
 	jw_end_arr(w);
 }
 
+/*
+ * The summary's last line: every drop the tracer saw, by kind, so a script
+ * (and a reader) gets one line, as from every other mode.
+ */
+static void result_line(const struct drops_snapshot *d, double secs)
+{
+	__u64 k[XDPSG_DROPS_UNCHARGED + 1] = { 0 }, all = 0, runs = 0, last = 0;
+	size_t i;
+
+	for (i = 0; d && i < d->n; i++) {
+		const struct drops_count *c = &d->v[i];
+
+		if (c->key.kind <= XDPSG_DROPS_UNCHARGED)
+			k[c->key.kind] += c->packets;
+		all += c->packets;
+		/* sorted by run first: a new run id is a new run */
+		if (c->key.kind == XDPSG_DROPS_RUN && (!runs || c->key.run != last)) {
+			runs++;
+			last = c->key.run;
+		}
+	}
+	printf("RESULT: %s frames dropped in %.1f s: runs' frames %s (of %s run%s), their marks %s, forged %s, unidentified %s, unstamped %s",
+	       FMT_COUNT(all), secs, FMT_COUNT(k[XDPSG_DROPS_RUN]), FMT_COUNT(runs),
+	       runs == 1 ? "" : "s", FMT_COUNT(k[XDPSG_DROPS_MARK]),
+	       FMT_COUNT(k[XDPSG_DROPS_FORGED]), FMT_COUNT(k[XDPSG_DROPS_UNIDENTIFIED]),
+	       FMT_COUNT(k[XDPSG_DROPS_UNSTAMPED]));
+	if (k[XDPSG_DROPS_UNCHARGED])
+		printf(", uncharged %s (runs' drops past full run books)",
+		       FMT_COUNT(k[XDPSG_DROPS_UNCHARGED]));
+	if (d && d->overflow)
+		printf(", not counted %s (the books were full)", FMT_COUNT(d->overflow));
+	printf("\n");
+}
+
 static void text(void *ctx, const struct run_snap *a, const struct run_snap *b,
 		 enum run_report kind)
 {
@@ -179,6 +213,8 @@ static void text(void *ctx, const struct run_snap *a, const struct run_snap *b,
 		       FMT_COUNT(d->run_entries));
 	if (d && d->overflow)
 		printf("  the books were full: %s drops not counted\n", FMT_COUNT(d->overflow));
+	if (kind == RUN_SUMMARY)
+		result_line(d, (double)(a->t_ns - b->t_ns) / 1e9);
 }
 
 static void metrics(void *ctx, struct metrics_w *w, const struct run_snap *a,

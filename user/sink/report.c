@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Readings and the report lines every mode shares: verdicts, queues, CPUs, kernel counters. */
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +268,9 @@ static void json_span(struct sink *sk, struct jw *w, const struct sink_snap *a,
 
 	jw_str(w, "rate_basis", "active");
 	jw_u64(w, "unseen", sink_unseen(sk, a, b));
+	/* The program detached part-way (another took the interface): from when, else null. */
+	jw_double(w, "detached_s",
+		  sk->detached_ns ? (double)(sk->detached_ns - b->rs.t_ns) / 1e9 : NAN);
 	jw_double(w, "active_s", (double)span / 1e9);
 	jw_double(w, "active_pps", avg);
 	jw_double(w, "run_pps", counter_rate(n, 0, a->rs.t_ns - b->rs.t_ns));
@@ -419,6 +423,17 @@ static void text_queues_cpus(const struct sink *sk, const struct sink_snap *a,
  * The line a person reads first, last: what was received and whether every
  * packet is accounted for. A mode with books of its own says its verdict.
  */
+void sink_result_begin(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b)
+{
+	printf("RESULT: ");
+	if (sk->detached_ns)
+		printf("PROGRAM DETACHED from %s %.2f s into the run (removed, or replaced by another process: --force?): nothing counted after; ",
+		       FMT_NAME(sk->ifc.name), (double)(sk->detached_ns - b->rs.t_ns) / 1e9);
+	if (sink_unseen(sk, a, b))
+		printf("NOT ALL SEEN: %s frames passed unseen on queues added during the run; ",
+		       FMT_COUNT(sink_unseen(sk, a, b)));
+}
+
 static void text_result(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
 			const struct sink_drops *dr, unsigned int has)
 {
@@ -429,10 +444,7 @@ static void text_result(const struct sink *sk, const struct sink_snap *a, const 
 		sk->ops->result(sk, a, b, dr);
 		return;
 	}
-	printf("RESULT: ");
-	if (sink_unseen(sk, a, b))
-		printf("NOT ALL SEEN: %s frames passed unseen on queues added during the run; ",
-		       FMT_COUNT(sink_unseen(sk, a, b)));
+	sink_result_begin(sk, a, b);
 	printf("%s packets, each counted once (", FMT_COUNT(n));
 	ctr_text(stdout, &sink_verdicts, &dr->prog, has, ", ");
 	if (lost) {

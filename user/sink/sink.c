@@ -70,6 +70,11 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 		return "error";
 	}
 	watch_queues(sk);
+	/* Another process took the interface (--force): nothing more arrives here. */
+	if (sk->att && !sk->detached_ns && !xdp_attachment_held(sk->att)) {
+		sk->detached_ns = s->rs.t_ns;
+		return "program detached";
+	}
 	causes_tick(sk->causes, s->rs.t_ns);
 	if (sk->ops->explain)
 		sk->ops->explain(sk, s);
@@ -146,8 +151,16 @@ static int verdict(void *ctx, const char *stop_reason)
 {
 	struct sink *sk = ctx;
 
+	int err;
+
 	(void)stop_reason;
-	return sk->ops->finish ? sk->ops->finish(sk) : 0;
+	err = sk->ops->finish ? sk->ops->finish(sk) : 0;
+	if (sk->detached_ns) {
+		pr_warn("its XDP program was detached from %s %.2f s into the run (removed, or replaced by another process: --force?); the counts above end there\n",
+			sk->ifc.name, (double)(sk->detached_ns - sk->run.base->t_ns) / 1e9);
+		return err ? err : -ENOLINK;
+	}
+	return err;
 }
 
 static const struct run_ops sink_run_ops = {

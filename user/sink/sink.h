@@ -207,6 +207,7 @@ struct sink {
 	double peak_pps; /* highest interval rate */
 	/* when traffic was first and last seen, at tick resolution (see span()) */
 	__u64 first_rx_ns, last_rx_ns, seen;
+	__u64 detached_ns; /* when the program was found detached (--force of another); 0: held */
 	void *ms; /* the mode's state */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	struct causes *causes; /* --drop-causes */
@@ -226,6 +227,12 @@ int sink_snap_read(struct sink *sk, struct sink_snap *s);
 void sink_snap_copy(const struct sink *sk, struct sink_snap *dst, const struct sink_snap *src);
 /* Frames on queues added during the run that the program never saw (veth), 0 if none. */
 __u64 sink_unseen(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b);
+/*
+ * "RESULT: " and what every mode's verdict starts with when it holds: the
+ * program was detached part-way (another took the interface), frames
+ * passed unseen on added queues.
+ */
+void sink_result_begin(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b);
 /*
  * The receive times of the first and last packet: exact where the mode knows
  * them, else the ticks where the count moved (the first stretched back one

@@ -463,10 +463,7 @@ void xsk_result(const struct sink *sk, const struct sink_snap *a, const struct s
 	xsk_deltas(sk, a, b, &c, &x);
 	sock_drops = x.rx_dropped + x.rx_ring_full + x.rx_invalid_descs;
 	unexplained = xsk_balance(d, &c, &x);
-	printf("RESULT: ");
-	if (sink_unseen(sk, a, b))
-		printf("NOT ALL SEEN: %s frames passed unseen on queues added during the run; ",
-		       FMT_COUNT(sink_unseen(sk, a, b)));
+	sink_result_begin(sk, a, b);
 	if (unexplained)
 		printf("the books DO NOT balance (%s unexplained); ", FMT_ICOUNT(unexplained));
 	if (no_socket)

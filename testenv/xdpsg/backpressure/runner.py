@@ -85,7 +85,8 @@ class Backpressure(Scenario):
         k0 = {"gen": self.kstats("gen"), "sink": self.kstats("sink")}
         # The drop tracer, host-wide: the qdisc's drops are checked against its count.
         tracer = dropcauses.Tracer(self.sink_bin, env=self.lab.host_env(), bound_s=a.duration + 180)
-        if tracer.start() is None:
+        # Tracked by the lab: an interrupted run stops it in cleanup(), as the sides' tools.
+        if self.lab.track(tracer.start()) is None:
             self.log(f"note: the drop tracer did not start ({tracer.why}); the qdisc's drops are "
                      "not checked against it")
         sink = self.lab.start("sink", self.sink_argv(), "xdp-sink")
