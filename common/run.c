@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -158,6 +159,29 @@ static void export_metrics(struct run *r, const struct run_snap *a, enum run_rep
 	metrics_publish(r->o.metrics, &w);
 }
 
+/*
+ * $XDPSG_READY_FILE (testenv.sh exec sets it; 'testenv.sh ready' waits on
+ * it): this process's pid, written there atomically once the run is ready,
+ * so a script that started the tool with & waits for it without a sleep.
+ * It stays after the run: the next exec of that side removes it.
+ */
+static void ready_file(void)
+{
+	const char *path = getenv("XDPSG_READY_FILE");
+	char tmp[4096], pid[32];
+	FILE *f;
+
+	if (!path || !*path || snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return;
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	f = fopen(tmp, "we");
+	if (!f)
+		return;
+	fputs(pid, f);
+	if (fclose(f) || rename(tmp, path))
+		unlink(tmp);
+}
+
 static void announce(struct run *r)
 {
 	const char *listen = metrics_listening(r->o.metrics);
@@ -177,6 +201,8 @@ static void announce(struct run *r)
 			printf("metrics at http://%s/metrics\n", listen);
 	}
 	fflush(stdout);
+	if (r->o.json_ready)
+		ready_file();
 }
 
 /* Sleep to the next tick, report, deadline or signal; the reason to stop, or NULL. */

@@ -16,12 +16,14 @@ environment (one line on stderr).
 import os
 import signal
 import sys
+import time
 
 from . import labstate, nsfs, topology as topo_
 from .topology import UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/, or its copy
-LAB_COMMANDS = ('setup', 'teardown', 'status', 'exec', 'enter', 'list', 'env', 'pin-napi')
+LAB_COMMANDS = ('setup', 'teardown', 'status', 'exec', 'enter', 'ready', 'list', 'env',
+                'pin-napi')
 RUNNER_COMMANDS = ('backpressure', 'rfc2544')
 SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', '--dut',
                 '--dut-qdisc', '--dut-cpu', '--dut-cost')
@@ -70,7 +72,7 @@ class Cli:
         command, --opt=value too; for exec, everything after '--' (or after the side and
         the first word that is no option) is the command."""
         r = {'cmd': None, 'side': None, 'args': [], 'name': DEFAULT_NAME, 'name_set': False,
-             'all': False, 'cpu': None, 'given': {}, 'setup_only': []}
+             'all': False, 'cpu': None, 'timeout': None, 'given': {}, 'setup_only': []}
         argv, i, p = list(argv), 0, self.prog
 
         def value(opt):
@@ -96,6 +98,9 @@ class Cli:
             elif a == '--cpu':
                 r['cpu'] = value(a)
                 i += 1
+            elif a == '--timeout':
+                r['timeout'] = value(a)
+                i += 1
             elif a == '--all':
                 r['all'] = True
             elif a in SETUP_FLAGS:
@@ -113,7 +118,7 @@ class Cli:
                     raise UsageError("'%s' must be the first argument: %s %s [OPTIONS] (see %s "
                                      "%s --help)" % (a, p, a, p, a))
                 r['cmd'] = a
-            elif r['cmd'] in ('exec', 'enter') and r['side'] is None:
+            elif r['cmd'] in ('exec', 'enter', 'ready') and r['side'] is None:
                 r['side'] = a
             elif r['cmd'] == 'exec':
                 r['args'] = argv[i:]  # a command without '--': all of it from here on
@@ -134,6 +139,16 @@ class Cli:
             raise UsageError("unknown command '%s'; use one of %s" % (cmd, cmds))
         if r['cpu'] is not None and cmd != 'pin-napi':
             raise UsageError("option --cpu only applies to 'pin-napi', not '%s'" % cmd)
+        if r['timeout'] is not None:
+            if cmd != 'ready':
+                raise UsageError("option --timeout only applies to 'ready', not '%s'" % cmd)
+            try:
+                t = float(r['timeout'])
+            except ValueError:
+                t = -1
+            if not 0 < t <= 3600:
+                raise UsageError("bad --timeout '%s': give seconds, e.g. --timeout 20"
+                                 % r['timeout'])
         if cmd == 'pin-napi':
             if r['cpu'] is None:
                 raise UsageError("'pin-napi' needs --cpu CPU, e.g. %s pin-napi --name %s --cpu 1"
@@ -151,7 +166,7 @@ class Cli:
                 raise UsageError("--all only applies to 'teardown'")
             if r['name_set']:
                 raise UsageError('use either --name or --all with teardown, not both')
-        if cmd in ('exec', 'enter'):
+        if cmd in ('exec', 'enter', 'ready'):
             side = r['side']
             if side is None:
                 raise UsageError("'%s' needs a side: gen or sink (or dut), e.g. %s %s --name %s "
@@ -289,6 +304,8 @@ class Cli:
         os.environ.update(key)
         # The tools name the lab in their hints (an interface not found on this side).
         os.environ['XDPSG_LAB'] = name
+        if argv and os.path.basename(argv[0]) == 'xdp-sink':
+            self.ready_begin(paths, side)
         offset = topo_.clock_offset(topo, side)
         if topo_.side_clock(topo, side):
             self.enter_clock(name, paths.timens(side), mounted)
@@ -298,6 +315,49 @@ class Cli:
             argv = [os.environ.get('SHELL') or '/bin/bash']
         _exec(['ip', 'netns', 'exec', ns, 'sh', '-c', nsfs.EXEC_SH, 'testenv-' + side, d] +
               argv)
+
+    def ready_begin(self, paths, side):
+        """xdp-sink run by exec writes its pid to SIDE.ready once attached and counting
+        (\$XDPSG_READY_FILE); 'ready' waits for it. This process becomes the tool: its pid,
+        in SIDE.starting, tells 'ready' which run to wait for."""
+        ready, starting = paths.ready(side)
+        try:
+            os.unlink(ready)
+        except OSError:
+            pass
+        try:
+            with open(starting + '.tmp', 'w') as f:
+                f.write('%d\n' % os.getpid())
+            os.replace(starting + '.tmp', starting)
+        except OSError:
+            return  # no wait to offer: 'ready' will say it saw no xdp-sink start
+        os.environ['XDPSG_READY_FILE'] = ready
+
+    def ready(self, r):
+        """Until the xdp-sink last started on the side by exec is ready (attached and
+        counting): 0; 1 if it ended first, or none became ready within --timeout s."""
+        name, side = r['name'], r['side']
+        paths = labstate.Paths(name)
+        labstate.require(paths, self.prog)
+        timeout = float(r['timeout'] or 20)
+        ready, starting = paths.ready(side)
+        end = time.monotonic() + timeout
+        # The sink the calling shell started with & (it forked it before running this):
+        # its pid stays the tool's through exec. Else the last one exec registered.
+        mine = _newest_sibling_sink()
+        while True:
+            want, got = mine or _read_pid(starting), _read_pid(ready)
+            if want and got == want:
+                return 0  # ready (and maybe ended since: its output says so)
+            if want and not _alive(want):
+                raise Failure("the xdp-sink started on the %s side of lab '%s' (pid %d) ended "
+                              "before it was ready: see its output" % (side, name, want))
+            if time.monotonic() >= end:
+                what = ('the xdp-sink started there (pid %d)' % want if want else
+                        'no xdp-sink started there by %s exec' % self.prog)
+                raise Failure("nothing became ready on the %s side of lab '%s' within %g s: %s"
+                              % (side, name, timeout, what))
+            time.sleep(0.02)
 
     def enter_clock(self, name, path, mounted):
         """Into the side's own time namespace (--separate-clocks), which what exec runs
@@ -444,6 +504,52 @@ class _signals_raise:
             signal.signal(s, h)
 
 
+def _newest_sibling_sink():
+    """The newest process the calling shell started that runs, or is on its way through
+    testenv.sh exec to run, xdp-sink; 0 if none. The shell is our parent, or an ancestor
+    when we run in a subshell of it (\$(testenv.sh ready ...)): the nearest that has one."""
+    procs = {}
+    for d in os.listdir('/proc'):
+        if not d.isdigit():
+            continue
+        try:
+            with open('/proc/%s/stat' % d) as f:
+                st = f.read().rsplit(')', 1)[1].split()
+            with open('/proc/%s/cmdline' % d, 'rb') as f:
+                argv = f.read().split(b'\0')
+        except (OSError, IndexError):
+            continue
+        procs[int(d)] = (int(st[1]), int(st[19]),
+                         any(os.path.basename(a) == b'xdp-sink' for a in argv))
+    anc = os.getppid()
+    for _ in range(3):
+        best = max(((start, pid) for pid, (pp, start, sink) in procs.items()
+                    if pp == anc and sink and pid != os.getpid()), default=None)
+        if best:
+            return best[1]
+        anc = procs.get(anc, (0,))[0]
+        if anc <= 1:
+            break
+    return 0
+
+
+def _read_pid(path):
+    try:
+        with open(path) as f:
+            return int(f.read().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _alive(pid):
+    """PID runs (not a zombie)."""
+    try:
+        with open('/proc/%d/stat' % pid) as f:
+            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
+    except (OSError, IndexError):
+        return False
+
+
 def _exec(argv):
     """Become ARGV: with the signal dispositions a shell would give it (Python ignores
     SIGPIPE, and an ignored signal stays ignored across exec)."""
@@ -533,6 +639,11 @@ Commands:
                         CMD's exit code is returned (dut: only in a lab made
                         with --dut); xdp-sink and xdp-gen are found by name
                         (this checkout's build/ first on PATH)
+  ready gen|sink|dut [--timeout S]
+                        wait until the xdp-sink last started there by exec
+                        (with &) is attached and counting: start the
+                        generator after it, no sleep needed; exit 1 if that
+                        sink ended first or none was ready within S s (20)
   enter gen|sink|dut    interactive shell in that side, as exec runs CMD
   env                   shell assignments to eval: LAB_NAME GEN_NS SINK_NS GEN_IF
                         SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6

@@ -416,7 +416,7 @@ def remove(n, paths, say=lambda m: None, err=lambda m: None):
         if left:
             err('could not remove namespace(s) %s: %s' % (' '.join(left), ' '.join(out.split())))
             ok = False
-    for f in (paths.dut_log, paths.stamp_key):
+    for f in (paths.dut_log, paths.stamp_key) + tuple(paths.ready_files()):
         try:
             os.unlink(f)
         except FileNotFoundError:

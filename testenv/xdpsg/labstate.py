@@ -47,6 +47,18 @@ class Paths:
         self.dut_log = os.path.join(self.lab_dir, 'dut-xdp.log')
         self.stamp_key = os.path.join(self.lab_dir, 'stamp.key')
 
+    def ready(self, side):
+        """(SIDE.ready, SIDE.starting): the pid of the xdp-sink that exec started there
+        once it is ready, and the pid exec started it as ('testenv.sh ready')."""
+        return tuple(os.path.join(self.lab_dir, side + s) for s in ('.ready', '.starting'))
+
+    def ready_files(self):
+        """Every file of ready() for every side, and their temporaries."""
+        for side in SIDES:
+            for f in self.ready(side):
+                yield f
+                yield f + '.tmp'
+
     def bpffs(self, side):
         return os.path.join(self.lab_dir, 'bpf-' + side)
 

@@ -798,3 +798,43 @@ test_lab_not_found_hint_names_the_lab() {
 	"$TESTENV" status --name "$name" 2>"$dir/err" | head -n 1 >/dev/null
 	[ ! -s "$dir/err" ] || t_fail "status | head wrote: $(cat "$dir/err")"
 }
+
+# 'ready': a sink started with & is attached and counting when it returns, so
+# a generator started right after loses nothing at the start (three times:
+# every frame received, none missing before the first); a sink that fails
+# makes it fail at once; with no sink it times out; bad input is refused.
+test_lab_ready() {
+	local name out i rc t0
+	name=$(tl_name r)
+	tl_setup "$name" --no-ipv6
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	for i in 1 2 3; do
+		"$TESTENV" exec --name "$name" sink -- "$BUILD/xdp-sink" xsk -j -d 300 "$name-s" >"$out" 2>&1 &
+		local pid=$!
+		"$TESTENV" ready --name "$name" sink || t_fail "ready failed: $(cat "$out")"
+		xdp_attached "$name-sink" "$name-s" || t_fail "ready returned before the sink attached"
+		"$TESTENV" exec --name "$name" gen -- "$BUILD/xdp-gen" xsk -q -n 20000 -r 100k "$name-g" \
+			>/dev/null || t_fail "xdp-gen failed"
+		wait_total "$out" interval rx_packets 20000 5 || true
+		kill -INT "$pid"
+		wait "$pid"
+		t_expect_eq "run $i: received" 20000 "$(json_get "$out" summary 'o["runs"][0]["received"]')"
+		t_expect_eq "run $i: missing before the first frame" 0 \
+			"$(json_get "$out" summary 'o["runs"][0]["missing_head"]')"
+		t_expect_eq "run $i: lost" 0 "$(json_get "$out" summary 'o["runs"][0]["lost"]')"
+	done
+	"$TESTENV" exec --name "$name" sink -- "$BUILD/xdp-sink" drop -d 300 nosuch0 >"$out" 2>&1 &
+	t0=$EPOCHREALTIME
+	out=$("$TESTENV" ready --name "$name" sink 2>&1)
+	rc=$?
+	wait
+	t_expect_eq "exit code of ready when the sink fails" 1 "$rc"
+	[[ "$out" == *"ended before it was ready"* ]] || t_fail "ready on a failed sink: $out"
+	out=$("$TESTENV" ready --name "$name" gen --timeout 0.5 2>&1)
+	t_expect_eq "exit code of ready with no sink" 1 $?
+	[[ "$out" == *"nothing became ready on the gen side"*"within 0.5 s"* ]] || t_fail "no sink: $out"
+	out=$("$TESTENV" ready --name "$name" sink --timeout x 2>&1)
+	t_expect_eq "exit code of ready --timeout x" 2 $?
+	[[ "$out" == *"bad --timeout 'x'"* ]] || t_fail "bad timeout: $out"
+}
