@@ -16,9 +16,8 @@ environment (one line on stderr).
 import os
 import signal
 import sys
-import time
 
-from . import labstate, nsfs, topology as topo_
+from . import labready, labstate, nsfs, topology as topo_
 from .topology import UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/, or its copy
@@ -317,47 +316,16 @@ class Cli:
               argv)
 
     def ready_begin(self, paths, side):
-        """xdp-sink run by exec writes its pid to SIDE.ready once attached and counting
-        (\$XDPSG_READY_FILE); 'ready' waits for it. This process becomes the tool: its pid,
-        in SIDE.starting, tells 'ready' which run to wait for."""
-        ready, starting = paths.ready(side)
-        try:
-            os.unlink(ready)
-        except OSError:
-            pass
-        try:
-            with open(starting + '.tmp', 'w') as f:
-                f.write('%d\n' % os.getpid())
-            os.replace(starting + '.tmp', starting)
-        except OSError:
-            return  # no wait to offer: 'ready' will say it saw no xdp-sink start
-        os.environ['XDPSG_READY_FILE'] = ready
+        labready.begin(paths, side)
 
     def ready(self, r):
-        """Until the xdp-sink last started on the side by exec is ready (attached and
-        counting): 0; 1 if it ended first, or none became ready within --timeout s."""
-        name, side = r['name'], r['side']
-        paths = labstate.Paths(name)
+        """Until the xdp-sink the calling shell started on the side is ready (labready)."""
+        paths = labstate.Paths(r['name'])
         labstate.require(paths, self.prog)
-        timeout = float(r['timeout'] or 20)
-        ready, starting = paths.ready(side)
-        end = time.monotonic() + timeout
-        # The sink the calling shell started with & (it forked it before running this):
-        # its pid stays the tool's through exec. Else the last one exec registered.
-        mine = _newest_sibling_sink()
-        while True:
-            want, got = mine or _read_pid(starting), _read_pid(ready)
-            if want and got == want:
-                return 0  # ready (and maybe ended since: its output says so)
-            if want and not _alive(want):
-                raise Failure("the xdp-sink started on the %s side of lab '%s' (pid %d) ended "
-                              "before it was ready: see its output" % (side, name, want))
-            if time.monotonic() >= end:
-                what = ('the xdp-sink started there (pid %d)' % want if want else
-                        'no xdp-sink started there by %s exec' % self.prog)
-                raise Failure("nothing became ready on the %s side of lab '%s' within %g s: %s"
-                              % (side, name, timeout, what))
-            time.sleep(0.02)
+        err = labready.wait(paths, r['side'], float(r['timeout'] or 20), self.prog)
+        if err:
+            raise Failure(err)
+        return 0
 
     def enter_clock(self, name, path, mounted):
         """Into the side's own time namespace (--separate-clocks), which what exec runs
@@ -502,52 +470,6 @@ class _signals_raise:
     def __exit__(self, *exc):
         for s, h in self.old:
             signal.signal(s, h)
-
-
-def _newest_sibling_sink():
-    """The newest process the calling shell started that runs, or is on its way through
-    testenv.sh exec to run, xdp-sink; 0 if none. The shell is our parent, or an ancestor
-    when we run in a subshell of it (\$(testenv.sh ready ...)): the nearest that has one."""
-    procs = {}
-    for d in os.listdir('/proc'):
-        if not d.isdigit():
-            continue
-        try:
-            with open('/proc/%s/stat' % d) as f:
-                st = f.read().rsplit(')', 1)[1].split()
-            with open('/proc/%s/cmdline' % d, 'rb') as f:
-                argv = f.read().split(b'\0')
-        except (OSError, IndexError):
-            continue
-        procs[int(d)] = (int(st[1]), int(st[19]),
-                         any(os.path.basename(a) == b'xdp-sink' for a in argv))
-    anc = os.getppid()
-    for _ in range(3):
-        best = max(((start, pid) for pid, (pp, start, sink) in procs.items()
-                    if pp == anc and sink and pid != os.getpid()), default=None)
-        if best:
-            return best[1]
-        anc = procs.get(anc, (0,))[0]
-        if anc <= 1:
-            break
-    return 0
-
-
-def _read_pid(path):
-    try:
-        with open(path) as f:
-            return int(f.read().strip() or 0)
-    except (OSError, ValueError):
-        return 0
-
-
-def _alive(pid):
-    """PID runs (not a zombie)."""
-    try:
-        with open('/proc/%d/stat' % pid) as f:
-            return f.read().rsplit(')', 1)[1].split()[0] != 'Z'
-    except (OSError, IndexError):
-        return False
 
 
 def _exec(argv):

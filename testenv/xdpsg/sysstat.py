@@ -40,19 +40,26 @@ def task_jiffies(pid):
         return None
 
 
-def group_jiffies(pgid):
-    """utime + stime of every process in process group PGID (a Tool's wrappers and the
-    tool they run; /proc/PID/stat of a process already sums its threads), or None if
-    the group has no process left."""
-    total, seen = 0, False
+def processes():
+    """(pid, fields) of every process: fields are /proc/PID/stat's after the command
+    name, so fields[0] is the state, [1] the parent, [2] the process group, [11] and
+    [12] utime and stime, [19] the start time. Those that end while we look are left out."""
     for d in os.listdir('/proc'):
         if not d.isdigit():
             continue
         try:
             with open('/proc/%s/stat' % d) as f:
-                fields = f.read().rsplit(')', 1)[1].split()
-        except OSError:
+                yield int(d), f.read().rsplit(')', 1)[1].split()
+        except (OSError, IndexError):
             continue  # ended while we looked
+
+
+def group_jiffies(pgid):
+    """utime + stime of every process in process group PGID (a Tool's wrappers and the
+    tool they run; /proc/PID/stat of a process already sums its threads), or None if
+    the group has no process left."""
+    total, seen = 0, False
+    for _, fields in processes():
         if int(fields[2]) == pgid:
             total += int(fields[11]) + int(fields[12])
             seen = True
