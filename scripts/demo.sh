@@ -22,14 +22,27 @@ SINK_LOG=$(mktemp)
 sink_pid=
 
 cleanup() {
+	[ -n "$gen_pid" ] && kill -INT "$gen_pid" 2>/dev/null && wait "$gen_pid" 2>/dev/null
 	[ -n "$sink_pid" ] && kill -INT "$sink_pid" 2>/dev/null && wait "$sink_pid" 2>/dev/null
 	"$TESTENV" teardown --name "$LAB" >/dev/null 2>&1
 	rm -f "$SINK_LOG"
 }
+# Ctrl-C reaches the generator (our process group) by itself; SIGTERM to this
+# script only is passed on. Either way the generator stops first, then the
+# sink (in a session of its own, so a Ctrl-C cannot stop it before the
+# generator: its program gone, the frames still coming would be counted as
+# not queued), both summaries print, and the exit code is 130.
+interrupted=
+gen_pid=
+on_signal() {
+	interrupted=1
+	[ -n "$gen_pid" ] && kill -INT "$gen_pid" 2>/dev/null
+}
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap on_signal INT TERM
 
 "$TESTENV" setup --name "$LAB" --queues "$QUEUES" --no-ipv6 || exit 1
+[ -z "$interrupted" ] || exit 130
 eval "$("$TESTENV" env --name "$LAB")"
 
 # The fastest generator available: in-kernel live frames, else AF_XDP.
@@ -40,21 +53,31 @@ else
 fi
 
 echo "== xdp-sink drop on $SINK_NS/$SINK_IF"
-"$TESTENV" exec --name "$LAB" sink -- "$BUILD/xdp-sink" drop -q -v -d 600 "$SINK_IF" \
+setsid "$TESTENV" exec --name "$LAB" sink -- "$BUILD/xdp-sink" drop -q -v -d 600 "$SINK_IF" \
 	>"$SINK_LOG" 2>&1 &
 sink_pid=$!
-for _ in $(seq 100); do
-	[[ "$(ip -n "$SINK_NS" -d link show dev "$SINK_IF")" == *prog/xdp* ]] && break
-	sleep 0.1
-done
+if ! "$TESTENV" ready --name "$LAB" sink; then
+	cat "$SINK_LOG"
+	exit 1
+fi
+[ -z "$interrupted" ] || exit 130
 
 echo "== xdp-gen ${GEN_ARGS[0]} on $GEN_NS/$GEN_IF for ${DURATION}s"
-"$TESTENV" exec --name "$LAB" gen -- "$BUILD/xdp-gen" "${GEN_ARGS[@]}" -d "$DURATION" "$GEN_IF"
+"$TESTENV" exec --name "$LAB" gen -- "$BUILD/xdp-gen" "${GEN_ARGS[@]}" -d "$DURATION" "$GEN_IF" &
+gen_pid=$!
+# A trapped signal ends a wait early: wait again until the generator has ended.
+wait "$gen_pid"
 rc=$?
-sleep 0.5
+while kill -0 "$gen_pid" 2>/dev/null; do
+	wait "$gen_pid"
+	rc=$?
+done
+gen_pid=
+sleep 0.5 # what is in flight arrives
 kill -INT "$sink_pid"
 wait "$sink_pid"
 sink_pid=
 echo "== xdp-sink summary"
 cat "$SINK_LOG"
+[ -z "$interrupted" ] || exit 130
 exit $rc

@@ -484,3 +484,22 @@ test_sink_xsk_rx_time_sampled() {
 		expect_balanced
 	done
 }
+
+# The sample's real trigger is spacing, not rate: bursts of 64 back to back
+# every 2 ms (32 kpps on average, far below 1 Mpps) leave frames untimed,
+# and the text's timed line states that rule (a burst, under 1.02 us apart).
+test_sink_xsk_rx_time_sampled_in_bursts() {
+	local out
+	lab_setup --no-ipv6
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_bg "$out" sink "$SINK" xsk -d 300 "$SINK_IF"
+	local pid=$LAST_PID
+	"$TESTENV" ready --name "$LAB_NAME" sink || t_fail "sink did not start: $(cat "$out")"
+	lab_exec gen "$GEN" kernel -q --burst 64 --burst-gap 2ms -n 6400 "$GEN_IF" >/dev/null 2>&1 ||
+		t_fail "xdp-gen failed"
+	kill -INT "$pid"
+	wait "$pid"
+	t_has "$out" '^  timed:    [0-9,]* of [0-9,]* stamped frames (frames reaching a CPU less than 1.02 us apart, in a burst or above about 1 Mpps' ||
+		t_fail "no timed line stating the rule at 32 kpps in bursts: $(grep -E 'timed|RESULT' "$out")"
+}

@@ -235,3 +235,24 @@ test_truth_gen_kernel_stats_in_text() {
 	t_expect_ge "qdisc lines" 2 "$(grep -c '^  qdisc ' "$g")"
 	grep -q 'AF_PACKET through the qdisc' "$g" || t_fail "qdisc mode's header: $(head -n 1 "$g")"
 }
+
+# Tiny runs: 10 frames go in microseconds, which would read as tens of Mpps
+# on a path that tops at about one: no rate, and why. A short run that misses
+# an unreachable --rate is not judged (its start weighs), rather than blamed
+# on the machine.
+test_truth_tiny_runs_no_rate() {
+	local out
+	lab_setup --no-ipv6
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_exec gen "$GEN" xsk -n 10 "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	grep -q '^xdp-gen xsk .*(sent in [0-9.]* ms: too short to figure a rate)' "$out" ||
+		t_fail "summary of 10 frames: $(cat "$out")"
+	[[ "$(tail -n 1 "$out")" == "RESULT: 10 of 10 asked sent in "*" ms (too short for a rate)" ]] ||
+		t_fail "RESULT of 10 frames: $(tail -n 1 "$out")"
+	lab_exec gen "$GEN" xsk -n 20000 -r 50000000 "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	grep -q '^  rate:     not judged: .*too short' "$out" || t_fail "rate line: $(cat "$out")"
+	grep -q 'sends no faster' "$out" && t_fail "a short run blamed on the machine: $(cat "$out")"
+	[[ "$(tail -n 1 "$out")" == RESULT:*"rate not judged: too short a run (asked 50.0M pps)" ]] ||
+		t_fail "RESULT: $(tail -n 1 "$out")"
+}

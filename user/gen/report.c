@@ -379,6 +379,15 @@ static void text_interval(struct gen *g, const struct gen_snapshot *a, const str
 	printf("\n");
 }
 
+/*
+ * A rate needs a span to be figured over: a few frames sent in microseconds
+ * would read as tens of Mpps on a path that tops at one. A verdict on --rate
+ * needs more: over a short run the thread's start and the pacer's first
+ * catch-up weigh, not how fast the machine sends.
+ */
+#define GEN_RATE_MIN_SPAN_NS 10000000ULL /* 10 ms */
+#define GEN_VERDICT_MIN_SPAN_NS 500000000ULL /* 0.5 s */
+
 /* --rate given: say whether it was reached, in one line. */
 static void text_rate(const struct gen *g, __u64 sent, __u64 span)
 {
@@ -387,7 +396,14 @@ static void text_rate(const struct gen *g, __u64 sent, __u64 span)
 
 	if (reached < 0)
 		return;
-	if (g->nstreams)
+	if (!reached && !g->nstreams && span < GEN_RATE_MIN_SPAN_NS)
+		printf("  rate:     not judged: %s frames in %.2f ms of sending, too short to figure a rate\n",
+		       FMT_COUNT(sent), (double)span / 1e6);
+	else if (!reached && !g->nstreams && span < GEN_VERDICT_MIN_SPAN_NS)
+		printf("  rate:     not judged: %s pps of the %s asked (%.1f%%) over %.2f s of sending, too short to judge (the start weighs; a run of 0.5 s or more is judged)\n",
+		       FMT_SI(got), FMT_SI((double)g->cfg->rate),
+		       got * 100.0 / (double)g->cfg->rate, (double)span / 1e9);
+	else if (g->nstreams)
 		printf("  rate:     %s (each stream at its own rate, below)\n",
 		       reached ? "reached" : "NOT reached by every stream");
 	else if (reached)
@@ -409,8 +425,20 @@ static void text_result(struct gen *g, const struct gen_snapshot *a, const struc
 	printf("RESULT: %s", FMT_COUNT(sent));
 	if (g->cfg->count)
 		printf(" of %s asked", FMT_COUNT(g->cfg->count));
-	printf(" sent at %s pps", FMT_SI(counter_rate(sent, 0, span)));
-	if (reached >= 0)
+	if (span >= GEN_RATE_MIN_SPAN_NS)
+		printf(" sent at %s pps", FMT_SI(counter_rate(sent, 0, span)));
+	else
+		printf(" sent in %.2f ms (too short for a rate)", (double)span / 1e6);
+	if (reached >= 0 && g->nstreams) {
+		/* Streams end apart: the run's own rate is no stream's; each says its own. */
+		printf(", %s (",
+		       reached ? "every stream's rate reached" : "a stream's rate NOT reached");
+		gen_streams_rate_text(g);
+		printf(")");
+	} else if (reached >= 0 && !reached && span < GEN_VERDICT_MIN_SPAN_NS)
+		printf(", rate not judged: too short a run (asked %s pps)",
+		       FMT_SI((double)rate_asked(g)));
+	else if (reached >= 0)
 		printf(", rate %s (asked %s pps)", reached ? "reached" : "NOT reached",
 		       FMT_SI((double)rate_asked(g)));
 	if (failures_sum(g, f)) {
@@ -453,12 +481,18 @@ static void text_summary(struct gen *g, const struct gen_snapshot *a, const stru
 	struct gen_failures f;
 
 	failures_between(g, a, b, &f);
-	printf("xdp-gen %s %s: %s packets, %s bytes in %.2f s (%s pps, %sbit/s over the %.2f s of sending); stopped by %s\n",
-	       g->mode_name, g->ifc.name, fmt_count(b1, sizeof(b1), a->total.sent - b->total.sent),
-	       fmt_count(b2, sizeof(b2), a->total.bytes - b->total.bytes), (double)dt / 1e9,
-	       fmt_si(b3, sizeof(b3), counter_rate(a->total.sent, b->total.sent, span)),
-	       fmt_si(b4, sizeof(b4), counter_rate(a->total.bytes, b->total.bytes, span) * 8),
-	       (double)span / 1e9, g->run.stop_reason);
+	printf("xdp-gen %s %s: %s packets, %s bytes in %.2f s (", g->mode_name,
+	       FMT_NAME(g->ifc.name), fmt_count(b1, sizeof(b1), a->total.sent - b->total.sent),
+	       fmt_count(b2, sizeof(b2), a->total.bytes - b->total.bytes), (double)dt / 1e9);
+	if (span >= GEN_RATE_MIN_SPAN_NS)
+		printf("%s pps, %sbit/s over the %.2f s of sending",
+		       fmt_si(b3, sizeof(b3), counter_rate(a->total.sent, b->total.sent, span)),
+		       fmt_si(b4, sizeof(b4),
+			      counter_rate(a->total.bytes, b->total.bytes, span) * 8),
+		       (double)span / 1e9);
+	else
+		printf("sent in %.2f ms: too short to figure a rate", (double)span / 1e6);
+	printf("); stopped by %s\n", g->run.stop_reason);
 	text_rate(g, a->total.sent - b->total.sent, span);
 	text_stamps(g, a->total.marks - b->total.marks);
 	gen_streams_text(g);

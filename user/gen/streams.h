@@ -100,6 +100,8 @@ void gen_streams_text_interval(const struct gen *g, const __u64 *a, const __u64 
 
 /* With streams: 1 if every stream with a rate reached it, 0 if one did not, -1 if none has one. */
 int gen_streams_rate_reached(const struct gen *g);
+/* "udp 5.00k of 5.00k pps, syn 9.96k of 10.0k pps NOT reached": each paced stream's rate. */
+void gen_streams_rate_text(const struct gen *g);
 
 /* A stream's frames sent (summed over threads), and its rate asked. */
 __u64 gen_stream_sent(const struct gen *g, unsigned int s, __u64 *bytes);

@@ -87,6 +87,22 @@ int gen_streams_rate_reached(const struct gen *g)
 	return reached;
 }
 
+void gen_streams_rate_text(const struct gen *g)
+{
+	unsigned int s, n = 0;
+
+	for (s = 0; s < g->nstreams; s++) {
+		const struct gen_stream *st = &g->streams[s];
+		__u64 sent = gen_stream_sent(g, s, NULL);
+
+		if (!st->rate)
+			continue;
+		printf("%s%s %s of %s pps%s", n++ ? ", " : "", FMT_NAME(st->name),
+		       FMT_SI(stream_pps(g, s, sent)), FMT_SI((double)st->rate),
+		       stream_reached(g, s, sent) ? "" : " NOT reached");
+	}
+}
+
 static void headers_str(const struct gen_stream *st, char *buf, size_t len)
 {
 	pkt_kind_str(&st->popts, buf, len);

@@ -149,8 +149,9 @@ static const struct param_def xsk_opts[] = {
 	{ "poll", 0, PARAM_FLAG, OPT(poll), NULL,
 	  "wake on arrival (poll()) even while frames carry the kernel's receive time" },
 	{ "time-all", 0, PARAM_FLAG, OPT(time_all), NULL,
-	  "take the kernel's receive time of every frame (default: one in 16 above about 1 Mpps "
-	  "on a CPU, as the clock read costs as much as the rest of the program)" },
+	  "take the kernel's receive time of every frame (default: frames reaching a CPU less than "
+	  "1.02 us apart, in a burst or above about 1 Mpps, about one in 16, as the clock read "
+	  "costs as much as the rest of the program)" },
 	{ "follow-rx", 0, PARAM_FLAG, OPT(follow_rx), NULL,
 	  "move each queue's thread to the CPU where the kernel receives its packets, always "
 	  "(default: when the queue drops frames, kept only if it delivers more there)" },

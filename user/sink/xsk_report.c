@@ -289,8 +289,9 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 	else if (r.n)
 		printf("  latency:  not figured: no run was stamped on this host's clock (the lines above say why)\n");
 	if (c->rx_untimed)
-		printf("  timed:    %s of %s stamped frames (above about 1 Mpps on a CPU the kernel times "
-		       "one in 16; --time-all times every frame)\n",
+		printf("  timed:    %s of %s stamped frames (frames reaching a CPU less than 1.02 us apart, "
+		       "in a burst or above about 1 Mpps, are timed about one in 16, 9 to 24 at random; "
+		       "--time-all times every frame)\n",
 		       fmt_count(l[0], sizeof(l[0]), c->rx_time_kernel + c->rx_time_user),
 		       fmt_count(l[1], sizeof(l[1]),
 				 c->rx_time_kernel + c->rx_time_user + c->rx_untimed));
@@ -410,7 +411,10 @@ static void result_books(const struct sink *sk, const struct xq_counts *c)
 	if (runs_collect(sk, &r))
 		return;
 	if (!r.n) {
-		if (c->forged)
+		if (r.stray)
+			printf("%s frames delivered, %s of them stamped by xdp-gen in runs too short to book (fewer than %d frames and no mark): nothing checked",
+			       FMT_COUNT(c->rx_packets), FMT_COUNT(r.stray), SEQTRACK_PROMOTE);
+		else if (c->forged)
 			printf("%s frames carried stamps this sink could not verify (wrong key?): nothing checked",
 			       FMT_COUNT(c->forged));
 		else
