@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "drops.h"
+#include "iface.h"
 #include "log.h"
 #include "runtime.h"
 #include "stamp.h"
@@ -561,31 +561,13 @@ void drops_snapshot_free(struct drops_snapshot *s)
 
 int drops_netns_name(__u32 inum, char *buf, size_t len)
 {
-	char path[300];
-	struct dirent *e;
 	struct stat st;
-	DIR *dir;
-	int err = -ENOENT;
 
 	if (!stat("/proc/self/ns/net", &st) && st.st_ino == inum) {
 		snprintf(buf, len, "%s", "");
 		return 0;
 	}
-	dir = opendir("/run/netns");
-	if (!dir)
-		return -ENOENT;
-	while ((e = readdir(dir))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/run/netns/%s", e->d_name);
-		if (!stat(path, &st) && st.st_ino == inum) {
-			snprintf(buf, len, "%s", e->d_name);
-			err = 0;
-			break;
-		}
-	}
-	closedir(dir);
-	return err;
+	return netns_name_of(inum, buf, len);
 }
 
 static int sym_cmp(const void *a, const void *b)

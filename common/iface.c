@@ -13,6 +13,7 @@
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -596,4 +597,46 @@ int iface_preflight(const char *name, const char *side, struct iface *out)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int netns_name_of(__u64 inum, char *buf, size_t len)
+{
+	char path[300];
+	struct dirent *e;
+	struct stat st;
+	int err = -ENOENT;
+	DIR *dir;
+
+	dir = opendir("/run/netns");
+	if (!dir)
+		return -ENOENT;
+	while ((e = readdir(dir))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/run/netns/%s", e->d_name);
+		if (!stat(path, &st) && st.st_ino == inum) {
+			snprintf(buf, len, "%s", e->d_name);
+			err = 0;
+			break;
+		}
+	}
+	closedir(dir);
+	return err;
+}
+
+int netns_self(char *buf, size_t len)
+{
+	struct stat self, host;
+
+	buf[0] = '\0';
+	if (stat("/proc/self/ns/net", &self))
+		return 0;
+	/* Inside ip netns exec, init's namespace may not be ours to look at: a name is enough. */
+	if (stat("/proc/1/ns/net", &host))
+		return !netns_name_of(self.st_ino, buf, len);
+	if (self.st_ino == host.st_ino)
+		return 0;
+	if (netns_name_of(self.st_ino, buf, len))
+		buf[0] = '\0';
+	return 1;
 }

@@ -122,4 +122,17 @@ bool iface_have_caps(char *missing, size_t len);
  */
 int iface_preflight(const char *name, const char *side, struct iface *out);
 
+/*
+ * The /run/netns name (as ip netns and the lab give them) of the network
+ * namespace whose inode is inum: 0 with the name in buf, -ENOENT if none has it.
+ */
+int netns_name_of(__u64 inum, char *buf, size_t len);
+
+/*
+ * Whether this process runs in another network namespace than the host's
+ * (init's): 1 with its name in buf ("" if it has none), 0 when it is the
+ * host's or that cannot be told (init's namespace unreadable and ours unnamed).
+ */
+int netns_self(char *buf, size_t len);
+
 #endif

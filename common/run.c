@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "log.h"
 #include "iface.h"
 #include "run.h"
@@ -182,9 +183,29 @@ static void ready_file(void)
 		unlink(tmp);
 }
 
+/*
+ * Where the metrics URL can be reached: a tool in a lab's namespace serves on
+ * that namespace's addresses, its loopback too, and the host's curl finds
+ * nothing there. Said after the URL, with the command that does reach it.
+ */
+static void metrics_where(const char *listen)
+{
+	char ns[256];
+
+	if (!netns_self(ns, sizeof(ns)))
+		printf("metrics at http://%s/metrics\n", listen);
+	else if (ns[0])
+		printf("metrics at http://%s/metrics in network namespace %s, not the host's: ip netns exec %s curl http://%s/metrics\n",
+		       listen, FMT_NAME(ns), FMT_NAME(ns), listen);
+	else
+		printf("metrics at http://%s/metrics in this process's own network namespace, not the host's: reach it from inside that namespace\n",
+		       listen);
+}
+
 static void announce(struct run *r)
 {
 	const char *listen = metrics_listening(r->o.metrics);
+	char ns[256];
 	struct jw w;
 
 	if (r->o.json && r->o.json_ready) {
@@ -192,13 +213,16 @@ static void announce(struct run *r)
 		jw_str(&w, "tool", r->o.tool);
 		jw_str(&w, "mode", r->o.mode);
 		jw_str(&w, "ifname", r->o.ifname);
-		if (listen)
+		if (listen) {
 			jw_str(&w, "metrics_listen", listen);
+			if (netns_self(ns, sizeof(ns)))
+				jw_str(&w, "metrics_netns", ns);
+		}
 		jw_finish(&w);
 	} else if (!r->o.json && !r->o.quiet && r->ops->started) {
 		r->ops->started(r->ctx);
 		if (listen)
-			printf("metrics at http://%s/metrics\n", listen);
+			metrics_where(listen);
 	}
 	fflush(stdout);
 	if (r->o.json_ready)

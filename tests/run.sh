@@ -24,6 +24,9 @@ case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 # The Python package (testenv/xdpsg) for every test that imports it.
 PYTHONPATH="$ROOT/testenv${PYTHONPATH:+:$PYTHONPATH}"
 export ROOT BUILD PYTHONPATH
+# The labs the tests make are this run's: another 'testenv.sh teardown --all' leaves them.
+XDPSG_LAB_OWNER=$$
+export XDPSG_LAB_OWNER
 
 run_unit=1
 run_integ=1

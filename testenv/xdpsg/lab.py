@@ -118,8 +118,12 @@ class Lab:
         cleanup to remove, and the exception goes on.
         """
         argv = [self.testenv, 'setup', '--name', self.name, *options]
+        # The lab is this process's while it runs ('teardown --all' leaves it), unless
+        # our caller already named an owner (a test run, for every lab it makes).
+        env = dict(self.env if self.env is not None else os.environ)
+        env.setdefault('XDPSG_LAB_OWNER', str(os.getpid()))
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             env=self.env, cwd=self.cwd)
+                             env=env, cwd=self.cwd)
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:

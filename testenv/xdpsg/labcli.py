@@ -17,7 +17,7 @@ import os
 import signal
 import sys
 
-from . import labready, labstate, nsfs, topology as topo_
+from . import labowner, labready, labstate, nsfs, topology as topo_
 from .topology import UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/, or its copy
@@ -209,7 +209,8 @@ class Cli:
                                      "script: choose another --name" % ns.name)
             try:
                 with _signals_raise():
-                    labnet.make(topo, paths, self.prog, os.environ.get('TESTENV_FAIL_AT'))
+                    labnet.make(topo, paths, self.prog, os.environ.get('TESTENV_FAIL_AT'),
+                                labowner.fields(self.front))
             except (labnet.SetupError, labstate.StateError, Interrupted) as e:
                 if not isinstance(e, Interrupted):
                     self.err(str(e))
@@ -238,8 +239,19 @@ class Cli:
                 return 0
             rc = 0
             for name in labstate.recorded(d):
-                if not labnet.remove(topo_.names(name), labstate.Paths(name, d), self.info,
-                                     self.err):
+                paths = labstate.Paths(name, d)
+                kv = labstate.read_fields(paths)
+                other = labowner.made_elsewhere(kv, self.front)
+                if other:
+                    self.info("lab '%s' left alone: %s made it (teardown --name %s removes it)"
+                              % (name, other, name))
+                    continue
+                busy = labowner.users(topo_.names(name), kv)
+                if busy:
+                    self.info("lab '%s' left alone: in use, %s (teardown --name %s removes it "
+                              "anyway)" % (name, '; '.join(busy), name))
+                    continue
+                if not labnet.remove(topo_.names(name), paths, self.info, self.err):
                     self.err("could not remove all of lab '%s'" % name)
                     rc = 1
                 self.info("lab '%s' removed" % name)
@@ -250,16 +262,22 @@ class Cli:
     def list(self, r):
         d = labstate.state_dir()
         for name in labstate.recorded(d):
-            st = labstate.read(labstate.Paths(name, d))
+            paths = labstate.Paths(name, d)
+            st = labstate.read(paths)
             if st is None:
                 continue
             status, o = st
-            print('%s queues=%d qdisc=%s%s%s%s%s' % (
+            kv = labstate.read_fields(paths)
+            other = labowner.made_elsewhere(kv, self.front)
+            busy = labowner.users(topo_.names(name), kv)
+            print('%s queues=%d qdisc=%s%s%s%s%s%s%s' % (
                 name, o.queues, o.qdisc,
                 ' dut=%s dut-qdisc=%s' % (o.dut, o.dut_qdisc) if o.dut else '',
                 ' dut-cost=%d' % o.dut_cost if o.dut_cost else '',
                 ' clocks=separate' if o.separate_clocks else '',
-                '' if status == 'ready' else ' (incomplete: %s)' % status))
+                '' if status == 'ready' else ' (incomplete: %s)' % status,
+                ' made-by=%s' % other if other else '',
+                ' in-use: %s' % '; '.join(busy) if busy else ''))
         return 0
 
     def env(self, r):
@@ -550,7 +568,9 @@ Usage: {p} COMMAND [OPTIONS]
 Commands:
   setup                 create the lab (two namespaces joined by a veth pair;
                         with --dut, three: gen - dut - sink)
-  teardown [--all]      remove the lab, or every lab this script made (--all);
+  teardown [--all]      remove the lab; with --all, every lab this front end
+                        made that nothing uses (no owner running, no process
+                        in its namespaces); others are named, left alone;
                         removing a lab that does not exist is not an error
   status                namespaces, links, attached XDP programs, qdisc counters
   exec gen|sink|dut -- CMD
@@ -574,8 +594,10 @@ Commands:
                         DUT_COST; then CLOCKS (same or separate)
                         GEN_CLOCK_OFFSET_S SINK_CLOCK_OFFSET_S (DUT_CLOCK_OFFSET_S)
                         STAMP_KEY
-  list                  one line per lab: name, queues, qdisc (and what else
-                        setup was given: dut, dut-qdisc, dut-cost, clocks)
+  list                  one line per lab on this machine, whatever made it:
+                        name, queues, qdisc (and what else setup was given:
+                        dut, dut-qdisc, dut-cost, clocks), made-by when
+                        another front end made it, and what uses it
   pin-napi --cpu CPU    pin the sink veth's NAPI kthreads (napi/NAME-s-ID, made
                         by threaded NAPI once an XDP program is attached) to
                         CPU; prints "PID NAME" per thread

@@ -343,14 +343,14 @@ def run_plan(steps, fail_at=None):
     r.flush()
 
 
-def make(topo, paths, prog, fail_at=None):
-    """Record the lab as setting up, make it, record it ready. On any failure or exception
-    (a signal turned into one) every part of it is removed, with SIGINT and SIGTERM held
-    off meanwhile, and the exception goes on."""
+def make(topo, paths, prog, fail_at=None, extra=()):
+    """Record the lab as setting up, make it, record it ready (with the state rows EXTRA:
+    labowner.fields). On any failure or exception (a signal turned into one) every part of
+    it is removed, with SIGINT and SIGTERM held off meanwhile, and the exception goes on."""
     try:
-        labstate.write(paths, topo.opts, 'setting-up', prog)
+        labstate.write(paths, topo.opts, 'setting-up', prog, extra)
         run_plan(plan(topo, paths), fail_at)
-        labstate.write(paths, topo.opts, 'ready', prog)
+        labstate.write(paths, topo.opts, 'ready', prog, extra)
     except BaseException:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:

@@ -6,6 +6,7 @@ lab's options and status (setting-up, then ready), NAME.d/bpf-gen, bpf-sink (and
 are its bpffs mounts, NAME.d/stamp.key the lab's stamp key (mode 0600), NAME.d/time-gen,
 time-sink (and time-dut) its sides' time namespaces with --separate-clocks (nsfs bind
 mounts, as /run/netns holds network namespaces), NAME.d/dut-xdp.log the XDP DUT's output.
+Who made a lab and who owns it are in its state file too (labowner).
 Only labs with a state file there are ever listed or removed. The file's format
 (KEY=value lines) is the one the shell lab wrote, so either can remove a lab the other
 made.
@@ -106,21 +107,21 @@ def _flag(v):
     return '1' if v else '0'
 
 
-def state_text(o, status, prog):
+def state_text(o, status, prog, extra=()):
     cpu = '' if o.dut is None else ('none' if o.dut_cpu is None else str(o.dut_cpu))
     rows = [('NAME', o.name), ('STATUS', status), ('QUEUES', o.queues), ('QDISC', o.qdisc),
             ('GRO', o.gro or ''), ('TSO', o.tso or ''), ('MTU', o.mtu or ''),
             ('IPV6', _flag(o.ipv6)), ('THREADED', _flag(o.threaded)),
             ('SCENARIO', o.scenario or ''), ('DUT', o.dut or ''), ('DUT_QDISC', o.dut_qdisc),
             ('DUT_CPU', cpu), ('DUT_COST', o.dut_cost),
-            ('CLOCKS', 'separate' if o.separate_clocks else 'same')]
+            ('CLOCKS', 'separate' if o.separate_clocks else 'same')] + list(extra)
     return '# xdpsg testenv lab; made by %s setup, removed by %s teardown\n%s' % (
         prog, prog, ''.join('%s=%s\n' % kv for kv in rows))
 
 
-def write(paths, o, status, prog):
-    """Record lab O as STATUS: a new file beside the state (O_EXCL, no symlink followed),
-    then renamed over it."""
+def write(paths, o, status, prog, extra=()):
+    """Record lab O as STATUS (and the KEY, value rows EXTRA): a new file beside the state
+    (O_EXCL, no symlink followed), then renamed over it."""
     import tempfile
     try:
         fd, tmp = tempfile.mkstemp(prefix='.%s.state.' % paths.name, dir=paths.dir)
@@ -128,7 +129,7 @@ def write(paths, o, status, prog):
         raise StateError('cannot write in %s: %s' % (paths.dir, e.strerror)) from None
     try:
         with os.fdopen(fd, 'w') as f:
-            f.write(state_text(o, status, prog))
+            f.write(state_text(o, status, prog, extra))
             os.fchmod(f.fileno(), 0o644)
         os.rename(tmp, paths.state)
     except OSError as e:
@@ -149,13 +150,28 @@ def _opt(kv, key, conv, default):
         return default
 
 
-def parse(text, name):
-    """(status, Options) of a state file's TEXT; missing or broken keys get the defaults."""
+def fields(text):
+    """The KEY=value rows of a state file's TEXT, as a dict."""
     kv = {}
     for line in text.splitlines():
         k, sep, v = line.partition('=')
         if sep and not k.startswith('#'):
             kv[k] = v
+    return kv
+
+
+def read_fields(paths):
+    """fields() of the lab's state file; {} if it has none."""
+    try:
+        with open(paths.state) as f:
+            return fields(f.read())
+    except FileNotFoundError:
+        return {}
+
+
+def parse(text, name):
+    """(status, Options) of a state file's TEXT; missing or broken keys get the defaults."""
+    kv = fields(text)
     none_if_empty = lambda v: v or None  # noqa: E731
     dut = kv.get('DUT') or None
     cpu = kv.get('DUT_CPU', '')

@@ -25,6 +25,10 @@ tl_ns_exists() { # ns
 	awk '{ print $1 }' <<<"$(ip netns list)" | grep -qxF -- "$1"
 }
 
+tl_ns_busy() { # ns: a process runs in it
+	[ -n "$(ip netns pids "$1" 2>/dev/null)" ]
+}
+
 # tl_assert_gone NAME [STATE_DIR]: nothing of lab NAME is left anywhere.
 tl_assert_gone() {
 	local name=$1 dir=${2:-$TL_STATE_DIR} ns
@@ -378,8 +382,11 @@ test_lab_teardown_all_own_state_dir() {
 	t_on_cleanup "TESTENV_STATE_DIR='$dir' '$TESTENV' teardown --all; rmdir '$dir'"
 	a=$(tl_name a)
 	b=$(tl_name b)
-	TESTENV_STATE_DIR=$dir "$TESTENV" setup --name "$a" >/dev/null || t_fail "setup $a in $dir failed"
-	TESTENV_STATE_DIR=$dir "$TESTENV" setup --name "$b" --queues 2 >/dev/null || t_fail "setup $b in $dir failed"
+	# Labs no running process owns (tests/run.sh owns the others it makes).
+	TESTENV_STATE_DIR=$dir env -u XDPSG_LAB_OWNER "$TESTENV" setup --name "$a" >/dev/null ||
+		t_fail "setup $a in $dir failed"
+	TESTENV_STATE_DIR=$dir env -u XDPSG_LAB_OWNER "$TESTENV" setup --name "$b" --queues 2 >/dev/null ||
+		t_fail "setup $b in $dir failed"
 	other=$(tl_name o)
 	tl_setup "$other"
 	out=$(TESTENV_STATE_DIR=$dir "$TESTENV" list)
@@ -393,6 +400,59 @@ test_lab_teardown_all_own_state_dir() {
 		t_fail "teardown --all with another state dir must not touch lab $other; its $GEN_IF is gone"
 	[ -f "$TL_STATE_DIR/$other.state" ] || t_fail "lab $other lost its state file"
 	TESTENV_STATE_DIR=$dir "$TESTENV" teardown --all >/dev/null || t_fail "a second teardown --all failed"
+}
+
+# teardown --all removes only this front end's labs that nothing uses: a lab
+# whose owner runs (XDPSG_LAB_OWNER at setup), one with a process in its
+# namespace and one another front end made are named and left; list shows all
+# of them with what made and uses them. Before, --all removed every lab.
+test_lab_teardown_all_leaves_labs_in_use() {
+	local dir a b c o n out owner inside
+	dir=$(mktemp -d /tmp/xdpsg-testenv-state.XXXXXX)
+	a=$(tl_name a) b=$(tl_name b) c=$(tl_name c) o=$(tl_name o)
+	t_on_cleanup "for n in $a $b $c $o; do TESTENV_STATE_DIR='$dir' '$TESTENV' teardown --name \$n; done; rmdir '$dir'"
+	sleep 600 &
+	owner=$!
+	T_PIDS+=("$owner")
+	for n in "$a" "$c" "$o"; do
+		TESTENV_STATE_DIR=$dir env -u XDPSG_LAB_OWNER "$TESTENV" setup --name "$n" >/dev/null ||
+			t_fail "setup $n failed"
+	done
+	TESTENV_STATE_DIR=$dir XDPSG_LAB_OWNER=$owner "$TESTENV" setup --name "$b" >/dev/null ||
+		t_fail "setup $b failed"
+	grep -qx "OWNER=$owner:.*" "$dir/$b.state" || t_fail "$b.state names no owner: $(cat "$dir/$b.state")"
+	grep -qx "MADE_BY=$(realpath "$TESTENV")" "$dir/$a.state" ||
+		t_fail "$a.state does not name its maker: $(cat "$dir/$a.state")"
+	sed -i 's|^MADE_BY=.*|MADE_BY=/usr/sbin/xdpsg-lab|' "$dir/$o.state"
+	TESTENV_STATE_DIR=$dir "$TESTENV" exec --name "$c" sink -- sleep 600 &
+	inside=$!
+	T_PIDS+=("$inside")
+	t_wait_until 10 tl_ns_busy "$c-sink" || t_fail "nothing runs in $c-sink"
+	out=$(TESTENV_STATE_DIR=$dir "$TESTENV" list)
+	grep -qx "$a queues=1 qdisc=none" <<<"$out" || t_fail "list, $a: $out"
+	[[ "$out" == *"$b queues=1 qdisc=none in-use: its owner pid $owner (sleep) runs"* ]] || t_fail "list, $b: $out"
+	[[ "$out" == *"$c queues=1 qdisc=none in-use: pid "*" (sleep) in $c-sink"* ]] || t_fail "list, $c: $out"
+	[[ "$out" == *"$o queues=1 qdisc=none made-by=/usr/sbin/xdpsg-lab"* ]] || t_fail "list, $o: $out"
+	out=$(TESTENV_STATE_DIR=$dir "$TESTENV" teardown --all) || t_fail "teardown --all failed: $out"
+	tl_assert_gone "$a" "$dir"
+	[[ "$out" == *"lab '$b' left alone: in use, its owner pid $owner (sleep) runs (teardown --name $b removes it anyway)"* ]] ||
+		t_fail "teardown --all, $b: $out"
+	[[ "$out" == *"lab '$c' left alone: in use, pid "*"(sleep) in $c-sink"* ]] || t_fail "teardown --all, $c: $out"
+	[[ "$out" == *"lab '$o' left alone: /usr/sbin/xdpsg-lab made it (teardown --name $o removes it)"* ]] ||
+		t_fail "teardown --all, $o: $out"
+	for n in "$b" "$c" "$o"; do
+		[ -f "$dir/$n.state" ] && tl_ns_exists "$n-sink" || t_fail "teardown --all removed $n"
+	done
+	# The owner gone and nothing in the lab, both go; another front end's lab stays.
+	kill "$owner" "$inside"
+	wait "$owner" "$inside" 2>/dev/null
+	t_wait_until 10 eval '! tl_ns_busy "$c-sink"' || t_fail "sleep still runs in $c-sink"
+	out=$(TESTENV_STATE_DIR=$dir "$TESTENV" teardown --all) || t_fail "second teardown --all failed: $out"
+	tl_assert_gone "$b" "$dir"
+	tl_assert_gone "$c" "$dir"
+	[ -f "$dir/$o.state" ] || t_fail "the second teardown --all removed $o"
+	TESTENV_STATE_DIR=$dir "$TESTENV" teardown --name "$o" >/dev/null || t_fail "teardown --name $o failed"
+	tl_assert_gone "$o" "$dir"
 }
 
 # --dut: three namespaces, the DUT's variables in env, and xdp-gen's defaults

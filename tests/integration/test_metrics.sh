@@ -483,9 +483,10 @@ test_metrics_bad_input() {
 	return 0
 }
 
-# A port alone is bound on loopback, an address as given, and the ready line says which.
+# A port alone is bound on loopback, an address as given; the ready line says which,
+# and in which namespace, with a command that reaches it from the host.
 test_metrics_listen_loopback() {
-	local d p0 p1 pid sock
+	local d p0 p1 pid sock cmd
 	lab_setup --no-ipv6
 	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
 	t_on_cleanup rm -rf "$d"
@@ -496,8 +497,8 @@ test_metrics_listen_loopback() {
 	t_wait_for "$d/out" '"type":"ready"' 15 || t_fail "sink not ready: $(cat "$d/out")"
 	sock=$(m_ns ss -Htln "sport = :$p0" | awk '{ print $4 }' | paste -sd' ')
 	t_expect_eq "listening sockets on port $p0 (ss -ltn)" "127.0.0.1:$p0" "$sock"
-	grep -q "\"type\":\"ready\".*\"metrics_listen\":\"127.0.0.1:$p0\"" "$d/out" ||
-		t_fail "the ready line does not say 127.0.0.1:$p0: $(grep ready "$d/out")"
+	grep -q "\"type\":\"ready\".*\"metrics_listen\":\"127.0.0.1:$p0\",\"metrics_netns\":\"$SINK_NS\"" "$d/out" ||
+		t_fail "the ready line does not say 127.0.0.1:$p0 in $SINK_NS: $(grep ready "$d/out")"
 	m_ns curl -sf --max-time 20 "http://127.0.0.1:$p0/metrics" | tail -n 1 | grep -qx '# EOF' ||
 		t_fail "no exposition on 127.0.0.1:$p0"
 	kill -INT "$pid"
@@ -505,8 +506,13 @@ test_metrics_listen_loopback() {
 	# Other hosts only when the address says so.
 	lab_bg "$d/out2" sink "$SINK" drop -d 120 --metrics-listen "0.0.0.0:$p1" "$SINK_IF"
 	pid=$LAST_PID
-	t_wait_for "$d/out2" "metrics at http://0.0.0.0:$p1/metrics" 15 ||
-		t_fail "the start line does not say 0.0.0.0:$p1: $(cat "$d/out2")"
+	t_wait_for "$d/out2" "metrics at http://0.0.0.0:$p1/metrics in network namespace $SINK_NS, not the host's: " 15 ||
+		t_fail "the start line does not say 0.0.0.0:$p1 in $SINK_NS: $(cat "$d/out2")"
+	# The command the line gives reaches the server from the host (the URL alone would not).
+	cmd=$(sed -n "s|^metrics at .*, not the host's: ||p" "$d/out2")
+	[ "$cmd" = "ip netns exec $SINK_NS curl http://0.0.0.0:$p1/metrics" ] || t_fail "the command given: $cmd"
+	# shellcheck disable=SC2086 # the printed command, split as a shell would
+	$cmd -sf --max-time 20 | tail -n 1 | grep -qx '# EOF' || t_fail "'$cmd' reached nothing"
 	sock=$(m_ns ss -Htln "sport = :$p1" | awk '{ print $4 }' | paste -sd' ')
 	t_expect_eq "listening sockets on port $p1 (ss -ltn)" "0.0.0.0:$p1" "$sock"
 	kill -INT "$pid"

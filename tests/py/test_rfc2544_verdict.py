@@ -269,6 +269,73 @@ class DutLimit(unittest.TestCase):
         self.assertIn("the DUT delivered 22,100 pps, its tbf rate (20,833 pps at 64 B)", said[2])
 
 
+class ReportItems(unittest.TestCase):
+    """What the report says of figures a reader could take the wrong way."""
+
+    def parse(self, *args):
+        a = options.make_parser('rfc2544').parse_args(['--gen-if', 'a', '--sink-if', 'b', *args])
+        options.check(a)
+        return a
+
+    def trial_at(self, gen_pps):
+        """A stub trial: a generator that reaches GEN_PPS, a DUT that loses nothing."""
+        def trial(test, size, rate=None, count=None):
+            sent = int(min(rate, gen_pps) * 2)
+            t = trial_verdict(sent, {'received': sent}, 0, offered=rate * 2)
+            return dict(t, loss_ratio=0.0, achieved_pps=sent / 2, delivered_pps=sent / 2,
+                        offered_pps=round(rate), latency_ns=None, run=1, notes=[],
+                        verdict_text='')
+        return trial
+
+    def test_loss_rate_on_a_link_beyond_the_generator(self):
+        # A veth's 10 Gbit/s is 14.9 Mpps at 64 B; a generator that reached 1.2 Mpps is
+        # below even its 10% step. Every step was skipped before; the test now takes
+        # its percentages of what the generator reached, and the report says so.
+        a = self.parse()
+        rows = search.Search(a, 10000, self.trial_at(1.3e6)).loss_rate(64, 1.2e6)
+        self.assertFalse(rows[0]['skipped'])
+        self.assertEqual((rows[0]['base'], rows[0]['base_pps'], rows[0]['offered_pps']),
+                         ('generator limit', 1200000, 1200000))
+        self.assertIn('1,200,000 pps, what the generator reached: the line rate is beyond it',
+                      report.loss_base_text({'rows': rows}))
+        # Within its reach, the line rate stays the base (the top steps skipped, said).
+        rows = search.Search(a, 10000, self.trial_at(3e6)).loss_rate(64, 2e6)
+        self.assertEqual((rows[0]['base'], rows[0]['skipped']), ('line rate', True))
+        self.assertIn("above the generator's limit (2,000,000 pps)", rows[0]['note'])
+        # --max-rate is the base whatever the generator did.
+        a = self.parse('--max-rate', '5000')
+        rows = search.Search(a, 10000, self.trial_at(1e6)).loss_rate(64, 1000)
+        self.assertEqual((rows[0]['base'], rows[0]['base_pps']), ('max-rate', 5000))
+        self.assertEqual(report.loss_base_text({'rows': rows}), '5,000 pps (--max-rate)')
+        self.assertIn('--max-rate', options.make_parser('rfc2544').format_help())
+
+    def test_dut_share_within_noise(self):
+        F = {'min': 8000, 'p50': 11000, 'p99': 14000}
+        # The DUT path faster than the floor: no share, said as noise, never -1.5 us.
+        self.assertEqual(report.dut_share_text({'p50': 9500}, F),
+                         "none measurable: -1.5 us, within the instrument's noise (the "
+                         "floor's p50 to p99 spread is 3.0 us)")
+        self.assertEqual(report.dut_share_text({'p50': 12000}, F),
+                         "1.0 us, within the instrument's noise (the floor's p50 to p99 "
+                         "spread is 3.0 us)")
+        self.assertEqual(report.dut_share_text({'p50': 15000}, F), '4.0 us')
+        tp = {'size': 64, 'latency_ns': {'p50': 9500}, 'floor_latency_ns': F,
+              'latency': {'sink': 'xdp-sink xsk', 'dut': {}, 'floor': {}}}
+        self.assertTrue(report.floor_lines([tp], '')[-1].startswith(
+            "  the DUT's share of p50: none measurable"))
+
+    def test_size_column_says_what_it_holds(self):
+        r = {'throughput': [{'size': 64, 'wire_size': 60, 'throughput_pps': 1000,
+                             'throughput_mbps': 0.5, 'line_pct': 0.1, 'limited_by': 'dut',
+                             'trials': 3, 'steps': [], 'latency_ns': None,
+                             'generator_limit_pps': None}],
+             'loss': [], 'b2b': [], 'trials': 3, 'duration_s': 6, 'books': 'x',
+             'loss_ratio': 0}
+        text = report.text_report(r)
+        self.assertIn('size  sent, no FCS  throughput pps', text)
+        self.assertNotIn('wire', text)
+
+
 class Clocks(unittest.TestCase):
     """A generator on another clock: the sink's books stand, its latency is not figured,
     and the report says the sink's reason where the figures would be."""

@@ -18,7 +18,7 @@ def text_report(r):
     if tps:
         out.append("")
         out.append("throughput (loss ratio <= %g) and latency at that rate" % r["loss_ratio"])
-        hdr = ["size", "wire", "throughput pps", "Mbit/s", "% line", "limited by", "trials",
+        hdr = ["size", "sent, no FCS", "throughput pps", "Mbit/s", "% line", "limited by", "trials",
                "lat min us", "p50", "p99", "p99.9", "max"]
         rows = []
         for t in tps:
@@ -40,7 +40,7 @@ def text_report(r):
                            "limiter holds the generator back)" % fmt_pps(t["dut_limit_pps"]))
     for L in r["loss"]:
         out.append("")
-        out.append("frame loss rate, %d B (%% of the maximum rate)" % L["size"])
+        out.append("frame loss rate, %d B (%% of %s)" % (L["size"], loss_base_text(L)))
         rows = []
         for x in L["rows"]:
             if x.get("skipped"):
@@ -55,7 +55,7 @@ def text_report(r):
         rows = [[b["size"], b["wire_size"], f"{b['longest_burst']:,}",
                  "-" if b["first_loss_burst"] is None else f"{b['first_loss_burst']:,}",
                  fmt_pps(b["burst_pps"]), b["trials"], b["note"]] for b in r["b2b"]]
-        out.append(table(rows, ["size", "wire", "longest burst, no loss", "first loss at",
+        out.append(table(rows, ["size", "sent, no FCS", "longest burst, no loss", "first loss at",
                                 "burst pps", "trials", "note"]))
     out.append("")
     out.append("%d trials in %.0f s; books: %s" % (r["trials"], r["duration_s"], r["books"]))
@@ -86,8 +86,35 @@ def floor_lines(tps, indent):
             out.append("%s  the DUT path's latency: not figured: %s"
                        % (indent, lat["dut"].get("latency_note") or "no frame was timed"))
         if F.get("p50") is not None and L.get("p50") is not None:
-            out.append("%s  the DUT's share of p50: %s us" % (indent, fmt_us(L["p50"] - F["p50"])))
+            out.append("%s  the DUT's share of p50: %s" % (indent, dut_share_text(L, F)))
     return out
+
+
+def dut_share_text(L, F):
+    """The DUT path's p50 less the floor's, or why it is below what the instrument can
+    tell: the floor's own spread (its p99 less its p50) is its noise at this size."""
+    d = L["p50"] - F["p50"]
+    noise = (F["p99"] - F["p50"]) if F.get("p99") is not None else None
+    if d <= 0:
+        return ("none measurable: %s us, within the instrument's noise (the floor's p50 to "
+                "p99 spread is %s us)" % (fmt_us(d), fmt_us(noise) if noise is not None else "?"))
+    if noise is not None and d < noise:
+        return ("%s us, within the instrument's noise (the floor's p50 to p99 spread is %s us)"
+                % (fmt_us(d), fmt_us(noise)))
+    return "%s us" % fmt_us(d)
+
+
+def loss_base_text(L):
+    """What a frame loss test's percentages are of."""
+    row = (L["rows"] or [{}])[0]
+    pps = fmt_pps(row["base_pps"]) + " pps" if row.get("base_pps") else "the maximum rate"
+    base = row.get("base")
+    if base == "generator limit":
+        return ("%s, what the generator reached: the line rate is beyond it (--max-rate "
+                "sets the base)" % pps)
+    if base == "max-rate":
+        return "%s (--max-rate)" % pps
+    return "%s, the line rate" % pps if base else pps
 
 
 def step_text(s):
@@ -132,7 +159,7 @@ def md_report(r, pngs):
     lines = ["# RFC 2544: %s" % r["where"], "",
              "%s, %s, kernel %s. Generator `xdp-gen %s`, sink `xdp-sink xsk`; trial %g s; warm-up: %s; "
              "loss ratio %g; line rate %g Mbit/s (%s). Frame sizes include the 4-byte FCS; "
-             "the wire size is what xdp-gen sends (`-s`). Books: %s, %d trials in %.0f s."
+             "the size less its FCS is what xdp-gen sends (`-s`). Books: %s, %d trials in %.0f s."
              % (r["date"], r["host"], r["kernel"], r["gen"], r["trial_s"], r["warmup"],
                 r["loss_ratio"], r["line_rate_mbps"], r["line_rate_from"], r["books"],
                 r["trials"], r["duration_s"]), ""]
@@ -143,7 +170,7 @@ def md_report(r, pngs):
                                 t["trials"]] + [fmt_us((t["latency_ns"] or {}).get(k))
                                                 for k in ("min", "p50", "p99", "p999", "max")]
                                for t in r["throughput"]],
-                              ["size", "wire", "throughput pps", "Mbit/s", "% line", "limited by",
+                              ["size", "sent, no FCS", "throughput pps", "Mbit/s", "% line", "limited by",
                                "trials", "min us", "p50 us", "p99 us", "p99.9 us", "max us"]))
         lines.append("")
         lines += ["- " + x.strip() for x in floor_lines(r["throughput"], "")]
@@ -155,7 +182,8 @@ def md_report(r, pngs):
                              "not the generator's" % fmt_pps(t["dut_limit_pps"]))
         lines.append("")
     for L in r["loss"]:
-        lines += ["## Frame loss rate, %d B" % L["size"], ""]
+        lines += ["## Frame loss rate, %d B" % L["size"], "",
+                  "Percentages of %s." % loss_base_text(L), ""]
         lines.append(md_table([["%g" % x["pct"], fmt_pps(x["offered_pps"])] +
                                (["-", "-", "-", x["note"]] if x.get("skipped") else
                                 [x["sent"], x["received"], loss_cell(x), x["note"]])
@@ -167,7 +195,7 @@ def md_report(r, pngs):
         lines.append(md_table([[b["size"], b["wire_size"], b["longest_burst"],
                                 b["first_loss_burst"] or "-", fmt_pps(b["burst_pps"]), b["trials"],
                                 b["note"]] for b in r["b2b"]],
-                              ["size", "wire", "longest burst without loss", "first loss at",
+                              ["size", "sent, no FCS", "longest burst without loss", "first loss at",
                                "burst pps", "trials", "note"]))
         lines.append("")
     for p in pngs:

@@ -111,18 +111,31 @@ class Search:
                 return p
         return (lo + hi) / 2
 
-    def loss_rate(self, size, gen_limit, dut_limit=None):
-        """Loss at 100%, 90%, ... of the maximum rate. Rates above what the generator
-        reached, or above a DUT rate limit where the generator fell short (every trial
-        there would be a shortfall), are skipped and said."""
+    def loss_base(self, size, gen_limit):
+        """(rate, what it is) that the frame loss test takes its percentages of: --max-rate,
+        else the line rate; but where the generator reached less than the lowest step of
+        the line rate (a veth's 10 Gbit/s is far beyond it), every step would be skipped,
+        so what the generator reached, and said."""
         a = self.a
+        if a.max_rate:
+            return a.max_rate, "max-rate"
         top = self.max_rate(size)
+        if gen_limit is not None and gen_limit < top / a.loss_steps:
+            return gen_limit, "generator limit"
+        return top, "line rate"
+
+    def loss_rate(self, size, gen_limit, dut_limit=None):
+        """Loss at 100%, 90%, ... of the maximum rate (loss_base). Rates above what the
+        generator reached, or above a DUT rate limit where the generator fell short (every
+        trial there would be a shortfall), are skipped and said."""
+        a = self.a
+        top, base = self.loss_base(size, gen_limit)
         rows, clean = [], 0
         for k in range(a.loss_steps, 0, -1):
             pct = 100.0 * k / a.loss_steps
             rate = top * k / a.loss_steps
             row = {"type": "loss", "size": size, "wire_size": size - FCS, "pct": pct,
-                   "offered_pps": round(rate)}
+                   "offered_pps": round(rate), "base": base, "base_pps": round(top)}
             if gen_limit is not None and rate > gen_limit:
                 row.update(skipped=True, note=f"above the generator's limit ({gen_limit:,.0f} pps)")
             elif dut_limit and rate > dut_limit:
