@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,11 +294,31 @@ static void load_failed(int err, char *why, size_t why_len)
 			strerror(-err));
 }
 
+/* The kernel's BTF, read beside the skeleton's load (which reads it again: libbpf takes no parsed copy). */
+struct btf_job {
+	struct drops *d;
+	const char *path;
+	unsigned int have;
+	int err;
+	char why[256];
+};
+
+static void *btf_job_run(void *arg)
+{
+	struct btf_job *j = arg;
+
+	j->err = read_kernel_btf(j->d, j->path, &j->have, j->why, sizeof(j->why));
+	return NULL;
+}
+
 int drops__open(const struct drops_opts *opts, struct drops **out, char *why, size_t why_len)
 {
 	const struct drops_opts none = { 0 };
-	unsigned int have = 0, want, h;
+	unsigned int want, h;
+	struct btf_job job = { 0 };
+	bool threaded;
 	struct drops *d;
+	pthread_t th;
 	int err;
 
 	*out = NULL;
@@ -309,9 +330,6 @@ int drops__open(const struct drops_opts *opts, struct drops **out, char *why, si
 		return -ENOMEM;
 	}
 	d->run_entries = opts->run_entries ? opts->run_entries : XDPSG_DROPS_RUN_ENTRIES;
-	err = read_kernel_btf(d, opts->btf_path ? opts->btf_path : KERNEL_BTF, &have, why, why_len);
-	if (err)
-		goto out;
 	d->ncpus = libbpf_num_possible_cpus();
 	if (d->ncpus <= 0) {
 		err = d->ncpus ? d->ncpus : -EINVAL;
@@ -325,12 +343,35 @@ int drops__open(const struct drops_opts *opts, struct drops **out, char *why, si
 		snprintf(why, why_len, "%s", strerror(-err));
 		goto out;
 	}
-	want = have;
+	/*
+	 * The start's cost is the programs' verification and two reads of the
+	 * kernel's BTF (ours, for the drop reasons and the hooks it has, and
+	 * libbpf's): ours runs beside the load, which tries every hook.
+	 */
+	job.d = d;
+	job.path = opts->btf_path ? opts->btf_path : KERNEL_BTF;
+	threaded = !pthread_create(&th, NULL, btf_job_run, &job);
+	if (!threaded)
+		btf_job_run(&job);
+	want = (1u << DROPS_HOOK_COUNT) - 1;
 	if (opts->hooks)
 		want &= opts->hooks | HOOK(DROPS_HOOK_KFREE_SKB);
 	/* Load failures are handled here: libbpf's account only with -v. */
 	log_libbpf_expect_failures(true);
 	err = load(d, opts, want);
+	if (threaded)
+		pthread_join(th, NULL);
+	if (job.err) {
+		log_libbpf_expect_failures(false);
+		err = job.err;
+		snprintf(why, why_len, "%s", job.why);
+		goto out;
+	}
+	/* A hook the kernel's BTF does not have: without it at once. */
+	if (err && err != -EPERM && (want & ~job.have)) {
+		want &= job.have;
+		err = load(d, opts, want);
+	}
 	/* A hook this kernel will not load: do without it, the last ones first. */
 	while (err && err != -EPERM && want != HOOK(DROPS_HOOK_KFREE_SKB)) {
 		h = 31 - __builtin_clz(want);

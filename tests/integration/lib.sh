@@ -226,6 +226,16 @@ lab_exec() {
 	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@"
 }
 
+# t_env_procs NAME=VALUE: the pids of the processes whose environment holds
+# NAME=VALUE, one a line: a test marks a run with a variable of its own, which
+# every process the run starts inherits, and finds what it left behind.
+t_env_procs() {
+	local p
+	for p in /proc/[0-9]*; do
+		tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qxF -- "$1" && echo "${p#/proc/}"
+	done
+}
+
 # t_wait_until SECONDS CMD...: run CMD until it succeeds, for at most SECONDS
 # (a decimal number); 0 once it does, 1 if it never did. Every wait of the
 # tests is one of these: on a condition, bounded, never a fixed time.

@@ -192,12 +192,7 @@ test_backpressure_bad_input() {
 
 # bp_left MARK: pids of processes whose environment holds BP_TEST_RUN_MARK=MARK
 # (the runner's tools inherit it: the host-wide drop tracer too).
-bp_left() {
-	local p
-	for p in /proc/[0-9]*; do
-		tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qx "BP_TEST_RUN_MARK=$1" && echo "${p#/proc/}"
-	done
-}
+bp_left() { t_env_procs "BP_TEST_RUN_MARK=$1"; }
 
 # Interrupted at any point (lab being made, traffic running, the end) by
 # SIGINT or SIGTERM, the runner exits 130 and leaves nothing: no lab, and no

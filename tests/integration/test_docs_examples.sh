@@ -5,7 +5,8 @@
 # like the checkout (testenv/ and build/ in it), with only its lab names made
 # unique, and must exit 0 and print what its <!-- expect: TEXT --> markers say;
 # a block that cannot run here says why in a <!-- not-run: REASON --> marker
-# (tests/integration/docblocks.py reads them). The blocks that run take about
+# (tests/integration/docblocks.py reads them), and every RESULT line a block
+# prints must be one its page shows in an expect marker. The blocks that run take about
 # 30 s together, 10 s side by side.
 
 DOCBLOCKS="$ROOT/tests/integration/docblocks.py"
@@ -17,6 +18,15 @@ de_files() {
 	for f in "$ROOT/README.md" "$ROOT/testenv/README.md" "$ROOT"/docs/*.md; do
 		DE_FILES+=("${f#"$ROOT"/}")
 	done
+}
+
+# de_shown LINE EXPECT_FILE: one of the page's RESULT markers is LINE or part of it.
+de_shown() {
+	local e
+	while IFS= read -r e; do
+		[[ "$e" == RESULT:* && "$1" == *"$e"* ]] && return 0
+	done <"$2"
+	return 1
 }
 
 # Every block runs or says why not, and the markers are well-formed.
@@ -77,6 +87,12 @@ test_docs_examples_run() {
 			grep -qF -- "$e" "$d/blocks/$n.out" ||
 				t_fail "$where: the example did not print '$e':"$'\n'"$out"
 		done <"$d/blocks/$n.expect"
+		# Every verdict an example prints is one the page shows: its RESULT lines
+		# are each an expect marker's text (or hold one).
+		while IFS= read -r e; do
+			de_shown "$e" "$d/blocks/$n.expect" ||
+				t_fail "$where: the example printed '$e', which no <!-- expect: RESULT: ... --> of the page shows"
+		done < <(grep -o 'RESULT: .*' "$d/blocks/$n.out")
 		echo "$where: ran, exit 0"
 	done <<<"$list"
 }
