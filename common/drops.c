@@ -294,7 +294,7 @@ static void load_failed(int err, char *why, size_t why_len)
 			strerror(-err));
 }
 
-/* The kernel's BTF, read beside the skeleton's load (which reads it again: libbpf takes no parsed copy). */
+/* The kernel's BTF, read beside the load (which reads it again: libbpf takes no parsed copy). */
 struct btf_job {
 	struct drops *d;
 	const char *path;
@@ -343,11 +343,7 @@ int drops__open(const struct drops_opts *opts, struct drops **out, char *why, si
 		snprintf(why, why_len, "%s", strerror(-err));
 		goto out;
 	}
-	/*
-	 * The start's cost is the programs' verification and two reads of the
-	 * kernel's BTF (ours, for the drop reasons and the hooks it has, and
-	 * libbpf's): ours runs beside the load, which tries every hook.
-	 */
+	/* The start's cost is verification and two BTF reads: ours runs beside the load. */
 	job.d = d;
 	job.path = opts->btf_path ? opts->btf_path : KERNEL_BTF;
 	threaded = !pthread_create(&th, NULL, btf_job_run, &job);
@@ -363,8 +359,8 @@ int drops__open(const struct drops_opts *opts, struct drops **out, char *why, si
 		pthread_join(th, NULL);
 	if (job.err) {
 		log_libbpf_expect_failures(false);
-		err = job.err;
 		snprintf(why, why_len, "%s", job.why);
+		err = job.err;
 		goto out;
 	}
 	/* A hook the kernel's BTF does not have: without it at once. */

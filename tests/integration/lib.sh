@@ -236,6 +236,27 @@ t_env_procs() {
 	done
 }
 
+t_none_marked() { [ -z "$(t_env_procs "T_RUN_MARK=$1")" ]; }
+
+# t_interrupt SIG AT MARK CMD...: run CMD in the background, marked with
+# T_RUN_MARK=MARK, send it SIG after AT seconds, and expect exit code 130 and,
+# within 5 s, no process left that carries the mark.
+t_interrupt() {
+	local sig=$1 at=$2 mark=$3 pid rc err
+	shift 3
+	err=$(mktemp)
+	T_RUN_MARK=$mark "$@" >/dev/null 2>"$err" &
+	pid=$!
+	t_nap "$at"
+	kill -"$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	t_expect_eq "exit code after SIG$sig at $at s ($(tail -n 1 "$err"))" 130 "$rc"
+	rm -f "$err"
+	t_wait_until 5 t_none_marked "$mark" ||
+		t_fail "SIG$sig at $at s left: $(ps -o pid,args -p "$(t_env_procs "T_RUN_MARK=$mark" | paste -sd,)")"
+}
+
 # t_wait_until SECONDS CMD...: run CMD until it succeeds, for at most SECONDS
 # (a decimal number); 0 once it does, 1 if it never did. Every wait of the
 # tests is one of these: on a condition, bounded, never a fixed time.

@@ -190,37 +190,21 @@ test_backpressure_bad_input() {
 	bp_expect_gone pbad
 }
 
-# bp_left MARK: pids of processes whose environment holds BP_TEST_RUN_MARK=MARK
-# (the runner's tools inherit it: the host-wide drop tracer too).
-bp_left() { t_env_procs "BP_TEST_RUN_MARK=$1"; }
-
 # Interrupted at any point (lab being made, traffic running, the end) by
 # SIGINT or SIGTERM, the runner exits 130 and leaves nothing: no lab, and no
 # tool, the host-wide drop tracer included (it was left running, holding its
-# programs on kfree_skb, every time).
+# programs on kfree_skb, every time). The run's mark (t_interrupt) is in every
+# process it starts, so what it left is found.
 test_backpressure_interrupted_leaves_nothing() {
-	local sig at mark pid rc left err
-	err=$(mktemp)
-	t_on_cleanup rm -f "$err"
+	local sig at
 	for sig in INT TERM; do
 		for at in 0.5 2.5 4; do
-			mark="bp-$$-$sig-$at"
 			BP_NAME=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
 			T_LABS+=("$BP_NAME")
-			BP_TEST_RUN_MARK=$mark "$TESTENV" backpressure --name "$BP_NAME" --duration 3 \
-				--json >/dev/null 2>"$err" &
-			pid=$!
-			t_nap "$at"
-			kill -"$sig" "$pid"
-			wait "$pid"
-			rc=$?
-			t_expect_eq "exit code after SIG$sig at $at s ($(tail -n 1 "$err"))" 130 "$rc"
-			t_wait_until 5 bp_none_left "$mark"
-			left=$(bp_left "$mark")
-			[ -z "$left" ] || t_fail "SIG$sig at $at s left: $(ps -o pid,args -p "${left//$'\n'/,}")"
+			t_interrupt "$sig" "$at" "bp-$$-$sig-$at" "$TESTENV" backpressure --name "$BP_NAME" \
+				--duration 3 --json
 			bp_expect_gone "$BP_NAME"
 		done
 	done
 }
 
-bp_none_left() { [ -z "$(bp_left "$1")" ]; }
