@@ -133,14 +133,20 @@ PY
 
 # The unpacked package runs from any directory as any user: xdpsg-lab finds its Python
 # package in dist-packages and its runners (rfc2544, backpressure) in /usr/lib/xdpsg.
-test_deb_installed_lab_runs() {
-	local root out
+# deb_unpacked: the cheap package built and unpacked into DEB_ROOT.
+deb_unpacked() {
 	command -v dpkg-gencontrol >/dev/null || t_skip "dpkg-dev not installed"
 	[ -x "$BUILD/xdp-gen" ] && [ -x "$BUILD/tests/kstats-dump" ] || t_skip "tools not built"
 	deb_tmp
 	deb_build_cheap
-	root=$DEB_TMP/unpacked
-	dpkg-deb -x "$DEB_TMP/xdpsg.deb" "$root" || t_fail "dpkg-deb -x failed"
+	DEB_ROOT=$DEB_TMP/unpacked
+	dpkg-deb -x "$DEB_TMP/xdpsg.deb" "$DEB_ROOT" || t_fail "dpkg-deb -x failed"
+}
+
+test_deb_installed_lab_runs() {
+	local root out
+	deb_unpacked
+	root=$DEB_ROOT
 	out=$(cd / && env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		setpriv --reuid 65534 --regid 65534 --clear-groups "$root/usr/sbin/xdpsg-lab" \
 		--version --json 2>&1) || t_fail "installed xdpsg-lab --version --json: $out"
@@ -173,12 +179,8 @@ assert v["rfc2544_options"] and v["backpressure_options"], v
 # sink reports every frame of the 100,000 sent, none missed while it started.
 test_deb_package_quick_start() {
 	local root block i name pids=() out
-	command -v dpkg-gencontrol >/dev/null || t_skip "dpkg-dev not installed"
-	[ -x "$BUILD/xdp-gen" ] && [ -x "$BUILD/tests/kstats-dump" ] || t_skip "tools not built"
-	deb_tmp
-	deb_build_cheap
-	root=$DEB_TMP/unpacked
-	dpkg-deb -x "$DEB_TMP/xdpsg.deb" "$root" || t_fail "dpkg-deb -x failed"
+	deb_unpacked
+	root=$DEB_ROOT
 	block=$(python3 - "$ROOT/README.md" <<-'PY'
 		import sys
 		lines = open(sys.argv[1]).read().split("\n")
