@@ -131,8 +131,6 @@ PY
 	return 0
 }
 
-# The unpacked package runs from any directory as any user: xdpsg-lab finds its Python
-# package in dist-packages and its runners (rfc2544, backpressure) in /usr/lib/xdpsg.
 # deb_unpacked: the cheap package built and unpacked into DEB_ROOT.
 deb_unpacked() {
 	command -v dpkg-gencontrol >/dev/null || t_skip "dpkg-dev not installed"
@@ -143,6 +141,8 @@ deb_unpacked() {
 	dpkg-deb -x "$DEB_TMP/xdpsg.deb" "$DEB_ROOT" || t_fail "dpkg-deb -x failed"
 }
 
+# The unpacked package runs from any directory as any user: xdpsg-lab finds its Python
+# package in dist-packages and its runners (rfc2544, backpressure) in /usr/lib/xdpsg.
 test_deb_installed_lab_runs() {
 	local root out
 	deb_unpacked
