@@ -25,6 +25,12 @@ tl_ns_exists() { # ns
 	awk '{ print $1 }' <<<"$(ip netns list)" | grep -qxF -- "$1"
 }
 
+# tl_listed LIST LINE: LIST has LINE, alone or with what uses the lab after it
+# (a lab this test run owns is listed "in-use: its owner ... runs").
+tl_listed() {
+	grep -qxE -- "$(sed 's/[][\.*^$]/\\&/g' <<<"$2")( in-use: .*)?" <<<"$1"
+}
+
 tl_ns_busy() { # ns: a process runs in it
 	[ -n "$(ip netns pids "$1" 2>/dev/null)" ]
 }
@@ -93,10 +99,8 @@ test_lab_two_labs_ping() {
 			t_fail "lab $LAB_NAME: expected ping $GEN_IP4 from sink to succeed, it failed"
 	done
 	out=$("$TESTENV" list)
-	[[ $'\n'"$out"$'\n' == *$'\n'"$a queues=1 qdisc=none"$'\n'* ]] ||
-		t_fail "list: expected a line '$a queues=1 qdisc=none', got: $out"
-	[[ $'\n'"$out"$'\n' == *$'\n'"$b queues=1 qdisc=none"$'\n'* ]] ||
-		t_fail "list: expected a line '$b queues=1 qdisc=none', got: $out"
+	tl_listed "$out" "$a queues=1 qdisc=none" || t_fail "list: expected a line '$a queues=1 qdisc=none', got: $out"
+	tl_listed "$out" "$b queues=1 qdisc=none" || t_fail "list: expected a line '$b queues=1 qdisc=none', got: $out"
 }
 
 test_lab_queues() {
@@ -113,7 +117,7 @@ test_lab_queues() {
 	rx=$(echo "$out" | awk '/^Current/ { cur = 1 } cur && /^RX:/ { print $2 }')
 	t_expect_eq "ethtool -l $SINK_IF current RX" 2 "$rx"
 	out=$("$TESTENV" list)
-	[[ $'\n'"$out"$'\n' == *$'\n'"$LAB_NAME queues=2 qdisc=none"$'\n'* ]] ||
+	tl_listed "$out" "$LAB_NAME queues=2 qdisc=none" ||
 		t_fail "list: expected a line '$LAB_NAME queues=2 qdisc=none', got: $out"
 }
 

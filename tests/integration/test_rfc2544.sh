@@ -91,7 +91,7 @@ test_rfc2544_interrupted_leaves_nothing() {
 			RF_NAME=$(printf 'r%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
 			T_LABS+=("$RF_NAME")
 			t_interrupt "$sig" "$at" "rf-$$-$sig-$at" "$TESTENV" rfc2544 --name "$RF_NAME" \
-				--dut forward --json --out "$out" --sizes 64 --trial 1 --warmup 0.2 \
+				--dut forward --json --out "$out" --sizes 64 --trial 5 --warmup 0.2 \
 				--max-rate 20000 --tests throughput
 			[ ! -e "${TESTENV_STATE_DIR:-/run/xdpsg-testenv}/$RF_NAME.state" ] ||
 				t_fail "SIG$sig at $at s left lab $RF_NAME's state file"

@@ -12,6 +12,7 @@
 
 #include "causes.h"
 #include "fmt.h"
+#include "iface.h"
 #include "kstats.h"
 #include "log.h"
 #include "sample.h"
@@ -72,6 +73,11 @@ static const char *check(void *ctx, struct run_snap *cur, const struct run_snap 
 	watch_queues(sk);
 	/* Another process took the interface (--force): nothing more arrives here. */
 	if (sk->att && !sk->detached_ns && !xdp_attachment_held(sk->att)) {
+		/* Gone since run's look this tick: its program went with it, taken by no one. */
+		if (sk->run.o.ifc && !iface_still_there(sk->run.o.ifc)) {
+			sk->run.gone_ns = s->rs.t_ns;
+			return "interface gone";
+		}
 		sk->detached_ns = s->rs.t_ns;
 		return "program detached";
 	}
