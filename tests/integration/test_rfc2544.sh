@@ -75,11 +75,6 @@ test_rfc2544_bad_input() {
 	"$TESTENV" status --name "$LAB_NAME" >/dev/null || t_fail "the lab without a DUT must be left as it was"
 }
 
-# The known answer: forward through tbf 100mbit, 64-byte frames: 208,333 pps,
-# in both rows of the clocks matrix. With the generator on a clock a day
-# ahead of the sink's the answer is the same; the latency is not figured,
-# and the report says why.
-# serial: the generator must keep up with the tbf's rate
 # Interrupted while it makes its lab or runs a trial, by SIGINT or SIGTERM, the
 # runner exits 130 and leaves nothing: no lab (with its DUT) and no tool.
 test_rfc2544_interrupted_leaves_nothing() {
@@ -103,6 +98,11 @@ test_rfc2544_interrupted_leaves_nothing() {
 	done
 }
 
+# The known answer: forward through tbf 100mbit, 64-byte frames: 208,333 pps,
+# in both rows of the clocks matrix. With the generator on a clock a day
+# ahead of the sink's the answer is the same; the latency is not figured,
+# and the report says why.
+# serial: the generator must keep up with the tbf's rate
 test_rfc2544_known_answer_tbf() {
 	t_each_clocks rf_known_answer_body
 }
