@@ -53,9 +53,14 @@ test_deb_build_flags() {
 # The package from the install tree: its files and its dependencies.
 deb_build_cheap() {
 	local root=$DEB_TMP/root out bins
+	# One make install at a time: the tests of this file run side by side, and
+	# each make builds what install needs (man pages, ...) in the same build/.
 	# shellcheck disable=SC2046
-	out=$(deb_make -C "$ROOT" --no-print-directory install DESTDIR="$root" \
-		$(cat "$ROOT/debian/install-dirs") 2>&1) || t_fail "make install failed: $(tail -n 5 <<<"$out")"
+	out=$(
+		flock 9
+		deb_make -C "$ROOT" --no-print-directory install DESTDIR="$root" \
+			$(cat "$ROOT/debian/install-dirs") 2>&1
+	) 9>>"$BUILD/.deb-install.lock" || t_fail "make install failed: $(tail -n 5 <<<"$out")"
 	mkdir -p "$root/DEBIAN"
 	bins=$(find "$root" -type f -perm -u+x -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
 	(cd "$ROOT" && dpkg-shlibdeps -T"$DEB_TMP/substvars" $bins 2>&1) ||
