@@ -239,10 +239,22 @@ test_rfc2544_any_pair() {
 		--sink-ns "$SINK_NS" --sizes 128 --trial 0.5 --warmup 0.2 --max-rate 20000 \
 		--tests throughput --json --no-plot --out "$(mktemp -d)" >"$out" 2>"$err" ||
 		t_fail "runner on $GEN_IF -> $SINK_IF failed: $(tail -n 5 "$err")"
-	t_expect_eq "throughput at the maximum" 20000 "$(rf_get "$out" throughput 'o["throughput_pps"]')"
-	t_expect_eq "limited by" max-rate "$(rf_get "$out" throughput 'o["limited_by"]')"
-	t_expect_eq "one trial" 1 "$(rf_get "$out" throughput 'o["trials"]')"
 	t_expect_eq "sent = received" "$(rf_get "$out" trial 'o["sent"]')" "$(rf_get "$out" trial 'o["received"]')"
+	# On a busy machine the generator may fall short of even 20,000 pps: then the
+	# search goes on below what it reached and must blame the generator, never the DUT.
+	case $(rf_get "$out" throughput 'o["steps"][0]["result"]') in
+	pass)
+		t_expect_eq "throughput at the maximum" 20000 "$(rf_get "$out" throughput 'o["throughput_pps"]')"
+		t_expect_eq "limited by" max-rate "$(rf_get "$out" throughput 'o["limited_by"]')"
+		t_expect_eq "one trial" 1 "$(rf_get "$out" throughput 'o["trials"]')"
+		;;
+	shortfall)
+		t_expect_eq "limited by" generator "$(rf_get "$out" throughput 'o["limited_by"]')"
+		t_expect_eq "throughput within what the generator reached" True "$(rf_get "$out" throughput \
+			'0 < o["throughput_pps"] <= o["steps"][0]["achieved_pps"]')"
+		;;
+	*) t_fail "the first trial at 20,000 pps through an idle DUT: $(rf_get "$out" throughput 'o["steps"][0]')" ;;
+	esac
 	t_expect_eq "wire size" 124 "$(rf_get "$out" trial 'o["wire_size"]')"
 }
 
