@@ -115,3 +115,7 @@ print("ns per drop %.1f, traced/plain %.3f, qdisc drops %d (%.1f%% of offered)"
 		! ip netns list | grep -q "^$l-" || t_fail "expected lab $l removed, got: $(ip netns list | grep "^$l-")"
 	done <"$dir/labs"
 }
+
+test_bench_regression_guard() {
+	bt_unittest RegressionGuard
+}

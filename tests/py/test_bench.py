@@ -19,7 +19,7 @@ import unittest
 
 from xdpsg import proc
 from xdpsg.bench import (cells as table, checks, commands, dropcost, env, labs, lib, measure,
-                          plot, report, summary)
+                          plot, regress, report, summary)
 
 ROOT = env.ROOT
 PY = sys.executable
@@ -102,11 +102,25 @@ class CellsTable(unittest.TestCase):
 
     def test_targets(self):
         rows = table.target_rows()
-        self.assertEqual(len(rows), 13)
-        self.assertEqual(len({r.id for r in rows}), 13)
+        self.assertEqual(len(rows), 15)
+        self.assertEqual(len({r.id for r in rows}), 15)
+        goals = {(r.id, t.against or r.peer.id): t.goal for r in rows
+                 for t in ((r.target,) if r.target else ()) + r.ref_targets}
+        # issue 38: the AF_XDP sinks ahead of xdpsock -r, the tracer's cost, stamping's
+        # cost, the drop sink against bare XDP_DROP
+        self.assertEqual(goals[('xsk/kernel/60/q1', 'ext:xdpsock/kernel/60/q1')], 1.05)
+        self.assertEqual(goals[('xsk-noverify/kernel-nostamp/60/q1',
+                                'ext:xdpsock/kernel-nostamp/60/q1')], 1.10)
+        self.assertEqual(goals[('xsk-causes/kernel/60/q1', 'xsk/kernel/60/q1')], 0.97)
+        for q in (1, 2):
+            self.assertEqual(goals[('bare/kernel/60/q%d' % q, 'bare/kernel-nostamp/60/q%d' % q)],
+                             0.97)
+            self.assertEqual(goals[('bare/kernel/60/q%d' % q, 'bare/ext:xdp-trafficgen/62/q%d' % q)],
+                             1.0)
+            self.assertEqual(goals[('drop/kernel/60/q%d' % q, 'bare/kernel/60/q%d' % q)], 0.98)
         self.assertNotIn('bare/kernel-streams/60/q1', [r.id for r in rows])
-        self.assertIn(('drop/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
-        self.assertIn(('redirect-cpu/kernel/60/q1', 0.97), [(r.id, r.target.goal) for r in rows])
+        self.assertEqual(goals[('drop/kernel/60/q1', 'ext:xdp-bench/kernel/60/q1')], 0.97)
+        self.assertEqual(goals[('redirect-cpu/kernel/60/q1', 'ext:xdp-bench-cpu/kernel/60/q1')], 0.97)
 
     def test_features_decide_rows(self):
         ids = {r.id for r in table.matrix({'kernel': {'threads'}, 'xsk': {'queues'}}, True)}
@@ -277,8 +291,12 @@ class Matrix(unittest.TestCase):
         # verdict comes from that pair: met, not met, or not measured.
         _, groups, _ = matrix(PEERS)
         pairs = {a: b for g in groups for a, b, kind, _ in g.pairs if kind == 'peer'}
+        refs = {(a, b) for g in groups for a, b, kind, _ in g.pairs if kind == 'reference'}
         for row in table.target_rows():
-            self.assertEqual(pairs.get(row.id), row.peer.id)
+            if row.target:
+                self.assertEqual(pairs.get(row.id), row.peer.id)
+            for t in row.ref_targets:
+                self.assertIn((row.id, t.against), refs)
 
         def cell(cid, peer, ratios):
             return {'id': cid, 'peer': peer,
@@ -286,7 +304,15 @@ class Matrix(unittest.TestCase):
         out = {t['cell']: t for t in summary.targets([
             cell('bare/kernel/60/q1', 'bare/ext:xdp-trafficgen/62/q1', [1.01, 0.99, 1.02]),
             cell('bare/xsk/60/q1', 'bare/ext:xdpsock/60/q1', [1.10, 1.19, 1.5]),
-            cell('xsk/kernel/60/q1', 'ext:xdpsock/kernel/60/q1', [])])}
+            cell('xsk/kernel/60/q1', 'ext:xdpsock/kernel/60/q1', [])]) if not t['against'] or
+               'ext:' in t['against']}
+        # A reference's target judged on that reference's pair.
+        ref = [t for t in summary.targets([{
+            'id': 'bare/kernel/60/q1', 'peer': None, 'pairs': {
+                'bare/kernel-nostamp/60/q1': dict(lib.pair_summary([0.96, 0.95, 0.97]),
+                                                  kind='reference', why='')}}])
+            if t['against'] == 'bare/kernel-nostamp/60/q1']
+        self.assertEqual([(r['ratio'], r['met']) for r in ref], [(0.96, False)])
         self.assertTrue(out['bare/kernel/60/q1']['met'])
         self.assertAlmostEqual(out['bare/kernel/60/q1']['ratio'], 1.01)
         self.assertFalse(out['bare/xsk/60/q1']['met'])
@@ -557,6 +583,100 @@ class DropCost(unittest.TestCase):
             self.assertIsNotNone(c, 'quick' if quick else 'full')
             self.assertEqual(c.refs[0].id, 'xsk/kernel/60/q1')
             self.assertIn('--drop-causes', c.sink.options)
+
+
+def bench_result(date, pairs):
+    """A result object holding PAIRS: {(cell, against): ratio or (ratio, better, disagree)}."""
+    cells = {}
+    for (cid, rid), v in pairs.items():
+        r, better, split = v if isinstance(v, tuple) else (v, 'higher', False)
+        cells.setdefault(cid, {'id': cid, 'pairs': {}})['pairs'][rid] = {
+            'median': r, 'better': better, 'disagree': split}
+    return {'type': 'xdpsg-bench', 'date': date, 'cells': list(cells.values())}
+
+
+class RegressionGuard(unittest.TestCase):
+    """make bench against the last committed results file of its kind: a paired ratio
+    more than 5% the wrong way is named, with its row, and sets the exit code."""
+
+    def test_compare(self):
+        base = bench_result('2026-12-01', {
+            ('xsk/kernel/60/q1', 'ext:xdpsock/kernel/60/q1'): 1.00,
+            ('drop/kernel/60/q1', 'bare/kernel/60/q1'): 0.98,
+            ('xsk-unkeyed/kernel/60/q1', 'xsk-follow/kernel/60/q1'): (1.00, 'lower', False),
+            ('gone/kernel/60/q1', 'bare/kernel/60/q1'): 1.0})
+        new = bench_result('2026-12-04', {
+            # 5.0% down exactly: inside the slack; 5.2% down: out of it
+            ('xsk/kernel/60/q1', 'ext:xdpsock/kernel/60/q1'): 0.95,
+            ('drop/kernel/60/q1', 'bare/kernel/60/q1'): (0.98 * 0.948, 'higher', True),
+            # lower is better: the keyed sink fell behind the unkeyed one by 6%
+            ('xsk-unkeyed/kernel/60/q1', 'xsk-follow/kernel/60/q1'): (1.06, 'lower', False),
+            ('new/kernel/60/q1', 'bare/kernel/60/q1'): 0.1})
+        regs, n = regress.compare(base, new)
+        self.assertEqual(n, 3)
+        self.assertEqual([(r['cell'], r['against']) for r in regs],
+                         [('xsk-unkeyed/kernel/60/q1', 'xsk-follow/kernel/60/q1'),
+                          ('drop/kernel/60/q1', 'bare/kernel/60/q1')])
+        self.assertAlmostEqual(regs[1]['change'], -0.052)
+        self.assertTrue(regs[1]['disagree'])
+        lines = regress.lines({'baseline': 'bench/results/x.json', 'baseline_date': 'd',
+                               'compared': n, 'regressions': regs, 'slack': regress.SLACK})
+        self.assertIn('2 REGRESSED', lines[0])
+        self.assertRegex(lines[2], r'REGRESSED drop/kernel/60/q1 against bare/kernel/60/q1: '
+                         r'0\.929, was 0\.980 \(-5\.2%\); its pairs disagree')
+        # better: nothing flagged
+        self.assertEqual(regress.compare(new, base)[0], [])
+        self.assertEqual(regress.compare(base, base)[0], [])
+
+    def test_kinds(self):
+        self.assertEqual(regress.kind_of('bench/results/2026-11-30-vm-quick.json'), 'quick')
+        self.assertEqual(regress.kind_of('2026-11-30-vm.json'), 'full')
+        self.assertIsNone(regress.kind_of('2026-11-30-vm-quick-filtered.json'))
+        self.assertIsNone(regress.kind_of('2026-11-30-vm-quick.md'))
+        self.assertIsNone(regress.kind_of('notes.json'))
+
+    def test_newest_committed_file(self):
+        """The committed version of the newest file of the run's kind: not a newer file
+        left uncommitted, not a change to it not yet committed."""
+        def git(*a):
+            r = proc.run(['git', '-C', d] + list(a), timeout=20)
+            self.assertEqual(r.returncode, 0, r.stderr)
+
+        with tempfile.TemporaryDirectory() as d:
+            res = os.path.join(d, 'bench', 'results')
+            os.makedirs(res)
+            git('init', '-q')
+            for name, date in (('2026-11-29-vm-quick.json', 'a'), ('2026-11-30-vm-quick.json', 'b'),
+                               ('2026-12-01-vm.json', 'full'),
+                               ('2026-12-02-vm-quick-filtered.json', 'filtered')):
+                with open(os.path.join(res, name), 'w') as f:
+                    f.write('{"date": "%s", "cells": []}' % date)
+            git('add', '.')
+            git('-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'r')
+            with open(os.path.join(res, '2026-11-30-vm-quick.json'), 'w') as f:
+                f.write('{"date": "changed", "cells": []}')
+            with open(os.path.join(res, '2026-12-03-vm-quick.json'), 'w') as f:
+                f.write('{"date": "uncommitted", "cells": []}')
+            path, obj = regress.committed(d, True)
+            self.assertEqual((path, obj['date']), ('bench/results/2026-11-30-vm-quick.json', 'b'))
+            self.assertEqual(regress.committed(d, False)[1]['date'], 'full')
+            self.assertEqual(regress.baseline(d, True, {'BENCH_BASELINE': 'none'})[0], None)
+            name, obj = regress.baseline(d, True, {'BENCH_BASELINE': os.path.join(
+                res, '2026-12-03-vm-quick.json')})
+            self.assertEqual(obj['date'], 'uncommitted')
+            self.assertEqual(regress.committed(res, True),
+                             (None, 'no committed quick results file in bench/results'))
+        with tempfile.TemporaryDirectory() as d:
+            self.assertIsNone(regress.committed(d, True)[0])
+
+    def test_pairs_carry_their_direction(self):
+        """The unkeyed sink's pair is unkeyed / keyed: a higher ratio is the keyed sink
+        falling behind, so its pair says lower is better; every other pair higher."""
+        rows = {c.id: c for c in table.matrix(GENS, True)}
+        refs = {r.id: r.better for r, _ in rows['xsk-unkeyed/kernel/60/q1'].comparators()}
+        self.assertEqual(refs, {'xsk-follow/kernel/60/q1': 'lower'})
+        self.assertEqual({r.better for c in rows.values() if c.id != 'xsk-unkeyed/kernel/60/q1'
+                          for r, _ in c.comparators()}, {'higher'})
 
 
 if __name__ == '__main__':

@@ -74,6 +74,7 @@ class Ref:
     queues: int
     why: str
     label: str = None  # a peer pair's name in the charts
+    better: str = 'higher'  # which way the pair's ratio (cell / this) should go
 
     @property
     def id(self):
@@ -84,6 +85,7 @@ class Ref:
 class Target:
     goal: float  # the paired ratio against the peer the cell should reach
     what: str
+    against: str = None  # a reference's cell id; None: the peer
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ class Cell:
     sink_options: tuple = ()
     gen_options: tuple = ()
     needs: tuple = ()  # xdp-gen options of the generator's mode the row needs, beyond its own
+    ref_targets: tuple = ()  # Targets against its references (Target.against)
+    rotation: str = None  # cells with the same rotation run in one group (A B C A B C)
 
     def comparators(self):
         """(Ref, 'reference' | 'peer') of everything it is paired with."""
@@ -321,21 +325,28 @@ def peer_xdpsock_tx(q):
                'xdp-gen xsk vs xdpsock -t, %s' % qtext(q))
 
 
-def kernel_cell(size, q, quick=False):
+def kernel_cell(size, q, quick=False, nostamp=False):
     """xdp-gen kernel into the bare drop: the full matrix's receive-limit row of the sink
-    table; at 60 B measured against xdp-trafficgen."""
+    table; at 60 B measured against xdp-trafficgen, and (NOSTAMP: xdp-gen has --no-stamp)
+    against itself without stamps: what stamping costs (goal: under 3%)."""
     group = 'gen' if quick else 'sink'
     if size != 60:
         return gen_cell(KERNEL, size, q, group)
-    return gen_cell(KERNEL, size, q, group, quick, peer=peer_trafficgen('xdp-gen kernel (stamped)', q),
-                    target=Target(1.0, 'xdp-gen kernel (stamped) vs xdp-trafficgen udp, '
-                                  + threads(q)))
+    c = gen_cell(KERNEL, size, q, group, quick, peer=peer_trafficgen('xdp-gen kernel (stamped)', q),
+                 target=Target(1.0, 'xdp-gen kernel (stamped) vs xdp-trafficgen udp, '
+                               + threads(q)), rotation='kernel/60/q%d' % q)
+    if not nostamp:
+        return c
+    unstamped = Ref(BARE, KERNEL_NOSTAMP, 60, q, 'unstamped (goal: 0.97 of it)')
+    return replace(c, refs=c.refs + (unstamped,), ref_targets=(Target(
+        0.97, 'stamping cost: xdp-gen kernel stamped vs --no-stamp, ' + threads(q),
+        unstamped.id),))
 
 
 def nostamp_cell(q, quick=False):
     return gen_cell(KERNEL_NOSTAMP, 60, q, quick=quick, peer=peer_trafficgen(KERNEL_NOSTAMP.title, q),
                     target=Target(1.05, 'xdp-gen kernel --no-stamp vs xdp-trafficgen udp, '
-                                  + threads(q)))
+                                  + threads(q)), rotation='kernel/60/q%d' % q)
 
 
 def xsk_gen_cell(size, q, quick=False):
@@ -349,7 +360,9 @@ def drop_cell(size, q):
     if size != 60:
         return sink_cell(DROP, KERNEL, size, q)
     t = Target(0.97, 'xdp-sink drop vs xdp-bench drop, same feed (level)') if q == 1 else None
-    return sink_cell(DROP, KERNEL, size, q, peer=peer_xdp_bench(q), target=t)
+    bare = receive_limit(KERNEL, size, q)
+    return sink_cell(DROP, KERNEL, size, q, peer=peer_xdp_bench(q), target=t, ref_targets=(
+        Target(0.98, 'xdp-sink drop vs bare XDP_DROP, same feed, ' + qtext(q), bare.id),))
 
 
 def redirect_cpu_cell():
@@ -365,8 +378,8 @@ def xsk_cell(size, q):
     if (size, q) != (60, 1):
         return sink_cell(XSK, KERNEL, size, q)
     return sink_cell(XSK, KERNEL, 60, 1, peer=peer_xdpsock_rx(KERNEL, 'xdp-sink xsk (verify)'),
-                     target=Target(0.8, 'xdp-sink xsk (verifying, default: follows the receive '
-                                        'CPU when behind) vs xdpsock -r, same feed'))
+                     target=Target(1.05, 'xdp-sink xsk (verifying, default: follows the receive '
+                                         'CPU when behind) vs xdpsock -r, same feed'))
 
 
 def xsk_peer_cells(nostamp):
@@ -381,8 +394,8 @@ def xsk_peer_cells(nostamp):
                         refs=(receive_limit(KERNEL_NOSTAMP, 60, 1),),
                         label='xdp-sink xsk --no-verify, unstamped feed, 1 queue',
                         peer=peer_xdpsock_rx(KERNEL_NOSTAMP, 'xdp-sink xsk --no-verify'),
-                        target=Target(1.0, 'xdp-sink xsk --no-verify vs xdpsock -r, same '
-                                           'unstamped feed'))
+                        target=Target(1.10, 'xdp-sink xsk --no-verify vs xdpsock -r, same '
+                                            'unstamped feed'))
 
 
 def feature_cells(gens, quick):
@@ -417,13 +430,16 @@ def feature_cells(gens, quick):
     plain = Ref(XSK, KERNEL, 60, 1, 'plain xsk (goal: 0.97 of it)')
     yield sink_cell(XSK_CAUSES, KERNEL, 60, 1, family='features',
                     label='xdp-sink xsk --drop-causes / plain xsk, 1 queue',
-                    refs=(plain,) if quick else (plain, receive_limit(KERNEL, 60, 1)))
+                    refs=(plain,) if quick else (plain, receive_limit(KERNEL, 60, 1)),
+                    ref_targets=(Target(0.97, 'xdp-sink xsk --drop-causes vs the same sink '
+                                              'without it, same feed', plain.id),))
     # The stamps' keyed check: the verifying sink against the same sink without it (goal:
     # the keyed one at 0.97 of it or more; the pair's ratio is unkeyed / keyed, so at most
     # 1 / 0.97 = 1.031).
     yield sink_cell(XSK_UNKEYED, KERNEL, 60, 1, family='features',
                     label='xdp-sink xsk --follow-rx without the keyed check / with it, 1 queue',
-                    refs=(Ref(XSK_FOLLOW, KERNEL, 60, 1, 'keyed (goal: at least 0.97 of this)'),))
+                    refs=(Ref(XSK_FOLLOW, KERNEL, 60, 1, 'keyed (goal: at least 0.97 of this)',
+                              better='lower'),))
 
 
 def rate_cells(gens):
@@ -477,9 +493,9 @@ DROP_COST = DropCost('tbf', 'tbf:1mbit:8kb:10ms', 'qdisc', ('--sndbuf', '64M'))
 def quick_cells(gens):
     """The cells the peer tools are measured against, with 1 and 2 queues."""
     nostamp = has(gens, KERNEL_NOSTAMP)
-    yield drop_cell(60, 1)
     for q in QUEUES:
-        yield kernel_cell(60, q, quick=True)
+        yield drop_cell(60, q)
+        yield kernel_cell(60, q, quick=True, nostamp=nostamp)
         yield xsk_gen_cell(60, q, quick=True)
         if nostamp:
             yield nostamp_cell(q, quick=True)
@@ -495,7 +511,7 @@ def full_cells(gens):
     slower = [XSK_GEN] + [xdp_gen(m) for m in gens if m not in ('kernel', 'xsk')] + [PKTSEND]
     for q in QUEUES:
         for size in SIZES:
-            yield kernel_cell(size, q)
+            yield kernel_cell(size, q, nostamp=nostamp)
             yield drop_cell(size, q)
             yield from (sink_cell(s, KERNEL, size, q) for s in (DROP_PARSE, PASS, TX))
             yield xsk_cell(size, q)
@@ -594,4 +610,4 @@ def index(modes):
 def target_rows():
     """The rows with a target, whether or not a given run has them."""
     gens = {m: AllOptions() for m in ('kernel', 'xsk')}
-    return [c for c in matrix(gens, True) if c.target]
+    return [c for c in matrix(gens, True) if c.target or c.ref_targets]

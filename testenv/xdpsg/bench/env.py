@@ -22,7 +22,9 @@ BENCH_WARM (seconds before the window), BENCH_FILTER (regex on cell ids; their
 references are added), BENCH_OUT (results dir, default bench/results),
 BENCH_PLOT=0 (no PNGs), BENCH_ALLOC=0 / BENCH_BACKPRESSURE=0 / BENCH_DROPCOST=0 (skip
 those rows; BENCH_BACKPRESSURE=1 / BENCH_DROPCOST=1 add them to a quick run),
-BENCH_STATE (file that run.sh reads to tear down labs if this script dies)."""
+BENCH_STATE (file that run.sh reads to tear down labs if this script dies),
+BENCH_BASELINE (the regression guard's results file, or none; default: the last one
+committed of the same kind). Exit 3: a paired ratio regressed more than 5%."""
 
 
 @dataclass

@@ -13,7 +13,8 @@ import tempfile
 import time
 
 from .. import proc, scenario
-from . import cells as table, commands, dropcost, env, extras, labs, measure, plot, report, summary
+from . import cells as table, commands, dropcost, env, extras, labs, measure, plot, regress, report, \
+    summary
 
 DESCRIPTION = 'The benchmark matrix of xdp-sink and xdp-gen (make bench; see bench/README.md).'
 
@@ -24,7 +25,8 @@ class Bench(scenario.Scenario):
     signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
     def __init__(self, environ=None):
-        self.ctx = env.Ctx.from_environ(os.environ if environ is None else environ)
+        self.environ = os.environ if environ is None else environ
+        self.ctx = env.Ctx.from_environ(self.environ)
 
     def parser(self):
         return scenario.parser('bench/run.sh', DESCRIPTION, env.ENVIRONMENT)
@@ -141,6 +143,8 @@ class Bench(scenario.Scenario):
             'duration_s': time.monotonic() - t_start, 'machine': machine, 'gens': gens,
             'ext': ext, 'cells': cells, 'alloc_raw': alloc_raw, 'backpressure': bp,
             'notes': notes, 'targets': summary.targets(cells)})
+        # Read from the committed tree before this run writes its own file.
+        res['regression'] = regress.check(ctx.root, ctx.quick, self.environ, res)
         return res, report.write(ctx, res)
 
     def report(self, args, result):
@@ -156,7 +160,7 @@ class Bench(scenario.Scenario):
             rc = plot.main([base + '.json'])
             if rc:
                 ctx.log('bench: plot failed (exit %d)' % rc)
-        return 0
+        return regress.REGRESSED if res['regression']['regressions'] else 0
 
 
 def main(argv=None):

@@ -46,6 +46,8 @@ def make_groups(ctx, rows):
             continue
         shared = c.row.peer is not None
         key = tuple(r for r, _, _ in c.comps) if shared else c.id
+        if c.row.rotation:
+            key = ('rotation', c.row.rotation)
         if c.row.rate:
             # Paced rows alternate too: kernel with xsk, default with --busy-poll; they
             # are read for their books, not their rate, so they pair with nothing.

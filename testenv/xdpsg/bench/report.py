@@ -5,19 +5,20 @@ on stdout at the end of a run."""
 import json
 import os
 
-from . import lib
+from . import lib, regress
 from .env import TOLERANCE
 
 def md_targets(res):
-    rows = [[t['what'], t['cell'], '%.2f' % t['target'],
+    rows = [[t['what'], t['cell'], t.get('against') or '-', '%.2f' % t['target'],
              lib.fmt_pair({'median': t['ratio'], 'min': t['min'], 'max': t['max'],
                           'disagree': t['split']}),
              'not measured' if t['met'] is None else ('met' if t['met'] else 'NOT met')]
             for t in res.get('targets', [])]
     if not rows:
         return []
-    return ['## Targets against the peer tools (paired ratios)', '',
-            lib.md_table(rows, ['what', 'cell', 'target', 'ratio (min-max of pairs)', '']), '']
+    return ['## Targets against the peer tools and references (paired ratios)', '',
+            lib.md_table(rows, ['what', 'cell', 'against', 'target', 'ratio (min-max of pairs)',
+                                '']), '']
 
 
 def ref_text(c):
@@ -216,11 +217,20 @@ def md_dropcost(cells):
     return lines + ['']
 
 
+def md_regression(res):
+    """The regression guard's section (regress.py), if the run had one."""
+    g = res.get('regression')
+    if not g:
+        return []
+    return ['## Regression guard', ''] + ['- ' + line.replace('bench: ', '', 1)
+                                          for line in regress.lines(g)] + ['']
+
+
 def md_report(res):
     lines = md_header(res) + md_groups(res) + md_rate_rows(res['cells'])
     lines += md_latency(res['cells']) + md_alloc(res['cells']) + md_verify(res['cells']) + \
         md_backpressure(res)
-    lines += md_dropcost(res['cells'])
+    lines += md_dropcost(res['cells']) + md_regression(res)
     if res['notes']:
         lines += ['## Notes', ''] + ['- ' + n for n in res['notes']] + ['']
     return '\n'.join(lines)
@@ -302,7 +312,8 @@ def final_lines(res):
     for t in res['targets']:
         if t['met'] is not None:
             out.append('bench: target %-34s %.2f, measured %.3f%s: %s' % (
-                t['cell'], t['target'], t['ratio'], ' (pairs disagree)' if t['split'] else '',
+                t['cell'] + ('' if not t.get('against') else ' vs ' + t['against']),
+                t['target'], t['ratio'], ' (pairs disagree)' if t['split'] else '',
                 'met' if t['met'] else 'NOT met'))
     mism = [c['id'] for c in res['cells'] if c.get('tool_mismatch')]
     if mism:
@@ -310,4 +321,6 @@ def final_lines(res):
                    (100 * TOLERANCE, ', '.join(mism)))
     if not res['backpressure'].get('available'):
         out.append('bench: backpressure row not available: %s' % res['backpressure']['note'])
+    if res.get('regression'):
+        out += regress.lines(res['regression'])
     return out

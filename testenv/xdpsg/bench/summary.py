@@ -21,7 +21,10 @@ def compute_pairs(groups):
         for cid, rid, kind, why in g.pairs:
             ratios = lib.pair_ratios([ok_rate(r) for r in g.results.get(cid, [])],
                                      [ok_rate(r) for r in g.results.get(rid, [])])
-            cells[cid].pairs[rid] = dict(lib.pair_summary(ratios), kind=kind, why=why)
+            better = next((r.better for r, _ in cells[cid].row.comparators() if r.id == rid),
+                          'higher')
+            cells[cid].pairs[rid] = dict(lib.pair_summary(ratios), kind=kind, why=why,
+                                         better=better)
 
 
 def first_comp(cell, kind):
@@ -106,11 +109,13 @@ def targets(cells, rows=None):
     out = []
     for row in rows if rows is not None else table.target_rows():
         c = by_id.get(row.id)
-        p = (c.get('pairs') or {}).get(c.get('peer')) if c else None
-        r = p.get('median') if p else None
-        out.append({'cell': row.id, 'target': row.target.goal, 'what': row.target.what,
-                    'ratio': r, 'min': p.get('min') if p else None,
-                    'max': p.get('max') if p else None,
-                    'split': bool(p and p.get('disagree')),
-                    'met': None if r is None else r >= row.target.goal})
+        for t in ((row.target,) if row.target else ()) + tuple(row.ref_targets):
+            against = t.against or (c.get('peer') if c else None)
+            p = (c.get('pairs') or {}).get(against) if c else None
+            r = p.get('median') if p else None
+            out.append({'cell': row.id, 'against': against, 'target': t.goal, 'what': t.what,
+                        'ratio': r, 'min': p.get('min') if p else None,
+                        'max': p.get('max') if p else None,
+                        'split': bool(p and p.get('disagree')),
+                        'met': None if r is None else r >= t.goal})
     return out
