@@ -202,6 +202,11 @@ $(OUT)/%: $(OUT)/bench/%.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
+# The capture check of the cost ledger is the sink's own code.
+$(OUT)/bench-verify: $(OUT)/bench/bench-verify.o $(OUT)/user/sink/capture.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
+
 $(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@

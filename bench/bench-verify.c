@@ -13,6 +13,20 @@
  *             opened on probation and closed again, without allocating
  *   foreign   frames without a stamp
  *
+ * Then the features a frame meets on its way through the sink, one at a time
+ * (the cost ledger of issue 38, docs/performance.md), ns per frame:
+ *
+ *   verified           a genuine frame: parse, keyed check, books, its timing
+ *   keyed_check        genuine - unkeyed
+ *   latency_hist       hist_record() of one latency
+ *   jitter             jitter_update() and the IPDV histogram of one transit
+ *   live_hist          hist_coarse_record() of one latency
+ *   capture_anomalies  capture_offer() of an in-order frame, --capture-what
+ *                      anomalies: the check that keeps it as its flow's "before"
+ *   capture_all        capture_offer() of a frame, --capture: the copy to the
+ *                      writer thread's ring (the writer on another CPU)
+ *   stamp_write        xdp-gen xsk's frame write, stamped - --no-stamp
+ *
  *   bench-verify [--frames N] [--quick] [--json FILE]
  *
  * Each figure is the best of five passes of N frames (default 4M, --quick
@@ -28,7 +42,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "../user/sink/capture.h"
+#include "hist.h"
+#include "jitter.h"
 #include "outfile.h"
 #include "pkt.h"
 #include "seqtrack.h"
@@ -149,6 +167,157 @@ out:
 	return err;
 }
 
+/* ---------------------------------------------------------------------------
+ * The features, one at a time: each the best of PASSES passes of n calls.
+ */
+
+enum feature {
+	F_LAT_HIST,
+	F_JITTER,
+	F_LIVE_HIST,
+	F_CAP_ANOMALIES,
+	F_CAP_ALL,
+	F_STAMPED,
+	F_UNSTAMPED,
+	F_N
+};
+
+static const char *const feature_names[F_N] = { "latency_hist",	     "jitter",	    "live_hist",
+						"capture_anomalies", "capture_all", "stamped",
+						"unstamped" };
+
+/* Latencies of 5 to 70 us, a new one per call, as a run's frames give them. */
+static inline __u64 next_latency(__u64 *rng)
+{
+	return 5000 + (pkt__xorshift64s(rng) & 0xffff);
+}
+
+struct feat {
+	struct hist *h, *ipdv;
+	struct hist_coarse live;
+	struct jitter jit;
+	struct capq *cap;
+	struct pkt_gen *gen[2]; /* stamped, unstamped */
+	__u8 *frames;
+	__u64 rng, sink;
+};
+
+static double feature_pass(enum feature f, struct feat *s, __u64 n)
+{
+	__u64 t0 = now_ns(), i, d = 0, got = 0;
+	struct stamp st = { .run = 0x600d, .flow = 0 };
+
+	for (i = 0; i < n; i++) {
+		switch (f) {
+		case F_LAT_HIST:
+			hist_record(s->h, next_latency(&s->rng));
+			break;
+		case F_JITTER:
+			if (jitter_update(&s->jit, next_latency(&s->rng), &d))
+				hist_record(s->ipdv, d);
+			break;
+		case F_LIVE_HIST:
+			hist_coarse_record(&s->live, next_latency(&s->rng));
+			break;
+		case F_CAP_ANOMALIES:
+		case F_CAP_ALL:
+			st.seq = (__u32)i;
+			capture_offer(s->cap, s->frames + (i % BATCH) * FRAME, 60, t0 + i,
+				      SEQ_IN_ORDER, &st);
+			break;
+		case F_STAMPED:
+		case F_UNSTAMPED:
+			got += pkt_gen_write(s->gen[f == F_UNSTAMPED],
+					     s->frames + (i % BATCH) * FRAME, 0, (__u32)i,
+					     1000000000ULL + i * 100);
+			break;
+		default:
+			break;
+		}
+	}
+	s->sink += got + d;
+	return (double)(now_ns() - t0) / (double)n;
+}
+
+/* The capture of --capture (ANOMALIES: --capture-what anomalies) into DIR/c.pcap. */
+static struct capture *capture_open(bool anomalies, const char *dir, char *path, size_t sz)
+{
+	struct sink_cfg cfg;
+	struct capture *c = NULL;
+	unsigned int q = 0;
+
+	memset(&cfg, 0, sizeof(cfg));
+	snprintf(path, sz, "%s/c.pcap", dir);
+	cfg.capture = path;
+	cfg.capture_what = anomalies;
+	if (capture__create(&c, &cfg, 1, 2048, "bench", &q))
+		return NULL;
+	return c;
+}
+
+static int measure_feature(enum feature f, __u64 n, struct feat *s, const char *dir, double *best)
+{
+	struct capture *c = NULL;
+	char path[4096];
+	int p;
+
+	if (f == F_CAP_ANOMALIES || f == F_CAP_ALL) {
+		c = capture_open(f == F_CAP_ANOMALIES, dir, path, sizeof(path));
+		if (!c)
+			return -EIO;
+		s->cap = capture_queue(c, 0);
+	}
+	*best = 1e18;
+	for (p = 0; p < PASSES; p++) {
+		double ns = feature_pass(f, s, n);
+
+		if (ns < *best)
+			*best = ns;
+	}
+	if (c) {
+		capture_finish(c);
+		capture__destroy(c);
+		unlink(path);
+	}
+	return 0;
+}
+
+static int measure_features(__u64 n, const struct stamp_key *key, double *ns)
+{
+	char dir[] = "/tmp/bench-verify.XXXXXX";
+	struct feat s = { .rng = 0x2545f4914f6cdd1dULL };
+	int f, err = -ENOMEM, i;
+
+	s.h = calloc(1, sizeof(*s.h));
+	s.ipdv = calloc(1, sizeof(*s.ipdv));
+	s.frames = aligned_alloc(64, (size_t)BATCH * FRAME);
+	s.gen[0] = make_gen(key, 0x600d, false);
+	s.gen[1] = make_gen(key, 0x600d, true);
+	if (!s.h || !s.ipdv || !s.frames || !s.gen[0] || !s.gen[1] || !mkdtemp(dir))
+		goto out;
+	hist_init(s.h);
+	hist_init(s.ipdv);
+	for (i = 0; i < BATCH; i++)
+		pkt_gen_prefill(s.gen[0], s.frames + (size_t)i * FRAME);
+	for (f = 0; f < F_N; f++) {
+		err = measure_feature((enum feature)f, n, &s, dir, &ns[f]);
+		if (err) {
+			fprintf(stderr, "bench-verify: %s: cannot measure (%s)\n", feature_names[f],
+				strerror(-err));
+			break;
+		}
+	}
+	rmdir(dir);
+	__asm__ volatile("" : : "r"(s.sink) : "memory");
+out:
+	pkt_gen__destroy(s.gen[0]);
+	pkt_gen__destroy(s.gen[1]);
+	free(s.frames);
+	free(s.h);
+	free(s.ipdv);
+	return err;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: bench-verify [--frames N] [--quick] [--json FILE]\n");
@@ -164,7 +333,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *json = NULL;
-	double ns[K_N];
+	double ns[K_N], fns[F_N];
 	__u64 n = 4000000;
 	struct stamp_key key;
 	struct outfile out;
@@ -202,6 +371,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bench-verify: %s: out of memory\n", kind_names[k]);
 			return 1;
 		}
+	if (measure_features(n, &key, fns))
+		return 1;
 	printf("bench-verify: %llu frames a pass, best of %d\n", (unsigned long long)n, PASSES);
 	for (k = 0; k < K_N; k++)
 		printf("  %-8s %7.1f ns/frame  %.2fx genuine\n", kind_names[k], ns[k],
@@ -210,6 +381,10 @@ int main(int argc, char **argv)
 	       ns[K_CLAIMS] <= 2 * ns[K_GENUINE] ? "met" : "MISSED");
 	printf("the keyed check: %.1f ns a frame (genuine - unkeyed)\n",
 	       ns[K_GENUINE] - ns[K_UNKEYED]);
+	printf("features, ns per frame:\n");
+	for (k = 0; k < F_STAMPED; k++)
+		printf("  %-18s %7.1f\n", feature_names[k], fns[k]);
+	printf("  %-18s %7.1f\n", "stamp_write", fns[F_STAMPED] - fns[F_UNSTAMPED]);
 	if (!json)
 		return 0;
 	if (outfile_open(&out, "--json", json))
@@ -218,6 +393,11 @@ int main(int argc, char **argv)
 		(unsigned long long)n);
 	for (k = 0; k < K_N; k++)
 		fprintf(out.f, "%s\"%s\":%.2f", k ? "," : "", kind_names[k], ns[k]);
+	fprintf(out.f, "},\"features\":{\"verified\":%.2f,\"keyed_check\":%.2f", ns[K_GENUINE],
+		ns[K_GENUINE] - ns[K_UNKEYED]);
+	for (k = 0; k < F_STAMPED; k++)
+		fprintf(out.f, ",\"%s\":%.2f", feature_names[k], fns[k]);
+	fprintf(out.f, ",\"stamp_write\":%.2f", fns[F_STAMPED] - fns[F_UNSTAMPED]);
 	fprintf(out.f, "},\"claim_ratio\":%.4f,\"forged_ratio\":%.4f,\"keyed_ratio\":%.4f}\n",
 		ns[K_CLAIMS] / ns[K_GENUINE], ns[K_FORGED] / ns[K_GENUINE],
 		ns[K_UNKEYED] / ns[K_GENUINE]);

@@ -119,3 +119,59 @@ print("ns per drop %.1f, traced/plain %.3f, qdisc drops %d (%.1f%% of offered)"
 test_bench_regression_guard() {
 	bt_unittest RegressionGuard
 }
+
+test_bench_ledger_table() {
+	bt_unittest Ledger
+}
+
+# bench-verify's JSON: a figure for every kind of frame and every feature of the cost
+# ledger (the capture ones through the sink's own capture code); bad input is exit 2.
+test_bench_verify_features() {
+	local dir
+	dir=$(mktemp -d)
+	t_on_cleanup rm -rf "$dir"
+	"$BUILD/bench-verify" --frames 20000 --json "$dir/v.json" >"$dir/out" 2>&1 ||
+		t_fail "bench-verify failed: $(tail -n 5 "$dir/out")"
+	python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))
+kinds = ["genuine", "unkeyed", "forged", "claims", "foreign"]
+feats = ["verified", "keyed_check", "latency_hist", "jitter", "live_hist", "capture_anomalies",
+         "capture_all", "stamp_write"]
+bad = [k for k in kinds if not o["ns"].get(k, 0) > 0] + \
+      [k for k in feats if not isinstance(o["features"].get(k), (int, float))]
+sys.exit("bench-verify: no figure for %s in %s" % (bad, o) if bad else 0)' "$dir/v.json" ||
+		t_fail "$(cat "$dir/out")"
+	t_expect_eq "temporary capture files left" 0 "$(find /tmp -maxdepth 1 -name 'bench-verify.*' -newer "$dir/out" | wc -l)"
+	"$BUILD/bench-verify" --frames 0 >/dev/null 2>&1
+	t_expect_eq "bench-verify --frames 0: exit code" 2 $?
+}
+
+# The ledger's BPF rows in a lab of their own (one rotation, short windows): every
+# variant's program found and run, each row a figure, nothing left behind. No figure is
+# judged: they depend on the machine's load.
+# serial: a bench rotation, measuring
+test_bench_ledger_rows() {
+	local dir out rc
+	dir=$(mktemp -d)
+	t_on_cleanup "while read -r l; do '$TESTENV' teardown --name \"\$l\"; done < '$dir/labs'; rm -rf '$dir'"
+	out=$(cd "$ROOT" && BENCH=quick BENCH_STATE="$dir/labs" BENCH_REPEAT=1 BENCH_LEDGER_ROTATIONS=1 \
+		BENCH_WINDOW=0.4 BENCH_WARM=0.3 python3 -B -m xdpsg.bench.ledger 2>"$dir/err")
+	rc=$?
+	t_expect_eq "python3 -m xdpsg.bench.ledger: exit code ($(tail -n 5 "$dir/err"))" 0 $rc
+	python3 -c '
+import json, sys
+cells = {c["id"]: c for c in map(json.loads, sys.stdin.read().splitlines())}
+want = {"ledger/stamp-write", "ledger/rx-time-sample", "ledger/rx-time-all", "ledger/verification"}
+missing = want - set(cells)
+if missing:
+    sys.exit("no row %s in %s" % (sorted(missing), sorted(cells)))
+for c in cells.values():
+    if c["median"] is None or c.get("flags"):
+        sys.exit("row %s: %s" % (c["id"], c))
+    for v in c.get("with", []) + c.get("without", []):
+        if not v > 0:
+            sys.exit("row %s: a run without run time: %s" % (c["id"], c))' <<<"$out" ||
+		t_fail "$(tail -n 20 "$dir/err")"
+	t_expect_eq "its lab" "" "$(ip netns list | grep -E '^bl[0-9]+-' || true)"
+}

@@ -19,7 +19,7 @@ import unittest
 
 from xdpsg import proc
 from xdpsg.bench import (cells as table, checks, commands, dropcost, env, labs, lib, measure,
-                          plot, regress, report, summary)
+                          ledger, plot, regress, report, summary)
 
 ROOT = env.ROOT
 PY = sys.executable
@@ -677,6 +677,57 @@ class RegressionGuard(unittest.TestCase):
         self.assertEqual(refs, {'xsk-follow/kernel/60/q1': 'lower'})
         self.assertEqual({r.better for c in rows.values() if c.id != 'xsk-unkeyed/kernel/60/q1'
                           for r, _ in c.comparators()}, {'higher'})
+
+
+class Ledger(unittest.TestCase):
+    """The per-frame cost ledger: paired differences, bench-verify's features, the drop
+    tracer's figure, and where the rows are printed."""
+
+    def test_paired_differences(self):
+        # The speed level moves both runs of a rotation: a difference per rotation.
+        c = ledger.cost_cell('stamp-write', 'bpf', 'w', [60.0, 40.0, 61.0, None],
+                             [30.0, 20.0, 31.0, 25.0], ['stamped: exit 1: x', 'xsk: y'],
+                             'xdp_gen: stamped - unstamped')
+        self.assertEqual(c['repeats'], [30.0, 20.0, 30.0])
+        self.assertEqual((c['median'], c['min'], c['max']), (30.0, 20.0, 30.0))
+        self.assertEqual(c['flags'], ['stamped: exit 1: x'])
+        self.assertEqual((c['id'], c['unit'], c['better']), ('ledger/stamp-write', 'ns/frame',
+                                                             'lower'))
+        self.assertIsNone(ledger.cost_cell('x', 'bpf', 'w', [None], [1.0], [], 'h')['median'])
+
+    def test_rows_of_every_figure(self):
+        runs = [{'ns': {}, 'features': {k: 10.0 * (i + 1) for _, k, _ in ledger.USER_ROWS}}
+                for i in range(3)]
+        cells = ledger.user_cells(runs)
+        self.assertEqual([c['id'] for c in cells],
+                         ['ledger/' + n for n, _, _ in ledger.USER_ROWS])
+        self.assertTrue(all(c['median'] == 20.0 and c['side'] == 'user' for c in cells))
+        drops = ledger.drop_cell([{'id': 'dropcost/tbf/ns-per-drop', 'unit': 'ns/drop',
+                                   'median': 250.0, 'min': 200.0, 'max': 300.0}])
+        self.assertEqual([(d['id'], d['median']) for d in drops], [('ledger/drop-tracer', 250.0)])
+        self.assertEqual(ledger.drop_cell([]), [])
+        # Every feature the issue names has its row.
+        names = {n for n, _, _ in ledger.USER_ROWS} | {r[0] for r in ledger.ROWS}
+        self.assertTrue({'stamp-write', 'verification', 'rx-time-sample', 'jitter-ipdv',
+                         'live-hist', 'capture-check', 'keyed-check'} <= names)
+        out = ledger.lines(cells + drops)
+        self.assertIn('per-frame cost ledger', out[0])
+        self.assertEqual(len(out), len(cells) + 2)
+        self.assertRegex(out[-1], r'drop-tracer +bpf +250\.0')
+        # Printed by the ledger's lines and its Markdown table, not in the cells table.
+        self.assertNotIn('ledger/', report.stdout_table(cells))
+        md = '\n'.join(report.md_ledger(cells + drops))
+        self.assertIn('| ledger/drop-tracer | bpf | 250.0 | 200.0 - 300.0 |', md)
+
+    def test_where_it_runs(self):
+        self.assertTrue(env.Ctx.from_environ({}).ledger)
+        self.assertTrue(env.Ctx.from_environ({'BENCH': 'quick'}).ledger)
+        self.assertFalse(env.Ctx.from_environ({'BENCH_LEDGER': '0'}).ledger)
+        self.assertEqual(env.Ctx.from_environ({'BENCH_LEDGER_ROTATIONS': '2'}).ledger_rotations, 2)
+        # Every variant a row names is run, on the side its program is on.
+        for _, side, _, prog, v, base in ledger.ROWS:
+            self.assertEqual(ledger.VARIANTS[v][0], ledger.VARIANTS[base][0])
+            self.assertEqual(ledger.VARIANTS[v][0], 'gen' if prog == 'xdp_gen' else 'sink')
 
 
 if __name__ == '__main__':

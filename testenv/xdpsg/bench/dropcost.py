@@ -16,7 +16,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 
 from .. import lab as xl, proc
@@ -219,9 +218,7 @@ def main(argv=None):
         print('usage: python3 -m xdpsg.bench.dropcost (settings from the environment: '
               'BUILD, BENCH_REPEAT, BENCH_WINDOW, BENCH_WARM)', file=sys.stderr)
         return 2
-    ctx = Ctx.from_environ(os.environ)
-    ctx.log = lambda msg: print(msg, file=sys.stderr, flush=True)
-    ctx.tmp = tempfile.mkdtemp(prefix='xdpsg-dropcost-')
+    ctx = Ctx.standalone(os.environ, 'xdpsg-dropcost-')
     try:
         cells, note = run_drop_cost(ctx, gen_modes(ctx))
     finally:

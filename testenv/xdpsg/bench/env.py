@@ -6,6 +6,8 @@ PATH, testenv.sh's backpressure options, and the machine description a result ke
 import os
 import shutil
 import socket
+import sys
+import tempfile
 from dataclasses import dataclass, field
 
 from .. import lab as xl, proc
@@ -24,7 +26,8 @@ BENCH_PLOT=0 (no PNGs), BENCH_ALLOC=0 / BENCH_BACKPRESSURE=0 / BENCH_DROPCOST=0 
 those rows; BENCH_BACKPRESSURE=1 / BENCH_DROPCOST=1 add them to a quick run),
 BENCH_STATE (file that run.sh reads to tear down labs if this script dies),
 BENCH_BASELINE (the regression guard's results file, or none; default: the last one
-committed of the same kind). Exit 3: a paired ratio regressed more than 5%."""
+committed of the same kind), BENCH_LEDGER=0 (skip the cost ledger's BPF rows), BENCH_LEDGER_ROTATIONS
+(its rotations, default 5). Exit 3: a paired ratio regressed more than 5%."""
 
 
 @dataclass
@@ -82,6 +85,8 @@ class Ctx:
     plot: bool = True
     alloc: bool = True
     dropcost: bool = True
+    ledger: bool = True
+    ledger_rotations: int = 5  # a difference of two runs is noisier than a ratio
     root: str = ROOT
     testenv: str = os.path.join(ROOT, 'testenv', 'testenv.sh')
     paths: Paths = None
@@ -104,7 +109,18 @@ class Ctx:
                    alloc=env.get('BENCH_ALLOC', '1') != '0',
                    # The drop tracer's cost per drop: about 30 s, so quick only with =1.
                    dropcost=env.get('BENCH_DROPCOST', '0' if quick else '1') != '0',
+                   ledger=env.get('BENCH_LEDGER', '1') != '0',
+                   ledger_rotations=int(env.get('BENCH_LEDGER_ROTATIONS', '5')),
                    paths=Paths.of_build(build))
+
+    @classmethod
+    def standalone(cls, env, prefix):
+        """A row run by itself ('python3 -m xdpsg.bench.ROW'): its log on stderr (stdout
+        is its cells), a private directory PREFIX... for the caller to remove."""
+        ctx = cls.from_environ(env)
+        ctx.log = lambda msg: print(msg, file=sys.stderr, flush=True)
+        ctx.tmp = tempfile.mkdtemp(prefix=prefix)
+        return ctx
 
     def log(self, msg):
         print(msg, flush=True)

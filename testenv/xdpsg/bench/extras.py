@@ -7,7 +7,7 @@ import statistics
 import time
 
 from .. import lab as xl, proc
-from . import lib
+from . import ledger, lib
 from .summary import LATENCY_KEYS
 
 
@@ -35,15 +35,7 @@ def alloc_series(runs):
 
 def run_alloc(ctx):
     """(the allocator's cells, the last run's raw JSON): bench-alloc, ctx.repeat times."""
-    runs = []
-    for i in range(ctx.repeat):
-        path = os.path.join(ctx.tmp, 'alloc%d.json' % i)
-        r = ctx.sh([ctx.paths.alloc, '--json', path] + (['--quick'] if ctx.quick else []),
-                   timeout=600)
-        if r.returncode == 0 and os.path.exists(path):
-            runs.append(lib.load(path))
-        else:
-            ctx.log('bench-alloc failed: %s' % r.stderr.strip()[-200:])
+    runs = lib.repeat_json(ctx, ctx.paths.alloc, 'alloc')
     if not runs:
         return [], None
     cells = []
@@ -61,17 +53,10 @@ VERIFY_REF = 'verify/genuine'
 
 def run_verify(ctx):
     """The verifying sink's cost per frame by kind of frame (bench-verify), ctx.repeat
-    times: ns/frame, each against a genuine frame's (a claim's goal: at most 2x)."""
-    runs = []
-    for i in range(ctx.repeat):
-        path = os.path.join(ctx.tmp, 'verify%d.json' % i)
-        r = ctx.sh([ctx.paths.verify, '--json', path] + (['--quick'] if ctx.quick else []),
-                   timeout=600)
-        if r.returncode == 0 and os.path.exists(path):
-            runs.append(lib.load(path))
-        else:
-            ctx.log('bench-verify failed: %s' % r.stderr.strip()[-200:])
-    cells = []
+    times: ns/frame, each against a genuine frame's (a claim's goal: at most 2x); and
+    the user rows of the cost ledger."""
+    runs = lib.repeat_json(ctx, ctx.paths.verify, 'verify')
+    cells = ledger.user_cells(runs) if runs else []
     for kind in VERIFY_KINDS if runs else ():
         vals = [o['ns'][kind] for o in runs]
         md, lo, hi = lib.median_min_max(vals)

@@ -15,6 +15,20 @@ def load(path):
         return json.load(f)
 
 
+def repeat_json(ctx, binary, stem):
+    """The JSON objects of ctx.repeat runs of BINARY --json FILE (--quick in a quick
+    run), as bench-alloc and bench-verify answer; a failed run is logged and left out."""
+    runs = []
+    for i in range(ctx.repeat):
+        path = os.path.join(ctx.tmp, '%s%d.json' % (stem, i))
+        r = ctx.sh([binary, '--json', path] + (['--quick'] if ctx.quick else []), timeout=600)
+        if r.returncode == 0 and os.path.exists(path):
+            runs.append(load(path))
+        else:
+            ctx.log('%s failed: %s' % (os.path.basename(binary), r.stderr.strip()[-200:]))
+    return runs
+
+
 class OutputError(Exception):
     """An output path that must not be written (a symlink, not a regular file)."""
 

@@ -13,8 +13,8 @@ import tempfile
 import time
 
 from .. import proc, scenario
-from . import cells as table, commands, dropcost, env, extras, labs, measure, plot, regress, report, \
-    summary
+from . import (cells as table, commands, dropcost, env, extras, labs, ledger, measure, plot,
+               regress, report, summary)
 
 DESCRIPTION = 'The benchmark matrix of xdp-sink and xdp-gen (make bench; see bench/README.md).'
 
@@ -101,6 +101,18 @@ class Bench(scenario.Scenario):
             notes.append(note)
         return cells
 
+    def ledger(self, notes, cells):
+        """The cost ledger's BPF rows and the drop tracer's (ledger.py); its user rows
+        come with bench-verify's."""
+        ctx = self.ctx
+        if not ctx.ledger or ctx.filter:
+            notes.append('the ledger\'s BPF rows skipped (%s)' % (
+                'BENCH_LEDGER=0' if not ctx.ledger else 'BENCH_FILTER'))
+            return ledger.drop_cell(cells)
+        ctx.log('bench: the per-frame cost ledger (BPF run-time statistics) x %d'
+                % ctx.ledger_rotations)
+        return ledger.bpf_cells(ctx) + ledger.drop_cell(cells)
+
     def others(self, bp_opts, bp_why):
         """The allocator and backpressure rows: (cells, allocator JSON, backpressure)."""
         ctx, out, alloc_raw = self.ctx, [], None
@@ -135,6 +147,7 @@ class Bench(scenario.Scenario):
         cells, notes = self.traffic(gens, ext)
         more, alloc_raw, bp = self.others(bp_opts, bp_why)
         more += self.drop_cost(gens, notes)
+        more += self.ledger(notes, more)
         cells = summary.add_ratios(cells + more)
         machine['loadavg_end'] = env.loadavg()
         res = report.result(ctx, {

@@ -5,7 +5,7 @@ on stdout at the end of a run."""
 import json
 import os
 
-from . import lib, regress
+from . import ledger, lib, regress
 from .env import TOLERANCE
 
 def md_targets(res):
@@ -167,6 +167,22 @@ def md_verify(cells):
             '']
 
 
+def md_ledger(cells):
+    rows = [c for c in cells if c['group'] == 'ledger']
+    if not rows:
+        return []
+    return ['## Per-frame cost ledger', '',
+            'ns per frame of each feature that touches a frame (docs/performance.md): BPF '
+            'rows from the kernel\'s run-time statistics of the program with the feature '
+            'and without it (the median of the per-rotation differences), user rows from bench-verify '
+            '(in memory, best of five passes).', '',
+            lib.md_table([[c['id'], c['side'], '%.1f' % c['median'] if c.get('median') is not None
+                           else '-', '%.1f - %.1f' % (c['min'], c['max'])
+                           if c.get('min') is not None else '-', c['what'], c['how']]
+                          for c in rows],
+                         ['row', 'side', 'ns/frame', 'min - max', 'what', 'measured as']), '']
+
+
 def md_backpressure(res):
     bp = res['backpressure']
     lines = ['## Backpressure scenario', '']
@@ -230,7 +246,7 @@ def md_report(res):
     lines = md_header(res) + md_groups(res) + md_rate_rows(res['cells'])
     lines += md_latency(res['cells']) + md_alloc(res['cells']) + md_verify(res['cells']) + \
         md_backpressure(res)
-    lines += md_dropcost(res['cells']) + md_regression(res)
+    lines += md_dropcost(res['cells']) + md_ledger(res['cells']) + md_regression(res)
     if res['notes']:
         lines += ['## Notes', ''] + ['- ' + n for n in res['notes']] + ['']
     return '\n'.join(lines)
@@ -247,8 +263,8 @@ def mark(c):
 def stdout_table(cells):
     rows = []
     for c in cells:
-        if c['group'] in ('pacing', 'cpu'):
-            continue
+        if c['group'] in ('pacing', 'cpu', 'ledger'):
+            continue  # their own tables, and the ledger its own lines
         pairs = c.get('pairs') or {}
         rows.append([c['id'], lib.fmt_value(c), '%s..%s' % (
             ('%.3g' % c['min']) if c['unit'] != 'pps' else lib.fmt_rate(c['min']),
@@ -321,6 +337,7 @@ def final_lines(res):
                    (100 * TOLERANCE, ', '.join(mism)))
     if not res['backpressure'].get('available'):
         out.append('bench: backpressure row not available: %s' % res['backpressure']['note'])
+    out += ledger.lines(res['cells'])
     if res.get('regression'):
         out += regress.lines(res['regression'])
     return out
