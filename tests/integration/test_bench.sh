@@ -130,7 +130,8 @@ test_bench_verify_features() {
 	local dir
 	dir=$(mktemp -d)
 	t_on_cleanup rm -rf "$dir"
-	"$BUILD/bench-verify" --frames 20000 --json "$dir/v.json" >"$dir/out" 2>&1 ||
+	touch "$dir/t0"
+	TMPDIR=/tmp "$BUILD/bench-verify" --frames 20000 --json "$dir/v.json" >"$dir/out" 2>&1 ||
 		t_fail "bench-verify failed: $(tail -n 5 "$dir/out")"
 	python3 -c '
 import json, sys
@@ -142,7 +143,7 @@ bad = [k for k in kinds if not o["ns"].get(k, 0) > 0] + \
       [k for k in feats if not isinstance(o["features"].get(k), (int, float))]
 sys.exit("bench-verify: no figure for %s in %s" % (bad, o) if bad else 0)' "$dir/v.json" ||
 		t_fail "$(cat "$dir/out")"
-	t_expect_eq "temporary capture files left" 0 "$(find /tmp -maxdepth 1 -name 'bench-verify.*' -newer "$dir/out" | wc -l)"
+	t_expect_eq "temporary capture files left" 0 "$(find /tmp -maxdepth 1 -name 'bench-verify.*' -newer "$dir/t0" | wc -l)"
 	"$BUILD/bench-verify" --frames 0 >/dev/null 2>&1
 	t_expect_eq "bench-verify --frames 0: exit code" 2 $?
 }

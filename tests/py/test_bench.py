@@ -622,10 +622,18 @@ class RegressionGuard(unittest.TestCase):
         lines = regress.lines({'baseline': 'bench/results/x.json', 'baseline_date': 'd',
                                'compared': n, 'regressions': regs, 'slack': regress.SLACK})
         self.assertIn('2 REGRESSED', lines[0])
+        self.assertIn('1 of them with pairs that disagree: not counted', lines[0])
+        # Only a regression whose pairs agreed sets the exit code.
+        self.assertEqual([r['cell'] for r in regress.failed({'regressions': regs})],
+                         ['xsk-unkeyed/kernel/60/q1'])
         self.assertRegex(lines[2], r'REGRESSED drop/kernel/60/q1 against bare/kernel/60/q1: '
                          r'0\.929, was 0\.980 \(-5\.2%\); its pairs disagree')
         # better: nothing flagged
         self.assertEqual(regress.compare(new, base)[0], [])
+        # a ratio at zero (a run with no rate) is no figure, never a 100% regression
+        zero = bench_result('d', {('xsk-unkeyed/kernel/60/q1', 'xsk-follow/kernel/60/q1'):
+                                  (0.0, 'lower', False)})
+        self.assertEqual(regress.compare(base, zero), ([], 0))
         self.assertEqual(regress.compare(base, base)[0], [])
 
     def test_kinds(self):
@@ -648,7 +656,8 @@ class RegressionGuard(unittest.TestCase):
             git('init', '-q')
             for name, date in (('2026-11-29-vm-quick.json', 'a'), ('2026-11-30-vm-quick.json', 'b'),
                                ('2026-12-01-vm.json', 'full'),
-                               ('2026-12-02-vm-quick-filtered.json', 'filtered')):
+                               ('2026-12-02-vm-quick-filtered.json', 'filtered'),
+                               ('2026-12-02-lab2-quick.json', 'another host')):
                 with open(os.path.join(res, name), 'w') as f:
                     f.write('{"date": "%s", "cells": []}' % date)
             git('add', '.')
@@ -657,9 +666,18 @@ class RegressionGuard(unittest.TestCase):
                 f.write('{"date": "changed", "cells": []}')
             with open(os.path.join(res, '2026-12-03-vm-quick.json'), 'w') as f:
                 f.write('{"date": "uncommitted", "cells": []}')
-            path, obj = regress.committed(d, True)
+            with open(os.path.join(res, '2026-12-04-vm-quick.json'), 'w') as f:
+                f.write('{"date": "staged", "cells": []}')
+            git('add', os.path.join(res, '2026-12-04-vm-quick.json'))
+            path, obj = regress.committed(d, True, 'vm')
             self.assertEqual((path, obj['date']), ('bench/results/2026-11-30-vm-quick.json', 'b'))
-            self.assertEqual(regress.committed(d, False)[1]['date'], 'full')
+            # another machine's file only where this one has none
+            self.assertEqual(regress.committed(d, True, 'elsewhere')[1]['date'], 'another host')
+            self.assertEqual(regress.committed(d, False, 'vm')[1]['date'], 'full')
+            with open(os.path.join(res, 'bad.json'), 'w') as f:
+                f.write('[1, 2]')
+            self.assertIn('no bench result', regress.baseline(d, True, {
+                'BENCH_BASELINE': os.path.join(res, 'bad.json')})[1])
             self.assertEqual(regress.baseline(d, True, {'BENCH_BASELINE': 'none'})[0], None)
             name, obj = regress.baseline(d, True, {'BENCH_BASELINE': os.path.join(
                 res, '2026-12-03-vm-quick.json')})
@@ -686,11 +704,15 @@ class Ledger(unittest.TestCase):
     def test_paired_differences(self):
         # The speed level moves both runs of a rotation: a difference per rotation.
         c = ledger.cost_cell('stamp-write', 'bpf', 'w', [60.0, 40.0, 61.0, None],
-                             [30.0, 20.0, 31.0, 25.0], ['stamped: exit 1: x', 'xsk: y'],
-                             'xdp_gen: stamped - unstamped')
+                             [30.0, 20.0, 31.0, 25.0],
+                             ledger.flags_of(['stamped: exit 1: x', 'xsk: y'], 'stamped',
+                                             'unstamped'), 'xdp_gen: stamped - unstamped')
         self.assertEqual(c['repeats'], [30.0, 20.0, 30.0])
         self.assertEqual((c['median'], c['min'], c['max']), (30.0, 20.0, 30.0))
         self.assertEqual(c['flags'], ['stamped: exit 1: x'])
+        # a variant whose name is in another's is not that one
+        self.assertEqual(ledger.flags_of(['xsk: y', 'xsk-time-all: z'], 'xsk-time-all',
+                                         'xsk-noverify'), ['xsk-time-all: z'])
         self.assertEqual((c['id'], c['unit'], c['better']), ('ledger/stamp-write', 'ns/frame',
                                                              'lower'))
         self.assertIsNone(ledger.cost_cell('x', 'bpf', 'w', [None], [1.0], [], 'h')['median'])

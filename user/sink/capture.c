@@ -345,6 +345,12 @@ void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, in
 		push(q, &h, data);
 }
 
+__u64 capture_queue_backlog(struct capq *q, __u64 *dropped)
+{
+	*dropped = __atomic_load_n(&q->dropped, __ATOMIC_RELAXED);
+	return q->head - __atomic_load_n(&q->tail, __ATOMIC_ACQUIRE);
+}
+
 /* The writer has written everything below the heads, and stopped. */
 static void writer_stop(struct capture *c)
 {

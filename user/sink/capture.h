@@ -32,6 +32,10 @@
  *                               are fs bytes
  *   capture_queue(c, i)         queue i's ring, for its thread only
  *   capture_offer(cq, ...)      receive thread, per frame
+ *   capture_queue_backlog(cq, &dropped)
+ *                               receive thread: frames offered that the
+ *                               writer has not taken yet, and the frames
+ *                               the full ring refused so far
  *   capture_queue_stats(c, i, received, dropped)
  *                               main, once the receive threads are done:
  *                               queue i's socket counts, for the file
@@ -71,6 +75,7 @@ struct capq *capture_queue(struct capture *c, unsigned int i);
 /* A frame of len bytes received at now_ns, with seqtrack's verdict (or CAPTURE_*). */
 void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, int verdict,
 		   const struct stamp *st);
+__u64 capture_queue_backlog(struct capq *q, __u64 *dropped);
 int capture_finish(struct capture *c);
 void capture__destroy(struct capture *c);
 

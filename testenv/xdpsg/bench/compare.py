@@ -27,7 +27,8 @@ def main(argv=None):
             rows.append([i, lib.fmt_value(x) if x else '-', lib.fmt_value(y) if y else '-', '-',
                          '', 'only in ' + ('A' if x else 'B')])
             continue
-        if not x.get('median') or y.get('median') is None:
+        # A cost that can come out at or below zero (a ledger row) has no ratio.
+        if not x.get('median') or x['median'] <= 0 or y.get('median') is None:
             rows.append([i, lib.fmt_value(x), lib.fmt_value(y), '-', '', 'no value'])
             continue
         r = y['median'] / x['median']

@@ -198,7 +198,8 @@ def bpf_cells(ctx):
                     try:
                         ns, n, f = one_run(ctx, lab, v, progs[v])
                     except (RuntimeError, proc.LabError) as e:
-                        ns, n, f = None, 0, [str(e)]
+                        msg = str(e)
+                        ns, n, f = None, 0, [msg if msg.startswith(v + ':') else '%s: %s' % (v, msg)]
                     runs[v].append(ns)
                     flags += f
                     ctx.log('bench: ledger %-14s run %d: %s ns per run of %s (%d runs)' % (
@@ -207,8 +208,14 @@ def bpf_cells(ctx):
         lab.close(bound=3)
         if lab in ctx.labs:
             ctx.labs.remove(lab)
-    return [cost_cell(name, side, what, runs[v], runs[base], flags, '%s: %s - %s' % (prog, v, base))
+    return [cost_cell(name, side, what, runs[v], runs[base], flags_of(flags, v, base),
+                      '%s: %s - %s' % (prog, v, base))
             for name, side, what, prog, v, base in ROWS]
+
+
+def flags_of(flags, *variants):
+    """The FLAGS ('VARIANT: ...') of runs of VARIANTS: a row's own."""
+    return [f for f in flags if f.split(':')[0] in variants]
 
 
 def cost_cell(name, side, what, with_, without, flags, how):
@@ -220,7 +227,7 @@ def cost_cell(name, side, what, with_, without, flags, how):
     return {'id': cell_id(name), 'group': 'ledger', 'side': side, 'what': what, 'how': how,
             'unit': 'ns/frame', 'better': 'lower', 'median': md, 'min': lo, 'max': hi,
             'repeats': diffs, 'with': with_, 'without': without, 'ref': None,
-            'flags': [f for f in flags if f.split(':')[0] in how]}
+            'flags': list(flags)}
 
 
 def user_cells(runs):

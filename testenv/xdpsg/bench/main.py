@@ -111,7 +111,12 @@ class Bench(scenario.Scenario):
             return ledger.drop_cell(cells)
         ctx.log('bench: the per-frame cost ledger (BPF run-time statistics) x %d'
                 % ctx.ledger_rotations)
-        return ledger.bpf_cells(ctx) + ledger.drop_cell(cells)
+        try:
+            rows = ledger.bpf_cells(ctx)
+        except (RuntimeError, OSError, proc.LabError) as e:
+            notes.append('the ledger\'s BPF rows failed: %s' % e)
+            rows = []
+        return rows + ledger.drop_cell(cells)
 
     def others(self, bp_opts, bp_why):
         """The allocator and backpressure rows: (cells, allocator JSON, backpressure)."""
@@ -156,8 +161,13 @@ class Bench(scenario.Scenario):
             'duration_s': time.monotonic() - t_start, 'machine': machine, 'gens': gens,
             'ext': ext, 'cells': cells, 'alloc_raw': alloc_raw, 'backpressure': bp,
             'notes': notes, 'targets': summary.targets(cells)})
-        # Read from the committed tree before this run writes its own file.
-        res['regression'] = regress.check(ctx.root, ctx.quick, self.environ, res)
+        # Read from the committed tree before this run writes its own file; whatever
+        # goes wrong there, the run's figures are written.
+        try:
+            res['regression'] = regress.check(ctx.root, ctx.quick, self.environ, res)
+        except Exception as e:  # noqa: BLE001 - the guard must never cost the results
+            res['regression'] = {'baseline': None, 'note': 'the guard failed: %s' % e,
+                                 'compared': 0, 'regressions': [], 'slack': regress.SLACK}
         return res, report.write(ctx, res)
 
     def report(self, args, result):
@@ -173,7 +183,7 @@ class Bench(scenario.Scenario):
             rc = plot.main([base + '.json'])
             if rc:
                 ctx.log('bench: plot failed (exit %d)' % rc)
-        return regress.REGRESSED if res['regression']['regressions'] else 0
+        return regress.REGRESSED if regress.failed(res['regression']) else 0
 
 
 def main(argv=None):

@@ -25,40 +25,54 @@ def kind_of(name):
     return 'quick' if m.group(3) else 'full'
 
 
-def committed(root, quick):
-    """(path in the tree, its committed JSON) of the newest committed results file of
-    that kind (by the date its name starts with), or (None, why not)."""
-    r = proc.run(['git', '-C', root, 'ls-files', '--', RESULTS], timeout=20)
+def committed(root, quick, host=None):
+    """(path in the tree, its committed JSON) of the newest results file of that kind in
+    the last commit (by the date its name starts with), of this HOST's if there is one,
+    or (None, why not)."""
+    try:
+        r = proc.run(['git', '-C', root, 'ls-tree', '-r', '--name-only', 'HEAD', '--', RESULTS],
+                     timeout=20)
+    except (OSError, proc.LabError) as e:
+        return None, 'git: %s' % e
     if r.returncode != 0:
         return None, 'not a git checkout (%s)' % (r.stderr.strip() or 'git failed')
     want = 'quick' if quick else 'full'
-    names = sorted((n for n in r.stdout.split() if kind_of(n) == want),
-                   key=lambda n: NAME.match(os.path.basename(n)).group(1))
+    names = [n for n in r.stdout.split() if kind_of(n) == want]
+    mine = [n for n in names if NAME.match(os.path.basename(n)).group(2) == host]
+    names = sorted(mine or names, key=lambda n: NAME.match(os.path.basename(n)).group(1))
     if not names:
         return None, 'no committed %s results file in %s' % (want, RESULTS)
     path = names[-1]
     r = proc.run(['git', '-C', root, 'show', 'HEAD:' + path], timeout=20)
     if r.returncode != 0:
         return None, '%s: %s' % (path, r.stderr.strip())
+    return path, parsed(path, r.stdout)
+
+
+def parsed(name, text):
+    """A results file's object, or a ValueError naming what is wrong with it."""
     try:
-        return path, json.loads(r.stdout)
+        o = json.loads(text)
     except ValueError as e:
-        return None, '%s is no JSON (%s)' % (path, e)
+        raise ValueError('%s is no JSON (%s)' % (name, e)) from None
+    if not isinstance(o, dict) or not isinstance(o.get('cells', []), list):
+        raise ValueError('%s is no bench result' % name)
+    return o
 
 
-def baseline(root, quick, env):
+def baseline(root, quick, env, host=None):
     """(name, result object) to compare with, or (None, why not). BENCH_BASELINE=FILE
     names a results file; BENCH_BASELINE=none turns the guard off."""
     choice = env.get('BENCH_BASELINE')
     if choice == 'none':
         return None, 'turned off (BENCH_BASELINE=none)'
-    if choice:
-        try:
+    try:
+        if choice:
             with open(choice) as f:
-                return choice, json.load(f)
-        except (OSError, ValueError) as e:
-            return None, 'BENCH_BASELINE %s: %s' % (choice, e)
-    return committed(root, quick)
+                return choice, parsed(choice, f.read())
+        return committed(root, quick, host)
+    except (OSError, ValueError) as e:
+        return None, 'BENCH_BASELINE %s: %s' % (choice, e) if choice else str(e)
 
 
 def pair_ratios(result):
@@ -79,11 +93,11 @@ def compare(base, new, slack=SLACK):
     old, cur = pair_ratios(base), pair_ratios(new)
     out, n = [], 0
     for key, (now, better, split) in cur.items():
-        if key not in old or not old[key][0]:
+        if key not in old or not old[key][0] or old[key][0] <= 0 or now <= 0:
             continue
         n += 1
         was = old[key][0]
-        change = now / was - 1 if better == 'higher' else was / now - 1 if now else -1.0
+        change = now / was - 1 if better == 'higher' else was / now - 1
         if change < -slack - 1e-9:  # 5.0% exactly is inside the slack
             out.append({'cell': key[0], 'against': key[1], 'was': was, 'now': now,
                         'better': better, 'change': change, 'disagree': split or old[key][2]})
@@ -93,7 +107,7 @@ def compare(base, new, slack=SLACK):
 
 def check(root, quick, env, result):
     """The guard's record for RESULT: baseline, pairs compared, regressions, slack."""
-    name, base = baseline(root, quick, env)
+    name, base = baseline(root, quick, env, (result.get('machine') or {}).get('host'))
     if name is None:
         return {'baseline': None, 'note': base, 'compared': 0, 'regressions': [],
                 'slack': SLACK}
@@ -102,18 +116,27 @@ def check(root, quick, env, result):
             'regressions': regs, 'slack': SLACK, 'note': None}
 
 
+def failed(guard):
+    """The regressions that set the exit code: those whose pairs agreed in both runs. A
+    pair that disagrees (the machine changed speed level under it) is printed, not believed,
+    as everywhere in the bench."""
+    return [r for r in guard['regressions'] if not r['disagree']]
+
+
 def lines(guard):
     """What make bench prints about the guard."""
     if guard['baseline'] is None:
         return ['bench: regression guard: no baseline: %s' % guard['note']]
+    regs, counted = guard['regressions'], failed(guard)
     out = ['bench: regression guard: %d paired ratios against %s (%s): %s' % (
         guard['compared'], guard['baseline'], guard.get('baseline_date'),
-        '%d REGRESSED by more than %.0f%%' % (len(guard['regressions']), 100 * guard['slack'])
-        if guard['regressions'] else 'none more than %.0f%% worse' % (100 * guard['slack']))]
+        '%d REGRESSED by more than %.0f%% (%d of them with pairs that disagree: not counted)'
+        % (len(regs), 100 * guard['slack'], len(regs) - len(counted))
+        if regs else 'none more than %.0f%% worse' % (100 * guard['slack']))]
     for r in guard['regressions']:
         out.append('bench: REGRESSED %s against %s: %.3f, was %.3f (%+.1f%%%s)%s' % (
             r['cell'], r['against'], r['now'], r['was'], 100 * r['change'],
             ', lower is better' if r['better'] == 'lower' else '',
-            '; its pairs disagree (the machine changed speed level): run it again'
+            '; its pairs disagree (the machine changed speed level): not counted, run it again'
             if r['disagree'] else ''))
     return out
