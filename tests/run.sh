@@ -3,7 +3,8 @@
 #
 # Runs every test and ends with "N passed, N failed, N skipped".
 #   tests/run.sh [--unit | --integration] [--filter PATTERN[:MODE]] [-j N]
-# Unit tests: every $BUILD/tests/test_* binary (and the sanitized build if made).
+# Unit tests: every $BUILD/tests/test_* binary (and the sanitized build if made),
+# then the Python unit tests (tests/py/run.py), as the user nobody when run as root.
 # Integration tests: every function test_* in tests/integration/test_*.sh, each
 # run as its own bash process under a timeout, in labs it makes and removes.
 # A test that runs once per mode (lib.sh's t_each_mode) counts each mode as a
@@ -12,7 +13,7 @@
 # marked "# serial: WHY" in the comment above it, or every test of a file with
 # a "# serial-file: WHY" line, runs alone, after the others. A test of such a
 # file marked "# parallel: WHY" (the file's reason does not apply) does not.
-# Each phase (unit, sanitized unit, integration in parallel, serial) ends with
+# Each phase (unit, sanitized unit, python, integration in parallel, serial) ends with
 # a line "[phase:NAME] Ns, cpu Ns, N tests". TEST_TIMES=FILE: a line
 # "NAME WALL-S CPU-S" per integration test is appended to FILE.
 set -u
@@ -238,6 +239,35 @@ integ_drain() {
 	done
 }
 
+# py_unit: tests/py/run.py without root. Run as root, it runs as nobody on a copy
+# of the source tree (a clean clone may sit where nobody cannot read it), with a
+# home of its own and no capabilities; as anyone else, in place.
+py_unit() {
+	local tree=$ROOT rc runas=() home=$LOGDIR/py-home
+	mkdir -p "$home"
+	if [ "$(id -u)" -eq 0 ]; then
+		tree=$LOGDIR/py-tree
+		mkdir "$tree"
+		tar -C "$ROOT" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf - &&
+			chmod -R a+rX "$tree" && chmod a+x "$LOGDIR" && chown 65534:65534 "$home" ||
+			{ echo "[python] FAIL (cannot copy the tree for the user nobody)"; failed=$((failed + 1)); return; }
+		runas=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all)
+	fi
+	(cd "$tree" && "${runas[@]}" env HOME="$home" PYTHONPATH="$tree/testenv" \
+		"$py" -B tests/py/run.py ${filter:+"${filter%%:*}"} >"$LOGDIR/python.out" 2>"$LOGDIR/python.err")
+	rc=$?
+	count_lines "$LOGDIR/python.out"
+	grep -q ' FAIL' "$LOGDIR/python.out" && sed 's/^/    /' "$LOGDIR/python.err"
+	# 2: nothing matched the filter (it named C or integration tests)
+	if [ $rc -ne 0 ] && ! { [ $rc -eq 2 ] && [ -n "$filter" ]; } && ! grep -q ' FAIL' "$LOGDIR/python.out"; then
+		echo "[python] FAIL (exit $rc)"
+		tail -n 30 "$LOGDIR/python.err" | sed 's/^/    /'
+		failed=$((failed + 1))
+		failed_names+=("[python]")
+	fi
+	[ "$tree" = "$ROOT" ] || rm -rf "$tree"
+}
+
 if [ $run_unit -eq 1 ]; then
 	if ! ls "$BUILD"/tests/test_* >/dev/null 2>&1; then
 		echo "run.sh: no unit test binaries in $BUILD/tests; run 'make unit-tests' first" >&2
@@ -266,6 +296,8 @@ if [ $run_unit -eq 1 ]; then
 		done
 		phase_end "sanitize${san_pid:+, beside unit}"
 	fi
+	py_unit
+	phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')"
 fi
 
 if [ $run_integ -eq 1 ]; then

@@ -1,76 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
 #
-# The lab as a Python model (testenv/xdpsg: topology.py, labnet.py, labstate.py,
-# labcli.py) without making a lab: its unit tests are tests/py/test_xdpsg_topology.py
-# (stdlib unittest, no root actions), one class per function here so a failure
-# names the rule that broke. And 'make install' installs a working xdpsg-lab.
-
-# tm_unittest CLASS: run one class of tests/py/test_xdpsg_topology.py.
-tm_unittest() {
-	local out rc f=tests/py/test_xdpsg_topology.py
-	out=$(cd "$ROOT" && python3 -B "$ROOT/$f" -v "$1" 2>&1)
-	rc=$?
-	[ $rc -eq 0 ] || t_fail "$f $1: expected exit 0, got $rc:"$'\n'"$(tail -n 30 <<<"$out")"
-	grep -qE '^Ran [1-9][0-9]* tests? in' <<<"$out" ||
-		t_fail "$f $1: expected tests to run, got: $(tail -n 3 <<<"$out")"
-}
-
-# Names and MACs are a function of the lab's name.
-test_lab_model_names() {
-	tm_unittest Names
-}
-
-# Two namespaces: the default, every setting, --no-ipv6, --scenario backpressure.
-test_lab_model_two_namespaces() {
-	tm_unittest TwoNamespaces
-}
-
-# forward, bridge and xdp DUTs as data: addresses, neighbours, routes, the
-# bridge, the program, the CPU the DUT works on, and what env prints.
-test_lab_model_dut_kinds() {
-	tm_unittest DutKinds
-}
-
-# Every bad option is refused with one line that names it.
-test_lab_model_refused() {
-	tm_unittest Refused
-}
-
-# The commands a topology turns into, step by step.
-test_lab_model_plan() {
-	tm_unittest Plan
-}
-
-# Commands batched per tool and namespace, a failure still names its command,
-# TESTENV_FAIL_AT runs its step before failing.
-test_lab_model_batching() {
-	tm_unittest Batching
-}
-
-# The state file: a round trip, and the shell lab's files read as they were.
-test_lab_model_state() {
-	tm_unittest State
-}
-
-# The command line's parsing and its one-line refusals.
-test_lab_model_command_line() {
-	tm_unittest CommandLine
-}
-
-# --separate-clocks as data: gen and DUT in time namespaces of their own (a day,
-# two days ahead), the sink on the host's; env, the plan, the state, the command
-# line, and the time namespace made by unshare(1) on a file of its own.
-test_lab_model_clocks() {
-	tm_unittest Clocks
-}
-
-# The lab's stamp key: random, mode 0600 whatever the umask, never written through
-# a link; exec gives it unless the caller set XDPSG_STAMP_KEY; env prints it;
-# teardown removes it with the time namespaces' files.
-test_lab_model_stamp_key() {
-	tm_unittest StampKey
-}
+# 'make install' installs a working xdpsg-lab. The lab as a Python model
+# (testenv/xdpsg: topology.py, labnet.py, labstate.py, labcli.py) is unit-tested
+# without a lab in tests/py/test_xdpsg_topology.py, which tests/run.sh runs in its
+# unit phase without root.
 
 # 'make install DESTDIR=...' installs xdpsg-lab and the package it runs, and it
 # works from there alone: no PYTHONPATH, another directory, another user.

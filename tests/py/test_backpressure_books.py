@@ -4,7 +4,7 @@
 only, no root, no lab. The inputs are what the tools' summaries and kstats-dump give;
 each test is one path packets take, and every packet must land in exactly one place.
 
-Run by tests/integration/test_pylib.sh (test_pylib_backpressure_books), or directly
+Run by tests/run.sh in its unit phase (tests/py/run.py, without root), or directly
 with the package on the path:
   PYTHONPATH=testenv python3 -B tests/py/test_backpressure_books.py [-v] [CLASS[.METHOD]]
 """

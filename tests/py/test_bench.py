@@ -4,8 +4,8 @@
 the command lines, the paced rows, and the plot's reading of the table (stdlib only,
 no root, no lab).
 
-Run by tests/integration/test_bench.sh, one class per test function, or directly
-with testenv/ on PYTHONPATH (tests/run.sh exports it):
+Run by tests/run.sh in its unit phase (tests/py/run.py, without root), or directly
+with testenv/ on PYTHONPATH:
   PYTHONPATH=testenv python3 tests/py/test_bench.py [-v] [CLASS[.METHOD]]
 """
 

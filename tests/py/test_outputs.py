@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Files the bench and scripts write, and what reaches gnuplot (stdlib only, no root).
 
-Run by tests/integration/test_hardening.sh, one class per test function, or directly
-with testenv/ on PYTHONPATH (tests/run.sh exports it):
+Run by tests/run.sh in its unit phase (tests/py/run.py, without root) and by
+tests/integration/test_hardening.sh, or directly with testenv/ on PYTHONPATH:
   PYTHONPATH=testenv python3 tests/py/test_outputs.py [-v] [CLASS[.METHOD]]
 """
 

@@ -6,8 +6,8 @@ only, no root, no lab. The books here are what xdp-sink xsk reports per
 run (common/seqtrack.h): 'received' holds every frame of the run in its books, duplicates
 and late frames (behind the reorder window: duplicates or late originals) included.
 
-Run by tests/integration/test_pylib.sh (test_pylib_rfc2544_verdict), or directly with the
-package on the path:
+Run by tests/run.sh in its unit phase (tests/py/run.py, without root), or directly with
+the package on the path:
   PYTHONPATH=testenv python3 -B tests/py/test_rfc2544_verdict.py [-v] [CLASS[.METHOD]]
 """
 

@@ -4,8 +4,8 @@
 stdlib only, no root, no lab. A stub scenario records what main() called; signals are
 real, sent by the stub to its own process at the moment under test.
 
-Run by tests/integration/test_pylib.sh (test_pylib_scenario_*), or directly with the
-package on the path:
+Run by tests/run.sh in its unit phase (tests/py/run.py, without root), or directly with
+the package on the path:
   PYTHONPATH=testenv python3 -B tests/py/test_scenario.py [-v] [CLASS[.METHOD]]
 """
 

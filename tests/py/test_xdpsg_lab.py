@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of testenv/xdpsg/lab.py (stdlib only, no root, no real lab).
 
-Run by tests/integration/test_pylib.sh, one class per test function, or directly
-(testenv/ on PYTHONPATH, as tests/run.sh sets it):
+Run by tests/run.sh in its unit phase (tests/py/run.py, without root), or directly
+(testenv/ on PYTHONPATH):
   PYTHONPATH=testenv python3 tests/py/test_xdpsg_lab.py [-v] [CLASS[.METHOD]]
 Real processes stand in for tools (tiny python/sh children) and a fake testenv.sh
 (a shell script written per test) stands in for the lab, so every rule is exercised

@@ -5,8 +5,8 @@ labstate, labcli's parsing). Stdlib only, no root, nothing made: the topology ea
 set produces is checked as data, for every DUT kind, and bad options are refused with one
 line. The machine's facts (CPUs, IPv6, xdp-sink) are given, not read.
 
-Run by tests/integration/test_lab_model.sh, one class per test function, or directly
-(testenv/ on PYTHONPATH, as tests/run.sh sets it):
+Run by tests/run.sh in its unit phase (tests/py/run.py, without root), or directly
+(testenv/ on PYTHONPATH):
   PYTHONPATH=testenv python3 tests/py/test_xdpsg_topology.py [-v] [CLASS[.METHOD]]
 """
 
