@@ -320,7 +320,11 @@ lab_bg() {
 	local out=$1 side=$2
 	shift 2
 	t_schema_note "$out"
-	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@" >"$out" 2>&1 &
+	# Emptied here, not by the background shell's '>': that one runs after the fork,
+	# so a wait that starts at once could read a reused file's old lines (an earlier
+	# run's ready line) and then find them gone.
+	: >"$out"
+	"$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@" >>"$out" 2>&1 &
 	LAST_PID=$!
 	T_PIDS+=("$LAST_PID")
 }
