@@ -26,8 +26,9 @@ BENCH_PLOT=0 (no PNGs), BENCH_ALLOC=0 / BENCH_BACKPRESSURE=0 / BENCH_DROPCOST=0 
 those rows; BENCH_BACKPRESSURE=1 / BENCH_DROPCOST=1 add them to a quick run),
 BENCH_STATE (file that run.sh reads to tear down labs if this script dies),
 BENCH_BASELINE (the regression guard's results file, or none; default: the last one
-committed of the same kind), BENCH_LEDGER=0 (skip the cost ledger's BPF rows), BENCH_LEDGER_ROTATIONS
-(its rotations, default 5). Exit 3: a paired ratio regressed more than 5%."""
+committed of the same kind), BENCH_LEDGER=0 (skip the cost ledger's BPF rows),
+BENCH_LEDGER_ROTATIONS (its rotations, default 5). Exit 3: a paired ratio whose pairs agree regressed more
+than 5%."""
 
 
 @dataclass

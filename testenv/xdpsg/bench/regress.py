@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The regression guard: each paired ratio of a run against the same pair in the last
 results file committed for the same kind of run (quick or full). A ratio that moved
-more than SLACK the wrong way is a regression: make bench names it with its row and
-exits REGRESSED. The ratio, not the rate: the machine's speed level moves rates by a
-third from run to run, while a paired ratio moves only with what was changed."""
+more than SLACK the wrong way is a regression: the run names it with its row and
+bench/run.sh exits REGRESSED. The ratio, not the rate: the machine's speed level moves
+rates by a third from run to run, while a paired ratio moves only with what changed."""
 
 import json
 import os
@@ -12,7 +12,7 @@ import re
 from .. import proc
 
 SLACK = 0.05  # a ratio more than 5% worse than the baseline's
-REGRESSED = 3  # make bench's exit code when a ratio regressed (2: usage, 1: failure)
+REGRESSED = 3  # bench/run.sh's exit code when a ratio regressed (2: usage, 1: failure)
 RESULTS = 'bench/results'
 NAME = re.compile(r'^(\d{4}-\d{2}-\d{2})-(.+?)(-quick)?(-filtered)?\.json$')
 
