@@ -55,12 +55,15 @@ deb_build_cheap() {
 	local root=$DEB_TMP/root out bins
 	# One make install at a time: the tests of this file run side by side, and
 	# each make builds what install needs (man pages, ...) in the same build/.
+	# The lock's descriptor is opened inside the substitution: a redirection on
+	# an assignment alone ('out=$(...) 9>>F') is undone before the substitution
+	# runs, so flock would find no descriptor 9 and the makes would run together.
 	# shellcheck disable=SC2046
 	out=$(
-		flock 9
+		exec 9>>"$BUILD/.deb-install.lock" && flock 9 || { echo "no lock on $BUILD/.deb-install.lock"; exit 1; }
 		deb_make -C "$ROOT" --no-print-directory install DESTDIR="$root" \
 			$(cat "$ROOT/debian/install-dirs") 2>&1
-	) 9>>"$BUILD/.deb-install.lock" || t_fail "make install failed: $(tail -n 5 <<<"$out")"
+	) || t_fail "make install failed: $(tail -n 5 <<<"$out")"
 	mkdir -p "$root/DEBIAN"
 	bins=$(find "$root" -type f -perm -u+x -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print)
 	(cd "$ROOT" && dpkg-shlibdeps -T"$DEB_TMP/substvars" $bins 2>&1) ||
