@@ -210,6 +210,19 @@ struct feat {
 #define CAP_FRAMES_MAX (1U << 18)
 #define CAP_CHUNK (CAPTURE_RING_SLOTS / 2)
 
+/* Until the writer has taken every frame offered: 0, or -1 after 5 s (it stopped?). */
+static int capture_drained(struct feat *s)
+{
+	__u64 dropped, t0 = now_ns();
+
+	while (capture_queue_backlog(s->cap, &dropped)) {
+		if (now_ns() - t0 > 5000000000ULL)
+			return -1;
+		usleep(100);
+	}
+	return 0;
+}
+
 /* --capture, every frame: chunks the writer has room for, timed apart from the wait. */
 static double capture_all_pass(struct feat *s, __u64 n)
 {
@@ -219,8 +232,8 @@ static double capture_all_pass(struct feat *s, __u64 n)
 	if (n > CAP_FRAMES_MAX)
 		n = CAP_FRAMES_MAX;
 	while (i < n) {
-		while (capture_queue_backlog(s->cap, &dropped))
-			usleep(100);
+		if (capture_drained(s))
+			return -1;
 		end = i + CAP_CHUNK < n ? i + CAP_CHUNK : n;
 		t0 = now_ns();
 		for (; i < end; i++) {
@@ -230,8 +243,9 @@ static double capture_all_pass(struct feat *s, __u64 n)
 		}
 		spent += now_ns() - t0;
 	}
-	while (capture_queue_backlog(s->cap, &dropped))
-		usleep(100);
+	if (capture_drained(s))
+		return -1;
+	capture_queue_backlog(s->cap, &dropped);
 	s->cap_dropped += dropped;
 	return (double)spent / (double)n;
 }
@@ -306,11 +320,16 @@ static int measure_feature(enum feature f, __u64 n, struct feat *s, const char *
 	for (p = 0; p < PASSES; p++) {
 		double ns = f == F_CAP_ALL ? capture_all_pass(s, n) : feature_pass(f, s, n);
 
+		if (ns < 0) {
+			fprintf(stderr, "bench-verify: the capture writer stopped taking frames\n");
+			*best = -1;
+			break;
+		}
 		if (ns < *best)
 			*best = ns;
 	}
 	if (c) {
-		int err = capture_finish(c);
+		int err = *best < 0 ? -EIO : capture_finish(c);
 
 		capture__destroy(c);
 		unlink(path);

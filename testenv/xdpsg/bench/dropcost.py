@@ -21,7 +21,7 @@ import time
 from .. import lab as xl, proc
 from . import lib
 from .cells import DROP_COST
-from .env import Ctx, gen_modes
+from .env import gen_modes, run_standalone
 
 VARIANTS = ('plain', 'traced', 'stats')
 CELLS = {'plain': 'plain', 'traced': 'traced', 'stats': 'ns-per-drop'}  # variant: its cell
@@ -213,24 +213,14 @@ def xl_close(ctx, lab):
 def main(argv=None):
     """'python3 -m xdpsg.bench.dropcost': the row alone (the bench's environment,
     BENCH_REPEAT, BENCH_WINDOW, BUILD), its cells as JSON lines on stdout; exit 1 if
-    it gave no ns figure. For tests and for looking again at one figure."""
-    if (sys.argv[1:] if argv is None else argv):
-        print('usage: python3 -m xdpsg.bench.dropcost (settings from the environment: '
-              'BUILD, BENCH_REPEAT, BENCH_WINDOW, BENCH_WARM)', file=sys.stderr)
-        return 2
-    ctx = Ctx.standalone(os.environ, 'xdpsg-dropcost-')
-    try:
+    it gave no ns figure."""
+    def body(ctx):
         cells, note = run_drop_cost(ctx, gen_modes(ctx))
-    finally:
-        for lab in list(ctx.labs):
-            xl_close(ctx, lab)
-        os.rmdir(ctx.tmp)
-    for c in cells:
-        print(json.dumps(dict(c, type='cell')))
-    if note:
-        print('dropcost: ' + note, file=sys.stderr)
-    return 0 if any(c['unit'] == 'ns/drop' and c['median'] for c in cells) else 1
-
+        if note:
+            print('dropcost: ' + note, file=sys.stderr)
+        return cells, 0 if any(c['unit'] == 'ns/drop' and c['median'] for c in cells) else 1
+    return run_standalone(sys.argv[1:] if argv is None else argv, 'dropcost',
+                          'BUILD, BENCH_REPEAT, BENCH_WINDOW, BENCH_WARM', body)
 
 if __name__ == '__main__':
     sys.exit(main())

@@ -3,6 +3,7 @@
 paths (and the private copies the run uses), xdp-gen's modes, the peer tools on
 PATH, testenv.sh's backpressure options, and the machine description a result keeps."""
 
+import json
 import os
 import shutil
 import socket
@@ -192,3 +193,25 @@ def machine_info(ctx, gens):
         'packages': pkgs,
         'loadavg_start': loadavg(),
     }
+
+
+def run_standalone(argv, name, settings, body):
+    """'python3 -m xdpsg.bench.NAME': one row alone, for tests and for looking again at
+    one figure. BODY(ctx) gives (cells, exit code); the cells go to stdout as JSON lines,
+    the log to stderr, and the row's labs and private directory are removed however it
+    ends. SETTINGS: the environment variables it reads, for the usage line."""
+    if argv:
+        print('usage: python3 -m xdpsg.bench.%s (settings from the environment: %s)'
+              % (name, settings), file=sys.stderr)
+        return 2
+    ctx = Ctx.standalone(os.environ, 'xdpsg-%s-' % name)
+    try:
+        cells, rc = body(ctx)
+    finally:
+        for lab in list(ctx.labs):
+            lab.close(bound=3)
+        ctx.labs.clear()
+        shutil.rmtree(ctx.tmp, ignore_errors=True)
+    for c in cells:
+        print(json.dumps(dict(c, type='cell')))
+    return rc

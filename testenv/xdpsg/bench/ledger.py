@@ -27,13 +27,12 @@ run has it.
 
 import json
 import os
-import shutil
 import sys
 import time
 
 from .. import lab as xl, proc
 from . import lib
-from .env import Ctx
+from .env import run_standalone
 
 # (cell, side, what, program, feature variant, its baseline variant)
 ROWS = (
@@ -270,26 +269,17 @@ def lines(cells):
 def main(argv=None):
     """'python3 -m xdpsg.bench.ledger': the ledger alone (the bench's environment: BUILD,
     BENCH_REPEAT (bench-verify's runs), BENCH_LEDGER_ROTATIONS, BENCH_WINDOW, BENCH_WARM),
-    its rows printed and its cells as JSON lines
-    on stdout. Exit 1 if a row has no figure."""
-    if (sys.argv[1:] if argv is None else argv):
-        print('usage: python3 -m xdpsg.bench.ledger (settings from the environment: BUILD, '
-              'BENCH_REPEAT, BENCH_LEDGER_ROTATIONS, BENCH_WINDOW, BENCH_WARM)', file=sys.stderr)
-        return 2
-    ctx = Ctx.standalone(os.environ, 'xdpsg-ledger-')
-    try:
+    its rows printed on stderr and its cells as JSON lines on stdout. Exit 1 if a row has
+    no figure."""
+    def body(ctx):
         ctx.paths.copy(os.path.join(ctx.tmp, 'bin'))
         cells = user_cells(lib.repeat_json(ctx, ctx.paths.verify, 'verify')) + bpf_cells(ctx)
-    finally:
-        for lab in list(ctx.labs):
-            lab.close(bound=3)
-        shutil.rmtree(ctx.tmp, ignore_errors=True)
-    for line in lines(cells):
-        print(line, file=sys.stderr)
-    for c in cells:
-        print(json.dumps(dict(c, type='cell')))
-    return 0 if all(c.get('median') is not None for c in cells) else 1
-
+        for line in lines(cells):
+            print(line, file=sys.stderr)
+        return cells, 0 if all(c.get('median') is not None for c in cells) else 1
+    return run_standalone(sys.argv[1:] if argv is None else argv, 'ledger',
+                          'BUILD, BENCH_REPEAT, BENCH_LEDGER_ROTATIONS, BENCH_WINDOW, BENCH_WARM',
+                          body)
 
 if __name__ == '__main__':
     sys.exit(main())
