@@ -746,6 +746,11 @@ class Ledger(unittest.TestCase):
         self.assertTrue(env.Ctx.from_environ({'BENCH': 'quick'}).ledger)
         self.assertFalse(env.Ctx.from_environ({'BENCH_LEDGER': '0'}).ledger)
         self.assertEqual(env.Ctx.from_environ({'BENCH_LEDGER_ROTATIONS': '2'}).ledger_rotations, 2)
+        # a setting that is no number, or too small, is one line naming it
+        for k, v in (('BENCH_LEDGER_ROTATIONS', 'x'), ('BENCH_LEDGER_ROTATIONS', '0'),
+                     ('BENCH_REPEAT', '0'), ('BENCH_WINDOW', 'nan'), ('BENCH_WARM', '-1')):
+            with self.assertRaisesRegex(ValueError, '^%s=%s: give ' % (k, v)):
+                env.Ctx.from_environ({k: v})
         # Every variant a row names is run, on the side its program is on.
         for _, side, _, prog, v, base in ledger.ROWS:
             self.assertEqual(ledger.VARIANTS[v][0], ledger.VARIANTS[base][0])

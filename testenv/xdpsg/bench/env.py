@@ -99,9 +99,9 @@ class Ctx:
     def from_environ(cls, env):
         quick = env.get('BENCH', 'full') == 'quick'
         build = os.path.join(ROOT, env.get('BUILD', 'build'))
-        return cls(quick=quick, repeat=int(env.get('BENCH_REPEAT', '3')),
-                   window=float(env.get('BENCH_WINDOW', '1.0' if quick else '2.0')),
-                   warm=float(env.get('BENCH_WARM', '0.5')),
+        return cls(quick=quick, repeat=number(env, 'BENCH_REPEAT', '3', int, 1),
+                   window=number(env, 'BENCH_WINDOW', '1.0' if quick else '2.0', float, 0.1),
+                   warm=number(env, 'BENCH_WARM', '0.5', float, 0.0),
                    filter=env.get('BENCH_FILTER') or None,
                    outdir=env.get('BENCH_OUT', os.path.join(ROOT, 'bench', 'results')),
                    state=env.get('BENCH_STATE'),
@@ -112,7 +112,7 @@ class Ctx:
                    # The drop tracer's cost per drop: about 30 s, so quick only with =1.
                    dropcost=env.get('BENCH_DROPCOST', '0' if quick else '1') != '0',
                    ledger=env.get('BENCH_LEDGER', '1') != '0',
-                   ledger_rotations=int(env.get('BENCH_LEDGER_ROTATIONS', '5')),
+                   ledger_rotations=number(env, 'BENCH_LEDGER_ROTATIONS', '5', int, 1),
                    paths=Paths.of_build(build))
 
     @classmethod
@@ -195,6 +195,20 @@ def machine_info(ctx, gens):
     }
 
 
+def number(env, name, default, kind, low):
+    """ENV[NAME] as a number of KIND, at least LOW; ValueError naming the variable and
+    what it takes."""
+    text = env.get(name) or default
+    try:
+        v = kind(text)
+    except ValueError:
+        v = None
+    if v is None or v != v or v < low:
+        raise ValueError('%s=%s: give %s of at least %s' % (
+            name, text, 'a whole number' if kind is int else 'a number', low))
+    return v
+
+
 def run_standalone(argv, name, settings, body):
     """'python3 -m xdpsg.bench.NAME': one row alone, for tests and for looking again at
     one figure. BODY(ctx) gives (cells, exit code); the cells go to stdout as JSON lines,
@@ -204,7 +218,11 @@ def run_standalone(argv, name, settings, body):
         print('usage: python3 -m xdpsg.bench.%s (settings from the environment: %s)'
               % (name, settings), file=sys.stderr)
         return 2
-    ctx = Ctx.standalone(os.environ, 'xdpsg-%s-' % name)
+    try:
+        ctx = Ctx.standalone(os.environ, 'xdpsg-%s-' % name)
+    except ValueError as e:
+        print('%s: %s' % (name, e), file=sys.stderr)
+        return 2
     try:
         cells, rc = body(ctx)
     finally:

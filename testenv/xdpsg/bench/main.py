@@ -26,12 +26,17 @@ class Bench(scenario.Scenario):
 
     def __init__(self, environ=None):
         self.environ = os.environ if environ is None else environ
-        self.ctx = env.Ctx.from_environ(self.environ)
+        try:
+            self.ctx, self.bad = env.Ctx.from_environ(self.environ), None
+        except ValueError as e:  # said as bad usage once the run starts (check())
+            self.ctx, self.bad = env.Ctx(paths=env.Paths.of_build('build')), str(e)
 
     def parser(self):
         return scenario.parser('bench/run.sh', DESCRIPTION, env.ENVIRONMENT)
 
     def check(self, args):
+        if self.bad:
+            raise scenario.UsageError(self.bad)
         if os.geteuid() != 0:
             raise scenario.UsageError('needs root (namespaces, XDP)')
         for b in self.ctx.paths.all():
