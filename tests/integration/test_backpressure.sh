@@ -195,6 +195,7 @@ test_backpressure_bad_input() {
 # tool, the host-wide drop tracer included (it was left running, holding its
 # programs on kfree_skb, every time). The run's mark (t_interrupt) is in every
 # process it starts, so what it left is found.
+# parallel: what is judged is what is left, not what the scenario measured
 test_backpressure_interrupted_leaves_nothing() {
 	local sig at
 	for sig in INT TERM; do

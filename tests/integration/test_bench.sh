@@ -27,7 +27,6 @@ test_bench_front_ends() {
 # rate paired with the untraced one, a positive ns per drop from the kernel's run-time
 # statistics, the qdisc dropping frames and the tracer counting exactly the qdisc's own
 # drops. No rate or time is judged: the figures depend on the machine's load.
-# serial: a bench rotation, measuring
 test_bench_drop_cost_row() {
 	local dir out rc
 	dir=$(mktemp -d)
@@ -91,7 +90,6 @@ sys.exit("bench-verify: no figure for %s in %s" % (bad, o) if bad else 0)' "$dir
 # The ledger's BPF rows in a lab of their own (one rotation, short windows): every
 # variant's program found and run, each row a figure, nothing left behind. No figure is
 # judged: they depend on the machine's load.
-# serial: a bench rotation, measuring
 test_bench_ledger_rows() {
 	local dir out rc
 	dir=$(mktemp -d)

@@ -36,14 +36,15 @@ expect_delta() {
 	t_expect_eq "$what: up by the frames and their marks" "$SENT" "$(($("$@") - before))"
 }
 
-# gen_send MODE OPTIONS...: send N frames, or fail saying why. SENT: the
+# gen_send MODE OPTIONS...: send N frames at 100 kpps (paced, so the stack keeps up on
+# a CPU another test shares: the counts are exact, not a race), or fail saying why. SENT: the
 # frames and their marks (docs/stamp.md), which are of the frames' kind: the
 # stack counts them alike.
 SENT=
 gen_send() {
 	local mode=$1 out
 	shift
-	out=$(lab_exec gen "$GEN" "$mode" -j -q -n "$N" "$@" "$GEN_IF" 2>&1) ||
+	out=$(lab_exec gen "$GEN" "$mode" -j -q -n "$N" -r 100k "$@" "$GEN_IF" 2>&1) ||
 		t_fail "xdp-gen $mode $* -n $N: $out"
 	SENT=$(python3 -c 'import json, sys
 o = [json.loads(l) for l in sys.stdin if l.startswith("{\"type\":\"summary\"")][-1]
@@ -73,7 +74,6 @@ icmp_body() { # MODE
 # Every echo request the generator sends, IPv4 and ICMPv6, is answered: the
 # kernel accepted each checksum (echo replies are not rate-limited, and the
 # limits are lifted anyway).
-# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_icmp() {
 	lab_proto
 	lab_exec sink sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_per_sec=1000000000 \
@@ -107,7 +107,6 @@ vlan_untag_body() { # MODE
 # echo request behind one or two of them is answered (the stack accepted
 # the tags' layout and every checksum behind them); a tag with VID 100 that
 # no device takes is counted as a frame for another host, one per frame.
-# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_vlan_untag() {
 	lab_proto
 	lab_exec sink sysctl -qw net.ipv4.icmp_ratelimit=0 net.ipv4.icmp_msgs_per_sec=1000000000 ||
@@ -128,7 +127,6 @@ syn_body() { # MODE
 
 # A listening socket with syncookies=2 answers every SYN with a cookie, so
 # each SYN the kernel accepts (checksum, addresses, flags) counts once.
-# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_tcp_syncookies() {
 	local out
 	lab_proto
@@ -165,7 +163,6 @@ dev_body() { # MODE DEV OPTIONS...
 
 # The kernel's VXLAN devices take every frame (VNI 42 over IPv4, 43 over IPv6
 # with the outer UDP checksum they insist on there).
-# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_vxlan() {
 	lab_proto
 	make_dev vx42 type vxlan id 42 dstport 4789 local "$SINK_IP4" ||
@@ -199,7 +196,6 @@ tunnel_dev_case() { # NAME DEV-ARGS -- GEN-OPTIONS
 
 DEVS_RAN=0
 
-# serial: exact counts from full-rate runs into the stack; a CPU shared with another test backs it up
 test_proto_devices() {
 	lab_proto
 	tunnel_dev_case gn42 type geneve id 42 remote "$GEN_IP4" -- --encap geneve:42

@@ -52,7 +52,6 @@ trace_get() { # FILE EXPR: EXPR on the tracepoints' JSON t
 # N frames spread over CPUs 0 and 1: the sink's per-CPU books are the
 # kernel's (each kthread's processed and xdp_drop), a frame redirected but not
 # seen is one the enqueue dropped, and the round robin halves the frames.
-# serial: exact counts from full-rate runs; a CPU shared with another test backs the cpumap or the capture up
 test_sink_ops_redirect_cpu() {
 	local n=20000 out trace pid cpu
 	[ "$(nproc)" -ge 2 ] || t_skip "needs two CPUs"
@@ -64,7 +63,9 @@ test_sink_ops_redirect_cpu() {
 	lab_bg "$out" sink "$SINK" redirect-cpu -j -q -n $n -d 60 --cpu 0,1 "$SINK_IF"
 	pid=$LAST_PID
 	wait_ready "$out" "$pid" || t_fail "redirect-cpu did not start: $(cat "$out")"
-	lab_exec gen "$GEN" kernel -q --no-stamp -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen kernel failed"
+	# Paced: exact counts, not a race of the cpumap's kthreads with a CPU another test shares.
+	lab_exec gen "$GEN" kernel -q --no-stamp -n $n -r 200k "$GEN_IF" >/dev/null ||
+		t_fail "xdp-gen kernel failed"
 	wait "$pid"
 	t_expect_eq "sink exit code" 0 $?
 	cpumap_trace_read "$trace"
@@ -141,7 +142,6 @@ macs_of() {
 # --packet-op swap-macs: a redirect hands the far side frames whose MAC
 # addresses are swapped (without it they go as they came), and a bounce
 # (tx, which swaps anyway) comes back addressed to its sender.
-# serial: exact counts from full-rate runs; a CPU shared with another test backs the cpumap or the capture up
 test_sink_ops_swap_macs() {
 	local n=50 r0 r1 out pcap tlog plog tpid op
 	command -v tcpdump >/dev/null || t_skip "tcpdump not installed"
@@ -168,7 +168,8 @@ test_sink_ops_swap_macs() {
 		t_wait_for "$tlog" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$tlog")"
 		lab_bg "$out" sink "$SINK" redirect -j -q -n $n -d 60 --to "$r0" --packet-op $op "$SINK_IF"
 		wait_ready "$out" "$LAST_PID" || t_fail "redirect did not start: $(cat "$out")"
-		lab_exec gen "$GEN" kernel -q --no-stamp -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen failed"
+		lab_exec gen "$GEN" kernel -q --no-stamp -n $n -r 100k "$GEN_IF" >/dev/null ||
+			t_fail "xdp-gen failed"
 		wait "$tpid" || t_fail "--packet-op $op: tcpdump on $r1 did not see $n frames: $(cat "$tlog"; cat "$out")"
 		if [ $op = none ]; then
 			t_expect_eq "redirect: MACs as they came" "$n $GEN_MAC > $SINK_MAC" "$(macs_of "$pcap")"
@@ -185,7 +186,9 @@ test_sink_ops_swap_macs() {
 	t_wait_for "$tlog" "listening on" 10 || t_fail "tcpdump did not start: $(cat "$tlog")"
 	lab_bg "$out" sink "$SINK" tx -j -q -n $n -d 60 --packet-op swap-macs "$SINK_IF"
 	wait_ready "$out" "$LAST_PID" || t_fail "tx did not start: $(cat "$out")"
-	lab_exec gen "$GEN" kernel -q --no-stamp -n $n "$GEN_IF" >/dev/null || t_fail "xdp-gen kernel failed"
+	# Paced: exact counts, not a race of the cpumap's kthreads with a CPU another test shares.
+	lab_exec gen "$GEN" kernel -q --no-stamp -n $n -r 200k "$GEN_IF" >/dev/null ||
+		t_fail "xdp-gen kernel failed"
 	wait "$tpid" || t_fail "tcpdump on $GEN_IF did not see $n bounced frames"
 	t_expect_eq "tx --packet-op swap-macs: back to the sender" "$n $SINK_MAC > $GEN_MAC" \
 		"$(macs_of "$pcap")"

@@ -4,7 +4,6 @@
 # ten times into a sink with default options. Each generator run has its own
 # books in the summary's "runs"; nothing one run (or a forger) does may show
 # in another's.
-# serial-file: exact books of unpaced runs; a CPU shared with another test starves the sink
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"

@@ -5,7 +5,6 @@
 # following the receive CPU (by default, and always with --follow-rx) and the
 # receive-CPU hint, the frame size chosen from the MTU, and the lab's veth pair
 # deleted under both tools.
-# serial-file: exact delivery at full rate; a CPU shared with another test starves the sink
 
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
@@ -228,7 +227,6 @@ test_sink_xsk_no_verify_and_hist() {
 	t_expect_eq "no loss fields without verification" False "$(xs '"lost" in o')"
 }
 
-# parallel: no traffic: refusals only
 test_sink_xsk_bad_input() {
 	lab_setup --no-ipv6
 	local x="$TESTENV exec --name $LAB_NAME sink --" msg rc
@@ -244,7 +242,6 @@ test_sink_xsk_bad_input() {
 	return 0
 }
 
-# parallel: no exact count: what is delivered is at least one frame, and the books balance
 test_sink_xsk_starts_under_traffic() {
 	lab_setup --no-ipv6
 	local gout
@@ -264,6 +261,7 @@ test_sink_xsk_starts_under_traffic() {
 # path too (veth receives in the sender's softirq); the sink's thread starts
 # on CPU 1 and must move there once, and the books must balance across the
 # move: every frame sent is delivered or counted where it was dropped.
+# serial: where the receive CPU is and which CPU the sink follows is the test; another test's load moves both
 test_sink_xsk_follow_rx() {
 	local n=600000 sent
 	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
@@ -290,7 +288,6 @@ test_sink_xsk_follow_rx() {
 # Without --frame-size the sink takes 2048-byte UMEM frames when the MTU's
 # frames fit (and a full-size frame is delivered whole), 4096 when they do
 # not; --frame-size wins over both.
-# parallel: 1000 frames at 100 kpps into a 32k ring cannot overflow it
 test_sink_xsk_frame_size_from_mtu() {
 	lab_setup --no-ipv6
 	start_xsk_sink --ring-size 32768
@@ -314,6 +311,7 @@ test_sink_xsk_frame_size_from_mtu() {
 
 # With --cpus (and without --follow-rx) the sink stays where it was put, names
 # the CPU its queue's packets arrive on, and (text summary) hints at the option.
+# serial: where the receive CPU is and which CPU the sink follows is the test; another test's load moves both
 test_sink_xsk_rx_cpu_hint() {
 	local out
 	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
@@ -340,6 +338,7 @@ test_sink_xsk_rx_cpu_hint() {
 
 # By default a verifying queue follows its receive CPU only when it falls
 # behind there. Keeping up (200 kpps, room for 80 ms): it stays on its CPU.
+# serial: where the receive CPU is and which CPU the sink follows is the test; another test's load moves both
 test_sink_xsk_follow_auto_stays() {
 	local last=$(($(nproc) - 1))
 	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
@@ -364,6 +363,7 @@ test_sink_xsk_follow_auto_stays() {
 # had the 1000 frames the sink needs to judge, and it stayed "auto" (or
 # "trial"). So the generator has the hog's priority (it still sleeps between
 # frames) and runs until the sink has judged, at most 60 s.
+# serial: where the receive CPU is and which CPU the sink follows is the test; another test's load moves both
 test_sink_xsk_follow_auto_moves() {
 	local last=$(($(nproc) - 1)) hog gen gout seen delivered socket
 	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
@@ -395,6 +395,7 @@ test_sink_xsk_follow_auto_moves() {
 # Behind on its own CPU (2 us of work a frame against an unpaced generator),
 # the queue moves to the receive CPU, where a real-time generator outranks it:
 # it delivers less there, goes back, and stays back.
+# serial: where the receive CPU is and which CPU the sink follows is the test; another test's load moves both
 test_sink_xsk_follow_auto_returns() {
 	local last=$(($(nproc) - 1)) seen delivered socket out
 	[ "$(nproc)" -ge 2 ] || t_skip "needs 2 CPUs"
@@ -429,7 +430,6 @@ test_sink_xsk_follow_auto_returns() {
 # within a tick, stops, says so on stderr and exits 1. What they counted up
 # to then still balances: the generator names what it sent after the last
 # reading of the device's counters as unconfirmed, and no counter wraps.
-# parallel: no exact count: the books balance whatever was delivered
 test_sink_xsk_iface_goes_away() {
 	local gout sent xmit failed unconf
 	lab_setup --no-ipv6
@@ -465,6 +465,7 @@ test_sink_xsk_iface_goes_away() {
 # Above about 1 Mpps on a CPU the program times one frame in 16 (the clock
 # read costs as much as the rest of it): a full-rate run has untimed frames,
 # booked like the others and in no latency figure; --time-all times them all.
+# serial: how often frames are timed depends on how closely they arrive, which another test's load spreads
 test_sink_xsk_rx_time_sampled() {
 	local n=400000 opt
 	lab_setup --no-ipv6
@@ -488,6 +489,7 @@ test_sink_xsk_rx_time_sampled() {
 # The sample's real trigger is spacing, not rate: bursts of 64 back to back
 # every 2 ms (32 kpps on average, far below 1 Mpps) leave frames untimed,
 # and the text's timed line states that rule (a burst, under 1.02 us apart).
+# serial: how often frames are timed depends on how closely they arrive, which another test's load spreads
 test_sink_xsk_rx_time_sampled_in_bursts() {
 	local out
 	lab_setup --no-ipv6

@@ -124,7 +124,7 @@ static void test_writer_bad_path(void)
 }
 
 /* A directory of the test's own, so that a stray temporary file shows. */
-static char dir[64];
+static char dir[32];
 
 static void dir_make(void)
 {
