@@ -9,15 +9,14 @@ told to call it back) and the xdp-sink the XDP DUT runs unless XDPSG_SINK says a
 Commands: setup teardown status exec enter list env pin-napi, and, as the first argument
 only, backpressure, rfc2544 (testenv/backpressure.py and testenv/rfc2544.py beside the
 package, or in DIR: an installed package lives where Python finds it, the runners elsewhere)
-and --version --json. Exit codes: 0 success, 1 runtime failure, 2 bad usage or
-environment (one line on stderr).
+and --version --json. Exit codes: 0 success, 1 runtime failure, 2 bad usage or environment.
 """
 
 import os
 import signal
 import sys
 
-from . import labowner, labready, labstate, nsfs, topology as topo_
+from . import labexec, labowner, labready, labstate, nsfs, topology as topo_
 from .topology import UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/, or its copy
@@ -282,8 +281,9 @@ class Cli:
 
     def env(self, r):
         paths = labstate.Paths(r['name'])
-        o = labstate.require(paths, self.prog)
-        for k, v in topo_.build(o).env + (('STAMP_KEY', paths.stamp_key),):
+        topo = topo_.build(labstate.require(paths, self.prog))
+        extra = (('STAMP_KEY', paths.stamp_key),) + labexec.plan(topo, paths, self.tools_dir)
+        for k, v in topo.env + extra:
             print("%s='%s'" % (k, v.replace("'", "'\\''")))
         return 0
 

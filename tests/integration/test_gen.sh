@@ -611,22 +611,22 @@ marks_body() { # MODE
 	t_on_cleanup rm -rf "$key" "$pdir"
 	head -c 32 /dev/urandom | xxd -p >"$key"
 	# shellcheck disable=SC2086 # $w is a word list
-	marks_case "$mode" "two workers, a key" --key "$key" -- -n 3000 -r 100k $w --flows 6 \
+	marks_case "$mode" "two workers, a key" --key "$key" -- -n 600 -r 100k $w --flows 6 \
 		--src-port 1000-1005 --stamp-key "$key"
-	marks_case "$mode" "tcp, a priority tag" -- -n 2000 -r 100k --proto tcp --vlan 0 \
+	marks_case "$mode" "tcp, a priority tag" -- -n 300 -r 100k --proto tcp --vlan 0 \
 		--flows 3 --src-port 2000-2002
 	# shellcheck disable=SC2086
-	marks_case "$mode" "three streams" --runs 3 -- -n 1500 -r 100k $w \
+	marks_case "$mode" "three streams" --runs 3 -- -n 300 -r 100k $w \
 		--stream proto=udp,flows=2,src-port=1-2 --stream proto=tcp,flows=2,src-port=3-4 \
 		--stream proto=icmp,encap=vxlan,flows=2
-	marks_case "$mode" "no end marks" --no-end-mark -- -n 1000 -r 100k --no-end-mark
+	marks_case "$mode" "no end marks" --no-end-mark -- -n 200 -r 100k --no-end-mark
 	# Without stamps no marks: the frames alone leave (test_gen_frames_valid captures them).
 	gen_run "$pdir/nostamp" "$mode" -n 500 --no-stamp
 	res=$(gen_books "$pdir/nostamp" 500 'o["marks"] == 0' 'o["marks_per_flow"] == 0') ||
 		t_fail "no stamp: $res"
 	t_expect_eq "no stamp: what left" 500 "$res"
-	marks_case "$mode" "stopped by --duration" -- -r 20k -d 0.3
-	marks_case "$mode" "stopped by SIGINT" -- --bg -r 20k -d 60
+	marks_case "$mode" "stopped by --duration" -- -r 5k -d 0.3
+	marks_case "$mode" "stopped by SIGINT" -- --bg -r 5k -d 60
 	if mode_has "$mode" stamp; then
 		res=$(python3 "$ROOT/tests/integration/pcaptool.py" make "$pdir" "$GEN_MAC" \
 			"$SINK_MAC") || t_fail "pcaptool make: $res"

@@ -300,8 +300,12 @@ test_lab_env() {
 	names=$(echo "$out" | sed -n 's/^\([A-Z_0-9]*\)=.*/\1/p' | tr '\n' ' ')
 	expected="LAB_NAME GEN_NS SINK_NS GEN_IF SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6 QUEUES "
 	expected+="CLOCKS GEN_CLOCK_OFFSET_S SINK_CLOCK_OFFSET_S STAMP_KEY "
+	# exec's plan (testenv/xdpsg/labexec.py), for lib.sh's lab_exec.
+	expected+="LAB_EXEC_SH LAB_TOOLS_DIR GEN_BPFFS GEN_TIMENS GEN_READY GEN_STARTING "
+	expected+="SINK_BPFFS SINK_TIMENS SINK_READY SINK_STARTING "
 	t_expect_eq "names printed by env" "$expected" "$names"
-	t_expect_eq "env lines" 16 "$(echo "$out" | wc -l)"
+	# A line each, but LAB_EXEC_SH's script, which takes 5.
+	t_expect_eq "env lines" 30 "$(echo "$out" | wc -l)"
 	(
 		unset GEN_NS SINK_NS GEN_IF SINK_IF GEN_MAC SINK_MAC GEN_IP4 SINK_IP4 GEN_IP6 SINK_IP6 QUEUES
 		eval "$out"

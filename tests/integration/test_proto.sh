@@ -213,8 +213,9 @@ test_proto_devices() {
 		t_skip "this kernel has no GENEVE, GRE, IPIP, ip6gre or VLAN devices (test_proto_decode judges those frames)"
 }
 
-# judge MODE JUDGE-ARGS -- GEN-OPTIONS: capture 1000 frames in the sink
-# namespace, for scapy to decode at the end (proto_judge.py; SPEC lists them).
+# judge MODE JUDGE-ARGS -- GEN-OPTIONS: capture 400 frames in the sink
+# namespace (every flow and IMIX size many times over), for scapy to decode at the end
+# (proto_judge.py; SPEC lists them).
 SPEC=
 judge() {
 	local mode=$1 jargs=() ready cap out
@@ -228,11 +229,11 @@ judge() {
 	cap=$(mktemp)
 	out=$(mktemp)
 	t_on_cleanup rm -f "$ready" "$cap" "$out"
-	lab_bg "$out" sink "${JUDGE[@]}" capture "$SINK_IF" 1000 "$ready" "$cap"
+	lab_bg "$out" sink "${JUDGE[@]}" capture "$SINK_IF" 400 "$ready" "$cap"
 	t_wait_until 20 test -e "$ready" || t_fail "capture did not start: $(cat "$out")"
-	N=1000 gen_send "$mode" "$@"
+	N=400 gen_send "$mode" "$@"
 	wait "$LAST_PID" || t_fail "capture of $mode $*: $(cat "$out")"
-	echo "$cap 1000 ${jargs[*]}" >>"$SPEC"
+	echo "$cap 400 ${jargs[*]}" >>"$SPEC"
 }
 
 # Every kind, each from one mode (the modes take turns: all share one

@@ -52,6 +52,7 @@ trace_get() { # FILE EXPR: EXPR on the tracepoints' JSON t
 # N frames spread over CPUs 0 and 1: the sink's per-CPU books are the
 # kernel's (each kthread's processed and xdp_drop), a frame redirected but not
 # seen is one the enqueue dropped, and the round robin halves the frames.
+# serial: the cpumap's tracepoints are host-wide: another test's cpumap adds to its counts
 test_sink_ops_redirect_cpu() {
 	local n=20000 out trace pid cpu
 	[ "$(nproc)" -ge 2 ] || t_skip "needs two CPUs"

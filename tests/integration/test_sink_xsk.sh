@@ -157,8 +157,13 @@ sx_gap_body() {
 test_sink_xsk_restart_is_not_loss() {
 	lab_setup --no-ipv6
 	start_xsk_sink --ring-size 32768
-	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 1"
-	lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "run 2"
+	local g i
+	g=$(mktemp)
+	t_on_cleanup rm -f "$g"
+	for i in 1 2; do
+		lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >"$g" 2>&1 ||
+			t_fail "run $i: exit code $?: $(tail -n 3 "$g")"
+	done
 	stop_xsk_sink "$(with_marks 60000 2)"
 	t_expect_eq "delivered" "$(with_marks 60000 2)" "$(xs 'o["rx_packets"]')"
 	t_expect_eq "restarts" 1 "$(xs 'o["restarts"]')"

@@ -467,6 +467,22 @@ class Clocks(unittest.TestCase):
         self.assertIsNone(T.side_clock(t, 'sink'))
         self.assertEqual(dict(t.env)['DUT_CLOCK_OFFSET_S'], '0')
 
+    def test_exec_plan(self):
+        # What 'env' tells a shell of exec: a side on a clock of its own names its time
+        # namespace (the shell leaves it to exec); each side its bpffs and ready files.
+        from xdpsg import labexec
+        paths = labstate.Paths('ab', '/s')
+        plan = dict(labexec.plan(topo(separate_clocks=True), paths, '/b'))
+        self.assertEqual((plan['GEN_TIMENS'], plan['SINK_TIMENS']),
+                         ('/s/ab.d/time-gen', '/s/ab.d/time-sink'))
+        plan = dict(labexec.plan(topo(dut='bridge'), paths, None))
+        self.assertEqual((plan['GEN_TIMENS'], plan['DUT_TIMENS'], plan['LAB_TOOLS_DIR']),
+                         ('', '', ''))
+        self.assertEqual((plan['SINK_BPFFS'], plan['DUT_READY'], plan['GEN_STARTING']),
+                         ('/s/ab.d/bpf-sink', '/s/ab.d/dut.ready', '/s/ab.d/gen.starting'))
+        self.assertIn('mount --bind "$1" /sys/fs/bpf', plan['LAB_EXEC_SH'])
+        self.assertNotIn('DUT_BPFFS', dict(labexec.plan(topo(), paths, '/b')))
+
     def test_refused_without_time_namespaces(self):
         with self.assertRaises(UsageError) as cm:
             T.setup_options({'name': 'ab', 'separate-clocks': True}, FOUR._replace(timens=False))
@@ -587,8 +603,11 @@ class StampKey(unittest.TestCase):
         finally:
             del os.environ[labstate.STATE_DIR_ENV]
         lines = out.getvalue().splitlines()
-        self.assertEqual(lines[-1], "STAMP_KEY='%s/ab.d/stamp.key'" % self.dir)
+        self.assertIn("STAMP_KEY='%s/ab.d/stamp.key'" % self.dir, lines)
         self.assertIn("GEN_CLOCK_OFFSET_S='86400'", lines)
+        # Then exec's plan (labexec.py): the gen side's clock is its own.
+        self.assertIn("GEN_TIMENS='%s/ab.d/time-gen'" % self.dir, lines)
+        self.assertEqual(lines[-1], "SINK_STARTING='%s/ab.d/sink.starting'" % self.dir)
 
     def test_teardown_removes_key_and_clocks(self):
         name = 'zk%d' % (os.getpid() % 100000)  # no such namespace: only files to remove
