@@ -52,7 +52,7 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 # (no host compiler flag reaches them): made once, in $(BUILD), for both.
 SKEL_DIR := $(BUILD)
 
-BPF_CFLAGS := -target bpf -O2 -g -Wall $(WERR) -Icommon \
+BPF_CFLAGS := -target bpf -O2 -g -Wall $(WERR) -Iinclude \
 	$(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
 
 # The sanitized build at -O1, as the sanitizers' authors advise: reports as good, and it
@@ -63,7 +63,7 @@ else
 CFLAGS ?= -O2 -g
 endif
 XCFLAGS := -std=gnu11 -Wall -Wextra $(WERR) -Wno-missing-field-initializers -D_GNU_SOURCE -DXDPSG_VERSION='"$(VERSION)"' \
-	-Icommon -I$(SKEL_DIR)
+	-Iinclude -Icommon -I$(SKEL_DIR)
 # libbpf, libxdp and libpcap through pkg-config (their own flags and private libraries),
 # falling back to the plain names where a .pc file is missing.
 PC_LIBS := libxdp libbpf libpcap
@@ -110,7 +110,8 @@ HOOK_PROGS := $(HOOK_OUT)/xdp-gen $(HOOK_OUT)/xdp-sink
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_PROGS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
-FORMAT_FILES := $(wildcard bpf/*.c bpf/*.h common/*.c common/*.h user/*/*.c user/*/*.h \
+FORMAT_FILES := $(wildcard include/*.h include/*/*.h bpf/*.c bpf/*.h common/*.c common/*.h \
+	user/*/*.c user/*/*.h \
 	tests/unit/*.c tests/unit/*.h tests/tools/*.c bench/*.c)
 
 # Man pages: man/x.8.in with an @OPTIONS@ line filled from the tool's own

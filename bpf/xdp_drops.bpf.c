@@ -39,7 +39,7 @@
  */
 #define PARSE_COPY
 #define PARSE_OFF_MASK 0x1ff
-#include "parsing.h"
+#include "bpf/parsing.h"
 
 struct bpf_prog;
 
@@ -232,7 +232,7 @@ __noinline int check_stamp(struct drops_buf *buf, __u32 off, __u32 plen, __u32 n
 
 /*
  * The stamp, if the frame (lin bytes readable at frame) carries one by the
- * rule of stamp_read(): bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
+ * rule of stamp_read(): include/bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
  * headers, one tunnel) to UDP or TCP data or an ICMP echo's data that starts
  * with the stamp's magic, then its tag checked. Only the first DROPS_SNAP
  * bytes (at most lin) are copied and read: a frame whose headers or stamp go

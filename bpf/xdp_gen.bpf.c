@@ -17,7 +17,7 @@
 
 #include "shared.h"
 #include "stamp_tag.h"
-#include "parsing.h"
+#include "bpf/parsing.h"
 
 /* Set by user space before load. */
 const volatile bool ipv6 = false;

@@ -10,7 +10,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "shared.h"
-#include "parsing.h"
+#include "bpf/parsing.h"
 #include "xdp_sample.h"
 
 /* Set by user space before load. */

@@ -9,7 +9,7 @@
 
 #include "pkt.h"
 #include "pkt_build.h"
-#include "../bpf/parsing.h"
+#include "bpf/parsing.h"
 
 #define IPPROTO_UDP_NR 17
 #define PKT_IMIX_WEIGHT_MAX 1000000
@@ -169,7 +169,7 @@ static __u64 pseudo_sum(const __u8 *frame, const struct pkt_info *pi)
 }
 
 /*
- * The sink's XDP program and this reader apply one rule, bpf/parsing.h's,
+ * The sink's XDP program and this reader apply one rule, include/bpf/parsing.h's,
  * to the same bytes: a frame the program counts as udp/tcp/icmp is one this
  * accepts, and no other (tests/unit/test_sink_prog.c checks both on the same
  * frames).

@@ -268,7 +268,8 @@ const char *pkt_csum_str(int result);
 struct pkt_info {
 	enum pkt_family family;
 	unsigned int proto; /* IPPROTO_UDP, _TCP, _ICMP or _ICMPV6 */
-	unsigned int layers; /* what it was carried in: bpf/parsing.h's enum parse_layer bits */
+	unsigned int
+		layers; /* what it was carried in: include/bpf/parsing.h's enum parse_layer bits */
 	unsigned int l3_off, l4_off, payload_off; /* inside a tunnel: the inner packet's */
 	unsigned int l3_len; /* IPv4 total length, or IPv6 header + payload length */
 	unsigned int payload_len; /* the L4 payload, as the IP (or UDP) header bounds it */
@@ -279,7 +280,7 @@ struct pkt_info {
 #define PKT_TUNNEL_LAYERS (0x8 | 0x10 | 0x20 | 0x40)
 
 /*
- * 0 for a UDP, TCP, ICMP or ICMPv6 packet by bpf/parsing.h's rule (the one
+ * 0 for a UDP, TCP, ICMP or ICMPv6 packet by include/bpf/parsing.h's rule (the one
  * the sink's XDP program applies: up to two VLAN tags, IPv6 extension
  * headers, one tunnel looked through, lengths that fit, no fragment);
  * -ENOENT for anything else that is well formed (another ethertype or

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pkt.h"
-#include "../bpf/parsing.h"
+#include "bpf/parsing.h"
 
 #define PKT_IMIX_WEIGHT_MAX 1000000
 

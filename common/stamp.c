@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "pkt.h"
-#include "../bpf/parsing.h"
+#include "bpf/parsing.h"
 #include "stamp.h"
 
 /* The layout in shared.h, held to its word. */

@@ -153,7 +153,7 @@ void stamp_write_mark(void *at, const struct stamp_key *k, __u32 run, __u64 ts_n
 		      const struct xdpsg_mark *m);
 
 /*
- * Find the stamp by bpf/parsing.h's rule (pkt_parse_l4(): up to two VLAN
+ * Find the stamp by include/bpf/parsing.h's rule (pkt_parse_l4(): up to two VLAN
  * tags, IPv6 extension headers, one tunnel looked through) at the start of
  * the L4 payload: UDP or TCP data, or the data of an ICMP/ICMPv6 echo
  * request or reply, and check it under key. Returns STAMP_DATA or STAMP_MARK

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The xdpsg stamp, version 3 (common/shared.h), in Python: the tests' forgers
+"""The xdpsg stamp, version 3 (include/shared.h), in Python: the tests' forgers
 and judges write and check stamps with it, as xdp-gen and xdp-sink do in C.
 
     head (magic 0xa3 | 24-bit send ticks << 8), run, flow, seq, tag
