@@ -89,6 +89,10 @@ LIB := $(OUT)/libxdpsg.a
 GEN_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard user/gen/*.c))
 SINK_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard user/sink/*.c))
 PROGS := $(OUT)/xdp-gen $(OUT)/xdp-sink
+# A tool's code without its main(): what a unit test or a test tool of code only that tool
+# has links (libgen.a, libsink.a). The tools themselves link their objects.
+GEN_LIB := $(OUT)/libgen.a
+SINK_LIB := $(OUT)/libsink.a
 
 # Standalone benchmarks and test helpers: one .c file, one binary.
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -109,6 +113,12 @@ HOOK_PROGS := $(HOOK_OUT)/xdp-gen $(HOOK_OUT)/xdp-sink
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_PROGS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
+
+# The unit tests and test tools that include a header of user/TOOL/ link TOOL's archive.
+tool_users = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(patsubst tests/tools/%.c,$(OUT)/tests/%, \
+	$(shell grep -l '^#include "\.\./\.\./user/$(1)/' $(UNIT_SRCS) $(TOOL_SRCS) 2>/dev/null)))
+GEN_LIB_USERS := $(call tool_users,gen)
+SINK_LIB_USERS := $(call tool_users,sink)
 
 FORMAT_FILES := $(wildcard include/*.h include/*/*.h bpf/*.c bpf/*.h common/*.c common/*.h \
 	user/*/*.c user/*/*.h \
@@ -192,6 +202,9 @@ $(OUT)/tests/%.o: tests/unit/%.c | $(OUT)/tests $(SKELS)
 	$(Q)$(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
+$(GEN_LIB): $(filter-out %/main.o,$(GEN_OBJS))
+$(SINK_LIB): $(filter-out %/main.o,$(SINK_OBJS))
+$(LIB) $(GEN_LIB) $(SINK_LIB):
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
@@ -220,13 +233,18 @@ $(OUT)/bench-verify: $(OUT)/bench/bench-verify.o $(OUT)/user/sink/capture.o $(LI
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
+# Objects first, then a tool's archive, then the library both use.
+TEST_LINK = $(filter %.o,$^) $(filter-out $(LIB),$(filter %.a,$^)) $(LIB)
+$(GEN_LIB_USERS): $(GEN_LIB)
+$(SINK_LIB_USERS): $(SINK_LIB)
+
 $(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $(TEST_LINK) $(LDLIBS) && mv -f $@.tmp $@
 
 $(OUT)/tests/test_%: $(OUT)/tests/test_%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $(TEST_LINK) $(LDLIBS) && mv -f $@.tmp $@
 
 unit-tests: $(UNIT_PROGS)
 

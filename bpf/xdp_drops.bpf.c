@@ -9,7 +9,7 @@
  *
  * It runs only on drops, except xdp_devmap_xmit, which fires once per bulk
  * (up to 16 frames) a devmap or BPF_PROG_RUN flushes into a device, drops
- * or not. User space (common/drops.c) attaches what the kernel has. Every
+ * or not. User space (user/sink/drops.c) attaches what the kernel has. Every
  * hook is a tracepoint: fentry/fexit, which could see the frame of a failed
  * redirect, do not load on the kernel this was written on (EPERM).
  *

@@ -318,7 +318,7 @@ struct gen_cpu {
 	__u64 clock_ns;
 	__u64 clock_reads; /* how often it was read for the stamps: the tests' proof of clock_every */
 	/*
-	 * Shapes, with rate set (common/pace.h says what they mean). --burst:
+	 * Shapes, with rate set (user/gen/pace.h says what they mean). --burst:
 	 * 'burst' frames back to back, one burst due every burst_gap_ns from
 	 * t0, a late one no sooner than half a gap after the last one's last
 	 * frame (last_ns).

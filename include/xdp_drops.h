@@ -4,7 +4,7 @@
 
 /*
  * The drop tracer's books: the key and value of its per-CPU hash, shared by
- * bpf/xdp_drops.bpf.c (the writer) and common/drops.c (the reader). Only
+ * bpf/xdp_drops.bpf.c (the writer) and user/sink/drops.c (the reader). Only
  * uapi types: clang -target bpf compiles this too.
  */
 #include <linux/types.h>

@@ -22,7 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "gen_prog.h"
+#include "../../user/gen/gen_prog.h"
 #include "pkt.h"
 #include "pkt_check.h"
 #include "shared.h"

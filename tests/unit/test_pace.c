@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <math.h>
 
-#include "pace.h"
+#include "../../user/gen/pace.h"
 #include "params.h"
 #include "runtime.h"
 #include "test.h"

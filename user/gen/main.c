@@ -56,7 +56,7 @@ static const struct param_def run_opts[] = {
 	{ NULL },
 };
 
-/* Shapes the xsk and kernel modes give the stream (common/pace.h, bpf/xdp_gen.bpf.c). */
+/* Shapes the xsk and kernel modes give the stream (user/gen/pace.h, bpf/xdp_gen.bpf.c). */
 static const struct param_def shape_opts[] = {
 	{ "burst", 0, PARAM_COUNT, OPT(burst), "N",
 	  "send N frames back to back per burst (over all threads), a burst every --burst-gap or N / --rate",
