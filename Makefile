@@ -81,7 +81,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(SKEL_DIR)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(SKEL_DIR)/%.skel.h,$(BPF_SRCS))
 
-LIB_SRCS := $(wildcard common/*.c)
+# common/ is one folder per layer (docs/HACKING.md, "Layers"); objects mirror the tree.
+LIB_SRCS := $(wildcard common/*/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 LIB := $(OUT)/libxdpsg.a
 
@@ -120,8 +121,8 @@ tool_users = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(patsubst tests/tools/%.c
 GEN_LIB_USERS := $(call tool_users,gen)
 SINK_LIB_USERS := $(call tool_users,sink)
 
-FORMAT_FILES := $(wildcard include/*.h include/*/*.h bpf/*.c bpf/*.h common/*.c common/*.h \
-	user/*/*.c user/*/*.h \
+FORMAT_FILES := $(wildcard include/*.h include/*/*.h bpf/*.c bpf/*.h \
+	common/*/*.c common/*/*.h user/*/*.c user/*/*.h \
 	tests/unit/*.c tests/unit/*.h tests/tools/*.c bench/*.c)
 
 # Man pages: man/x.8.in with an @OPTIONS@ line filled from the tool's own
@@ -163,7 +164,7 @@ $(OUT)/man/xdpsg-lab.8: man/xdpsg-lab.8.in
 	$(call msg,MAN,$@)
 	$(Q)mkdir -p $(@D) && sed 's/@VERSION@/$(VERSION)/g' $< >$@
 
-$(OUT) $(OUT)/common $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
+$(OUT) $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
 	$(Q)mkdir -p $@
 
 # Kernel side: bpf/x.bpf.c -> x.bpf.o -> x.skel.h (struct x_bpf).
@@ -177,9 +178,9 @@ $(SKEL_DIR)/%.skel.h: $(SKEL_DIR)/%.bpf.o
 
 # User side. Objects wait for every skeleton so the first build can include them;
 # -MMD -MP tracks the real dependencies from then on.
-$(OUT)/common/%.o: common/%.c | $(OUT)/common $(SKELS)
+$(OUT)/common/%.o: common/%.c | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)

@@ -12,7 +12,7 @@
  * The stamp xdp-gen writes at the start of every L4 payload, and xdp-sink and
  * the drop tracer read: the one definition of its layout, for the BPF writer
  * (bpf/xdp_gen.bpf.c), the BPF reader (bpf/xdp_drops.bpf.c), the C writer and
- * reader (common/stamp.h) and the Python one (testenv/xdpsg/stamp.py).
+ * reader (common/pkt/stamp.h) and the Python one (testenv/xdpsg/stamp.py).
  * 18 bytes, so it fits the smallest IPv4 frame (60 bytes: 14 Ethernet + 20
  * IPv4 + 8 UDP + 18). Version 3:
  *

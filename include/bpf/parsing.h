@@ -5,7 +5,7 @@
 /*
  * Bounds-checked header parsing: the one rule for where a packet's payload
  * is, shared by the sink's XDP program (parse_packet()) and user space, where
- * pkt_parse_l4() (common/pkt.c) runs the same functions on a frame in memory.
+ * pkt_parse_l4() (common/pkt/pkt.c) runs the same functions on a frame in memory.
  * Every reader checks the end of the packet before it touches a byte; each
  * returns a parse result instead of guessing, so malformed frames are counted,
  * never misread.

@@ -6,7 +6,7 @@ and judges write and check stamps with it, as xdp-gen and xdp-sink do in C.
     tag = low 32 bits of SipHash-1-3(key, m0, m1 [, mark words])
 
 The key: the bytes of a key file (trailing whitespace cut, at least 16),
-derived as common/stamp.c derives them; without one, the public key.
+derived as common/pkt/stamp.c derives them; without one, the public key.
 """
 import struct
 

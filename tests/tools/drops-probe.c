@@ -24,11 +24,11 @@
 #include <bpf/bpf.h>
 
 #include "../../user/sink/drops.h"
-#include "json_writer.h"
-#include "log.h"
-#include "params.h"
-#include "runtime.h"
-#include "stamp.h"
+#include "base/json_writer.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "cli/params.h"
+#include "pkt/stamp.h"
 
 struct cfg {
 	__u64 duration;

@@ -19,10 +19,10 @@
 #include <bpf/libbpf.h>
 
 #include "../unit/parse_counters.h"
-#include "pcapio.h"
-#include "pkt.h"
+#include "pkt/pcapio.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 #include "shared.h"
-#include "stamp.h"
 #include "xdp_sink.skel.h"
 
 /* enum parse_result's names, the counters' names in the sink's JSON. */

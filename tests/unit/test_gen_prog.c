@@ -23,10 +23,10 @@
 #include <bpf/libbpf.h>
 
 #include "../../user/gen/gen_prog.h"
-#include "pkt.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 #include "pkt_check.h"
 #include "shared.h"
-#include "stamp.h"
 #include "test.h"
 #include "xdp_gen.skel.h"
 #include "xdp_sink.skel.h"

@@ -2,8 +2,8 @@
 #include <math.h>
 
 #include "../../user/gen/pace.h"
-#include "params.h"
-#include "runtime.h"
+#include "base/runtime.h"
+#include "cli/params.h"
 #include "test.h"
 
 #define NS 1000000000ULL

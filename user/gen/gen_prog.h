@@ -10,7 +10,7 @@
 #include <stdbool.h>
 
 #include "pace.h"
-#include "pkt.h"
+#include "pkt/pkt.h"
 #include "xdp_gen.skel.h"
 
 /* Before load: the settings the verifier folds into constants. */

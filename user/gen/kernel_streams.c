@@ -19,9 +19,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/log.h"
 #include "gen_prog.h"
 #include "kernel.h"
-#include "log.h"
 #include "streams.h"
 
 /* The per-CPU schedule of every CPU, in a buffer the caller frees. */

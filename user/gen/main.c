@@ -5,7 +5,7 @@
  *
  * This file holds the option tables, the command list and main(); each
  * command's mode is a struct gen_mode in its own file (xsk.c, kernel.c,
- * qdisc.c), run by the skeleton both tools share (common/run.h).
+ * qdisc.c), run by the skeleton both tools share (common/report/run.h).
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu.h"
+#include "base/cpu.h"
+#include "base/json_error.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "cli/params.h"
 #include "gen.h"
-#include "json_error.h"
-#include "log.h"
 #include "marks.h"
-#include "params.h"
 #include "replay.h"
-#include "runtime.h"
 #include "streams.h"
 
 static const struct gen_cfg defaults = {

@@ -2,8 +2,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/runtime.h"
 #include "pace.h"
-#include "runtime.h"
 
 /* Closer than this, sleeping overshoots; the caller spins instead. */
 #define PACE_SPIN_NS 50000ULL

@@ -16,8 +16,8 @@
  */
 #include <linux/types.h>
 
-#include "json_writer.h"
-#include "metrics.h"
+#include "base/json_writer.h"
+#include "report/metrics.h"
 
 struct sink;
 struct causes;

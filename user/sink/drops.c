@@ -10,11 +10,11 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "base/log.h"
+#include "base/runtime.h"
 #include "drops.h"
-#include "iface.h"
-#include "log.h"
-#include "runtime.h"
-#include "stamp.h"
+#include "kern/iface.h"
+#include "pkt/stamp.h"
 #include "xdp_drops.skel.h"
 
 #define KERNEL_BTF "/sys/kernel/btf/vmlinux"
