@@ -369,7 +369,8 @@ check-format:
 		$(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || { echo "not formatted: $$f (run 'make format')"; fail=1; }; \
 	done; exit $$fail
 
-# The architecture's limits: file and function sizes, branches on the mode.
+# The architecture's limits: file and function sizes, branches on the mode, the order of
+# the layers' includes (docs/HACKING.md, "Layers").
 check-layout:
 	$(Q)python3 scripts/check-layout.py
 
@@ -393,7 +394,8 @@ help:
 	@echo '  deb-check         deb, then lintian (no errors) and hardening-check on its binaries'
 	@echo '  format            clang-format every source file in place'
 	@echo '  check-format      fail if any source file is not formatted'
-	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout'
+	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout,'
+	@echo '                    or an include goes against the order of the layers'
 	@echo '  clean             remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir,'
 	@echo '  WERROR=1 (warnings are errors), CPPFLAGS, CFLAGS, LDFLAGS (used as given)'
