@@ -52,7 +52,7 @@ MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
 # (no host compiler flag reaches them): made once, in $(BUILD), for both.
 SKEL_DIR := $(BUILD)
 
-BPF_CFLAGS := -target bpf -O2 -g -Wall $(WERR) -Icommon \
+BPF_CFLAGS := -target bpf -O2 -g -Wall $(WERR) -Iinclude \
 	$(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
 
 # The sanitized build at -O1, as the sanitizers' authors advise: reports as good, and it
@@ -63,7 +63,7 @@ else
 CFLAGS ?= -O2 -g
 endif
 XCFLAGS := -std=gnu11 -Wall -Wextra $(WERR) -Wno-missing-field-initializers -D_GNU_SOURCE -DXDPSG_VERSION='"$(VERSION)"' \
-	-Icommon -I$(SKEL_DIR)
+	-Iinclude -Icommon -I$(SKEL_DIR)
 # libbpf, libxdp and libpcap through pkg-config (their own flags and private libraries),
 # falling back to the plain names where a .pc file is missing.
 PC_LIBS := libxdp libbpf libpcap
@@ -81,7 +81,8 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(SKEL_DIR)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(SKEL_DIR)/%.skel.h,$(BPF_SRCS))
 
-LIB_SRCS := $(wildcard common/*.c)
+# common/ is one folder per layer (docs/HACKING.md, "Layers"); objects mirror the tree.
+LIB_SRCS := $(wildcard common/*/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 LIB := $(OUT)/libxdpsg.a
 
@@ -89,6 +90,10 @@ LIB := $(OUT)/libxdpsg.a
 GEN_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard user/gen/*.c))
 SINK_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard user/sink/*.c))
 PROGS := $(OUT)/xdp-gen $(OUT)/xdp-sink
+# A tool's code without its main(): what a unit test or a test tool of code only that tool
+# has links (libgen.a, libsink.a). The tools themselves link their objects.
+GEN_LIB := $(OUT)/libgen.a
+SINK_LIB := $(OUT)/libsink.a
 
 # Standalone benchmarks and test helpers: one .c file, one binary.
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -110,7 +115,14 @@ HOOK_PROGS := $(HOOK_OUT)/xdp-gen $(HOOK_OUT)/xdp-sink
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_PROGS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 
-FORMAT_FILES := $(wildcard bpf/*.c bpf/*.h common/*.c common/*.h user/*/*.c user/*/*.h \
+# The unit tests and test tools that include a header of user/TOOL/ link TOOL's archive.
+tool_users = $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(patsubst tests/tools/%.c,$(OUT)/tests/%, \
+	$(shell grep -l '^#include "\.\./\.\./user/$(1)/' $(UNIT_SRCS) $(TOOL_SRCS) 2>/dev/null)))
+GEN_LIB_USERS := $(call tool_users,gen)
+SINK_LIB_USERS := $(call tool_users,sink)
+
+FORMAT_FILES := $(wildcard include/*.h include/*/*.h bpf/*.c bpf/*.h \
+	common/*/*.c common/*/*.h user/*/*.c user/*/*.h \
 	tests/unit/*.c tests/unit/*.h tests/tools/*.c bench/*.c)
 
 # Man pages: man/x.8.in with an @OPTIONS@ line filled from the tool's own
@@ -152,7 +164,7 @@ $(OUT)/man/xdpsg-lab.8: man/xdpsg-lab.8.in
 	$(call msg,MAN,$@)
 	$(Q)mkdir -p $(@D) && sed 's/@VERSION@/$(VERSION)/g' $< >$@
 
-$(OUT) $(OUT)/common $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
+$(OUT) $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
 	$(Q)mkdir -p $@
 
 # Kernel side: bpf/x.bpf.c -> x.bpf.o -> x.skel.h (struct x_bpf).
@@ -166,9 +178,9 @@ $(SKEL_DIR)/%.skel.h: $(SKEL_DIR)/%.bpf.o
 
 # User side. Objects wait for every skeleton so the first build can include them;
 # -MMD -MP tracks the real dependencies from then on.
-$(OUT)/common/%.o: common/%.c | $(OUT)/common $(SKELS)
+$(OUT)/common/%.o: common/%.c | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)mkdir -p $(@D) && $(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(OUT)/user/%.o: user/%.c | $(SKELS)
 	$(call msg,CC,$@)
@@ -191,6 +203,9 @@ $(OUT)/tests/%.o: tests/unit/%.c | $(OUT)/tests $(SKELS)
 	$(Q)$(CC) $(CPPFLAGS) $(XCFLAGS) $(CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
+$(GEN_LIB): $(filter-out %/main.o,$(GEN_OBJS))
+$(SINK_LIB): $(filter-out %/main.o,$(SINK_OBJS))
+$(LIB) $(GEN_LIB) $(SINK_LIB):
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
@@ -219,13 +234,18 @@ $(OUT)/bench-verify: $(OUT)/bench/bench-verify.o $(OUT)/user/sink/capture.o $(LI
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
 
+# Objects first, then a tool's archive, then the library both use.
+TEST_LINK = $(filter %.o,$^) $(filter-out $(LIB),$(filter %.a,$^)) $(LIB)
+$(GEN_LIB_USERS): $(GEN_LIB)
+$(SINK_LIB_USERS): $(SINK_LIB)
+
 $(OUT)/tests/%: $(OUT)/tests/tools/%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $(TEST_LINK) $(LDLIBS) && mv -f $@.tmp $@
 
 $(OUT)/tests/test_%: $(OUT)/tests/test_%.o $(LIB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $^ $(LDLIBS) && mv -f $@.tmp $@
+	$(Q)$(CC) $(LDFLAGS) -o $@.tmp $(TEST_LINK) $(LDLIBS) && mv -f $@.tmp $@
 
 unit-tests: $(UNIT_PROGS)
 
@@ -349,7 +369,8 @@ check-format:
 		$(CLANG_FORMAT) --dry-run --Werror $$f >/dev/null 2>&1 || { echo "not formatted: $$f (run 'make format')"; fail=1; }; \
 	done; exit $$fail
 
-# The architecture's limits: file and function sizes, branches on the mode.
+# The architecture's limits: file and function sizes, branches on the mode, the order of
+# the layers' includes (docs/HACKING.md, "Layers").
 check-layout:
 	$(Q)python3 scripts/check-layout.py
 
@@ -373,7 +394,8 @@ help:
 	@echo '  deb-check         deb, then lintian (no errors) and hardening-check on its binaries'
 	@echo '  format            clang-format every source file in place'
 	@echo '  check-format      fail if any source file is not formatted'
-	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout'
+	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout,'
+	@echo '                    or an include goes against the order of the layers'
 	@echo '  clean             remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir,'
 	@echo '  WERROR=1 (warnings are errors), CPPFLAGS, CFLAGS, LDFLAGS (used as given)'

@@ -23,8 +23,8 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-#include "frame_alloc.h"
-#include "outfile.h"
+#include "base/outfile.h"
+#include "xsk/frame_alloc.h"
 
 #define NR_FRAMES 4096
 #define FRAME_SIZE 4096

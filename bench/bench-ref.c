@@ -25,11 +25,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "iface.h"
-#include "cpu.h"
-#include "log.h"
-#include "params.h"
-#include "runtime.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "cli/params.h"
+#include "kern/iface.h"
 #include "xdp_gen.skel.h"
 #include "xdp_sink.skel.h"
 

@@ -48,12 +48,12 @@
 #include <unistd.h>
 
 #include "../user/sink/capture.h"
-#include "hist.h"
-#include "jitter.h"
-#include "outfile.h"
-#include "pkt.h"
-#include "seqtrack.h"
-#include "stamp.h"
+#include "base/outfile.h"
+#include "measure/hist.h"
+#include "measure/jitter.h"
+#include "measure/seqtrack.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 
 #define PASSES 5
 #define BATCH 4096 /* frames laid out in memory, reused over a pass */

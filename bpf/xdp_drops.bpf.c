@@ -9,7 +9,7 @@
  *
  * It runs only on drops, except xdp_devmap_xmit, which fires once per bulk
  * (up to 16 frames) a devmap or BPF_PROG_RUN flushes into a device, drops
- * or not. User space (common/drops.c) attaches what the kernel has. Every
+ * or not. User space (user/sink/drops.c) attaches what the kernel has. Every
  * hook is a tracepoint: fentry/fexit, which could see the frame of a failed
  * redirect, do not load on the kernel this was written on (EPERM).
  *
@@ -39,7 +39,7 @@
  */
 #define PARSE_COPY
 #define PARSE_OFF_MASK 0x1ff
-#include "parsing.h"
+#include "bpf/parsing.h"
 
 struct bpf_prog;
 
@@ -232,7 +232,7 @@ __noinline int check_stamp(struct drops_buf *buf, __u32 off, __u32 plen, __u32 n
 
 /*
  * The stamp, if the frame (lin bytes readable at frame) carries one by the
- * rule of stamp_read(): bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
+ * rule of stamp_read(): include/bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
  * headers, one tunnel) to UDP or TCP data or an ICMP echo's data that starts
  * with the stamp's magic, then its tag checked. Only the first DROPS_SNAP
  * bytes (at most lin) are copied and read: a frame whose headers or stamp go

@@ -15,9 +15,9 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
+#include "bpf/parsing.h"
 #include "shared.h"
 #include "stamp_tag.h"
-#include "parsing.h"
 
 /* Set by user space before load. */
 const volatile bool ipv6 = false;

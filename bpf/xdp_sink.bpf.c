@@ -9,8 +9,8 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
+#include "bpf/parsing.h"
 #include "shared.h"
-#include "parsing.h"
 #include "xdp_sample.h"
 
 /* Set by user space before load. */

@@ -8,7 +8,12 @@
   shell functions;
 - code under user/ branches on the mode in at most 6 places: the modes are rows
   of ops tables, not if/else chains (a comparison with a mode enum or mode name,
-  or a switch on one, counts as a branch).
+  or a switch on one, counts as a branch);
+- the C code's layers: include/ (and bpf/) include nothing from common/ or
+  user/; nothing in common/ includes user/ or a BPF skeleton (*.skel.h); each
+  file of common/ sits in a layer folder and includes only its own layer and
+  those below it (LAYERS, bottom first); a tool under user/ includes nothing
+  of another tool.
 
 A file's language is its extension (.c, .h, .py, .sh), else its first line
 (#!... python3, sh or bash); bash completion scripts count as shell. Functions
@@ -16,6 +21,9 @@ are found the way each language is laid out here: C in the kernel style
 (clang-format keeps it so), a line starting with '{' opens a body and one
 starting with '}' closes it; Python, a 'def' and every line indented deeper than
 it (or blank) after it; shell, 'name() {' and the next line that is exactly '}'.
+An include is resolved as the compiler does: beside the including file, then in
+include/, then in common/ (the -I order); one that resolves nowhere in the tree
+(a system header) is not the check's business.
 Prints one line per violation; exit 1 if there is any.
 """
 import os
@@ -26,6 +34,9 @@ FILE_MAX = 700
 FUNC_MAX = 120
 BRANCH_MAX = 6
 SKIP_DIRS = {'.git', 'build', 'tests', '__pycache__', 'results'}
+# common/'s layers, bottom first: a layer may include itself and those before it.
+LAYERS = ('base', 'cli', 'pkt', 'xsk', 'kern', 'measure', 'report')
+INCLUDE = re.compile(r'^\s*#\s*include\s*["<]([^">]+)[">]')
 
 # A comparison with, or a switch on, a mode: enum constants such as GEN_XSK or
 # MODE_DROP, a '->mode ==' test, or a strcmp against the mode's name.
@@ -130,6 +141,63 @@ def mode_branches(root):
     return found
 
 
+def resolve(root, path, name):
+    """The tree path (relative to root) an include names, or None."""
+    for d in (os.path.dirname(path), os.path.join(root, 'include'),
+              os.path.join(root, 'common')):
+        cand = os.path.normpath(os.path.join(d, name))
+        if os.path.isfile(cand):
+            return os.path.relpath(cand, root)
+    return None
+
+
+def include_problem(rel, target, name):
+    """What is wrong with file rel (tree path) including target (tree path or None)."""
+    top = rel.split(os.sep)
+    if top[0] in ('include', 'bpf'):
+        if target and target.split(os.sep)[0] in ('common', 'user'):
+            return '%s/ includes nothing from common/ or user/' % top[0]
+        return None
+    if top[0] == 'user':
+        there = target.split(os.sep) if target else []
+        if there[:1] == ['user'] and there[1] != top[1]:
+            return 'user/%s/ includes nothing of another tool' % top[1]
+        return None
+    if name.endswith('.skel.h'):
+        return 'common/ includes no BPF skeleton: loading a program is its tool\'s job'
+    if not target:
+        return None
+    there = target.split(os.sep)
+    if there[0] == 'user':
+        return 'common/ includes nothing from user/'
+    if there[0] == 'common' and len(there) > 2 and there[1] in LAYERS and \
+            LAYERS.index(there[1]) > LAYERS.index(top[1]):
+        return '%s is above %s (%s)' % (there[1], top[1], ' < '.join(LAYERS))
+    return None
+
+
+def layer_problems(root):
+    """One line per include against the layers, and per common/ file outside them."""
+    bad = []
+    for d in ('include', 'bpf', 'common', 'user'):
+        for path, lang in sources(os.path.join(root, d)):
+            if lang != 'c':
+                continue
+            rel = os.path.relpath(path, root)
+            parts = rel.split(os.sep)
+            if parts[0] == 'common' and (len(parts) < 3 or parts[1] not in LAYERS):
+                bad.append('%s: not in a layer of common/ (%s)' % (rel, ', '.join(LAYERS)))
+                continue
+            for i, line in enumerate(open(path, encoding='utf-8'), 1):
+                m = INCLUDE.match(line)
+                if not m:
+                    continue
+                why = include_problem(rel, resolve(root, path, m.group(1)), m.group(1))
+                if why:
+                    bad.append('%s:%d: includes "%s": %s' % (rel, i, m.group(1), why))
+    return bad
+
+
 def main(root):
     bad = []
     for path, lang in sources(root):
@@ -147,6 +215,7 @@ def main(root):
     if len(branches) > BRANCH_MAX:
         bad.append('user/ branches on the mode in %d places (at most %d): %s' %
                    (len(branches), BRANCH_MAX, ' '.join(branches)))
+    bad += layer_problems(root)
     for b in bad:
         print('layout: ' + b)
     return 1 if bad else 0

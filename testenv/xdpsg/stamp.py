@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The xdpsg stamp, version 3 (common/shared.h), in Python: the tests' forgers
+"""The xdpsg stamp, version 3 (include/shared.h), in Python: the tests' forgers
 and judges write and check stamps with it, as xdp-gen and xdp-sink do in C.
 
     head (magic 0xa3 | 24-bit send ticks << 8), run, flow, seq, tag
     tag = low 32 bits of SipHash-1-3(key, m0, m1 [, mark words])
 
 The key: the bytes of a key file (trailing whitespace cut, at least 16),
-derived as common/stamp.c derives them; without one, the public key.
+derived as common/pkt/stamp.c derives them; without one, the public key.
 """
 import struct
 

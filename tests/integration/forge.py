@@ -54,7 +54,7 @@ SHAPED_ORDER = list(range(10)) + [11, 10] + list(range(12, 30)) + list(range(31,
 
 
 def clock_id_here():
-    """This host's CLOCK_MONOTONIC id as xdp-sink computes it (common/clockid.c):
+    """This host's CLOCK_MONOTONIC id as xdp-sink computes it (common/measure/clockid.c):
     outside a time namespace."""
     with open("/proc/sys/kernel/random/boot_id") as f:
         boot = f.read().strip()

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""Hold bpf/parsing.h's rule to tshark's reading of the same frames.
+"""Hold include/bpf/parsing.h's rule to tshark's reading of the same frames.
 
   parse_judge.py build FILE.pcap        a mixed capture made with scapy
   parse_judge.py judge FILE.pcap PROBE  compare tshark with parse-probe's output

@@ -79,7 +79,7 @@ def main():
         if uck != 0 and csum(pseudo + udp) != 0xFFFF:
             sys.exit("frame %d: bad UDP checksum" % i)
         if stamped:
-            # stamp version 3 (common/shared.h), read and its tag checked by stamp.py
+            # stamp version 3 (include/shared.h), read and its tag checked by stamp.py
             kind, f = stamp.unpack(udp[8:], key)
             if kind is None:
                 sys.exit("frame %d: no stamp" % i)

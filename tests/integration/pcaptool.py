@@ -130,7 +130,7 @@ def read(path):
 
 
 def parse_udp(fr):
-    """bpf/parsing.h's rule (the sink's): (l3, l4, IPv6?) of a UDP frame, "other"
+    """include/bpf/parsing.h's rule (the sink's): (l3, l4, IPv6?) of a UDP frame, "other"
     for a well-formed frame of anything else, "malformed" for bad lengths."""
     if len(fr) < 14:
         return "malformed"

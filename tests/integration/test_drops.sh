@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # shellcheck shell=bash
-# The drop tracer (bpf/xdp_drops.bpf.c, common/drops.c) through its test tool
+# The drop tracer (bpf/xdp_drops.bpf.c, user/sink/drops.c) through its test tool
 # drops-probe: every frame a run lost has a named cause, and the causes add
 # up to what the run lost (generator's count less the sink's), each equal to
 # the kernel's own counter of that layer: the tbf's and the pfifo's dropped,

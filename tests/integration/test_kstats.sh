@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# common/kstats through tests/tools/kstats-dump in the lab: qdisc, link and veth
+# common/kern/kstats through tests/tools/kstats-dump in the lab: qdisc, link and veth
 # counters against exact packet counts and against what tc reports.
 
 KSDUMP="$BUILD/tests/kstats-dump"

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Names that are not UTF-8: anyone can name a device in a namespace of their
 # own 'ev\377' (or put an escape in it). Every output shows such a byte by
-# one rule (common/fmt.c: \xHH), so the JSON parses, promtool takes the
+# one rule (common/base/fmt.c: \xHH), so the JSON parses, promtool takes the
 # metrics, the pcapng's interface name is UTF-8 and the terminal gets no raw
 # bytes. Python, promtool and tshark judge, not our own code.
 

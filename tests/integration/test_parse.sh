@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# The parsing rule (bpf/parsing.h) judged by tools we did not write: a mixed
+# The parsing rule (include/bpf/parsing.h) judged by tools we did not write: a mixed
 # capture made with scapy (every header kind the sink walks, fragments,
 # foreign and malformed frames), classified by tshark; the sink's program
 # (BPF_PROG_RUN) and its user-space reader must say what tshark says of

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Integration tests of the AF_XDP memory core (common/umem, frame_alloc,
+# Integration tests of the AF_XDP memory core (common/xsk/umem, frame_alloc,
 # xsk_queue) through tests/tools/xsk-probe, in the sink namespace of a lab.
 # Sourced by tests/run.sh after lib.sh; each test_xsk_* runs in its own bash
 # process and removes its lab on every exit path.

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""scripts/check-layout.py on small trees made here: every language's limit bites."""
+"""scripts/check-layout.py on small trees made here: every language's limit bites, and so
+does the order of the C layers; the real tree passes."""
 
 import os
 import subprocess
@@ -37,7 +38,7 @@ def sh_func(name, n):
     return '%s() {\n' % name + '\ttrue\n' * (n - 2) + '}\n'
 
 
-class Limits(unittest.TestCase):
+class Tree(unittest.TestCase):
     def tree(self, files):
         d = tempfile.mkdtemp()
         self.addCleanup(subprocess.run, ['rm', '-rf', d])
@@ -45,18 +46,20 @@ class Limits(unittest.TestCase):
             write(d, rel, text, 0o755 if not os.path.splitext(rel)[1] else 0o644)
         return d
 
+
+class Limits(Tree):
     def test_within_limits_pass(self):
-        d = self.tree({'common/a.c': c_func('f', 120), 'lab/a.py': py_func('f', 120),
+        d = self.tree({'common/base/a.c': c_func('f', 120), 'lab/a.py': py_func('f', 120),
                        'scripts/a.sh': sh_func('f', 120), 'tests/big.py': 'x = 1\n' * 900})
         self.assertEqual(check(d), (0, ''))
 
     def test_long_files_in_every_language(self):
-        d = self.tree({'common/a.c': '/* */\n' * 701, 'lab/a.py': '# x\n' * 701,
+        d = self.tree({'common/base/a.c': '/* */\n' * 701, 'lab/a.py': '# x\n' * 701,
                        'scripts/a.sh': '# x\n' * 701, 'bin/tool': '#!/bin/sh\n' + ':\n' * 700,
                        'bin/pytool': '#!/usr/bin/env python3\n' + 'x = 1\n' * 700})
         rc, out = check(d)
         self.assertEqual(rc, 1)
-        for f in ('common/a.c', 'lab/a.py', 'scripts/a.sh', 'bin/tool', 'bin/pytool'):
+        for f in ('common/base/a.c', 'lab/a.py', 'scripts/a.sh', 'bin/tool', 'bin/pytool'):
             self.assertIn('%s: 701 lines' % f, out)
 
     def test_long_functions_in_every_language(self):
@@ -74,6 +77,65 @@ class Limits(unittest.TestCase):
         rc, out = check(d)
         self.assertEqual(rc, 1)
         self.assertIn('branches on the mode in 7 places', out)
+
+
+def inc(*names):
+    return ''.join('#include "%s"\n' % n for n in names)
+
+
+class Layers(Tree):
+    def test_includes_downward_pass(self):
+        d = self.tree({'include/shared.h': inc(), 'include/bpf/parsing.h': inc(),
+                       'common/base/log.h': inc('shared.h'),
+                       'common/pkt/pkt.c': inc('pkt/pkt.h', 'base/log.h', 'bpf/parsing.h'),
+                       'common/pkt/pkt.h': inc('shared.h'),
+                       'common/report/run.c': inc('pkt/pkt.h', 'base/log.h', 'xdp_gen_missing.h'),
+                       'bpf/a.bpf.c': inc('shared.h', 'bpf/parsing.h', 'gen.h'), 'bpf/gen.h': '',
+                       'user/gen/a.c': inc('report/run.h', 'a.h', 'xdp_gen.skel.h'),
+                       'user/gen/a.h': '', 'common/report/run.h': inc('base/log.h')})
+        self.assertEqual(check(d), (0, ''))
+
+    def test_include_upward_caught(self):
+        d = self.tree({'common/base/log.c': inc('base/log.h', 'report/run.h'),
+                       'common/base/log.h': '', 'common/report/run.h': '',
+                       'common/pkt/pkt.c': '\n' + inc('kern/iface.h'),
+                       'common/kern/iface.h': ''})
+        rc, out = check(d)
+        self.assertEqual(rc, 1)
+        self.assertIn('common/base/log.c:2: includes "report/run.h": report is above base', out)
+        self.assertIn('common/pkt/pkt.c:2: includes "kern/iface.h": kern is above pkt', out)
+        self.assertEqual(len(out.splitlines()), 2)
+
+    def test_common_includes_no_tool_and_no_skeleton(self):
+        d = self.tree({'common/kern/a.c': inc('../../user/gen/pace.h', 'xdp_gen.skel.h'),
+                       'user/gen/pace.h': ''})
+        rc, out = check(d)
+        self.assertEqual(rc, 1)
+        self.assertIn('common/kern/a.c:1: includes "../../user/gen/pace.h": common/ includes '
+                      'nothing from user/', out)
+        self.assertIn('common/kern/a.c:2: includes "xdp_gen.skel.h": common/ includes no BPF '
+                      'skeleton', out)
+
+    def test_include_dir_and_tools_stand_alone(self):
+        d = self.tree({'include/shared.h': inc('base/log.h'), 'common/base/log.h': '',
+                       'bpf/a.bpf.c': inc('base/log.h'),
+                       'user/gen/a.c': inc('../sink/sink.h'), 'user/sink/sink.h': ''})
+        rc, out = check(d)
+        self.assertEqual(rc, 1)
+        self.assertIn('include/shared.h:1: includes "base/log.h": include/ includes nothing', out)
+        self.assertIn('bpf/a.bpf.c:1: includes "base/log.h": bpf/ includes nothing', out)
+        self.assertIn('user/gen/a.c:1: includes "../sink/sink.h": user/gen/ includes nothing of '
+                      'another tool', out)
+
+    def test_file_outside_the_layers(self):
+        d = self.tree({'common/a.c': '', 'common/misc/b.h': ''})
+        rc, out = check(d)
+        self.assertEqual(rc, 1)
+        self.assertIn('common/a.c: not in a layer of common/', out)
+        self.assertIn('common/misc/b.h: not in a layer of common/', out)
+
+    def test_real_tree_passes(self):
+        self.assertEqual(check(ROOT), (0, ''))
 
 
 if __name__ == '__main__':

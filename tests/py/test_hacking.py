@@ -12,7 +12,7 @@ import re
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DIRS = ('bpf', 'common', 'user', 'bench', 'testenv', 'scripts', 'tests')
+DIRS = ('bpf', 'include', 'common', 'user', 'bench', 'testenv', 'scripts', 'tests')
 SKIP_EXT = ('.md', '.json', '.txt', '.png', '.pyc', '.o', '.d')
 
 

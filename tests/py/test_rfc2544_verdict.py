@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of the RFC 2544 runner's trial verdict (xdpsg.rfc2544.verdict: trial_verdict
 and sink_books) and its throughput search (xdpsg.rfc2544.search, over stub trials): stdlib
-only, no root, no lab. The books here are what xdp-sink xsk reports per
-run (common/seqtrack.h): 'received' holds every frame of the run in its books, duplicates
-and late frames (behind the reorder window: duplicates or late originals) included.
+only, no root, no lab. The books here are what xdp-sink xsk reports per run
+(common/measure/seqtrack.h): 'received' holds every frame of the run in its books,
+duplicates and late frames (behind the reorder window: duplicates or late originals)
+included.
 
 Run by tests/run.sh in its unit phase (tests/py/run.py, without root), or directly with
 the package on the path:

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * drops-probe: the drop tracer (common/drops) alone, host-wide, for tests and
+ * drops-probe: the drop tracer (user/sink/drops) alone, host-wide, for tests and
  * for looking at a lab by hand, until the sink carries it.
  *   drops-probe -d 5          count for 5 seconds
  *   drops-probe               count until SIGINT or SIGTERM
@@ -23,12 +23,12 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
-#include "drops.h"
-#include "json_writer.h"
-#include "log.h"
-#include "params.h"
-#include "runtime.h"
-#include "stamp.h"
+#include "../../user/sink/drops.h"
+#include "base/json_writer.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "cli/params.h"
+#include "pkt/stamp.h"
 
 struct cfg {
 	__u64 duration;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kstats-dump: the kernel's per-layer counters of one interface (common/kstats)
+ * kstats-dump: the kernel's per-layer counters of one interface (common/kern/kstats)
  * as JSON, for tests and for looking at a lab by hand.
  *   kstats-dump IFNAME                  one snapshot
  *   kstats-dump -i 1s -c 5 IFNAME       five deltas, one per second
@@ -15,12 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kstats.h"
-#include "log.h"
-#include "params.h"
-#include "runtime.h"
-#include "fmt.h"
-#include "json_writer.h"
+#include "base/fmt.h"
+#include "base/json_writer.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "cli/params.h"
+#include "kern/kstats.h"
 
 struct cfg {
 	__u64 interval;

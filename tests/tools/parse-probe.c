@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * parse-probe: both readers of bpf/parsing.h's rule on every frame of a
+ * parse-probe: both readers of include/bpf/parsing.h's rule on every frame of a
  * capture, for tests that hold them to an outside judge (tshark, scapy).
  *   parse-probe FILE.pcap
  * Each frame runs once through the sink's XDP program with --parse
@@ -19,10 +19,10 @@
 #include <bpf/libbpf.h>
 
 #include "../unit/parse_counters.h"
-#include "pcapio.h"
-#include "pkt.h"
+#include "pkt/pcapio.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 #include "shared.h"
-#include "stamp.h"
 #include "xdp_sink.skel.h"
 
 /* enum parse_result's names, the counters' names in the sink's JSON. */

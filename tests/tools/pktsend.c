@@ -16,10 +16,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "iface.h"
-#include "log.h"
-#include "params.h"
-#include "runtime.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "cli/params.h"
+#include "kern/iface.h"
 
 struct cfg {
 	__u64 count;

@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "params.h"
-#include "numa.h"
-#include "xsk_queue.h"
+#include "base/log.h"
+#include "base/numa.h"
+#include "cli/params.h"
+#include "xsk/xsk_queue.h"
 
 static volatile sig_atomic_t stop;
 

@@ -9,7 +9,7 @@
  */
 #include <stddef.h>
 
-#include "../../bpf/parsing.h"
+#include "bpf/parsing.h"
 #include "shared.h"
 
 static const size_t parse_result_at[] = {

@@ -7,7 +7,7 @@
  */
 #include <pthread.h>
 
-#include "counter.h"
+#include "base/counter.h"
 #include "test.h"
 
 /* Like the sink's books: lost never below lost_final, and both move together. */

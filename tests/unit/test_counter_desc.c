@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "counter_desc.h"
+#include "report/counter_desc.h"
 #include "test.h"
 
 struct toy {

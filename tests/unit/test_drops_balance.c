@@ -3,7 +3,7 @@
  * A run's drop causes against the frames it is missing: unexplained,
  * over-explained, and the unidentified drops taken as its missing marks.
  */
-#include "drops.h"
+#include "../../user/sink/drops.h"
 #include "test.h"
 
 #define BAL_EQ(b, un, ov, mc, what)                                       \

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
-#include "json_writer.h"
+#include "base/fmt.h"
+#include "base/json_writer.h"
 #include "test.h"
 
 static void test_rates_round_then_unit(void)

@@ -5,9 +5,9 @@
 
 #include <xdp/xsk.h>
 
-#include "frame_alloc.h"
-#include "log.h"
+#include "base/log.h"
 #include "test.h"
+#include "xsk/frame_alloc.h"
 
 #define FS 4096
 

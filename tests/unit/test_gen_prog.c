@@ -22,11 +22,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "gen_prog.h"
-#include "pkt.h"
+#include "../../user/gen/gen_prog.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 #include "pkt_check.h"
 #include "shared.h"
-#include "stamp.h"
 #include "test.h"
 #include "xdp_gen.skel.h"
 #include "xdp_sink.skel.h"

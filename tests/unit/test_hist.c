@@ -2,7 +2,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "hist.h"
+#include "measure/hist.h"
 #include "test.h"
 
 static __u64 rng = 0x243f6a8885a308d3ULL;

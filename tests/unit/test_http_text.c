@@ -13,8 +13,8 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
-#include "http_text.h"
-#include "runtime.h"
+#include "base/runtime.h"
+#include "report/http_text.h"
 #include "test.h"
 
 #define BIG (4u << 20)

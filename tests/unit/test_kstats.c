@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * common/kstats: the qdisc message parser on hand-built RTM_NEWQDISC
+ * common/kern/kstats: the qdisc message parser on hand-built RTM_NEWQDISC
  * messages, root totals, delta semantics and the JSON shape, without a
  * kernel; then one real read of "lo", which needs no privileges.
  */
@@ -8,7 +8,7 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
-#include "kstats.h"
+#include "kern/kstats.h"
 #include "test.h"
 
 /* A message under construction; nh points at the start of b. */

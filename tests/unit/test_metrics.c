@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "metrics.h"
+#include "base/log.h"
+#include "report/metrics.h"
 #include "test.h"
 
 /*

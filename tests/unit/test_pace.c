@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <math.h>
 
-#include "pace.h"
-#include "params.h"
-#include "runtime.h"
+#include "../../user/gen/pace.h"
+#include "base/runtime.h"
+#include "cli/params.h"
 #include "test.h"
 
 #define NS 1000000000ULL

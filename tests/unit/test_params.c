@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stddef.h>
 
-#include "log.h"
-#include "params.h"
+#include "base/log.h"
+#include "cli/params.h"
 #include "test.h"
 
 static void test_count_suffixes(void)

@@ -7,7 +7,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include "pcapio.h"
+#include "pkt/pcapio.h"
 #include "test.h"
 
 static char path[64];

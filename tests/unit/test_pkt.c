@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "pkt.h"
-#include "stamp.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 #include "test.h"
 
 /*

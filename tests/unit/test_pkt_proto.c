@@ -9,9 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "pkt.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 #include "pkt_check.h"
-#include "stamp.h"
 #include "test.h"
 
 #define L_VLAN 0x1

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "seqtrack.h"
+#include "measure/seqtrack.h"
 #include "test.h"
 
 /*

@@ -17,11 +17,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "pkt.h"
+#include "parse_counters.h"
+#include "pkt/pkt.h"
 #include "shared.h"
 #include "test.h"
 #include "xdp_sample.h"
-#include "parse_counters.h"
 #include "xdp_sink.skel.h"
 
 static int silent(enum libbpf_print_level l, const char *f, va_list ap)

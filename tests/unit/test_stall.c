@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-#include "stall.h"
+#include "../../user/gen/stall.h"
 #include "test.h"
 
 #define MS 1000000ULL

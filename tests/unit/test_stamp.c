@@ -4,8 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "pkt.h"
-#include "stamp.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 #include "test.h"
 
 /* The stamps below are the public key's (make_gen() gives no key). */

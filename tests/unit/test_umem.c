@@ -10,12 +10,12 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "cpu.h"
-#include "log.h"
-#include "numa.h"
-#include "umem.h"
-#include "xsk_queue.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "base/numa.h"
 #include "test.h"
+#include "xsk/umem.h"
+#include "xsk/xsk_queue.h"
 
 /* The node of a cpu as sysfs says it, found independently of numa.c. */
 static int sysfs_cpu_node(int cpu)

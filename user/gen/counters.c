@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Every counter xdp-gen reports that all modes have, described once
- * (common/counter_desc.h); a mode's own failure reasons are a table in its
+ * (common/report/counter_desc.h); a mode's own failure reasons are a table in its
  * file (struct gen_mode.failures). The JSON, the text, the OpenMetrics export
  * and --counters (which the docs test checks against the man page and
  * docs/monitoring.md) are written from these rows.
  */
 #include <stdio.h>
 
-#include "counter_desc.h"
 #include "gen.h"
+#include "report/counter_desc.h"
 
 #define GC(f) offsetof(struct gen_counters, f)
 #define CFG(f) offsetof(struct gen_cfg, f)

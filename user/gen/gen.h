@@ -4,7 +4,7 @@
 
 /*
  * xdp-gen's shared state. main.c parses the options and runs the skeleton
- * (common/run.h); packets.c builds what every mode sends; report.c reads the
+ * (common/report/run.h); packets.c builds what every mode sends; report.c reads the
  * counters and prints them; each mode (xsk.c, kernel.c, qdisc.c) is a struct
  * gen_mode whose callbacks own everything that differs between modes.
  *
@@ -16,18 +16,18 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "clockid.h"
-#include "counter.h"
-#include "iface.h"
-#include "json_writer.h"
-#include "kstats.h"
-#include "metrics.h"
+#include "base/counter.h"
+#include "base/json_writer.h"
+#include "base/runtime.h"
+#include "cli/params.h"
+#include "kern/iface.h"
+#include "kern/kstats.h"
+#include "measure/clockid.h"
 #include "pace.h"
-#include "params.h"
-#include "pkt.h"
-#include "run.h"
-#include "runtime.h"
-#include "xsk_queue.h"
+#include "pkt/pkt.h"
+#include "report/metrics.h"
+#include "report/run.h"
+#include "xsk/xsk_queue.h"
 
 struct gen_cfg {
 	/* run */
@@ -48,7 +48,7 @@ struct gen_cfg {
 	bool no_stamp;
 	const char *stamp_key; /* --stamp-key FILE */
 	bool no_end_mark; /* marks.h: start marks only */
-	/* headers (common/pkt.h) */
+	/* headers (common/pkt/pkt.h) */
 	int proto; /* enum pkt_proto; 0: UDP */
 	const char *tcp_flags;
 	struct param_strings vlan;

@@ -19,16 +19,16 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "counter_desc.h"
-#include "cpu.h"
+#include "base/cpu.h"
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/runtime.h"
 #include "gen.h"
+#include "gen_prog.h"
 #include "kernel.h"
 #include "marks.h"
 #include "replay.h"
-#include "gen_prog.h"
-#include "fmt.h"
-#include "log.h"
-#include "runtime.h"
+#include "report/counter_desc.h"
 
 /* The mode's failures read from the kernel's books, in gen_failures.x[]. */
 enum { KERN_XMIT_ERR, KERN_NOT_QUEUED };

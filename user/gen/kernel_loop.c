@@ -11,12 +11,12 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cpu.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "base/runtime.h"
 #include "gen_prog.h"
 #include "kernel.h"
-#include "log.h"
 #include "marks.h"
-#include "runtime.h"
 #include "streams.h"
 
 /*

@@ -4,7 +4,7 @@
  * its own stream's layout as constants and its own maps (sizes, flows,
  * sequence numbers, per-CPU pace), and the dispatcher xdp_gen_streams in the
  * run's own object, which BPF_PROG_RUN runs and which tail-calls a stream's
- * program each run (struct gen_sched in common/shared.h). All of them share
+ * program each run (struct gen_sched in include/shared.h). All of them share
  * the target (tx_port), so the tracepoints' filter and the books are the
  * run's, and the per-CPU schedule.
  *
@@ -19,9 +19,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "base/log.h"
 #include "gen_prog.h"
 #include "kernel.h"
-#include "log.h"
 #include "streams.h"
 
 /* The per-CPU schedule of every CPU, in a buffer the caller frees. */

@@ -5,7 +5,7 @@
  *
  * This file holds the option tables, the command list and main(); each
  * command's mode is a struct gen_mode in its own file (xsk.c, kernel.c,
- * qdisc.c), run by the skeleton both tools share (common/run.h).
+ * qdisc.c), run by the skeleton both tools share (common/report/run.h).
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,14 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu.h"
+#include "base/cpu.h"
+#include "base/json_error.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "cli/params.h"
 #include "gen.h"
-#include "json_error.h"
-#include "log.h"
 #include "marks.h"
-#include "params.h"
 #include "replay.h"
-#include "runtime.h"
 #include "streams.h"
 
 static const struct gen_cfg defaults = {
@@ -56,7 +56,7 @@ static const struct param_def run_opts[] = {
 	{ NULL },
 };
 
-/* Shapes the xsk and kernel modes give the stream (common/pace.h, bpf/xdp_gen.bpf.c). */
+/* Shapes the xsk and kernel modes give the stream (user/gen/pace.h, bpf/xdp_gen.bpf.c). */
 static const struct param_def shape_opts[] = {
 	{ "burst", 0, PARAM_COUNT, OPT(burst), "N",
 	  "send N frames back to back per burst (over all threads), a burst every --burst-gap or N / --rate",

@@ -10,9 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clockid.h"
-#include "log.h"
+#include "base/log.h"
 #include "marks.h"
+#include "measure/clockid.h"
 #include "replay.h"
 #include "streams.h"
 

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "gen.h"
-#include "log.h"
 #include "marks.h"
+#include "pkt/stamp.h"
 #include "replay.h"
-#include "stamp.h"
-#include "xsk_queue.h"
+#include "xsk/xsk_queue.h"
 
 /* --pcap-timing fast | original | original:X (X times as fast, 0.001 to 1000). */
 static int parse_timing(struct gen_replay *r, const char *s)

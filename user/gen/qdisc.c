@@ -13,15 +13,15 @@
 #include <linux/if_packet.h>
 #include <unistd.h>
 
-#include "counter_desc.h"
-#include "cpu.h"
+#include "base/cpu.h"
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/runtime.h"
 #include "gen.h"
-#include "fmt.h"
-#include "log.h"
 #include "marks.h"
-#include "runtime.h"
-#include "streams.h"
+#include "report/counter_desc.h"
 #include "stall.h"
+#include "streams.h"
 
 /*
  * The mode's counters in gen_counters.m[]: frames the qdisc refused, and

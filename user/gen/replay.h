@@ -21,9 +21,9 @@
 #include <string.h>
 #include <linux/types.h>
 
-#include "pcapio.h"
-#include "pkt.h"
-#include "stamp.h"
+#include "pkt/pcapio.h"
+#include "pkt/pkt.h"
+#include "pkt/stamp.h"
 
 struct gen;
 struct gen_thread;

@@ -2,22 +2,22 @@
 /*
  * xdp-gen's readings and reports: what every mode counts (frames and bytes
  * sent, the link's counters, per thread), with the mode's own parts from its
- * struct gen_mode. The skeleton (common/run.c) decides text or JSON.
+ * struct gen_mode. The skeleton (common/report/run.c) decides text or JSON.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "counter_desc.h"
-#include "fmt.h"
-#include "pace.h"
+#include "base/fmt.h"
+#include "base/runtime.h"
 #include "gen.h"
 #include "marks.h"
-#include "streams.h"
-#include "pkt_build.h"
+#include "pace.h"
+#include "pkt/pkt_build.h"
 #include "replay.h"
-#include "runtime.h"
+#include "report/counter_desc.h"
+#include "streams.h"
 
 static struct gen_snapshot *snap_of(const struct run_snap *rs)
 {

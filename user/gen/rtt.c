@@ -13,14 +13,14 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "fmt.h"
+#include "base/fmt.h"
+#include "base/log.h"
 #include "gen.h"
-#include "log.h"
-#include "metrics.h"
+#include "kern/xdp_attach.h"
+#include "measure/seqtrack.h"
+#include "pkt/stamp.h"
+#include "report/metrics.h"
 #include "rtt.h"
-#include "seqtrack.h"
-#include "stamp.h"
-#include "xdp_attach.h"
 #include "xdp_gen.skel.h"
 
 /*

@@ -6,9 +6,9 @@
  */
 #include <stdio.h>
 
-#include "fmt.h"
+#include "base/fmt.h"
 #include "pace.h"
-#include "pkt_build.h"
+#include "pkt/pkt_build.h"
 #include "streams.h"
 
 __u64 gen_stream_sent(const struct gen *g, unsigned int s, __u64 *bytes)

@@ -10,15 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "counter_desc.h"
-#include "cpu.h"
-#include "fmt.h"
+#include "base/cpu.h"
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/runtime.h"
 #include "gen.h"
-#include "log.h"
 #include "marks.h"
 #include "replay.h"
+#include "report/counter_desc.h"
 #include "rtt.h"
-#include "runtime.h"
 #include "streams.h"
 
 /* One queue's socket and what its thread keeps about its frames. */

@@ -13,14 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/outfile.h"
+#include "base/runtime.h"
 #include "capture.h"
-#include "fmt.h"
-#include "log.h"
-#include "outfile.h"
-#include "runtime.h"
-#include "pcapio.h"
-#include "seqtrack.h"
-#include "stamp.h"
+#include "measure/seqtrack.h"
+#include "pkt/pcapio.h"
+#include "pkt/stamp.h"
 
 struct cap_hdr {
 	__u64 ts_ns; /* CLOCK_MONOTONIC */

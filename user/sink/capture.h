@@ -46,13 +46,13 @@
  *                               failed or never started) the new file is
  *                               removed and FILE keeps what it held
  *
- * The file is written through common/outfile: a new file beside FILE, never
+ * The file is written through common/base/outfile: a new file beside FILE, never
  * through a symlink, renamed over FILE only when the capture is complete.
  */
 #include <stdbool.h>
 #include <linux/types.h>
 
-#include "json_writer.h"
+#include "base/json_writer.h"
 #include "sink.h"
 
 #define CAPTURE_FLOWS 1024

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/runtime.h"
 #include "causes.h"
-#include "counter_desc.h"
 #include "drops.h"
-#include "fmt.h"
-#include "log.h"
-#include "runtime.h"
+#include "report/counter_desc.h"
 #include "sink.h"
 
 /* A cause of a run's losses, or a count charged to no run (run 0, !charged). */

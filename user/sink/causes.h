@@ -4,7 +4,7 @@
 
 /*
  * Where a run's frames were lost (--drop-causes): the drop tracer
- * (common/drops.h) attached host-wide for the sink's life, its books joined
+ * (user/sink/drops.h) attached host-wide for the sink's life, its books joined
  * with the sink's per-run books at the summary. The tracer's drops of a
  * run's stamped frames are that run's causes (its marks apart: no frame of
  * its books); a drop without its run (unidentified: the kernel reported no
@@ -16,8 +16,8 @@
  */
 #include <linux/types.h>
 
-#include "json_writer.h"
-#include "metrics.h"
+#include "base/json_writer.h"
+#include "report/metrics.h"
 
 struct sink;
 struct causes;

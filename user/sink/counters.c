@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Every counter xdp-sink reports, described once (common/counter_desc.h): a
+ * Every counter xdp-sink reports, described once (common/report/counter_desc.h): a
  * row per counter, read by the JSON, the text, the OpenMetrics export and
  * --counters (which the docs test checks against the man page and
  * docs/monitoring.md). A new drop reason the program counts is a field of
@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "causes.h"
-#include "counter_desc.h"
+#include "report/counter_desc.h"
 #include "sink.h"
 #include "xsk.h"
 

@@ -18,10 +18,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "counter_desc.h"
-#include "cpu.h"
-#include "fmt.h"
-#include "log.h"
+#include "base/cpu.h"
+#include "base/fmt.h"
+#include "base/log.h"
+#include "report/counter_desc.h"
 #include "sink.h"
 #include "xdp_sink.skel.h"
 

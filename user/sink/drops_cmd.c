@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/runtime.h"
 #include "causes.h"
-#include "counter_desc.h"
 #include "drops.h"
-#include "fmt.h"
-#include "log.h"
-#include "runtime.h"
+#include "report/counter_desc.h"
 #include "sink.h"
 
 struct dsnap {

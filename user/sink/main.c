@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json_error.h"
-#include "log.h"
-#include "params.h"
-#include "run.h"
-#include "runtime.h"
+#include "base/json_error.h"
+#include "base/log.h"
+#include "base/runtime.h"
+#include "cli/params.h"
+#include "kern/xdp_attach.h"
+#include "report/run.h"
 #include "sink.h"
-#include "xdp_attach.h"
 
 static const struct sink_cfg defaults = {
 	.interval = 1000000000ULL,

@@ -11,9 +11,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "log.h"
+#include "base/log.h"
+#include "kern/xdp_attach.h"
 #include "sink.h"
-#include "xdp_attach.h"
 #include "xdp_sink.skel.h"
 
 static const struct {

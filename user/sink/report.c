@@ -10,10 +10,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "counter_desc.h"
-#include "fmt.h"
-#include "kstats.h"
-#include "runtime.h"
+#include "base/fmt.h"
+#include "base/runtime.h"
+#include "kern/kstats.h"
+#include "report/counter_desc.h"
 #include "sink.h"
 #include "xdp_sink.skel.h"
 

@@ -13,10 +13,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "fmt.h"
-#include "log.h"
-#include "outfile.h"
-#include "pcapio.h"
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/outfile.h"
+#include "pkt/pcapio.h"
 #include "sample.h"
 #include "xdp_sample.h"
 #include "xdp_sink.skel.h"

@@ -16,7 +16,7 @@
  * verdict: -EIO if FILE could not be written), json/text, cleanup. sk->ms is
  * this state.
  *
- * FILE is written through common/outfile: a new file beside it, never through
+ * FILE is written through common/base/outfile: a new file beside it, never through
  * a symlink, renamed over FILE only when the run has ended; a run that fails
  * before that (cleanup without read's rename) removes it, FILE as it was.
  */

@@ -10,14 +10,14 @@
 
 #include <bpf/libbpf.h>
 
+#include "base/fmt.h"
+#include "base/log.h"
 #include "causes.h"
-#include "fmt.h"
-#include "iface.h"
-#include "kstats.h"
-#include "log.h"
+#include "kern/iface.h"
+#include "kern/kstats.h"
+#include "kern/xdp_attach.h"
 #include "sample.h"
 #include "sink.h"
-#include "xdp_attach.h"
 #include "xdp_sink.skel.h"
 
 static int sample(void *ctx, struct run_snap *s)

@@ -14,14 +14,14 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-#include "iface.h"
-#include "json_writer.h"
-#include "metrics.h"
-#include "params.h"
-#include "run.h"
+#include "base/json_writer.h"
+#include "cli/params.h"
+#include "kern/iface.h"
+#include "pkt/stamp.h"
+#include "report/metrics.h"
+#include "report/run.h"
 #include "shared.h"
-#include "stamp.h"
-#include "xsk_queue.h"
+#include "xsk/xsk_queue.h"
 
 #define SINK_PIN_ROOT "/sys/fs/bpf/xdp-sink"
 /* How often the counters are read: --count's precision and the traffic span's. */

@@ -13,7 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "log.h"
+#include "base/log.h"
 #include "sample.h"
 #include "sink.h"
 #include "xdp_sink.skel.h"

@@ -16,17 +16,17 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "clockid.h"
-#include "counter.h"
-#include "cpu.h"
-#include "numa.h"
-#include "fmt.h"
-#include "log.h"
-#include "outfile.h"
-#include "runtime.h"
-#include "xsk.h"
-#include "stamp.h"
+#include "base/counter.h"
+#include "base/cpu.h"
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/numa.h"
+#include "base/outfile.h"
+#include "base/runtime.h"
+#include "measure/clockid.h"
+#include "pkt/stamp.h"
 #include "xdp_sink.skel.h"
+#include "xsk.h"
 
 /*
  * The mode's part of a reading: each queue's counters, then each socket's

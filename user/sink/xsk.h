@@ -11,8 +11,8 @@
  * threads are joined.
  */
 #include "capture.h"
-#include "hist.h"
-#include "seqtrack.h"
+#include "measure/hist.h"
+#include "measure/seqtrack.h"
 #include "sink.h"
 
 /*

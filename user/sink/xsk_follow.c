@@ -5,11 +5,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "cpu.h"
-#include "log.h"
-#include "numa.h"
-#include "xsk.h"
+#include "base/cpu.h"
+#include "base/log.h"
+#include "base/numa.h"
 #include "xdp_sink.skel.h"
+#include "xsk.h"
 
 /*
  * Following the receive CPU. The kernel copies each frame into the UMEM on

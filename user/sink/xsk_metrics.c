@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "causes.h"
-#include "counter_desc.h"
+#include "report/counter_desc.h"
 #include "xsk.h"
 
 /* The books' rows an exposition has, each a metric of its own, with one sample per queue or run. */

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/outfile.h"
 #include "causes.h"
-#include "counter_desc.h"
-#include "fmt.h"
-#include "log.h"
-#include "outfile.h"
+#include "report/counter_desc.h"
 #include "xsk.h"
 
 /* Where every packet the program saw went. Returns the unexplained rest. */

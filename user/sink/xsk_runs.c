@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/fmt.h"
+#include "base/log.h"
+#include "base/runtime.h"
 #include "causes.h"
-#include "clockid.h"
-#include "fmt.h"
-#include "log.h"
-#include "runtime.h"
+#include "measure/clockid.h"
 #include "xsk.h"
 
 void runs_free(struct runs *r)
