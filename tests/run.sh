@@ -239,23 +239,31 @@ integ_drain() {
 	done
 }
 
-# py_unit: tests/py/run.py without root. Run as root, it runs as nobody on a copy
-# of the source tree (a clean clone may sit where nobody cannot read it), with a
-# home of its own and no capabilities; as anyone else, in place.
-py_unit() {
-	local tree=$ROOT rc runas=() home=$LOGDIR/py-home
+# py_unit_exec: tests/py/run.py without root, its results in $LOGDIR/python.{out,err,rc}
+# for py_unit_report. Run as root, it runs as nobody on a copy of the source tree (a
+# clean clone may sit where nobody cannot read it), with a home of its own and no
+# capabilities; as anyone else, in place.
+py_unit_exec() {
+	local tree=$ROOT runas=() home=$LOGDIR/py-home
 	mkdir -p "$home"
 	if [ "$(id -u)" -eq 0 ]; then
 		tree=$LOGDIR/py-tree
 		mkdir "$tree"
 		tar -C "$ROOT" --exclude=./build --exclude=./.git -cf - . | tar -C "$tree" -xf - &&
 			chmod -R a+rX "$tree" && chmod a+x "$LOGDIR" && chown 65534:65534 "$home" ||
-			{ echo "[python] FAIL (cannot copy the tree for the user nobody)"; failed=$((failed + 1)); return; }
+			{ echo "cannot copy the tree for the user nobody" >"$LOGDIR/python.err"; echo 99 >"$LOGDIR/python.rc"; return; }
 		runas=(setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all)
 	fi
 	(cd "$tree" && "${runas[@]}" env HOME="$home" PYTHONPATH="$tree/testenv" \
 		"$py" -B tests/py/run.py ${filter:+"${filter%%:*}"} >"$LOGDIR/python.out" 2>"$LOGDIR/python.err")
-	rc=$?
+	echo $? >"$LOGDIR/python.rc"
+	[ "$tree" = "$ROOT" ] || rm -rf "$tree"
+}
+
+py_unit_report() {
+	local rc
+	read -r rc <"$LOGDIR/python.rc" || rc=1
+	touch "$LOGDIR/python.out"
 	count_lines "$LOGDIR/python.out"
 	grep -q ' FAIL' "$LOGDIR/python.out" && sed 's/^/    /' "$LOGDIR/python.err"
 	# 2: nothing matched the filter (it named C or integration tests)
@@ -265,7 +273,6 @@ py_unit() {
 		failed=$((failed + 1))
 		failed_names+=("[python]")
 	fi
-	[ "$tree" = "$ROOT" ] || rm -rf "$tree"
 }
 
 if [ $run_unit -eq 1 ]; then
@@ -278,6 +285,12 @@ if [ $run_unit -eq 1 ]; then
 	[ -d "$BUILD/sanitize/tests" ] && mapfile -t san < <(unit_bins "$BUILD/sanitize/tests")
 	# A unit test is one process, mostly on one CPU: with -j N > 1 the sanitized
 	# binaries run beside the plain ones, one at a time, and are counted after.
+	# With -j N > 1 the Python tests (which mostly wait) run beside them too.
+	py_pid=
+	if [ "$jobs" -gt 1 ]; then
+		py_unit_exec &
+		py_pid=$!
+	fi
 	san_pid=
 	if [ ${#san[@]} -gt 0 ] && [ "$jobs" -gt 1 ]; then
 		(for t in "${san[@]}"; do unit_exec "$t" sanitize; done) &
@@ -296,8 +309,13 @@ if [ $run_unit -eq 1 ]; then
 		done
 		phase_end "sanitize${san_pid:+, beside unit}"
 	fi
-	py_unit
-	phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')"
+	if [ -n "$py_pid" ]; then
+		wait "$py_pid"
+	else
+		py_unit_exec
+	fi
+	py_unit_report
+	phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')${py_pid:+, beside unit}"
 fi
 
 if [ $run_integ -eq 1 ]; then
