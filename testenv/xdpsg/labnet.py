@@ -346,11 +346,17 @@ def run_plan(steps, fail_at=None):
 def make(topo, paths, prog, fail_at=None, extra=()):
     """Record the lab as setting up, make it, record it ready (with the state rows EXTRA:
     labowner.fields). On any failure or exception (a signal turned into one) every part of
-    it is removed, with SIGINT and SIGTERM held off meanwhile, and the exception goes on."""
+    it is removed, with SIGINT and SIGTERM held off meanwhile, and the exception goes on.
+
+    Once the lab is ready, SIGINT and SIGTERM stay blocked for the rest of the process
+    (setup exits right after): a signal then would end setup by that signal, so its
+    caller, which stops a setup it gave up on with SIGTERM and removes the lab only when
+    setup says it succeeded, would leave a finished lab behind with nobody to remove it."""
     try:
         labstate.write(paths, topo.opts, 'setting-up', prog, extra)
         run_plan(plan(topo, paths), fail_at)
         labstate.write(paths, topo.opts, 'ready', prog, extra)
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
     except BaseException:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:

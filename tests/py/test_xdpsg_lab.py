@@ -20,7 +20,8 @@ import time
 import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from xdpsg import lab as xl, proc, scenario, sysstat  # noqa: E402
+from xdpsg import lab as xl, labnet, proc, scenario, sysstat  # noqa: E402
+from unittest import mock  # noqa: E402
 
 PY = sys.executable
 
@@ -416,6 +417,49 @@ class ProcReaders(unittest.TestCase):
     def test_task_jiffies(self):
         self.assertIsInstance(sysstat.task_jiffies(os.getpid()), int)
         self.assertIsNone(sysstat.task_jiffies(2 ** 22 + 7))
+
+
+class MakeHoldsSignals(unittest.TestCase):
+    """labnet.make(): once the lab is ready, SIGINT and SIGTERM are held off until setup
+    exits, so a setup stopped just then still exits 0 and its caller removes the lab; a
+    make that fails removes what it made and leaves the signals as they were."""
+    HELD = {signal.SIGINT, signal.SIGTERM}
+
+    def setUp(self):
+        self.old = signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        self.addCleanup(signal.pthread_sigmask, signal.SIG_SETMASK, self.old)
+        self.assertFalse(self.HELD & self.old, 'the test starts with the signals open')
+        self.removed = []
+        for name, fn in (('plan', lambda topo, paths: []),
+                         ('remove', lambda n, paths: self.removed.append(n)),
+                         ('names', lambda name: name)):
+            p = mock.patch.object(labnet, name, fn)
+            p.start()
+            self.addCleanup(p.stop)
+        self.writes = []
+        p = mock.patch.object(labnet.labstate, 'write',
+                              lambda paths, o, status, prog, extra: self.writes.append(status))
+        p.start()
+        self.addCleanup(p.stop)
+        self.topo = mock.Mock(opts=None)
+        self.topo.name = 'lab1'
+
+    def test_ready_lab_holds_signals(self):
+        with mock.patch.object(labnet, 'run_plan', lambda steps, fail_at: None):
+            labnet.make(self.topo, None, 'testenv.sh')
+        self.assertEqual(self.writes, ['setting-up', 'ready'])
+        self.assertEqual(self.removed, [])
+        self.assertEqual(self.HELD & signal.pthread_sigmask(signal.SIG_BLOCK, []), self.HELD)
+
+    def test_failed_make_removes_and_leaves_signals_open(self):
+        def fail(steps, fail_at):
+            raise labnet.SetupError('step failed')
+        with mock.patch.object(labnet, 'run_plan', fail):
+            with self.assertRaises(labnet.SetupError):
+                labnet.make(self.topo, None, 'testenv.sh')
+        self.assertEqual(self.writes, ['setting-up'])
+        self.assertEqual(self.removed, ['lab1'])
+        self.assertFalse(self.HELD & signal.pthread_sigmask(signal.SIG_BLOCK, []))
 
 
 if __name__ == '__main__':
