@@ -370,9 +370,9 @@ check-format:
 	done; exit $$fail
 
 # The architecture's limits: file and function sizes, branches on the mode, the order of
-# the layers' includes (docs/HACKING.md, "Layers").
-check-layout:
-	$(Q)python3 scripts/check-layout.py
+# the layers' includes, no loops among common/'s objects (docs/HACKING.md, "Layers").
+check-layout: $(LIB)
+	$(Q)python3 scripts/check-layout.py --objects $(OUT)/common
 
 clean:
 	rm -rf $(BUILD)
@@ -395,7 +395,8 @@ help:
 	@echo '  format            clang-format every source file in place'
 	@echo '  check-format      fail if any source file is not formatted'
 	@echo '  check-layout      fail if a file, a function or the branching on modes outgrows the layout,'
-	@echo '                    or an include goes against the order of the layers'
+	@echo '                    an include goes against the order of the layers, or files of common/'
+	@echo '                    use each other in a loop'
 	@echo '  clean             remove $(BUILD)/'
 	@echo 'Variables: V=1 (full commands), SANITIZE=1 (ASan+UBSan into $(BUILD)/sanitize), BUILD=dir,'
 	@echo '  WERROR=1 (warnings are errors), CPPFLAGS, CFLAGS, LDFLAGS (used as given)'

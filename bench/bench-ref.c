@@ -28,7 +28,8 @@
 #include "base/cpu.h"
 #include "base/log.h"
 #include "base/runtime.h"
-#include "cli/params.h"
+#include "cli/params_cmd.h"
+#include "cli/params_doc.h"
 #include "kern/iface.h"
 #include "xdp_gen.skel.h"
 #include "xdp_sink.skel.h"
@@ -312,9 +313,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-ref: unknown command '%s'; use drop or gen\n", argv[1]);
 		return 2;
 	}
-	err = params_parse("bench-ref", cmd, argc - 1, argv + 1, &cfg, &defaults, &ifname);
-	if (err)
-		return err == PARAMS_EXIT ? 0 : 2;
+	err = params_command("bench-ref", cmd, argc - 1, argv + 1, &cfg, &defaults, &ifname);
+	if (err >= 0)
+		return err;
 	log_route_libbpf();
 	runtime_install_signals();
 	return cmd == &cmd_drop ? do_drop(&cfg, ifname) : do_gen(&cfg, ifname);

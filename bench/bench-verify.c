@@ -52,7 +52,7 @@
 #include "measure/hist.h"
 #include "measure/jitter.h"
 #include "measure/seqtrack.h"
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
 #include "pkt/stamp.h"
 
 #define PASSES 5

@@ -13,7 +13,11 @@
   user/; nothing in common/ includes user/ or a BPF skeleton (*.skel.h); each
   file of common/ sits in a layer folder and includes only its own layer and
   those below it (LAYERS, bottom first); a tool under user/ includes nothing
-  of another tool.
+  of another tool;
+- with --objects DIR (the build's common/, LAYER/NAME.o): no two files of
+  common/ use each other's definitions in a loop, directly or through others
+  (nm says who defines and who uses each symbol). Files of one module that
+  share a header may still call each other one way.
 
 A file's language is its extension (.c, .h, .py, .sh), else its first line
 (#!... python3, sh or bash); bash completion scripts count as shell. Functions
@@ -24,10 +28,12 @@ it (or blank) after it; shell, 'name() {' and the next line that is exactly '}'.
 An include is resolved as the compiler does: beside the including file, then in
 include/, then in common/ (the -I order); one that resolves nowhere in the tree
 (a system header) is not the check's business.
-Prints one line per violation; exit 1 if there is any.
+Usage: check-layout.py [--objects DIR] [ROOT]. Prints one line per violation; exit 1
+if there is any.
 """
 import os
 import re
+import subprocess
 import sys
 
 FILE_MAX = 700
@@ -176,6 +182,37 @@ def include_problem(rel, target, name):
     return None
 
 
+def loops(edges):
+    """The strongly connected parts (two or more nodes) of a graph {node: {node}}."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            part = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                part.append(w)
+                if w == v:
+                    break
+            if len(part) > 1:
+                found.append(sorted(part))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
 def layer_problems(root):
     """One line per include against the layers, and per common/ file outside them."""
     bad = []
@@ -198,7 +235,37 @@ def layer_problems(root):
     return bad
 
 
-def main(root):
+def symbol_problems(root, objdir):
+    """Loops among common/'s objects (objdir holds LAYER/NAME.o): a uses b's
+    definitions and b, through any path, a's. Read with nm; an object whose
+    source is gone (a stale build) is left out."""
+    defined, used = {}, {}
+    for layer in LAYERS:
+        d = os.path.join(objdir, layer)
+        for name in sorted(os.listdir(d)) if os.path.isdir(d) else ():
+            if not name.endswith('.o') or \
+                    not os.path.isfile(os.path.join(root, 'common', layer, name[:-2] + '.c')):
+                continue
+            mod = 'common/%s/%s' % (layer, name[:-2])
+            out = subprocess.run(['nm', os.path.join(d, name)], capture_output=True,
+                                 text=True, check=True).stdout
+            for row in out.split('\n'):
+                f = row.split()
+                if len(f) == 3 and f[1] in 'TDBR':
+                    defined[f[2]] = mod
+                elif len(f) == 2 and f[0] == 'U':
+                    used.setdefault(mod, set()).add(f[1])
+    edges = {}
+    for mod, syms in used.items():
+        for sym in syms:
+            there = defined.get(sym)
+            if there and there != mod:
+                edges.setdefault(mod, set()).add(there)
+    return ['%s: use each other\'s definitions in a loop (nm %s): give the shared part '
+            'its own module' % (', '.join(part), objdir) for part in loops(edges)]
+
+
+def main(root, objdir=None):
     bad = []
     for path, lang in sources(root):
         rel = os.path.relpath(path, root)
@@ -216,11 +283,17 @@ def main(root):
         bad.append('user/ branches on the mode in %d places (at most %d): %s' %
                    (len(branches), BRANCH_MAX, ' '.join(branches)))
     bad += layer_problems(root)
+    if objdir:
+        bad += symbol_problems(root, objdir)
     for b in bad:
         print('layout: ' + b)
     return 1 if bad else 0
 
 
 if __name__ == '__main__':
-    sys.exit(main(sys.argv[1] if len(sys.argv) > 1 else
-                  os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    args = sys.argv[1:]
+    objs = None
+    if args[:1] == ['--objects']:
+        objs, args = args[1], args[2:]
+    sys.exit(main(args[0] if args else
+                  os.path.dirname(os.path.dirname(os.path.abspath(__file__))), objs))

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -492,7 +493,7 @@ static const struct param_def *lookup_def(const struct param_cmd *cmd, int idx)
 }
 
 int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char **argv, void *cfg,
-		 const void *defaults, const char **positional)
+		 const char **positional)
 {
 	static const struct option builtin[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -533,14 +534,10 @@ int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char *
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shorts, opts, &longidx)) != -1) {
 		d = NULL;
-		if (c == 'h') {
-			params_usage(stdout, prog, cmd, defaults);
-			return PARAMS_EXIT;
-		}
-		if (c == 0x1000) {
-			printf("%s %s\n", prog, XDPSG_VERSION);
-			return PARAMS_EXIT;
-		}
+		if (c == 'h')
+			return PARAMS_HELP;
+		if (c == 0x1000)
+			return PARAMS_VERSION;
 		if (c == '?') {
 			if (optopt)
 				fprintf(stderr, "%s %s: unknown option '-%c'; see '%s %s --help'\n",

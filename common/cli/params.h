@@ -4,7 +4,6 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <linux/types.h>
 
 /*
@@ -78,34 +77,19 @@ struct param_cmd {
 
 enum {
 	PARAMS_OK = 0,
-	PARAMS_EXIT = 1, /* --help or --version was printed: exit 0 */
+	PARAMS_HELP = 1, /* --help was asked: nothing parsed, nothing printed */
+	PARAMS_VERSION = 2, /* --version was asked */
 };
 
 /*
  * Parse argv (argv[0] is the subcommand name) into cfg. Returns PARAMS_OK,
- * PARAMS_EXIT, or -EINVAL after printing exactly one line naming the problem
- * and the fix. *positional receives the positional argument (or NULL).
+ * PARAMS_HELP or PARAMS_VERSION (the caller answers them: params_command()
+ * in params_cmd.h does), or -EINVAL after printing exactly one line naming
+ * the problem and the fix. *positional receives the positional argument (or
+ * NULL).
  */
 int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char **argv, void *cfg,
-		 const void *defaults, const char **positional);
-
-/* --help for one command, defaults taken from the struct passed. */
-void params_usage(FILE *out, const char *prog, const struct param_cmd *cmd, const void *defaults);
-
-/* Overview of a multi-command tool. */
-void params_usage_tool(FILE *out, const char *prog, const char *summary,
-		       const struct param_cmd *const *cmds);
-
-const struct param_cmd *params_find_cmd(const struct param_cmd *const *cmds, const char *name);
-
-/*
- * The first argument of a multi-command tool: --help, --version and the
- * hidden --man-options are answered here, as are a missing or unknown
- * command (one line, exit 2). Returns -1 with *cmd set when the tool should
- * go on parsing, otherwise the exit code.
- */
-int params_dispatch(const char *prog, const char *summary, const struct param_cmd *const *cmds,
-		    const void *defaults, int argc, char **argv, const struct param_cmd **cmd);
+		 const char **positional);
 
 /*
  * Value parsers used by params_parse, exposed for tests and for tools with
@@ -135,39 +119,5 @@ int params_store(const char *prog, const struct param_def *def, const char *arg,
 
 /* Format a value of def's type from cfg, as --help shows defaults. */
 void params_format(const struct param_def *def, const void *cfg, char *buf, size_t len);
-
-/*
- * The OPTIONS of one command as roff, for the man page: the same table that
- * drives getopt and --help, so the three never disagree.
- */
-void params_man(FILE *out, const struct param_cmd *cmd, const void *defaults);
-
-/*
- * All commands' options as roff subsections: each distinct table once, the
- * tables every command shares first. Tools print it for a hidden --man-options.
- */
-void params_man_tool(FILE *out, const struct param_cmd *const *cmds, const void *defaults);
-
-/*
- * --version --json: one JSON line for scripts that need to know what this
- * build can do: {"type":"version","tool","version","stamp_version",
- * "modes":[{"name","summary","options":[long names]}],"features":[every
- * option any mode takes]}. Documented in the README ("Feature discovery").
- */
-void params_version_json(FILE *out, const char *prog, const struct param_cmd *const *cmds);
-
-/*
- * A multi-command tool's command line in one call: params_dispatch(), then
- * params_parse() of the chosen command into cfg. Returns -1 with *cmd and
- * *positional set when the tool should run, otherwise its exit code (0 after
- * --help or --version, 2 after a usage error).
- */
-int params_cmdline(const char *prog, const char *summary, const struct param_cmd *const *cmds,
-		   const void *defaults, int argc, char **argv, void *cfg,
-		   const struct param_cmd **cmd, const char **positional);
-
-/* Call fn for every long option of cmd (used by the man-page test). */
-void params_for_each(const struct param_cmd *cmd, void (*fn)(const struct param_def *, void *),
-		     void *ctx);
 
 #endif

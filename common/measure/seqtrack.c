@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "measure/seqtrack_int.h"
+#include "measure/seqtrack_runs.h"
 
 /*
  * Window bitmap helpers; the window is 128 bits in two words. A shift by n
@@ -398,14 +398,4 @@ const char *seqtrack_verdict_str(enum seqtrack_verdict v)
 const char *seqtrack_clock_str(enum seqtrack_clock c)
 {
 	return c == SEQTRACK_CLOCK_SAME ? "same" : c == SEQTRACK_CLOCK_OTHER ? "other" : "unknown";
-}
-
-void seqtrack_counts_merge(struct seqtrack_counts *into, const struct seqtrack_counts *from)
-{
-	__u64 *a = (__u64 *)into;
-	const __u64 *b = (const __u64 *)from;
-	unsigned int i;
-
-	for (i = 0; i < sizeof(*into) / sizeof(__u64); i++)
-		a[i] += b[i];
 }

@@ -2,14 +2,15 @@
 /*
  * Where the books live (seqtrack.h): the open runs, on probation or not,
  * their index by id, their flows, and the closed and folded books. The
- * books' frame-by-frame arithmetic is seqtrack.c's.
+ * books' frame-by-frame arithmetic is seqtrack.c's, built on this file
+ * (seqtrack_runs.h); this file needs nothing of it.
  */
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "measure/seqtrack_int.h"
+#include "measure/seqtrack_runs.h"
 
 struct seqtrack *seqtrack__create(__u64 clock_id)
 {
@@ -516,4 +517,14 @@ struct seqtrack_flow *seqtrack_flow_of(struct seqtrack *t, struct seqtrack_run *
 	f->key = flow;
 	r->flows_seen++;
 	return f;
+}
+
+void seqtrack_counts_merge(struct seqtrack_counts *into, const struct seqtrack_counts *from)
+{
+	__u64 *a = (__u64 *)into;
+	const __u64 *b = (const __u64 *)from;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(*into) / sizeof(__u64); i++)
+		a[i] += b[i];
 }

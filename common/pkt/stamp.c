@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "bpf/parsing.h"
-#include "pkt/pkt.h"
+#include "pkt/read.h"
 #include "pkt/stamp.h"
 
 /* The layout in shared.h, held to its word. */

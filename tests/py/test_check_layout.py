@@ -21,8 +21,9 @@ def write(root, rel, text, mode=0o644):
     os.chmod(path, mode)
 
 
-def check(root):
-    r = subprocess.run([sys.executable, CHECK, root], capture_output=True, text=True)
+def check(root, objects=None):
+    args = ['--objects', objects] if objects else []
+    r = subprocess.run([sys.executable, CHECK] + args + [root], capture_output=True, text=True)
     return r.returncode, r.stdout
 
 
@@ -136,6 +137,40 @@ class Layers(Tree):
 
     def test_real_tree_passes(self):
         self.assertEqual(check(ROOT), (0, ''))
+
+
+class Loops(Tree):
+    """Objects compiled here: a loop of definitions is caught through a third file, a
+    chain is not, and a stale object (its source gone) does not count."""
+    FILES = {
+        'common/pkt/a.c': 'int b(void);\nint a(void) { return b(); }\n',
+        'common/pkt/b.c': 'int c(void);\nint b(void) { return c(); }\n',
+        'common/xsk/c.c': 'int a(void);\nint c(void) { return a(); }\n',
+        'common/base/d.c': 'int d(void) { return 1; }\n',
+        'common/base/e.c': 'int d(void);\nint e(void) { return d(); }\n',
+    }
+
+    def build(self, files):
+        d = self.tree(files)
+        objs = os.path.join(d, 'obj')
+        for rel in files:
+            out = os.path.join(objs, os.path.relpath(rel, 'common')[:-2] + '.o')
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            subprocess.run(['cc', '-c', '-o', out, os.path.join(d, rel)], check=True)
+        return d, objs
+
+    def test_loop_through_three_files(self):
+        d, objs = self.build(self.FILES)
+        rc, out = check(d, objs)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out.count('\n'), 1, out)
+        self.assertIn('common/pkt/a, common/pkt/b, common/xsk/c: use each other\'s '
+                      'definitions in a loop', out)
+
+    def test_chain_passes_and_stale_objects_are_left_out(self):
+        d, objs = self.build(self.FILES)
+        os.remove(os.path.join(d, 'common/xsk/c.c'))
+        self.assertEqual(check(d, objs), (0, ''))
 
 
 if __name__ == '__main__':

@@ -27,7 +27,7 @@
 #include "base/json_writer.h"
 #include "base/log.h"
 #include "base/runtime.h"
-#include "cli/params.h"
+#include "cli/params_cmd.h"
 #include "pkt/stamp.h"
 
 struct cfg {
@@ -239,9 +239,9 @@ int main(int argc, char **argv)
 	int err, ret = 1;
 
 	log_set_prog("drops-probe");
-	err = params_parse("drops-probe", &cmd, argc, argv, &c, &defaults, &positional);
-	if (err)
-		return err == PARAMS_EXIT ? 0 : 2;
+	err = params_command("drops-probe", &cmd, argc, argv, &c, &defaults, &positional);
+	if (err >= 0)
+		return err;
 	log_setup(false, c.verbose);
 	runtime_install_signals();
 

@@ -19,7 +19,7 @@
 #include "base/json_writer.h"
 #include "base/log.h"
 #include "base/runtime.h"
-#include "cli/params.h"
+#include "cli/params_cmd.h"
 #include "kern/kstats.h"
 
 struct cfg {
@@ -104,9 +104,9 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	err = params_parse("kstats-dump", &cmd, argc, argv, &c, &defaults, &ifname);
-	if (err)
-		return err == PARAMS_EXIT ? 0 : 2;
+	err = params_command("kstats-dump", &cmd, argc, argv, &c, &defaults, &ifname);
+	if (err >= 0)
+		return err;
 	if (sub && !sub[0]) {
 		fprintf(stderr, "kstats-dump: nothing after '--'; give a command to run\n");
 		return 2;

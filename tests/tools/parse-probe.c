@@ -20,7 +20,7 @@
 
 #include "../unit/parse_counters.h"
 #include "pkt/pcapio.h"
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
 #include "pkt/stamp.h"
 #include "shared.h"
 #include "xdp_sink.skel.h"

@@ -18,7 +18,7 @@
 
 #include "base/log.h"
 #include "base/runtime.h"
-#include "cli/params.h"
+#include "cli/params_cmd.h"
 #include "kern/iface.h"
 
 struct cfg {
@@ -84,9 +84,9 @@ int main(int argc, char **argv)
 	int fd, err, one = 1;
 
 	log_set_prog("pktsend");
-	err = params_parse("pktsend", &cmd, argc, argv, &c, &defaults, &ifname);
-	if (err)
-		return err == PARAMS_EXIT ? 0 : 2;
+	err = params_command("pktsend", &cmd, argc, argv, &c, &defaults, &ifname);
+	if (err >= 0)
+		return err;
 	if (!c.dst_mac || sscanf(c.dst_mac, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &dmac[0], &dmac[1],
 				 &dmac[2], &dmac[3], &dmac[4], &dmac[5]) != 6) {
 		fprintf(stderr, "pktsend: give the destination with --dst-mac aa:bb:cc:dd:ee:ff\n");

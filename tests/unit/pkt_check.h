@@ -11,7 +11,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
 
 static inline unsigned int pc_get16(const __u8 *p)
 {

@@ -23,7 +23,8 @@
 #include <bpf/libbpf.h>
 
 #include "../../user/gen/gen_prog.h"
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
+#include "pkt/text.h"
 #include "pkt/stamp.h"
 #include "pkt_check.h"
 #include "shared.h"
@@ -310,10 +311,10 @@ static void opts_ranges(struct pkt_opts *o, const char *src, const char *dst, co
 {
 	char err[256];
 
-	ASSERT_OK(pkt_parse_ip_range(src, &o->src_ip, err, sizeof(err)), "parse src ip");
-	ASSERT_OK(pkt_parse_ip_range(dst, &o->dst_ip, err, sizeof(err)), "parse dst ip");
-	ASSERT_OK(pkt_parse_port_range(sport, &o->src_port, err, sizeof(err)), "parse src port");
-	ASSERT_OK(pkt_parse_port_range(dport, &o->dst_port, err, sizeof(err)), "parse dst port");
+	ASSERT_OK(pkt_text_ip_range(src, &o->src_ip, err, sizeof(err)), "parse src ip");
+	ASSERT_OK(pkt_text_ip_range(dst, &o->dst_ip, err, sizeof(err)), "parse dst ip");
+	ASSERT_OK(pkt_text_port_range(sport, &o->src_port, err, sizeof(err)), "parse src port");
+	ASSERT_OK(pkt_text_port_range(dport, &o->dst_port, err, sizeof(err)), "parse dst port");
 }
 
 /*
@@ -607,7 +608,7 @@ static void test_v4_flows_imix(void)
 	pkt_opts_init(&o);
 	opts_ranges(&o, "10.0.0.250-10.0.1.5", "192.168.255.254-192.169.0.1", "65530-65535",
 		    "9-11");
-	ASSERT_OK(pkt_parse_imix("60:7,576:4,1500:1", &imix, err, sizeof(err)), "parse imix");
+	ASSERT_OK(pkt_text_imix("60:7,576:4,1500:1", &imix, err, sizeof(err)), "parse imix");
 	o.imix = &imix;
 	o.flows = 800;
 	o.run = 0xbeef;
@@ -643,7 +644,7 @@ static void test_v6(void)
 	check_frames("v6 1 flow 80 B", &o, 50);
 	opts_ranges(&o, "fd00::ffff:fffe-fd00::1:0:1", "fd01::ff:ffff:fff0-fd01::100:0:3",
 		    "65000-65535", "9-10");
-	ASSERT_OK(pkt_parse_imix("80:7,576:4,1500:1", &imix, err, sizeof(err)), "parse imix");
+	ASSERT_OK(pkt_text_imix("80:7,576:4,1500:1", &imix, err, sizeof(err)), "parse imix");
 	o.imix = &imix;
 	o.flows = 65535;
 	check_frames("v6 65535 flows imix", &o, 1500);
@@ -693,7 +694,7 @@ static void test_kinds(void)
 		TEST_SKIP("needs root");
 		return;
 	}
-	ASSERT_OK(pkt_parse_imix("160:3,161:2,1500:1", &imix, err, sizeof(err)), "parse imix");
+	ASSERT_OK(pkt_text_imix("160:3,161:2,1500:1", &imix, err, sizeof(err)), "parse imix");
 	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
 		pkt_opts_init(&o);
 		opts_ranges(&o, k[i].src, k[i].dst, "65530-65535", "80");
@@ -705,9 +706,9 @@ static void test_kinds(void)
 		o.encap = k[i].encap;
 		o.vni = 42;
 		if (k[i].osrc) {
-			ASSERT_OK(pkt_parse_ip_range(k[i].osrc, &o.outer_src, err, sizeof(err)),
+			ASSERT_OK(pkt_text_ip_range(k[i].osrc, &o.outer_src, err, sizeof(err)),
 				  "outer src");
-			ASSERT_OK(pkt_parse_ip_range(k[i].odst, &o.outer_dst, err, sizeof(err)),
+			ASSERT_OK(pkt_text_ip_range(k[i].odst, &o.outer_dst, err, sizeof(err)),
 				  "outer dst");
 		}
 		o.run = 0x77 + i;
@@ -748,7 +749,7 @@ static void test_streams(void)
 		TEST_SKIP("needs root");
 		return;
 	}
-	ASSERT_OK(pkt_parse_imix("160:3,161:2,1500:1", &imix, err, sizeof(err)), "parse imix");
+	ASSERT_OK(pkt_text_imix("160:3,161:2,1500:1", &imix, err, sizeof(err)), "parse imix");
 	for (s = 0; s < NSTREAMS; s++) {
 		pkt_opts_init(&o[s]);
 		o[s].run = 0x500 + s;
@@ -766,8 +767,8 @@ static void test_streams(void)
 	o[2].proto = PKT_ICMP;
 	o[2].encap = PKT_ENCAP_VXLAN;
 	o[2].vni = 42;
-	ASSERT_OK(pkt_parse_ip_range("172.16.0.1", &o[2].outer_src, err, sizeof(err)), "outer");
-	ASSERT_OK(pkt_parse_ip_range("172.16.0.2", &o[2].outer_dst, err, sizeof(err)), "outer");
+	ASSERT_OK(pkt_text_ip_range("172.16.0.1", &o[2].outer_src, err, sizeof(err)), "outer");
+	ASSERT_OK(pkt_text_ip_range("172.16.0.2", &o[2].outer_dst, err, sizeof(err)), "outer");
 	o[2].size = 300;
 	o[2].flows = 40;
 	cpu = pin_self();
@@ -1272,13 +1273,13 @@ static void test_live_content(void)
 	}
 	pkt_opts_init(&o);
 	opts_ranges(&o, "10.0.0.1-10.0.0.3", "10.0.1.255-10.0.2.1", "1000-1009", "9");
-	ASSERT_OK(pkt_parse_imix("60:7,576:4,1500:1", &imix, err, sizeof(err)), "parse imix");
+	ASSERT_OK(pkt_text_imix("60:7,576:4,1500:1", &imix, err, sizeof(err)), "parse imix");
 	o.imix = &imix;
 	o.flows = 90;
 	o.run = 5;
 	live_content("v4 90 flows imix", &o, 3000);
 	opts_ranges(&o, "fd00::1-fd00::3", "fd00::ffff:fffe-fd00::1:0:1", "1000-1009", "9");
-	ASSERT_OK(pkt_parse_imix("80:7,576:4,1500:1", &imix, err, sizeof(err)), "parse imix");
+	ASSERT_OK(pkt_text_imix("80:7,576:4,1500:1", &imix, err, sizeof(err)), "parse imix");
 	o.random = true;
 	o.seed = 11;
 	live_content("v6 90 flows imix random", &o, 3000);
@@ -1331,8 +1332,8 @@ static void test_live_marks(void)
 	o.proto = PKT_TCP;
 	o.encap = PKT_ENCAP_VXLAN;
 	o.size = 200; /* no VLAN tag: the packet socket would see it stripped */
-	ASSERT_OK(pkt_parse_ip_range("172.16.0.1", &o.outer_src, err, sizeof(err)), "outer");
-	ASSERT_OK(pkt_parse_ip_range("172.16.0.2", &o.outer_dst, err, sizeof(err)), "outer");
+	ASSERT_OK(pkt_text_ip_range("172.16.0.1", &o.outer_src, err, sizeof(err)), "outer");
+	ASSERT_OK(pkt_text_ip_range("172.16.0.2", &o.outer_dst, err, sizeof(err)), "outer");
 	g[1] = make_gen(&o);
 	if (!ASSERT_TRUE(g[0] && g[1], "two kinds"))
 		goto out;

@@ -3,6 +3,8 @@
 
 #include "base/log.h"
 #include "cli/params.h"
+#include "cli/params_cmd.h"
+#include "cli/params_doc.h"
 #include "test.h"
 
 static void test_count_suffixes(void)
@@ -217,7 +219,7 @@ static int parse(struct cfg *c, const char **pos, int argc, char **argv)
 	*c = defaults;
 	/* Parse errors go to stderr: keep the test output to one line per test. */
 	stderr = devnull;
-	err = params_parse("prog", &cmd, argc, argv, c, &defaults, pos);
+	err = params_parse("prog", &cmd, argc, argv, c, pos);
 	stderr = saved;
 	fclose(devnull);
 	return err;
@@ -258,6 +260,38 @@ static void test_parse_table(void)
 	ASSERT_OK(parse(&c, &pos, ARGC("eth0"), ARGV("eth0")), "defaults");
 	ASSERT_EQ(c.batch, 64, "default kept");
 	ASSERT_EQ(c.mode, 1, "default enum kept");
+}
+
+/* --help and --version are reported to the caller; parsing itself prints nothing. */
+static void test_help_is_reported(void)
+{
+	static const struct cfg defaults = { .batch = 64, .size = 60, .mode = 1 };
+	FILE *out = tmpfile(), *saved = stdout;
+	const char *pos;
+	struct cfg c;
+	char buf[4096];
+	size_t n;
+
+	ASSERT_TRUE(out != NULL, "tmpfile");
+	stdout = out;
+	ASSERT_EQ(parse(&c, &pos, ARGC("-n", "5", "--help"), ARGV("-n", "5", "--help")),
+		  PARAMS_HELP, "--help reported");
+	ASSERT_EQ(parse(&c, &pos, ARGC("--version"), ARGV("--version")), PARAMS_VERSION,
+		  "--version reported");
+	ASSERT_EQ(ftell(out), 0, "params_parse printed nothing");
+	/* params_command() answers them: usage or version on stdout, exit code 0. */
+	c = defaults;
+	ASSERT_EQ(params_command("prog", &cmd, ARGC("--help"), ARGV("--help"), &c, &defaults, &pos),
+		  0, "help exits 0");
+	ASSERT_EQ(params_command("prog", &cmd, ARGC("eth0"), ARGV("eth0"), &c, &defaults, &pos), -1,
+		  "a run goes on");
+	stdout = saved;
+	rewind(out);
+	n = fread(buf, 1, sizeof(buf) - 1, out);
+	buf[n] = '\0';
+	fclose(out);
+	ASSERT_TRUE(strstr(buf, "Usage: prog drop") != NULL, "usage printed by params_command");
+	ASSERT_TRUE(strstr(buf, "--batch") != NULL, "usage lists the options");
 }
 
 static void test_parse_errors(void)
@@ -395,7 +429,7 @@ static void test_strings(void)
 	char buf[64];
 	int i;
 
-	ASSERT_OK(params_parse("prog", &scmd, 5, argv, &c, &defaults, &pos), "two values");
+	ASSERT_OK(params_parse("prog", &scmd, 5, argv, &c, &pos), "two values");
 	ASSERT_EQ(c.labels.n, 2, "both kept");
 	ASSERT_STREQ(c.labels.v[0], "a=1", "first");
 	ASSERT_STREQ(c.labels.v[1], "b=2", "second");
@@ -405,22 +439,29 @@ static void test_strings(void)
 		argv[i] = "--label=k=v";
 	c = defaults;
 	stderr = devnull;
-	ASSERT_ERR(params_parse("prog", &scmd, PARAM_STRINGS_MAX + 2, argv, &c, &defaults, &pos),
-		   -EINVAL, "one too many");
+	ASSERT_ERR(params_parse("prog", &scmd, PARAM_STRINGS_MAX + 2, argv, &c, &pos), -EINVAL,
+		   "one too many");
 	c = defaults;
 	argv[1] = "--label=";
-	ASSERT_ERR(params_parse("prog", &scmd, 2, argv, &c, &defaults, &pos), -EINVAL, "empty");
+	ASSERT_ERR(params_parse("prog", &scmd, 2, argv, &c, &pos), -EINVAL, "empty");
 	stderr = saved;
 	fclose(devnull);
 }
 
 static const struct test_case cases[] = {
-	TEST_CASE(count_suffixes), TEST_CASE(count_errors),
-	TEST_CASE(uint),	   TEST_CASE(rate),
-	TEST_CASE(bytes),	   TEST_CASE(duration),
-	TEST_CASE(list),	   TEST_CASE(parse_table),
-	TEST_CASE(parse_errors),   TEST_CASE(help_and_format),
-	TEST_CASE(log_levels),	   TEST_CASE(ifname_length),
+	TEST_CASE(count_suffixes),
+	TEST_CASE(count_errors),
+	TEST_CASE(uint),
+	TEST_CASE(rate),
+	TEST_CASE(bytes),
+	TEST_CASE(duration),
+	TEST_CASE(list),
+	TEST_CASE(parse_table),
+	TEST_CASE(parse_errors),
+	TEST_CASE(help_is_reported),
+	TEST_CASE(help_and_format),
+	TEST_CASE(log_levels),
+	TEST_CASE(ifname_length),
 	TEST_CASE(strings),
 };
 

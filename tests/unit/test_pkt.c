@@ -3,12 +3,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
+#include "pkt/build.h"
+#include "pkt/text.h"
 #include "pkt/stamp.h"
 #include "test.h"
 
 /*
- * Reference checksums, written independently of pkt.c: big-endian 16-bit
+ * Reference checksums, written independently of common/pkt/: big-endian 16-bit
  * words, header fields rebuilt from the frame with the checksum zeroed.
  */
 static __u32 ref_sum(const __u8 *p, size_t n, __u32 s)
@@ -74,12 +76,12 @@ static void v6_opts(struct pkt_opts *o, const char *src, const char *dst)
 {
 	char err[256];
 
-	ASSERT_OK(pkt_parse_ip_range(src, &o->src_ip, err, sizeof(err)), "parse v6 src");
-	ASSERT_OK(pkt_parse_ip_range(dst, &o->dst_ip, err, sizeof(err)), "parse v6 dst");
+	ASSERT_OK(pkt_text_ip_range(src, &o->src_ip, err, sizeof(err)), "parse v6 src");
+	ASSERT_OK(pkt_text_ip_range(dst, &o->dst_ip, err, sizeof(err)), "parse v6 dst");
 }
 
 /*
- * Golden frames, computed apart from pkt.c and stamp.c: by scapy (headers
+ * Golden frames, computed apart from common/pkt/: by scapy (headers
  * and checksums) around testenv/xdpsg/stamp.py's pack() (the stamp and its
  * tag), as in
  *
@@ -154,10 +156,10 @@ static void test_golden_v4_flow(void)
 	int fd;
 
 	pkt_opts_init(&o);
-	ASSERT_OK(pkt_parse_ip_range("192.168.1.10", &o.src_ip, err, sizeof(err)), "src");
-	ASSERT_OK(pkt_parse_ip_range("192.168.2.20", &o.dst_ip, err, sizeof(err)), "dst");
-	ASSERT_OK(pkt_parse_port_range("4997-5000", &o.src_port, err, sizeof(err)), "sport");
-	ASSERT_OK(pkt_parse_port_range("6000", &o.dst_port, err, sizeof(err)), "dport");
+	ASSERT_OK(pkt_text_ip_range("192.168.1.10", &o.src_ip, err, sizeof(err)), "src");
+	ASSERT_OK(pkt_text_ip_range("192.168.2.20", &o.dst_ip, err, sizeof(err)), "dst");
+	ASSERT_OK(pkt_text_port_range("4997-5000", &o.src_port, err, sizeof(err)), "sport");
+	ASSERT_OK(pkt_text_port_range("6000", &o.dst_port, err, sizeof(err)), "dport");
 	o.flows = 4;
 	o.run = 0xbeef;
 	g = make_gen(&o);
@@ -307,19 +309,17 @@ static void check_incremental(bool v6, bool copy_payload)
 	pkt_opts_init(&o);
 	if (v6) {
 		v6_opts(&o, "fd00::1:0-fd00::1:ff", "fd00:1::ffff:fff0-fd00:1::1:0:f");
-		ASSERT_OK(pkt_parse_imix("81:3,577:2,1499:1,80:1", &imix, err, sizeof(err)),
-			  "imix");
+		ASSERT_OK(pkt_text_imix("81:3,577:2,1499:1,80:1", &imix, err, sizeof(err)), "imix");
 	} else {
-		ASSERT_OK(pkt_parse_ip_range("10.0.0.250-10.0.1.5", &o.src_ip, err, sizeof(err)),
+		ASSERT_OK(pkt_text_ip_range("10.0.0.250-10.0.1.5", &o.src_ip, err, sizeof(err)),
 			  "src");
-		ASSERT_OK(pkt_parse_ip_range("192.168.255.255-192.169.0.3", &o.dst_ip, err,
-					     sizeof(err)),
+		ASSERT_OK(pkt_text_ip_range("192.168.255.255-192.169.0.3", &o.dst_ip, err,
+					    sizeof(err)),
 			  "dst");
-		ASSERT_OK(pkt_parse_imix("60:3,61:2,577:2,1500:1", &imix, err, sizeof(err)),
-			  "imix");
+		ASSERT_OK(pkt_text_imix("60:3,61:2,577:2,1500:1", &imix, err, sizeof(err)), "imix");
 	}
-	ASSERT_OK(pkt_parse_port_range("65530-65535", &o.src_port, err, sizeof(err)), "sport");
-	ASSERT_OK(pkt_parse_port_range("1-7", &o.dst_port, err, sizeof(err)), "dport");
+	ASSERT_OK(pkt_text_port_range("65530-65535", &o.src_port, err, sizeof(err)), "sport");
+	ASSERT_OK(pkt_text_port_range("1-7", &o.dst_port, err, sizeof(err)), "dport");
 	o.imix = &imix;
 	o.flows = 2000;
 	o.random = true;
@@ -508,23 +508,23 @@ static void test_parse_mac(void)
 	char err[256] = "";
 	__u8 mac[6] = { 0 };
 
-	ASSERT_OK(pkt_parse_mac("aa:bb:cc:dd:ee:ff", mac, err, sizeof(err)), "lower case");
+	ASSERT_OK(pkt_text_mac("aa:bb:cc:dd:ee:ff", mac, err, sizeof(err)), "lower case");
 	ASSERT_EQ(mac[0], 0xaa, "byte 0");
 	ASSERT_EQ(mac[5], 0xff, "byte 5");
-	ASSERT_OK(pkt_parse_mac("2:0:0:A:b:C0", mac, err, sizeof(err)), "short and mixed case");
+	ASSERT_OK(pkt_text_mac("2:0:0:A:b:C0", mac, err, sizeof(err)), "short and mixed case");
 	ASSERT_EQ(mac[0], 2, "short byte");
 	ASSERT_EQ(mac[5], 0xc0, "upper case byte");
-	ASSERT_ERR(pkt_parse_mac("", mac, err, sizeof(err)), -EINVAL, "empty");
+	ASSERT_ERR(pkt_text_mac("", mac, err, sizeof(err)), -EINVAL, "empty");
 	ASSERT_STREQ(err, "empty MAC address; write it as aa:bb:cc:dd:ee:ff", "empty message");
-	ASSERT_ERR(pkt_parse_mac("aa:bb:cc:dd:ee", mac, err, sizeof(err)), -EINVAL, "five");
+	ASSERT_ERR(pkt_text_mac("aa:bb:cc:dd:ee", mac, err, sizeof(err)), -EINVAL, "five");
 	ASSERT_STREQ(
 		err,
 		"bad MAC address 'aa:bb:cc:dd:ee': expected six hex bytes like aa:bb:cc:dd:ee:ff",
 		"bad message");
-	ASSERT_ERR(pkt_parse_mac("aa:bb:cc:dd:ee:ff:00", mac, err, sizeof(err)), -EINVAL, "seven");
-	ASSERT_ERR(pkt_parse_mac("aaa:bb:cc:dd:ee:ff", mac, err, sizeof(err)), -EINVAL, "3 digits");
-	ASSERT_ERR(pkt_parse_mac("gg:bb:cc:dd:ee:ff", mac, err, sizeof(err)), -EINVAL, "not hex");
-	ASSERT_ERR(pkt_parse_mac("aa-bb-cc-dd-ee-ff", mac, err, sizeof(err)), -EINVAL, "dashes");
+	ASSERT_ERR(pkt_text_mac("aa:bb:cc:dd:ee:ff:00", mac, err, sizeof(err)), -EINVAL, "seven");
+	ASSERT_ERR(pkt_text_mac("aaa:bb:cc:dd:ee:ff", mac, err, sizeof(err)), -EINVAL, "3 digits");
+	ASSERT_ERR(pkt_text_mac("gg:bb:cc:dd:ee:ff", mac, err, sizeof(err)), -EINVAL, "not hex");
+	ASSERT_ERR(pkt_text_mac("aa-bb-cc-dd-ee-ff", mac, err, sizeof(err)), -EINVAL, "dashes");
 	ASSERT_EQ(mac[5], 0xc0, "untouched on error");
 }
 
@@ -533,47 +533,47 @@ static void test_parse_ip_range(void)
 	struct pkt_ip_range r;
 	char err[256] = "";
 
-	ASSERT_OK(pkt_parse_ip_range("10.0.0.1", &r, err, sizeof(err)), "single v4");
+	ASSERT_OK(pkt_text_ip_range("10.0.0.1", &r, err, sizeof(err)), "single v4");
 	ASSERT_EQ(r.family, PKT_IPV4, "v4 family");
 	ASSERT_EQ(r.lo_start, 0x0a000001, "v4 start");
 	ASSERT_EQ(r.lo_end, 0x0a000001, "v4 single end");
-	ASSERT_OK(pkt_parse_ip_range("10.0.0.1-10.0.0.254", &r, err, sizeof(err)), "v4 range");
+	ASSERT_OK(pkt_text_ip_range("10.0.0.1-10.0.0.254", &r, err, sizeof(err)), "v4 range");
 	ASSERT_EQ(r.lo_end, 0x0a0000fe, "v4 range end");
-	ASSERT_OK(pkt_parse_ip_range("fd00::1-fd00::ff", &r, err, sizeof(err)), "v6 range");
+	ASSERT_OK(pkt_text_ip_range("fd00::1-fd00::ff", &r, err, sizeof(err)), "v6 range");
 	ASSERT_EQ(r.family, PKT_IPV6, "v6 family");
 	ASSERT_EQ_U64(r.hi, 0xfd00000000000000ULL, "v6 upper half");
 	ASSERT_EQ(r.lo_start, 1, "v6 start");
 	ASSERT_EQ(r.lo_end, 0xff, "v6 end");
-	ASSERT_OK(pkt_parse_ip_range("fd00::1:0:0:0-fd00::ffff:0:0:0", &r, err, sizeof(err)),
+	ASSERT_OK(pkt_text_ip_range("fd00::1:0:0:0-fd00::ffff:0:0:0", &r, err, sizeof(err)),
 		  "v6 range in the top of the low half");
 
-	ASSERT_ERR(pkt_parse_ip_range("", &r, err, sizeof(err)), -EINVAL, "empty");
+	ASSERT_ERR(pkt_text_ip_range("", &r, err, sizeof(err)), -EINVAL, "empty");
 	ASSERT_STREQ(err, "empty address; give one like 10.0.0.1 or 10.0.0.1-10.0.0.254",
 		     "empty message");
-	ASSERT_ERR(pkt_parse_ip_range("10.0.0.300", &r, err, sizeof(err)), -EINVAL, "bad v4");
+	ASSERT_ERR(pkt_text_ip_range("10.0.0.300", &r, err, sizeof(err)), -EINVAL, "bad v4");
 	ASSERT_STREQ(
 		err,
 		"bad address '10.0.0.300': expected an IPv4 or IPv6 address or a range like 10.0.0.1-10.0.0.254",
 		"bad message");
-	ASSERT_ERR(pkt_parse_ip_range("10.0.0.1-", &r, err, sizeof(err)), -EINVAL, "open range");
-	ASSERT_ERR(pkt_parse_ip_range("fd00::g", &r, err, sizeof(err)), -EINVAL, "bad v6");
-	ASSERT_ERR(pkt_parse_ip_range("10.0.0.1-fd00::1", &r, err, sizeof(err)), -EINVAL, "mixed");
+	ASSERT_ERR(pkt_text_ip_range("10.0.0.1-", &r, err, sizeof(err)), -EINVAL, "open range");
+	ASSERT_ERR(pkt_text_ip_range("fd00::g", &r, err, sizeof(err)), -EINVAL, "bad v6");
+	ASSERT_ERR(pkt_text_ip_range("10.0.0.1-fd00::1", &r, err, sizeof(err)), -EINVAL, "mixed");
 	ASSERT_STREQ(
 		err,
 		"address range '10.0.0.1-fd00::1' mixes IPv4 and IPv6; give both ends in one family",
 		"mixed message");
-	ASSERT_ERR(pkt_parse_ip_range("10.0.0.9-10.0.0.1", &r, err, sizeof(err)), -EINVAL,
+	ASSERT_ERR(pkt_text_ip_range("10.0.0.9-10.0.0.1", &r, err, sizeof(err)), -EINVAL,
 		   "reversed");
 	ASSERT_STREQ(err,
 		     "address range '10.0.0.9-10.0.0.1' starts above its end; write it as LOW-HIGH",
 		     "reversed message");
-	ASSERT_ERR(pkt_parse_ip_range("fd00::1-fd01::1", &r, err, sizeof(err)), -EINVAL,
+	ASSERT_ERR(pkt_text_ip_range("fd00::1-fd01::1", &r, err, sizeof(err)), -EINVAL,
 		   "upper 64 bits");
 	ASSERT_STREQ(
 		err,
 		"IPv6 range 'fd00::1-fd01::1' differs in the upper 64 bits; only the low 64 bits may vary, e.g. fd00::1-fd00::ff",
 		"upper 64 bits message");
-	ASSERT_ERR(pkt_parse_ip_range("fd00::ff-fd00::1", &r, err, sizeof(err)), -EINVAL,
+	ASSERT_ERR(pkt_text_ip_range("fd00::ff-fd00::1", &r, err, sizeof(err)), -EINVAL,
 		   "v6 reversed");
 }
 
@@ -582,25 +582,25 @@ static void test_parse_port_range(void)
 	struct pkt_port_range r;
 	char err[256] = "";
 
-	ASSERT_OK(pkt_parse_port_range("1000", &r, err, sizeof(err)), "single");
+	ASSERT_OK(pkt_text_port_range("1000", &r, err, sizeof(err)), "single");
 	ASSERT_EQ(r.start, 1000, "single start");
 	ASSERT_EQ(r.end, 1000, "single end");
-	ASSERT_OK(pkt_parse_port_range("1000-2000", &r, err, sizeof(err)), "range");
+	ASSERT_OK(pkt_text_port_range("1000-2000", &r, err, sizeof(err)), "range");
 	ASSERT_EQ(r.end, 2000, "range end");
-	ASSERT_OK(pkt_parse_port_range("65535", &r, err, sizeof(err)), "max port");
-	ASSERT_ERR(pkt_parse_port_range("", &r, err, sizeof(err)), -EINVAL, "empty");
+	ASSERT_OK(pkt_text_port_range("65535", &r, err, sizeof(err)), "max port");
+	ASSERT_ERR(pkt_text_port_range("", &r, err, sizeof(err)), -EINVAL, "empty");
 	ASSERT_STREQ(err, "empty port; give one like 1000 or 1000-2000", "empty message");
-	ASSERT_ERR(pkt_parse_port_range("http", &r, err, sizeof(err)), -EINVAL, "name");
+	ASSERT_ERR(pkt_text_port_range("http", &r, err, sizeof(err)), -EINVAL, "name");
 	ASSERT_STREQ(err, "bad port 'http': expected a number or a range like 1000-2000",
 		     "bad message");
-	ASSERT_ERR(pkt_parse_port_range("10-", &r, err, sizeof(err)), -EINVAL, "open range");
-	ASSERT_ERR(pkt_parse_port_range("10x", &r, err, sizeof(err)), -EINVAL, "trailing");
-	ASSERT_ERR(pkt_parse_port_range("-5", &r, err, sizeof(err)), -EINVAL, "negative");
-	ASSERT_ERR(pkt_parse_port_range("65536", &r, err, sizeof(err)), -EINVAL, "too big");
+	ASSERT_ERR(pkt_text_port_range("10-", &r, err, sizeof(err)), -EINVAL, "open range");
+	ASSERT_ERR(pkt_text_port_range("10x", &r, err, sizeof(err)), -EINVAL, "trailing");
+	ASSERT_ERR(pkt_text_port_range("-5", &r, err, sizeof(err)), -EINVAL, "negative");
+	ASSERT_ERR(pkt_text_port_range("65536", &r, err, sizeof(err)), -EINVAL, "too big");
 	ASSERT_STREQ(err, "port in '65536' is above 65535; ports are 1-65535", "too big message");
-	ASSERT_ERR(pkt_parse_port_range("0-10", &r, err, sizeof(err)), -EINVAL, "zero");
+	ASSERT_ERR(pkt_text_port_range("0-10", &r, err, sizeof(err)), -EINVAL, "zero");
 	ASSERT_STREQ(err, "port 0 in '0-10' is reserved; ports are 1-65535", "zero message");
-	ASSERT_ERR(pkt_parse_port_range("2000-1000", &r, err, sizeof(err)), -EINVAL, "reversed");
+	ASSERT_ERR(pkt_text_port_range("2000-1000", &r, err, sizeof(err)), -EINVAL, "reversed");
 	ASSERT_STREQ(err, "port range '2000-1000' starts above its end; write it as LOW-HIGH",
 		     "reversed message");
 }
@@ -612,7 +612,7 @@ static void test_imix(void)
 	unsigned int i, cnt[3] = { 0 }, run = 0, max_run = 0;
 	bool big_adjacent = false;
 
-	ASSERT_OK(pkt_parse_imix(PKT_IMIX_DEFAULT, &im, err, sizeof(err)), "default spec");
+	ASSERT_OK(pkt_text_imix(PKT_IMIX_DEFAULT, &im, err, sizeof(err)), "default spec");
 	ASSERT_EQ(im.n, 3, "three sizes");
 	ASSERT_EQ(im.size[2], 1500, "third size");
 	ASSERT_EQ(im.seq_len, 12, "sequence of 12");
@@ -632,9 +632,9 @@ static void test_imix(void)
 	ASSERT_LE(max_run, 2, "interleaved: no more than two equal sizes in a row");
 	ASSERT_FALSE(big_adjacent, "1500s not adjacent");
 
-	ASSERT_OK(pkt_parse_imix("60:14,576:8,1500:2", &im, err, sizeof(err)), "scaled weights");
+	ASSERT_OK(pkt_text_imix("60:14,576:8,1500:2", &im, err, sizeof(err)), "scaled weights");
 	ASSERT_EQ(im.seq_len, 12, "common factor divided out");
-	ASSERT_OK(pkt_parse_imix("64,1500", &im, err, sizeof(err)), "weights default to 1");
+	ASSERT_OK(pkt_text_imix("64,1500", &im, err, sizeof(err)), "weights default to 1");
 	ASSERT_EQ(im.seq_len, 2, "two entries");
 	ASSERT_EQ(im.weight[1], 1, "weight 1");
 
@@ -642,37 +642,37 @@ static void test_imix(void)
 	ASSERT_EQ(im.size[0], 80, "default IMIX raised to the IPv6 minimum");
 	ASSERT_EQ(im.size[1], 576, "576 kept");
 
-	ASSERT_ERR(pkt_parse_imix("", &im, err, sizeof(err)), -EINVAL, "empty");
+	ASSERT_ERR(pkt_text_imix("", &im, err, sizeof(err)), -EINVAL, "empty");
 	ASSERT_STREQ(err, "empty IMIX spec; give SIZE:WEIGHT pairs like 60:7,576:4,1500:1",
 		     "empty message");
-	ASSERT_ERR(pkt_parse_imix("60:7,abc:4", &im, err, sizeof(err)), -EINVAL, "bad entry");
+	ASSERT_ERR(pkt_text_imix("60:7,abc:4", &im, err, sizeof(err)), -EINVAL, "bad entry");
 	ASSERT_STREQ(err, "bad IMIX entry 'abc:4' in '60:7,abc:4': expected SIZE:WEIGHT like 576:4",
 		     "bad entry message");
-	ASSERT_ERR(pkt_parse_imix("60:7,,576:4", &im, err, sizeof(err)), -EINVAL, "empty entry");
-	ASSERT_ERR(pkt_parse_imix("60:7,", &im, err, sizeof(err)), -EINVAL, "trailing comma");
-	ASSERT_ERR(pkt_parse_imix("60:", &im, err, sizeof(err)), -EINVAL, "missing weight");
-	ASSERT_ERR(pkt_parse_imix("60:0", &im, err, sizeof(err)), -EINVAL, "weight 0");
+	ASSERT_ERR(pkt_text_imix("60:7,,576:4", &im, err, sizeof(err)), -EINVAL, "empty entry");
+	ASSERT_ERR(pkt_text_imix("60:7,", &im, err, sizeof(err)), -EINVAL, "trailing comma");
+	ASSERT_ERR(pkt_text_imix("60:", &im, err, sizeof(err)), -EINVAL, "missing weight");
+	ASSERT_ERR(pkt_text_imix("60:0", &im, err, sizeof(err)), -EINVAL, "weight 0");
 	ASSERT_STREQ(
 		err,
 		"IMIX entry '60:0' has weight 0; weights are 1 or more (drop the entry instead)",
 		"weight 0 message");
-	ASSERT_ERR(pkt_parse_imix("60:1,60:2", &im, err, sizeof(err)), -EINVAL, "duplicate size");
+	ASSERT_ERR(pkt_text_imix("60:1,60:2", &im, err, sizeof(err)), -EINVAL, "duplicate size");
 	ASSERT_STREQ(
 		err,
 		"IMIX spec '60:1,60:2' lists size 60 twice; give each size once with the summed weight",
 		"duplicate message");
-	ASSERT_ERR(pkt_parse_imix("99999:1", &im, err, sizeof(err)), -EINVAL, "size too large");
+	ASSERT_ERR(pkt_text_imix("99999:1", &im, err, sizeof(err)), -EINVAL, "size too large");
 	ASSERT_STREQ(
 		err,
 		"IMIX entry '99999:1' is too large; sizes go up to 65549, weights up to 1000000",
 		"too large message");
-	ASSERT_ERR(pkt_parse_imix("60:1000,61:999", &im, err, sizeof(err)), -EINVAL, "sum");
+	ASSERT_ERR(pkt_text_imix("60:1000,61:999", &im, err, sizeof(err)), -EINVAL, "sum");
 	ASSERT_STREQ(
 		err,
 		"IMIX weights in '60:1000,61:999' add up to 1999 (after dividing by their common factor); keep the sum at 1024 or less",
 		"sum message");
-	ASSERT_ERR(pkt_parse_imix("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", &im, err,
-				  sizeof(err)),
+	ASSERT_ERR(pkt_text_imix("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", &im, err,
+				 sizeof(err)),
 		   -EINVAL, "too many sizes");
 	ASSERT_STREQ(
 		err,
@@ -691,7 +691,7 @@ static void test_imix_distribution(void)
 	char err[256];
 
 	pkt_opts_init(&o);
-	ASSERT_OK(pkt_parse_imix(PKT_IMIX_DEFAULT, &im, err, sizeof(err)), "parse");
+	ASSERT_OK(pkt_text_imix(PKT_IMIX_DEFAULT, &im, err, sizeof(err)), "parse");
 	o.imix = &im;
 	g = make_gen(&o);
 	if (!ASSERT_TRUE(g, "create"))
@@ -718,10 +718,10 @@ static void ranges_24(struct pkt_opts *o)
 	char err[256];
 
 	pkt_opts_init(o);
-	ASSERT_OK(pkt_parse_port_range("1000-1001", &o->src_port, err, sizeof(err)), "sport");
-	ASSERT_OK(pkt_parse_port_range("2000-2002", &o->dst_port, err, sizeof(err)), "dport");
-	ASSERT_OK(pkt_parse_ip_range("10.0.0.1-10.0.0.2", &o->src_ip, err, sizeof(err)), "src");
-	ASSERT_OK(pkt_parse_ip_range("10.1.0.1-10.1.0.2", &o->dst_ip, err, sizeof(err)), "dst");
+	ASSERT_OK(pkt_text_port_range("1000-1001", &o->src_port, err, sizeof(err)), "sport");
+	ASSERT_OK(pkt_text_port_range("2000-2002", &o->dst_port, err, sizeof(err)), "dport");
+	ASSERT_OK(pkt_text_ip_range("10.0.0.1-10.0.0.2", &o->src_ip, err, sizeof(err)), "src");
+	ASSERT_OK(pkt_text_ip_range("10.1.0.1-10.1.0.2", &o->dst_ip, err, sizeof(err)), "dst");
 }
 
 static void test_flow_tuples(void)
@@ -881,7 +881,7 @@ static void test_create_errors(void)
 		"too many flows message");
 	pkt_gen__destroy(g);
 
-	ASSERT_OK(pkt_parse_port_range("1-65535", &o.src_port, err, sizeof(err)), "wide ports");
+	ASSERT_OK(pkt_text_port_range("1-65535", &o.src_port, err, sizeof(err)), "wide ports");
 	o.flows = 65536;
 	g = pkt_gen__create(&o, err, sizeof(err));
 	ASSERT_FALSE(g, "65536 flows");
@@ -917,7 +917,7 @@ static void test_create_errors(void)
 		"v6 default size message");
 
 	pkt_opts_init(&o);
-	ASSERT_OK(pkt_parse_imix(PKT_IMIX_DEFAULT, &im, err, sizeof(err)), "imix");
+	ASSERT_OK(pkt_text_imix(PKT_IMIX_DEFAULT, &im, err, sizeof(err)), "imix");
 	o.imix = &im;
 	o.max_size = 1014;
 	g = pkt_gen__create(&o, err, sizeof(err));

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
+#include "pkt/build.h"
+#include "pkt/text.h"
 #include "pkt/stamp.h"
 #include "pkt_check.h"
 #include "test.h"
@@ -65,20 +67,20 @@ static void kind_opts(const struct kind *k, struct pkt_opts *o, struct pkt_imix 
 	o->vni = 0xabcdef;
 	o->run = 0x5eed;
 	/* Ranges that carry across bytes and ports near 65535 exercise the folding. */
-	ASSERT_OK(pkt_parse_ip_range(k->v6 ? "fd00::fff0-fd00::1:3" : "10.0.0.250-10.0.1.5",
-				     &o->src_ip, err, sizeof(err)),
+	ASSERT_OK(pkt_text_ip_range(k->v6 ? "fd00::fff0-fd00::1:3" : "10.0.0.250-10.0.1.5",
+				    &o->src_ip, err, sizeof(err)),
 		  "src ip");
-	ASSERT_OK(pkt_parse_ip_range(k->v6 ? "fd01::ffff" : "192.168.255.255", &o->dst_ip, err,
-				     sizeof(err)),
+	ASSERT_OK(pkt_text_ip_range(k->v6 ? "fd01::ffff" : "192.168.255.255", &o->dst_ip, err,
+				    sizeof(err)),
 		  "dst ip");
-	ASSERT_OK(pkt_parse_port_range("65530-65535", &o->src_port, err, sizeof(err)), "sport");
+	ASSERT_OK(pkt_text_port_range("65530-65535", &o->src_port, err, sizeof(err)), "sport");
 	if (k->proto == PKT_ICMP)
 		o->dst_port = (struct pkt_port_range){ 0, 0 };
-	ASSERT_OK(pkt_parse_ip_range(k->outer_v6 ? "fd10::1" : "172.16.0.1", &o->outer_src, err,
-				     sizeof(err)),
+	ASSERT_OK(pkt_text_ip_range(k->outer_v6 ? "fd10::1" : "172.16.0.1", &o->outer_src, err,
+				    sizeof(err)),
 		  "outer src");
-	ASSERT_OK(pkt_parse_ip_range(k->outer_v6 ? "fd10::2" : "172.16.0.2", &o->outer_dst, err,
-				     sizeof(err)),
+	ASSERT_OK(pkt_text_ip_range(k->outer_v6 ? "fd10::2" : "172.16.0.2", &o->outer_dst, err,
+				    sizeof(err)),
 		  "outer dst");
 	imix->n = 3;
 	imix->size[0] = k->min;
@@ -333,16 +335,16 @@ static void test_parse_tcp_flags(void)
 	char err[256];
 	__u8 v;
 
-	ASSERT_OK(pkt_parse_tcp_flags("S", &v, err, sizeof(err)), "S");
+	ASSERT_OK(pkt_text_tcp_flags("S", &v, err, sizeof(err)), "S");
 	ASSERT_EQ(v, PKT_TCP_SYN, "S");
-	ASSERT_OK(pkt_parse_tcp_flags("SA", &v, err, sizeof(err)), "SA");
+	ASSERT_OK(pkt_text_tcp_flags("SA", &v, err, sizeof(err)), "SA");
 	ASSERT_EQ(v, PKT_TCP_SYN | PKT_TCP_ACK, "SA");
-	ASSERT_OK(pkt_parse_tcp_flags("FSRPAUEC", &v, err, sizeof(err)), "all");
+	ASSERT_OK(pkt_text_tcp_flags("FSRPAUEC", &v, err, sizeof(err)), "all");
 	ASSERT_EQ(v, 0xff, "all eight");
-	ASSERT_ERR(pkt_parse_tcp_flags("SX", &v, err, sizeof(err)), -EINVAL, "X");
+	ASSERT_ERR(pkt_text_tcp_flags("SX", &v, err, sizeof(err)), -EINVAL, "X");
 	ASSERT_TRUE(strstr(err, "'X' is not a TCP flag") != NULL, "names the letter");
-	ASSERT_ERR(pkt_parse_tcp_flags("", &v, err, sizeof(err)), -EINVAL, "empty");
-	ASSERT_ERR(pkt_parse_tcp_flags("s", &v, err, sizeof(err)), -EINVAL, "lower case");
+	ASSERT_ERR(pkt_text_tcp_flags("", &v, err, sizeof(err)), -EINVAL, "empty");
+	ASSERT_ERR(pkt_text_tcp_flags("s", &v, err, sizeof(err)), -EINVAL, "lower case");
 }
 
 static void test_parse_encap(void)
@@ -351,21 +353,21 @@ static void test_parse_encap(void)
 	char err[256];
 	__u32 vni;
 
-	ASSERT_OK(pkt_parse_encap("vxlan:42", &e, &vni, err, sizeof(err)), "vxlan:42");
+	ASSERT_OK(pkt_text_encap("vxlan:42", &e, &vni, err, sizeof(err)), "vxlan:42");
 	ASSERT_TRUE(e == PKT_ENCAP_VXLAN && vni == 42, "vxlan 42");
-	ASSERT_OK(pkt_parse_encap("geneve:16777215", &e, &vni, err, sizeof(err)), "max VNI");
+	ASSERT_OK(pkt_text_encap("geneve:16777215", &e, &vni, err, sizeof(err)), "max VNI");
 	ASSERT_TRUE(e == PKT_ENCAP_GENEVE && vni == PKT_VNI_MAX, "geneve max");
-	ASSERT_OK(pkt_parse_encap("gre", &e, &vni, err, sizeof(err)), "gre");
-	ASSERT_OK(pkt_parse_encap("ipip", &e, &vni, err, sizeof(err)), "ipip");
+	ASSERT_OK(pkt_text_encap("gre", &e, &vni, err, sizeof(err)), "gre");
+	ASSERT_OK(pkt_text_encap("ipip", &e, &vni, err, sizeof(err)), "ipip");
 	ASSERT_TRUE(e == PKT_ENCAP_IPIP && vni == 0, "ipip");
-	ASSERT_ERR(pkt_parse_encap("vxlan:16777216", &e, &vni, err, sizeof(err)), -EINVAL,
+	ASSERT_ERR(pkt_text_encap("vxlan:16777216", &e, &vni, err, sizeof(err)), -EINVAL,
 		   "VNI 2^24");
 	ASSERT_TRUE(strstr(err, "VNI") != NULL, "says VNI");
-	ASSERT_ERR(pkt_parse_encap("vxlan:-1", &e, &vni, err, sizeof(err)), -EINVAL, "VNI -1");
-	ASSERT_ERR(pkt_parse_encap("vxlan:", &e, &vni, err, sizeof(err)), -EINVAL, "empty VNI");
-	ASSERT_ERR(pkt_parse_encap("gre:5", &e, &vni, err, sizeof(err)), -EINVAL, "gre VNI");
-	ASSERT_ERR(pkt_parse_encap("mpls", &e, &vni, err, sizeof(err)), -EINVAL, "unknown");
-	ASSERT_ERR(pkt_parse_encap("vxlanx", &e, &vni, err, sizeof(err)), -EINVAL, "prefix");
+	ASSERT_ERR(pkt_text_encap("vxlan:-1", &e, &vni, err, sizeof(err)), -EINVAL, "VNI -1");
+	ASSERT_ERR(pkt_text_encap("vxlan:", &e, &vni, err, sizeof(err)), -EINVAL, "empty VNI");
+	ASSERT_ERR(pkt_text_encap("gre:5", &e, &vni, err, sizeof(err)), -EINVAL, "gre VNI");
+	ASSERT_ERR(pkt_text_encap("mpls", &e, &vni, err, sizeof(err)), -EINVAL, "unknown");
+	ASSERT_ERR(pkt_text_encap("vxlanx", &e, &vni, err, sizeof(err)), -EINVAL, "prefix");
 }
 
 static void test_create_errors(void)

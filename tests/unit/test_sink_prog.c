@@ -18,7 +18,8 @@
 #include <bpf/libbpf.h>
 
 #include "parse_counters.h"
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
+#include "pkt/text.h"
 #include "shared.h"
 #include "test.h"
 #include "xdp_sample.h"
@@ -796,8 +797,8 @@ static void check_reflect(bool v6)
 	pkt_opts_init(&o);
 	o.size = v6 ? 80 : 60;
 	o.run = 0x5eed;
-	if (v6 && (pkt_parse_ip_range("fd00::1", &o.src_ip, err, sizeof(err)) ||
-		   pkt_parse_ip_range("fd00::2", &o.dst_ip, err, sizeof(err))))
+	if (v6 && (pkt_text_ip_range("fd00::1", &o.src_ip, err, sizeof(err)) ||
+		   pkt_text_ip_range("fd00::2", &o.dst_ip, err, sizeof(err))))
 		goto out;
 	g = pkt_gen__create(&o, err, sizeof(err));
 	if (!ASSERT_TRUE(g != NULL, "pkt_gen"))

@@ -4,7 +4,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
+#include "pkt/text.h"
 #include "pkt/stamp.h"
 #include "test.h"
 
@@ -25,14 +26,14 @@ static struct pkt_gen *make_gen(bool v6, unsigned int size, bool no_stamp)
 
 	pkt_opts_init(&o);
 	if (v6) {
-		pkt_parse_ip_range("fd00::1", &o.src_ip, err, sizeof(err));
-		pkt_parse_ip_range("fd00::2", &o.dst_ip, err, sizeof(err));
+		pkt_text_ip_range("fd00::1", &o.src_ip, err, sizeof(err));
+		pkt_text_ip_range("fd00::2", &o.dst_ip, err, sizeof(err));
 	}
 	o.size = size;
 	o.no_stamp = no_stamp;
 	o.run = 0xabcd;
 	o.flows = 5;
-	ASSERT_OK(pkt_parse_port_range("100-104", &o.src_port, err, sizeof(err)), "ports");
+	ASSERT_OK(pkt_text_port_range("100-104", &o.src_port, err, sizeof(err)), "ports");
 	g = pkt_gen__create(&o, err, sizeof(err));
 	if (!g)
 		fprintf(stderr, "  pkt_gen__create: %s\n", err);

@@ -24,7 +24,7 @@
 #include "kern/kstats.h"
 #include "measure/clockid.h"
 #include "pace.h"
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
 #include "report/metrics.h"
 #include "report/run.h"
 #include "xsk/xsk_queue.h"
@@ -48,7 +48,7 @@ struct gen_cfg {
 	bool no_stamp;
 	const char *stamp_key; /* --stamp-key FILE */
 	bool no_end_mark; /* marks.h: start marks only */
-	/* headers (common/pkt/pkt.h) */
+	/* headers (common/pkt/opts.h) */
 	int proto; /* enum pkt_proto; 0: UDP */
 	const char *tcp_flags;
 	struct param_strings vlan;

@@ -3,14 +3,15 @@
 #define XDPSG_GEN_PROG_H
 
 /*
- * Feeding xdp_gen.bpf.c from pkt.h: the program repeats pkt.h's hot path in
- * the kernel, so it gets pkt.h's own templates, flows and per-shard state.
+ * Feeding xdp_gen.bpf.c from pkt/gen.h: the program repeats its hot path in
+ * the kernel, so it gets the generator's own templates, flows and per-shard
+ * state.
  * Used by xdp-gen's kernel mode and by its tests.
  */
 #include <stdbool.h>
 
 #include "pace.h"
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
 #include "xdp_gen.skel.h"
 
 /* Before load: the settings the verifier folds into constants. */

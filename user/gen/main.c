@@ -18,6 +18,7 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "cli/params.h"
+#include "cli/params_cmd.h"
 #include "gen.h"
 #include "marks.h"
 #include "replay.h"

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "gen.h"
+#include "pkt/text.h"
 #include "streams.h"
 
 /*
@@ -30,12 +31,12 @@ static int resolve_ends(struct gen *g, const struct gen_cfg *cfg, struct pkt_opt
 	unsigned char mac[6];
 
 	if (src) {
-		if (pkt_parse_ip_range(src, s, err, errlen))
+		if (pkt_text_ip_range(src, s, err, errlen))
 			return -EINVAL;
 	} else if (!iface_first_addr(g->ifc.name, family, ip, sizeof(ip))) {
-		pkt_parse_ip_range(ip, s, err, errlen);
+		pkt_text_ip_range(ip, s, err, errlen);
 	} else {
-		pkt_parse_ip_range(v6 ? "fd00::1" : "10.0.0.1", s, err, errlen);
+		pkt_text_ip_range(v6 ? "fd00::1" : "10.0.0.1", s, err, errlen);
 	}
 	if (!dst) {
 		if (iface_neigh_lookup(g->ifc.ifindex, family, NULL, ip, sizeof(ip), mac)) {
@@ -67,7 +68,7 @@ static int resolve_ends(struct gen *g, const struct gen_cfg *cfg, struct pkt_opt
 		}
 		memcpy(o->dst_mac, mac, 6);
 	}
-	if (pkt_parse_ip_range(dst, d, err, errlen))
+	if (pkt_text_ip_range(dst, d, err, errlen))
 		return -EINVAL;
 	if (s->family != d->family) {
 		snprintf(
@@ -94,7 +95,7 @@ static int resolve_addresses(struct gen *g, const struct gen_cfg *cfg, struct pk
 	int rc;
 
 	memcpy(o->src_mac, g->ifc.mac, 6);
-	if (cfg->src_mac && pkt_parse_mac(cfg->src_mac, o->src_mac, err, sizeof(err)))
+	if (cfg->src_mac && pkt_text_mac(cfg->src_mac, o->src_mac, err, sizeof(err)))
 		goto bad;
 	if (o->encap) {
 		/* The outer ends are on the wire: they take the MAC; the inner ones fall back. */
@@ -113,7 +114,7 @@ static int resolve_addresses(struct gen *g, const struct gen_cfg *cfg, struct pk
 	}
 	if (rc)
 		goto bad;
-	if (cfg->dst_mac && pkt_parse_mac(cfg->dst_mac, o->dst_mac, err, sizeof(err)))
+	if (cfg->dst_mac && pkt_text_mac(cfg->dst_mac, o->dst_mac, err, sizeof(err)))
 		goto bad;
 	if (o->dst_ip.family == PKT_IPV6 && !cfg->ipv6) {
 		snprintf(err, sizeof(err), "IPv6 addresses given without --ipv6; add --ipv6");
@@ -141,7 +142,7 @@ static int header_opts(const struct gen_cfg *cfg, struct pkt_opts *o, char *err,
 		snprintf(err, errlen, "--tcp-flags applies to --proto tcp only; add --proto tcp");
 		return -EINVAL;
 	}
-	if (cfg->tcp_flags && pkt_parse_tcp_flags(cfg->tcp_flags, &o->tcp_flags, err, errlen))
+	if (cfg->tcp_flags && pkt_text_tcp_flags(cfg->tcp_flags, &o->tcp_flags, err, errlen))
 		return -EINVAL;
 	if (o->proto == PKT_ICMP && (cfg->src_port || cfg->dst_port)) {
 		snprintf(
@@ -171,7 +172,7 @@ static int header_opts(const struct gen_cfg *cfg, struct pkt_opts *o, char *err,
 		snprintf(err, errlen, "--vlan-prio needs a tag; add --vlan ID");
 		return -EINVAL;
 	}
-	if (cfg->encap && pkt_parse_encap(cfg->encap, &o->encap, &o->vni, err, errlen))
+	if (cfg->encap && pkt_text_encap(cfg->encap, &o->encap, &o->vni, err, errlen))
 		return -EINVAL;
 	if (!cfg->encap && (cfg->outer_src_ip || cfg->outer_dst_ip)) {
 		snprintf(err, errlen, "--outer-src-ip/--outer-dst-ip need a tunnel; add --encap");
@@ -205,9 +206,9 @@ static int build_opts(struct gen *g, const struct gen_cfg *cfg, struct pkt_opts 
 		return rc;
 	if (o->proto == PKT_ICMP)
 		o->dst_port = (struct pkt_port_range){ 0, 0 }; /* echo sequence number 0 */
-	if (cfg->src_port && pkt_parse_port_range(cfg->src_port, &o->src_port, err, sizeof(err)))
+	if (cfg->src_port && pkt_text_port_range(cfg->src_port, &o->src_port, err, sizeof(err)))
 		goto bad;
-	if (cfg->dst_port && pkt_parse_port_range(cfg->dst_port, &o->dst_port, err, sizeof(err)))
+	if (cfg->dst_port && pkt_text_port_range(cfg->dst_port, &o->dst_port, err, sizeof(err)))
 		goto bad;
 	o->no_stamp = cfg->no_stamp;
 	o->key = &g->key;
@@ -219,7 +220,7 @@ static int build_opts(struct gen *g, const struct gen_cfg *cfg, struct pkt_opts 
 	o->random = cfg->random;
 	if (cfg->imix || cfg->imix_sizes) {
 		if (cfg->imix_sizes) {
-			if (pkt_parse_imix(cfg->imix_sizes, imix, err, sizeof(err)))
+			if (pkt_text_imix(cfg->imix_sizes, imix, err, sizeof(err)))
 				goto bad;
 		} else {
 			pkt_imix_default(imix, pkt_opts_min_size(o));

@@ -12,6 +12,7 @@
 
 #include "base/log.h"
 #include "gen.h"
+#include "pkt/build.h"
 #include "marks.h"
 #include "pkt/stamp.h"
 #include "replay.h"

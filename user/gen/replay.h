@@ -22,7 +22,7 @@
 #include <linux/types.h>
 
 #include "pkt/pcapio.h"
-#include "pkt/pkt.h"
+#include "pkt/gen.h"
 #include "pkt/stamp.h"
 
 struct gen;

@@ -14,7 +14,7 @@
 #include "gen.h"
 #include "marks.h"
 #include "pace.h"
-#include "pkt/pkt_build.h"
+#include "pkt/build.h"
 #include "replay.h"
 #include "report/counter_desc.h"
 #include "streams.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pkt/pkt_build.h"
+#include "pkt/build.h"
 #include "streams.h"
 
 /* What may differ per stream: the generator's own long option names. */

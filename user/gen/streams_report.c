@@ -8,7 +8,7 @@
 
 #include "base/fmt.h"
 #include "pace.h"
-#include "pkt/pkt_build.h"
+#include "pkt/build.h"
 #include "streams.h"
 
 __u64 gen_stream_sent(const struct gen *g, unsigned int s, __u64 *bytes)

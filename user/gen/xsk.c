@@ -126,7 +126,7 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
  * mark's frame counts as a mark only, and goes back to the allocator even
  * in a replay (it is none of the file's slots); its address is kept at the
  * array's far end. It gets its payload pattern back first: the data frames
- * write only their headers and stamp into a recycled frame (pkt.h).
+ * write only their headers and stamp into a recycled frame (pkt/gen.h).
  */
 static __u32 xsk_reap(struct gen_thread *t, struct xsk_tx *x)
 {

@@ -13,6 +13,7 @@
 #include "base/log.h"
 #include "base/runtime.h"
 #include "cli/params.h"
+#include "cli/params_cmd.h"
 #include "kern/xdp_attach.h"
 #include "report/run.h"
 #include "sink.h"
