@@ -49,24 +49,27 @@ struct ref_cfg {
 
 #define OPT(f) offsetof(struct ref_cfg, f)
 static const struct param_def drop_opts[] = {
-	{ "duration", 'd', PARAM_DURATION, OPT(duration), "TIME",
-	  "stop after this long (0: until a signal)" },
-	{ "skb", 0, PARAM_FLAG, OPT(skb_mode), NULL,
-	  "attach in generic (skb) mode instead of native" },
-	{ NULL },
+	PARAM_OPT("duration", PARAM_DURATION, OPT(duration), .short_opt = 'd', .metavar = "TIME",
+		  .help = "stop after this long (0: until a signal)"),
+	PARAM_OPT("skb", PARAM_FLAG, OPT(skb_mode),
+		  .help = "attach in generic (skb) mode instead of native"),
+	{},
 };
 
 static const struct param_def gen_opts[] = {
-	{ "duration", 'd', PARAM_DURATION, OPT(duration), "TIME",
-	  "stop after this long (0: until a signal)" },
-	{ "threads", 't', PARAM_UINT, OPT(threads), "N", "threads, thread i on CPU i", 1,
-	  REF_MAX_THREADS },
-	{ "size", 's', PARAM_UINT, OPT(size), "BYTES", "frame size without FCS", 60,
-	  REF_FRAME_MAX },
-	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "BPF_PROG_RUN batch_size", 1, 256 },
-	{ "repeat", 0, PARAM_COUNT, OPT(repeat), "N", "frames per BPF_PROG_RUN call", 1, 0 },
-	{ "dst-mac", 0, PARAM_STRING, OPT(dst_mac), "MAC", "destination MAC (default: broadcast)" },
-	{ NULL },
+	PARAM_OPT("duration", PARAM_DURATION, OPT(duration), .short_opt = 'd', .metavar = "TIME",
+		  .help = "stop after this long (0: until a signal)"),
+	PARAM_OPT("threads", PARAM_UINT, OPT(threads), .short_opt = 't', .metavar = "N",
+		  .help = "threads, thread i on CPU i", .min = 1, .max = REF_MAX_THREADS),
+	PARAM_OPT("size", PARAM_UINT, OPT(size), .short_opt = 's', .metavar = "BYTES",
+		  .help = "frame size without FCS", .min = 60, .max = REF_FRAME_MAX),
+	PARAM_OPT("batch", PARAM_UINT, OPT(batch), .short_opt = 'b', .metavar = "N",
+		  .help = "BPF_PROG_RUN batch_size", .min = 1, .max = 256),
+	PARAM_OPT("repeat", PARAM_COUNT, OPT(repeat), .metavar = "N",
+		  .help = "frames per BPF_PROG_RUN call", .min = 1),
+	PARAM_OPT("dst-mac", PARAM_STRING, OPT(dst_mac), .metavar = "MAC",
+		  .help = "destination MAC (default: broadcast)"),
+	{},
 };
 
 static const struct param_cmd cmd_drop = {

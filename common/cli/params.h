@@ -59,6 +59,21 @@ struct param_def {
 	const struct param_enum *enums; /* PARAM_ENUM only, ends with name NULL */
 };
 
+/*
+ * One row of a table, in the manner of xdp-tools' DEFINE_OPTION: the long
+ * name, the type and where the value goes (offsetof() into the config
+ * struct), then every other field by its name:
+ *
+ *	PARAM_OPT("rate", PARAM_RATE, offsetof(struct gen_cfg, rate), .short_opt = 'r',
+ *		  .metavar = "PPS", .help = "packets per second", .max = 1000000000ULL),
+ *
+ * A table ends with an empty row, {}.
+ */
+#define PARAM_OPT(name_, type_, offset_, ...)                                      \
+	{                                                                          \
+		.name = (name_), .type = (type_), .offset = (offset_), __VA_ARGS__ \
+	}
+
 #define PARAM_TABLES_MAX 5
 
 struct param_cmd {

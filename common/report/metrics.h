@@ -37,23 +37,17 @@ struct metrics_cli {
 	struct param_strings labels;
 };
 
-#define METRICS_CLI_PARAMS(type, m)                                                                \
-	{ "metrics-file",                                                                          \
-	  0,                                                                                       \
-	  PARAM_STRING,                                                                            \
-	  offsetof(type, m.file),                                                                  \
-	  "FILE",                                                                                  \
-	  "write OpenMetrics text to FILE every interval and at exit (atomic rename)" },           \
-		{ "metrics-listen",                                                                \
-		  0,                                                                               \
-		  PARAM_STRING,                                                                    \
-		  offsetof(type, m.listen),                                                        \
-		  "[ADDR:]PORT",                                                                   \
-		  "serve OpenMetrics text at http://ADDR:PORT/metrics (default ADDR 127.0.0.1)" }, \
-	{                                                                                          \
-		"metrics-label", 0, PARAM_STRINGS, offsetof(type, m.labels), "KEY=VALUE",          \
-			"add a label to every exported sample (repeatable)"                        \
-	}
+#define METRICS_CLI_PARAMS(type, m)                                                                             \
+	PARAM_OPT(                                                                                              \
+		"metrics-file", PARAM_STRING, offsetof(type, m.file), .metavar = "FILE",                        \
+		.help = "write OpenMetrics text to FILE every interval and at exit (atomic rename)"),           \
+		PARAM_OPT(                                                                                      \
+			"metrics-listen", PARAM_STRING, offsetof(type, m.listen),                               \
+			.metavar = "[ADDR:]PORT",                                                               \
+			.help = "serve OpenMetrics text at http://ADDR:PORT/metrics (default ADDR 127.0.0.1)"), \
+		PARAM_OPT("metrics-label", PARAM_STRINGS, offsetof(type, m.labels),                             \
+			  .metavar = "KEY=VALUE",                                                               \
+			  .help = "add a label to every exported sample (repeatable)")
 
 /* The longest exposition line's label part. */
 #define METRICS_LABELS_LEN 2048

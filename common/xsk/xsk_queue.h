@@ -158,30 +158,21 @@ struct xsk_cli {
 		.frame_size = 4096 \
 	}
 
-#define XSK_CLI_PARAMS(type, m)                                                             \
-	{ "frame-size", 0,                                                                  \
-	  PARAM_UINT,	offsetof(type, m.frame_size),                                       \
-	  "BYTES",	"UMEM frame size: 2048 or 4096",                                    \
-	  2048,		4096 },                                                             \
-		{ "copy", 0, PARAM_FLAG, offsetof(type, m.copy), NULL, "force copy mode" }, \
-		{ "zero-copy",		 0, PARAM_FLAG, offsetof(type, m.zero_copy), NULL,  \
-		  "force zero-copy mode" },                                                 \
-		{ "no-need-wakeup",                                                         \
-		  0,                                                                        \
-		  PARAM_FLAG,                                                               \
-		  offsetof(type, m.no_need_wakeup),                                         \
-		  NULL,                                                                     \
-		  "wake the kernel every batch, not only when it asks (need_wakeup off)" }, \
-		{ "busy-poll", 0,                                                           \
-		  PARAM_FLAG,  offsetof(type, m.busy_poll),                                 \
-		  NULL,	       "prefer busy polling, budget = batch" },                     \
-		{ "huge-pages", 0,                                                          \
-		  PARAM_FLAG,	offsetof(type, m.huge_pages),                               \
-		  NULL,		"UMEM on 2 MB huge pages" },                                \
-	{                                                                                   \
-		"debug-alloc", 0, PARAM_FLAG, offsetof(type, m.debug_alloc), NULL,          \
-			"check every frame free for double and foreign frees"               \
-	}
+#define XSK_CLI_PARAMS(type, m)                                                                          \
+	PARAM_OPT("frame-size", PARAM_UINT, offsetof(type, m.frame_size), .metavar = "BYTES",            \
+		  .help = "UMEM frame size: 2048 or 4096", .min = 2048, .max = 4096),                    \
+		PARAM_OPT("copy", PARAM_FLAG, offsetof(type, m.copy), .help = "force copy mode"),        \
+		PARAM_OPT("zero-copy", PARAM_FLAG, offsetof(type, m.zero_copy),                          \
+			  .help = "force zero-copy mode"),                                               \
+		PARAM_OPT(                                                                               \
+			"no-need-wakeup", PARAM_FLAG, offsetof(type, m.no_need_wakeup),                  \
+			.help = "wake the kernel every batch, not only when it asks (need_wakeup off)"), \
+		PARAM_OPT("busy-poll", PARAM_FLAG, offsetof(type, m.busy_poll),                          \
+			  .help = "prefer busy polling, budget = batch"),                                \
+		PARAM_OPT("huge-pages", PARAM_FLAG, offsetof(type, m.huge_pages),                        \
+			  .help = "UMEM on 2 MB huge pages"),                                            \
+		PARAM_OPT("debug-alloc", PARAM_FLAG, offsetof(type, m.debug_alloc),                      \
+			  .help = "check every frame free for double and foreign frees")
 
 void xsk_queue_apply_cli(struct xsk_queue_opts *o, const struct xsk_cli *c);
 

@@ -31,12 +31,15 @@ struct cfg {
 
 #define OPT(f) offsetof(struct cfg, f)
 static const struct param_def opts[] = {
-	{ "interval", 'i', PARAM_DURATION, OPT(interval), "DURATION",
-	  "print deltas over this period (0: one snapshot)" },
-	{ "count", 'c', PARAM_UINT, OPT(count), "N", "number of deltas with --interval", 1, 0 },
-	{ "text", 't', PARAM_FLAG, OPT(text), NULL, "human-readable block instead of JSON" },
-	{ "verbose", 'v', PARAM_FLAG, OPT(verbose), NULL, "with --text: children and queues" },
-	{ NULL },
+	PARAM_OPT("interval", PARAM_DURATION, OPT(interval), .short_opt = 'i',
+		  .metavar = "DURATION", .help = "print deltas over this period (0: one snapshot)"),
+	PARAM_OPT("count", PARAM_UINT, OPT(count), .short_opt = 'c', .metavar = "N",
+		  .help = "number of deltas with --interval", .min = 1),
+	PARAM_OPT("text", PARAM_FLAG, OPT(text), .short_opt = 't',
+		  .help = "human-readable block instead of JSON"),
+	PARAM_OPT("verbose", PARAM_FLAG, OPT(verbose), .short_opt = 'v',
+		  .help = "with --text: children and queues"),
+	{},
 };
 
 static const struct param_cmd cmd = {

@@ -34,15 +34,20 @@ struct cfg {
 
 #define OPT(f) offsetof(struct cfg, f)
 static const struct param_def opts[] = {
-	{ "count", 'n', PARAM_COUNT, OPT(count), "PACKETS", "frames to send", 1, 0 },
-	{ "size", 's', PARAM_UINT, OPT(size), "BYTES", "frame size without FCS", 60, 1514 },
-	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "frames per sendmmsg", 1, 1024 },
-	{ "dst-mac", 0, PARAM_STRING, OPT(dst_mac), "MAC", "destination MAC (required)" },
-	{ "src-ip", 0, PARAM_STRING, OPT(src_ip), "IPV4", "source address" },
-	{ "dst-ip", 0, PARAM_STRING, OPT(dst_ip), "IPV4", "destination address" },
-	{ "bypass", 0, PARAM_FLAG, OPT(bypass), NULL, "PACKET_QDISC_BYPASS" },
-	{ "quiet", 'q', PARAM_FLAG, OPT(quiet), NULL, "no summary line" },
-	{ NULL },
+	PARAM_OPT("count", PARAM_COUNT, OPT(count), .short_opt = 'n', .metavar = "PACKETS",
+		  .help = "frames to send", .min = 1),
+	PARAM_OPT("size", PARAM_UINT, OPT(size), .short_opt = 's', .metavar = "BYTES",
+		  .help = "frame size without FCS", .min = 60, .max = 1514),
+	PARAM_OPT("batch", PARAM_UINT, OPT(batch), .short_opt = 'b', .metavar = "N",
+		  .help = "frames per sendmmsg", .min = 1, .max = 1024),
+	PARAM_OPT("dst-mac", PARAM_STRING, OPT(dst_mac), .metavar = "MAC",
+		  .help = "destination MAC (required)"),
+	PARAM_OPT("src-ip", PARAM_STRING, OPT(src_ip), .metavar = "IPV4", .help = "source address"),
+	PARAM_OPT("dst-ip", PARAM_STRING, OPT(dst_ip), .metavar = "IPV4",
+		  .help = "destination address"),
+	PARAM_OPT("bypass", PARAM_FLAG, OPT(bypass), .help = "PACKET_QDISC_BYPASS"),
+	PARAM_OPT("quiet", PARAM_FLAG, OPT(quiet), .short_opt = 'q', .help = "no summary line"),
+	{},
 };
 
 static const struct param_cmd cmd = {

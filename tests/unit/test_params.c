@@ -186,20 +186,31 @@ struct cfg {
 	struct param_list queues;
 };
 
-static const struct param_enum modes[] = { { "native", 1 }, { "skb", 2 }, { NULL, 0 } };
+static const struct param_enum modes[] = { { .name = "native", .value = 1 },
+					   { .name = "skb", .value = 2 },
+					   {} };
 
 static const struct param_def defs[] = {
-	{ "count", 'n', PARAM_COUNT, offsetof(struct cfg, count), "PACKETS", "stop after", 1, 0 },
-	{ "batch", 0, PARAM_UINT, offsetof(struct cfg, batch), "N", "batch", 1, 256 },
-	{ "duration", 'd', PARAM_DURATION, offsetof(struct cfg, duration), "TIME", "run", 0, 0 },
-	{ "rate", 'r', PARAM_RATE, offsetof(struct cfg, rate), "PPS", "rate", 0, 0 },
-	{ "size", 's', PARAM_BYTES, offsetof(struct cfg, size), "BYTES", "size", 60, 9000 },
-	{ "force", 0, PARAM_FLAG, offsetof(struct cfg, force), NULL, "replace", 0, 0 },
-	{ "verbose", 'v', PARAM_COUNTER, offsetof(struct cfg, verbose), NULL, "more", 0, 0 },
-	{ "xdp-mode", 'm', PARAM_ENUM, offsetof(struct cfg, mode), "MODE", "mode", 0, 0, modes },
-	{ "to", 0, PARAM_IFNAME, offsetof(struct cfg, to), "IFNAME", "target", 0, 0 },
-	{ "queues", 0, PARAM_LIST, offsetof(struct cfg, queues), "LIST", "queues", 0, 63 },
-	{ NULL },
+	PARAM_OPT("count", PARAM_COUNT, offsetof(struct cfg, count), .short_opt = 'n',
+		  .metavar = "PACKETS", .help = "stop after", .min = 1),
+	PARAM_OPT("batch", PARAM_UINT, offsetof(struct cfg, batch), .metavar = "N", .help = "batch",
+		  .min = 1, .max = 256),
+	PARAM_OPT("duration", PARAM_DURATION, offsetof(struct cfg, duration), .short_opt = 'd',
+		  .metavar = "TIME", .help = "run"),
+	PARAM_OPT("rate", PARAM_RATE, offsetof(struct cfg, rate), .short_opt = 'r',
+		  .metavar = "PPS", .help = "rate"),
+	PARAM_OPT("size", PARAM_BYTES, offsetof(struct cfg, size), .short_opt = 's',
+		  .metavar = "BYTES", .help = "size", .min = 60, .max = 9000),
+	PARAM_OPT("force", PARAM_FLAG, offsetof(struct cfg, force), .help = "replace"),
+	PARAM_OPT("verbose", PARAM_COUNTER, offsetof(struct cfg, verbose), .short_opt = 'v',
+		  .help = "more"),
+	PARAM_OPT("xdp-mode", PARAM_ENUM, offsetof(struct cfg, mode), .short_opt = 'm',
+		  .metavar = "MODE", .help = "mode", .enums = modes),
+	PARAM_OPT("to", PARAM_IFNAME, offsetof(struct cfg, to), .metavar = "IFNAME",
+		  .help = "target"),
+	PARAM_OPT("queues", PARAM_LIST, offsetof(struct cfg, queues), .metavar = "LIST",
+		  .help = "queues", .max = 63),
+	{},
 };
 
 static const struct param_cmd cmd = {
@@ -413,8 +424,9 @@ struct scfg {
 };
 
 static const struct param_def sdefs[] = {
-	{ "label", 'l', PARAM_STRINGS, offsetof(struct scfg, labels), "KEY=VALUE", "label" },
-	{ NULL },
+	PARAM_OPT("label", PARAM_STRINGS, offsetof(struct scfg, labels), .short_opt = 'l',
+		  .metavar = "KEY=VALUE", .help = "label"),
+	{},
 };
 
 static const struct param_cmd scmd = { .name = "x", .positional = NULL, .tables = { sdefs } };

@@ -36,87 +36,98 @@ static const struct sink_cfg defaults = {
 };
 
 static const struct param_enum xdp_modes[] = {
-	{ "native", XDPSG_MODE_NATIVE },
-	{ "skb", XDPSG_MODE_SKB },
-	{ NULL, 0 },
+	{ .name = "native", .value = XDPSG_MODE_NATIVE },
+	{ .name = "skb", .value = XDPSG_MODE_SKB },
+	{},
 };
 
 static const struct param_enum capture_whats[] = {
-	{ "all", 0 },
-	{ "anomalies", 1 },
-	{ NULL, 0 },
+	{ .name = "all" },
+	{ .name = "anomalies", .value = 1 },
+	{},
 };
 
 /* 0 is "from the name"; the others are enum pcapio_format + 1. */
 static const struct param_enum capture_formats[] = {
-	{ "pcap", 1 },
-	{ "pcapng", 2 },
-	{ NULL, 0 },
+	{ .name = "pcap", .value = 1 },
+	{ .name = "pcapng", .value = 2 },
+	{},
 };
 
 static const struct param_enum packet_ops[] = {
-	{ "none", XDPSG_OP_NONE },
-	{ "read-data", XDPSG_OP_READ_DATA },
-	{ "swap-macs", XDPSG_OP_SWAP_MACS },
-	{ NULL, 0 },
+	{ .name = "none", .value = XDPSG_OP_NONE },
+	{ .name = "read-data", .value = XDPSG_OP_READ_DATA },
+	{ .name = "swap-macs", .value = XDPSG_OP_SWAP_MACS },
+	{},
 };
 
 static const struct param_enum remote_actions[] = {
-	{ "drop", 0 },
-	{ "pass", 1 },
-	{ NULL, 0 },
+	{ .name = "drop" },
+	{ .name = "pass", .value = 1 },
+	{},
 };
 
 #define OPT(f) offsetof(struct sink_cfg, f)
 
 /* Every command's, the drops command (no interface) too. */
 static const struct param_def run_opts[] = {
-	{ "duration", 'd', PARAM_DURATION, OPT(duration), "TIME", "stop after this long", 1, 0 },
-	{ "interval", 'i', PARAM_DURATION, OPT(interval), "TIME", "statistics period", 10000000ULL,
-	  3600000000000ULL },
-	{ "json", 'j', PARAM_FLAG, OPT(json), NULL, "one JSON object per line" },
-	{ "quiet", 'q', PARAM_FLAG, OPT(quiet), NULL, "print only the final summary" },
-	{ "verbose", 'v', PARAM_COUNTER, OPT(verbose), NULL,
-	  "per-queue and per-CPU detail (drops: unstamped drops too); twice for libbpf's messages" },
+	PARAM_OPT("duration", PARAM_DURATION, OPT(duration), .short_opt = 'd', .metavar = "TIME",
+		  .help = "stop after this long", .min = 1),
+	PARAM_OPT("interval", PARAM_DURATION, OPT(interval), .short_opt = 'i', .metavar = "TIME",
+		  .help = "statistics period", .min = 10000000ULL, .max = 3600000000000ULL),
+	PARAM_OPT("json", PARAM_FLAG, OPT(json), .short_opt = 'j',
+		  .help = "one JSON object per line"),
+	PARAM_OPT("quiet", PARAM_FLAG, OPT(quiet), .short_opt = 'q',
+		  .help = "print only the final summary"),
+	PARAM_OPT(
+		"verbose", PARAM_COUNTER, OPT(verbose), .short_opt = 'v',
+		.help = "per-queue and per-CPU detail (drops: unstamped drops too); twice for libbpf's messages"),
 	METRICS_CLI_PARAMS(struct sink_cfg, metrics),
-	{ NULL },
+	{},
 };
 
 /* The commands on an interface. */
 static const struct param_def common_opts[] = {
-	{ "count", 'n', PARAM_COUNT, OPT(count), "PACKETS", "stop once this many have arrived", 1,
-	  0 },
-	{ "xdp-mode", 'm', PARAM_ENUM, OPT(xdp_mode), "MODE", "XDP attach mode: native or skb", 0,
-	  0, xdp_modes },
-	{ "force", 0, PARAM_FLAG, OPT(force), NULL,
-	  "replace an XDP program already on the interface (another process's BPF link: detach it)" },
-	{ "pin", 0, PARAM_FLAG, OPT(pin), NULL, "pin maps under " SINK_PIN_ROOT "/IFNAME/" },
-	{ "keep-pins", 0, PARAM_FLAG, OPT(keep_pins), NULL, "leave the pins in place at exit" },
-	{ "parse", 0, PARAM_FLAG, OPT(parse), NULL,
-	  "parse each packet (VLAN, IPv6 extension headers, one tunnel, UDP/TCP/ICMP) and count what is found" },
-	{ "cost", 0, PARAM_UINT, OPT(cost), "NS", "busy work per packet in nanoseconds (slow sink)",
-	  0, 1000000 },
-	{ "kernel-stats", 0, PARAM_FLAG, OPT(kernel_stats), NULL,
-	  "also show the interface's link, qdisc and veth counters" },
-	{ NULL },
+	PARAM_OPT("count", PARAM_COUNT, OPT(count), .short_opt = 'n', .metavar = "PACKETS",
+		  .help = "stop once this many have arrived", .min = 1),
+	PARAM_OPT("xdp-mode", PARAM_ENUM, OPT(xdp_mode), .short_opt = 'm', .metavar = "MODE",
+		  .help = "XDP attach mode: native or skb", .enums = xdp_modes),
+	PARAM_OPT(
+		"force", PARAM_FLAG, OPT(force),
+		.help = "replace an XDP program already on the interface (another process's BPF link: detach it)"),
+	PARAM_OPT("pin", PARAM_FLAG, OPT(pin), .help = "pin maps under " SINK_PIN_ROOT "/IFNAME/"),
+	PARAM_OPT("keep-pins", PARAM_FLAG, OPT(keep_pins),
+		  .help = "leave the pins in place at exit"),
+	PARAM_OPT(
+		"parse", PARAM_FLAG, OPT(parse),
+		.help = "parse each packet (VLAN, IPv6 extension headers, one tunnel, UDP/TCP/ICMP) and count what is found"),
+	PARAM_OPT("cost", PARAM_UINT, OPT(cost), .metavar = "NS",
+		  .help = "busy work per packet in nanoseconds (slow sink)", .max = 1000000),
+	PARAM_OPT("kernel-stats", PARAM_FLAG, OPT(kernel_stats),
+		  .help = "also show the interface's link, qdisc and veth counters"),
+	{},
 };
 
 /* The in-kernel verdicts': what the program does to a frame before its verdict. */
 static const struct param_def op_opts[] = {
-	{ "packet-op", 0, PARAM_ENUM, OPT(packet_op), "none|read-data|swap-macs",
-	  "before the verdict, read the frame's first bytes or swap its MAC addresses (tx swaps them anyway)",
-	  0, 0, packet_ops },
-	{ NULL },
+	PARAM_OPT(
+		"packet-op", PARAM_ENUM, OPT(packet_op), .metavar = "none|read-data|swap-macs",
+		.help = "before the verdict, read the frame's first bytes or swap its MAC addresses (tx swaps them anyway)",
+		.enums = packet_ops),
+	{},
 };
 
 static const struct param_def redirect_cpu_opts[] = {
-	{ "cpu", 0, PARAM_LIST, OPT(remote_cpus), "all|LIST",
-	  "CPUs to redirect to, round robin (default: all online CPUs)", 0, 4095 },
-	{ "qsize", 0, PARAM_UINT, OPT(qsize), "FRAMES", "each CPU's cpumap queue", 1, 16384 },
-	{ "remote-action", 0, PARAM_ENUM, OPT(remote_action), "drop|pass",
-	  "what the remote CPU does with each frame: drop it, or hand it to the stack", 0, 0,
-	  remote_actions },
-	{ NULL },
+	PARAM_OPT("cpu", PARAM_LIST, OPT(remote_cpus), .metavar = "all|LIST",
+		  .help = "CPUs to redirect to, round robin (default: all online CPUs)",
+		  .max = 4095),
+	PARAM_OPT("qsize", PARAM_UINT, OPT(qsize), .metavar = "FRAMES",
+		  .help = "each CPU's cpumap queue", .min = 1, .max = 16384),
+	PARAM_OPT(
+		"remote-action", PARAM_ENUM, OPT(remote_action), .metavar = "drop|pass",
+		.help = "what the remote CPU does with each frame: drop it, or hand it to the stack",
+		.enums = remote_actions),
+	{},
 };
 
 static const struct param_cmd cmd_redirect_cpu = {
@@ -134,58 +145,74 @@ static const struct param_cmd cmd_redirect_cpu = {
 };
 
 static const struct param_def redirect_opts[] = {
-	{ "to", 0, PARAM_IFNAME, OPT(to), "IFNAME", "interface to redirect to (required)" },
-	{ NULL },
+	PARAM_OPT("to", PARAM_IFNAME, OPT(to), .metavar = "IFNAME",
+		  .help = "interface to redirect to (required)"),
+	{},
 };
 
 static const struct param_def xsk_opts[] = {
-	{ "queues", 0, PARAM_LIST, OPT(queues), "all|LIST",
-	  "receive queues, one socket and thread each", 0, XDPSG_MAX_QUEUES - 1 },
-	{ "cpus", 0, PARAM_LIST, OPT(cpus), "LIST",
-	  "CPU of each queue's thread (default: the highest CPUs, queue 0 on the last)", 0, 4095 },
-	{ "batch", 'b', PARAM_UINT, OPT(batch), "N", "descriptors per ring operation", 1, 2048 },
-	{ "ring-size", 0, PARAM_UINT, OPT(ring_size), "N",
-	  "rx ring entries; the UMEM has half as many frames, all in the fill ring", 64, 65536 },
+	PARAM_OPT("queues", PARAM_LIST, OPT(queues), .metavar = "all|LIST",
+		  .help = "receive queues, one socket and thread each",
+		  .max = XDPSG_MAX_QUEUES - 1),
+	PARAM_OPT(
+		"cpus", PARAM_LIST, OPT(cpus), .metavar = "LIST",
+		.help = "CPU of each queue's thread (default: the highest CPUs, queue 0 on the last)",
+		.max = 4095),
+	PARAM_OPT("batch", PARAM_UINT, OPT(batch), .short_opt = 'b', .metavar = "N",
+		  .help = "descriptors per ring operation", .min = 1, .max = 2048),
+	PARAM_OPT("ring-size", PARAM_UINT, OPT(ring_size), .metavar = "N",
+		  .help = "rx ring entries; the UMEM has half as many frames, all in the fill ring",
+		  .min = 64, .max = 65536),
 	XSK_CLI_PARAMS(struct sink_cfg, xsk),
-	{ "poll", 0, PARAM_FLAG, OPT(poll), NULL,
-	  "wake on arrival (poll()) even while frames carry the kernel's receive time" },
-	{ "time-all", 0, PARAM_FLAG, OPT(time_all), NULL,
-	  "take the kernel's receive time of every frame (default: frames reaching a CPU less than "
-	  "1.02 us apart, in a burst or above about 1 Mpps, about one in 16, as the clock read "
-	  "costs as much as the rest of the program)" },
-	{ "follow-rx", 0, PARAM_FLAG, OPT(follow_rx), NULL,
-	  "move each queue's thread to the CPU where the kernel receives its packets, always "
-	  "(default: when the queue drops frames, kept only if it delivers more there)" },
-	{ "no-follow-rx", 0, PARAM_FLAG, OPT(no_follow_rx), NULL,
-	  "keep each queue's thread on its CPU (as --cpus does)" },
-	{ "no-verify", 0, PARAM_FLAG, OPT(no_verify), NULL,
-	  "count only: do not read stamps (no loss, order or latency checks)" },
-	{ "stamp-key", 0, PARAM_STRING, OPT(stamp_key), "FILE",
-	  "check stamps with the key in FILE, the one xdp-gen stamps with (default: the file "
-	  "$XDPSG_STAMP_KEY names, else the public key, which anyone can forge)" },
-	{ "hist", 0, PARAM_STRING, OPT(hist), "FILE",
-	  "write the latency histogram to FILE (.csv or .json)" },
-	{ "capture", 0, PARAM_STRING, OPT(capture), "FILE",
-	  "write received frames to FILE (nanosecond stamps; pcapng if it ends in .pcapng, with "
-	  "one interface per queue and each anomaly's verdict as a comment, else pcap), off the "
-	  "receive threads" },
-	{ "capture-format", 0, PARAM_ENUM, OPT(capture_format), "pcap|pcapng",
-	  "with --capture: the file's format whatever its name", 0, 0, capture_formats },
-	{ "capture-what", 0, PARAM_ENUM, OPT(capture_what), "all|anomalies",
-	  "every frame, or only foreign, duplicate, reordered, late frames and both sides of each gap",
-	  0, 0, capture_whats },
-	{ "snaplen", 0, PARAM_UINT, OPT(snaplen), "BYTES",
-	  "with --capture: keep at most this many bytes of a frame (default: all of it)", 14,
-	  65535 },
-	{ "capture-max", 0, PARAM_COUNT, OPT(capture_max), "FRAMES",
-	  "with --capture: stop capturing after this many frames (the run goes on)", 1, 0 },
-	{ "drop-causes", 0, PARAM_FLAG, OPT(drop_causes), NULL,
-	  "trace drops host-wide and say where each run's lost frames were dropped" },
-	{ "drop-runs", 0, PARAM_UINT, OPT(drop_runs), "N",
-	  "with --drop-causes: entries in the tracer's run books, one per (run, reason, device); "
-	  "drops of runs that find them full are counted as uncharged (default 4096)",
-	  16, 1048576 },
-	{ NULL },
+	PARAM_OPT(
+		"poll", PARAM_FLAG, OPT(poll),
+		.help = "wake on arrival (poll()) even while frames carry the kernel's receive time"),
+	PARAM_OPT(
+		"time-all", PARAM_FLAG, OPT(time_all),
+		.help = "take the kernel's receive time of every frame (default: frames reaching a CPU less than "
+			"1.02 us apart, in a burst or above about 1 Mpps, about one in 16, as the clock read "
+			"costs as much as the rest of the program)"),
+	PARAM_OPT(
+		"follow-rx", PARAM_FLAG, OPT(follow_rx),
+		.help = "move each queue's thread to the CPU where the kernel receives its packets, always "
+			"(default: when the queue drops frames, kept only if it delivers more there)"),
+	PARAM_OPT("no-follow-rx", PARAM_FLAG, OPT(no_follow_rx),
+		  .help = "keep each queue's thread on its CPU (as --cpus does)"),
+	PARAM_OPT("no-verify", PARAM_FLAG, OPT(no_verify),
+		  .help = "count only: do not read stamps (no loss, order or latency checks)"),
+	PARAM_OPT(
+		"stamp-key", PARAM_STRING, OPT(stamp_key), .metavar = "FILE",
+		.help = "check stamps with the key in FILE, the one xdp-gen stamps with (default: the file "
+			"$XDPSG_STAMP_KEY names, else the public key, which anyone can forge)"),
+	PARAM_OPT("hist", PARAM_STRING, OPT(hist), .metavar = "FILE",
+		  .help = "write the latency histogram to FILE (.csv or .json)"),
+	PARAM_OPT(
+		"capture", PARAM_STRING, OPT(capture), .metavar = "FILE",
+		.help = "write received frames to FILE (nanosecond stamps; pcapng if it ends in .pcapng, with "
+			"one interface per queue and each anomaly's verdict as a comment, else pcap), off the "
+			"receive threads"),
+	PARAM_OPT("capture-format", PARAM_ENUM, OPT(capture_format), .metavar = "pcap|pcapng",
+		  .help = "with --capture: the file's format whatever its name",
+		  .enums = capture_formats),
+	PARAM_OPT(
+		"capture-what", PARAM_ENUM, OPT(capture_what), .metavar = "all|anomalies",
+		.help = "every frame, or only foreign, duplicate, reordered, late frames and both sides of each gap",
+		.enums = capture_whats),
+	PARAM_OPT(
+		"snaplen", PARAM_UINT, OPT(snaplen), .metavar = "BYTES",
+		.help = "with --capture: keep at most this many bytes of a frame (default: all of it)",
+		.min = 14, .max = 65535),
+	PARAM_OPT("capture-max", PARAM_COUNT, OPT(capture_max), .metavar = "FRAMES",
+		  .help = "with --capture: stop capturing after this many frames (the run goes on)",
+		  .min = 1),
+	PARAM_OPT("drop-causes", PARAM_FLAG, OPT(drop_causes),
+		  .help = "trace drops host-wide and say where each run's lost frames were dropped"),
+	PARAM_OPT(
+		"drop-runs", PARAM_UINT, OPT(drop_runs), .metavar = "N",
+		.help = "with --drop-causes: entries in the tracer's run books, one per (run, reason, device); "
+			"drops of runs that find them full are counted as uncharged (default 4096)",
+		.min = 16, .max = 1048576),
+	{},
 };
 
 static const struct param_cmd cmd_xsk = {
@@ -203,15 +230,18 @@ static const struct param_cmd cmd_xsk = {
 };
 
 static const struct param_def drop_opts[] = {
-	{ "sample", 0, PARAM_COUNT, OPT(sample), "N",
-	  "with --capture: copy one frame in N to user space through a BPF ring buffer", 1,
-	  1000000000ULL },
-	{ "capture", 0, PARAM_STRING, OPT(capture), "FILE",
-	  "with --sample: write the sampled frames to FILE (pcap, nanosecond stamps)" },
-	{ "snaplen", 0, PARAM_UINT, OPT(snaplen), "BYTES",
-	  "with --sample: bytes of a sampled frame to keep (at most 2048, the default)", 14,
-	  65535 },
-	{ NULL },
+	PARAM_OPT(
+		"sample", PARAM_COUNT, OPT(sample), .metavar = "N",
+		.help = "with --capture: copy one frame in N to user space through a BPF ring buffer",
+		.min = 1, .max = 1000000000ULL),
+	PARAM_OPT(
+		"capture", PARAM_STRING, OPT(capture), .metavar = "FILE",
+		.help = "with --sample: write the sampled frames to FILE (pcap, nanosecond stamps)"),
+	PARAM_OPT(
+		"snaplen", PARAM_UINT, OPT(snaplen), .metavar = "BYTES",
+		.help = "with --sample: bytes of a sampled frame to keep (at most 2048, the default)",
+		.min = 14, .max = 65535),
+	{},
 };
 
 static const struct param_cmd cmd_drop = {
@@ -235,9 +265,9 @@ static const struct param_cmd cmd_pass = {
 };
 
 static const struct param_def tx_opts[] = {
-	{ "reflect", 0, PARAM_FLAG, OPT(reflect), NULL,
-	  "also swap IP addresses and UDP ports: a reflector for xdp-gen xsk --rtt" },
-	{ NULL },
+	PARAM_OPT("reflect", PARAM_FLAG, OPT(reflect),
+		  .help = "also swap IP addresses and UDP ports: a reflector for xdp-gen xsk --rtt"),
+	{},
 };
 
 static const struct param_cmd cmd_tx = {
@@ -267,14 +297,16 @@ static const struct param_cmd cmd_redirect = {
 };
 
 static const struct param_def drops_opts[] = {
-	{ "stamp-key", 0, PARAM_STRING, OPT(stamp_key), "FILE",
-	  "count a run's drops only if its stamp checks with the key in FILE, the one xdp-gen "
-	  "stamps with (default: the file $XDPSG_STAMP_KEY names, else the public key)" },
-	{ "drop-runs", 0, PARAM_UINT, OPT(drop_runs), "N",
-	  "entries in the run books, one per (run, reason, device); drops of runs that find "
-	  "them full are counted as uncharged (default 4096)",
-	  16, 1048576 },
-	{ NULL },
+	PARAM_OPT(
+		"stamp-key", PARAM_STRING, OPT(stamp_key), .metavar = "FILE",
+		.help = "count a run's drops only if its stamp checks with the key in FILE, the one xdp-gen "
+			"stamps with (default: the file $XDPSG_STAMP_KEY names, else the public key)"),
+	PARAM_OPT(
+		"drop-runs", PARAM_UINT, OPT(drop_runs), .metavar = "N",
+		.help = "entries in the run books, one per (run, reason, device); drops of runs that find "
+			"them full are counted as uncharged (default 4096)",
+		.min = 16, .max = 1048576),
+	{},
 };
 
 static const struct param_cmd cmd_drops = {
