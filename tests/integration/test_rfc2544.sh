@@ -111,7 +111,7 @@ rf_known_answer_body() {
 	local out err tp p50 ratio limited
 	out=$(mktemp) err=$(mktemp)
 	# shellcheck disable=SC2046 # the option is one word or none
-	rf_run "$out" "$err" --dut forward --dut-qdisc tbf:100mbit:16kb:50ms --sizes 64 --trial 1 \
+	rf_run "$out" "$err" --dut forward --dut-qdisc tbf:100mbit:16kb:50ms --sizes 64 --trial 0.5 \
 		--tests throughput,latency --max-trials 10 $(t_clocks_opt)
 	rf_expect_ok "$out" "$err"
 	# Where the lossy trials lost their frames: the tbf's drops are the run's QDISC_DROP causes.

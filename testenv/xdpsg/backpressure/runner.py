@@ -185,7 +185,8 @@ class Backpressure(Scenario):
                 raise Failure("xdp-sink exited at start: " + " | ".join(sink.err_lines[-5:]))
             if not attached:
                 attached = xl.xdp_attached(self.lab.sink_ns, self.lab.sink_if)
-            if attached and sink.obj_of_type("interval"):
+            # Its "ready" line comes once it counts; the first interval a second later.
+            if attached and sink.obj_of_type("ready"):
                 return
             time.sleep(0.05)
         raise Failure(f"xdp-sink not ready within {bound:.0f} s (XDP attached: {attached})")
