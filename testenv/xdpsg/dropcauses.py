@@ -30,7 +30,9 @@ def count(counts, dev, ns=None, kinds=("run",), reason_prefix="", run=None):
 
 class Tracer:
     """xdp-sink drops in the background, host-wide: start() returns once it is attached (or
-    None with why when it cannot be: no BTF, no privileges); stop() returns its counts."""
+    None with why when it cannot be: no BTF, no privileges); stop() returns its counts.
+    launch() and ready() are start() in two halves, for a caller with other things to
+    start while the tracer loads its programs (half a second)."""
 
     def __init__(self, sink_bin, env=None, bound_s=600):
         self.argv = [sink_bin, "drops", "-j", "-q", "-d", f"{int(bound_s)}s"]
@@ -39,7 +41,16 @@ class Tracer:
         self.why = None
 
     def start(self, timeout=20):
+        self.launch()
+        return self.ready(timeout)
+
+    def launch(self):
+        """The tracer's process, started (not yet attached): a Tool to stop on the way out."""
         self.tool = proc.Tool(self.argv, label="xdp-sink drops", env=self.env)
+        return self.tool
+
+    def ready(self, timeout=20):
+        """The launched tracer once attached, or None (why says why; it is stopped then)."""
         try:
             ready = self.tool.wait_json("ready", timeout=timeout)
         except BaseException:

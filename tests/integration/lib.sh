@@ -27,6 +27,10 @@ T_SCHEMA_PID=
 t_cleanup() {
 	local rc=$? pid c lab
 	trap - EXIT TERM INT
+	# Only in the shell that set the trap (t_traps): a child forked a moment before a
+	# signal (lab_bg's subshell, killed at once) can still run its parent's trap, and
+	# would tear down the labs its parent goes on using.
+	[ "$BASHPID" = "$T_TRAP_PID" ] || exit "$rc"
 	for pid in "${T_PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null
 	done
@@ -52,10 +56,16 @@ t_cleanup() {
 t_run() {
 	T_TEST=$1
 	t_schema_begin
-	trap t_cleanup EXIT
-	trap 'exit 143' TERM INT
+	t_traps
 	set -o pipefail
 	"$1"
+}
+
+# t_traps: this shell cleans up (t_cleanup) when it exits or is stopped.
+t_traps() {
+	T_TRAP_PID=$BASHPID
+	trap t_cleanup EXIT
+	trap 'exit 143' TERM INT
 }
 
 t_fail() {
@@ -261,13 +271,20 @@ t_none_marked() { [ -z "$(t_env_procs "T_RUN_MARK=$1")" ]; }
 
 # t_interrupt SIG AT MARK CMD...: run CMD in the background, marked with
 # T_RUN_MARK=MARK, send it SIG after AT seconds, and expect exit code 130 and,
-# within 5 s, no process left that carries the mark.
+# within 5 s, no process left that carries the mark. With T_INTERRUPT_FROM=PATH
+# the AT seconds count from when PATH appears (a scenario's lab state file: it
+# has its handlers by then), not from the start: a busy machine can take half a
+# second to start Python, and a signal before the handlers is no test of them.
 t_interrupt() {
 	local sig=$1 at=$2 mark=$3 pid rc err
 	shift 3
 	err=$(mktemp)
 	T_RUN_MARK=$mark "$@" >/dev/null 2>"$err" &
 	pid=$!
+	if [ -n "${T_INTERRUPT_FROM:-}" ] && ! t_wait_until 30 test -e "$T_INTERRUPT_FROM"; then
+		kill -KILL "$pid" 2>/dev/null
+		t_fail "$T_INTERRUPT_FROM never appeared ($(tail -n 1 "$err"))"
+	fi
 	t_nap "$at"
 	kill -"$sig" "$pid"
 	wait "$pid"
@@ -746,8 +763,7 @@ t_each_mode() {
 		(
 			T_LABS=() T_PIDS=() T_CLEANUPS=()
 			t_schema_begin
-			trap t_cleanup EXIT
-			trap 'exit 143' TERM INT
+			t_traps
 			"$1" "$mode" "${@:2}"
 		) >"$log" 2>&1 </dev/null
 		rc=$?
@@ -800,8 +816,7 @@ t_row() {
 	(
 		T_LABS=() T_PIDS=() T_CLEANUPS=()
 		t_schema_begin
-		trap t_cleanup EXIT
-		trap 'exit 143' TERM INT
+		t_traps
 		"$@"
 	) >"$log" 2>&1 </dev/null
 	rc=$?

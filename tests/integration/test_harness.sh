@@ -19,7 +19,7 @@ test_harness_lab_bg_empties_a_reused_file() {
 		# read, a builtin: no fork that would give the child its turn first
 		first=
 		IFS= read -r first <"$out"
-		[ -z "$first" ] || t_fail "run $i: lab_bg returned with the file's old lines still in it"
+		[ -z "$first" ] || t_fail "run $i: lab_bg returned with a line already in the file: $first"
 		kill "$LAST_PID" 2>/dev/null
 		wait "$LAST_PID" 2>/dev/null || true
 	done

@@ -86,10 +86,12 @@ class Backpressure(Scenario):
         # The drop tracer, host-wide: the qdisc's drops are checked against its count.
         tracer = dropcauses.Tracer(self.sink_bin, env=self.lab.host_env(), bound_s=a.duration + 180)
         # Tracked by the lab: an interrupted run stops it in cleanup(), as the sides' tools.
-        if self.lab.track(tracer.start()) is None:
+        # It loads its programs while the sink loads its own; both are ready before a frame.
+        self.lab.track(tracer.launch())
+        sink = self.lab.start("sink", self.sink_argv(), "xdp-sink")
+        if tracer.ready() is None:
             self.log(f"note: the drop tracer did not start ({tracer.why}); the qdisc's drops are "
                      "not checked against it")
-        sink = self.lab.start("sink", self.sink_argv(), "xdp-sink")
         self.wait_sink_ready(sink)
         self.pin_napi()
         meter = CpuMeter(self.napi, a.napi_cpu)
