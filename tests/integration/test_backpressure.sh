@@ -4,9 +4,12 @@
 # slow sink and the books balance; a fast sink behind a sender that waits
 # (the system's socket buffer) drops nothing; noqueue moves the drops to the
 # veth; the AF_XDP and live-frames generators show their own backpressure
-# signals and balance; a generator stall fails the run cleanly. Every run is 1 s; each test's lab is removed by
-# the runner, and by t_cleanup if the runner dies.
-# serial-file: the overflow (and its absence behind a fast sink) depends on the CPUs it gets
+# signals and balance; a generator stall fails the run cleanly. Every run is
+# 1 s; each test's lab is removed by the runner, and by t_cleanup if the runner
+# dies. The tests run beside others: the sink is slowed by --cost and the
+# sender of the no-drops case waits on its socket buffer, so neither verdict
+# depends on the CPUs the run gets (5 runs of the file at -j4 beside another
+# -j4 run of the suite, all passed; the file ran alone before).
 
 # bp_run OUT ERR [runner options]: run the scenario in a lab of its own
 # (BP_NAME) with --json; its exit code is in BP_RC.
@@ -176,7 +179,6 @@ test_backpressure_stall_fails_cleanly() {
 	bp_expect_gone "$BP_NAME"
 }
 
-# parallel: no run: refusals only
 test_backpressure_bad_input() {
 	local msg
 	msg=$("$TESTENV" backpressure --name pbad --gen frob 2>&1)
@@ -195,7 +197,6 @@ test_backpressure_bad_input() {
 # tool, the host-wide drop tracer included (it was left running, holding its
 # programs on kfree_skb, every time). The run's mark (t_interrupt) is in every
 # process it starts, so what it left is found.
-# parallel: what is judged is what is left, not what the scenario measured
 test_backpressure_interrupted_leaves_nothing() {
 	local sig at
 	local dir=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
