@@ -2,7 +2,7 @@
 /*
  * xdp_gen.bpf.c's marks (docs/stamp.md; struct gen_mark_frame in shared.h):
  * xdp_gen_mark, which BPF_PROG_RUN runs on the sending thread's CPU, and its
- * maps. Included by xdp_gen.bpf.c after its helpers and tx_port.
+ * maps. Included by xdp_gen.bpf.c after gen_frame.h (its helpers and tx_port).
  */
 #ifndef XDPSG_BPF_GEN_MARKS_H
 #define XDPSG_BPF_GEN_MARKS_H

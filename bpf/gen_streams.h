@@ -3,7 +3,7 @@
  * xdp_gen.bpf.c with --stream (struct gen_sched in shared.h): the maps every
  * stream's program and the dispatcher share or hold, a stream's part of
  * xdp_gen, and the dispatcher xdp_gen_streams, which BPF_PROG_RUN runs.
- * Included by xdp_gen.bpf.c after its settings and helpers.
+ * Included by xdp_gen.bpf.c after gen_frame.h (its settings and helpers).
  */
 #ifndef XDPSG_BPF_GEN_STREAMS_H
 #define XDPSG_BPF_GEN_STREAMS_H

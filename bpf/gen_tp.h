@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * xdp_gen.bpf.c's tracepoint programs: what happens to its frames after it
- * returned. Included by xdp_gen.bpf.c after tx_port and xmit_stats.
+ * returned. Included by xdp_gen.bpf.c after gen_frame.h (tx_port, xmit_stats).
  */
 #ifndef XDPSG_BPF_GEN_TP_H
 #define XDPSG_BPF_GEN_TP_H

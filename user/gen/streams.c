@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_read.h"
 #include "pkt/build.h"
 #include "streams.h"
 
@@ -194,111 +195,58 @@ static int parse_spec(struct gen *g, const struct gen_cfg *cfg, const struct par
 	return 0;
 }
 
-/* The file's JSON, read by the smallest parser that says the line of a mistake. */
-struct jp {
-	const char *p, *end;
-	unsigned int line;
-	const char *file;
-	char err[160];
-};
-
-static void jp_ws(struct jp *j)
+/* A value of the file: its text kept (as --stream's are). */
+static int jp_value(struct gen *g, struct json_read *j, char **out)
 {
-	while (j->p < j->end && strchr(" \t\r\n", *j->p)) {
-		if (*j->p == '\n')
-			j->line++;
-		j->p++;
-	}
-}
+	const char *text;
+	size_t len;
 
-static int jp_fail(struct jp *j, const char *what)
-{
-	snprintf(j->err, sizeof(j->err), "%s", what);
-	return -EINVAL;
-}
-
-static bool jp_eat(struct jp *j, char c)
-{
-	jp_ws(j);
-	if (j->p < j->end && *j->p == c) {
-		j->p++;
-		return true;
-	}
-	return false;
-}
-
-/* A string (no escapes but \" and \\), a number or true/false: its text into *out. */
-static int jp_value(struct gen *g, struct jp *j, char **out)
-{
-	const char *b;
-
-	jp_ws(j);
-	if (j->p < j->end && *j->p == '"') {
-		b = ++j->p;
-		while (j->p < j->end && *j->p != '"' && *j->p != '\n') {
-			if (*j->p == '\\')
-				return jp_fail(
-					j,
-					"escapes in strings are not supported; write the value plainly");
-			j->p++;
-		}
-		if (j->p >= j->end || *j->p != '"')
-			return jp_fail(j, "a string does not end on its line; close it with '\"'");
-		*out = keep(g, b, (size_t)(j->p - b));
-		j->p++;
-		return *out ? 0 : -ENOMEM;
-	}
-	b = j->p;
-	while (j->p < j->end && (strchr("+-.", *j->p) || (*j->p >= '0' && *j->p <= '9') ||
-				 (*j->p >= 'a' && *j->p <= 'z') || (*j->p >= 'A' && *j->p <= 'Z')))
-		j->p++;
-	if (j->p == b)
-		return jp_fail(j, "expected a value (a number or a \"string\")");
-	*out = keep(g, b, (size_t)(j->p - b));
+	if (json_read_value(j, &text, &len))
+		return -EINVAL;
+	*out = keep(g, text, len);
 	return *out ? 0 : -ENOMEM;
 }
 
-static int jp_object(struct gen *g, struct jp *j, const struct gen_cfg *cfg,
-		     const struct param_cmd *cmd)
+static int jp_object(struct gen *g, struct json_read *j, const char *file,
+		     const struct gen_cfg *cfg, const struct param_cmd *cmd)
 {
 	struct gen_stream *s;
 	char where[96], *key, *val;
 	unsigned int key_line, obj_line = j->line;
 
-	snprintf(where, sizeof(where), "--streams %s line %u: stream %u", j->file, j->line,
+	snprintf(where, sizeof(where), "--streams %s line %u: stream %u", file, j->line,
 		 g->nstreams);
 	s = stream_new(g, cfg, where);
 	if (!s)
 		return -EEXIST; /* said */
-	if (jp_eat(j, '}'))
+	if (json_read_eat(j, '}'))
 		return 0;
 	do {
-		jp_ws(j);
-		if (j->p >= j->end || *j->p != '"')
-			return jp_fail(j, "expected a \"key\" in quotes");
+		if (json_read_peek(j) != '"')
+			return json_read_fail(j, "expected a \"key\" in quotes");
 		key_line = j->line;
 		if (jp_value(g, j, &key))
 			return -EINVAL;
-		if (!jp_eat(j, ':'))
-			return jp_fail(j, "expected ':' after a key");
+		if (!json_read_eat(j, ':'))
+			return json_read_fail(j, "expected ':' after a key");
 		if (jp_value(g, j, &val))
 			return -EINVAL;
-		snprintf(s->where, sizeof(s->where), "--streams %s line %u: stream %u", j->file,
+		snprintf(s->where, sizeof(s->where), "--streams %s line %u: stream %u", file,
 			 key_line, g->nstreams - 1);
 		if (stream_set(g, cmd, s, key, val))
 			return -EEXIST;
-	} while (jp_eat(j, ','));
-	if (!jp_eat(j, '}'))
-		return jp_fail(j, "expected ',' or '}' after a value");
+	} while (json_read_eat(j, ','));
+	if (!json_read_eat(j, '}'))
+		return json_read_fail(j, "expected ',' or '}' after a value");
 	/* What is found wrong later (a size below the headers) names the object's line. */
-	snprintf(s->where, sizeof(s->where), "--streams %s line %u: stream %u", j->file, obj_line,
+	snprintf(s->where, sizeof(s->where), "--streams %s line %u: stream %u", file, obj_line,
 		 g->nstreams - 1);
 	return 0;
 }
 
 static int parse_file(struct gen *g, const struct gen_cfg *cfg, const struct param_cmd *cmd)
 {
-	struct jp j = { .line = 1, .file = cfg->streams_file };
+	struct json_read j;
 	char buf[65536];
 	size_t n;
 	FILE *f;
@@ -333,24 +281,23 @@ static int parse_file(struct gen *g, const struct gen_cfg *cfg, const struct par
 			cfg->streams_file, line, (unsigned int)(nul - bol) + 1);
 		return -EINVAL;
 	}
-	j.p = buf;
-	j.end = buf + n;
-	err = jp_eat(&j, '[') ? 0 :
-				jp_fail(&j, "expected '[': the file is a JSON array of objects");
-	if (!err && !jp_eat(&j, ']')) {
+	json_read_init(&j, buf, n);
+	err = json_read_eat(&j, '[') ?
+		      0 :
+		      json_read_fail(&j, "expected '[': the file is a JSON array of objects");
+	if (!err && !json_read_eat(&j, ']')) {
 		do {
-			if (!jp_eat(&j, '{')) {
-				err = jp_fail(&j, "expected '{': each stream is an object");
+			if (!json_read_eat(&j, '{')) {
+				err = json_read_fail(&j, "expected '{': each stream is an object");
 				break;
 			}
-			err = jp_object(g, &j, cfg, cmd);
-		} while (!err && jp_eat(&j, ','));
-		if (!err && !jp_eat(&j, ']'))
-			err = jp_fail(&j, "expected ',' or ']' after an object");
+			err = jp_object(g, &j, cfg->streams_file, cfg, cmd);
+		} while (!err && json_read_eat(&j, ','));
+		if (!err && !json_read_eat(&j, ']'))
+			err = json_read_fail(&j, "expected ',' or ']' after an object");
 	}
-	jp_ws(&j);
-	if (!err && j.p != j.end)
-		err = jp_fail(&j, "text after the array; the file holds one array");
+	if (!err && json_read_peek(&j))
+		err = json_read_fail(&j, "text after the array; the file holds one array");
 	if (err == -EINVAL)
 		fprintf(stderr, "xdp-gen: --streams %s line %u: %s\n", cfg->streams_file, j.line,
 			j.err);

@@ -153,14 +153,14 @@ void xsk_deltas(const struct sink *sk, const struct sink_snap *a, const struct s
 		struct xq_counts *c, struct xdp_statistics *x);
 
 /* Every run the queues saw, merged over queues and reopenings, with its latency. */
-struct run_row {
+struct xsk_run_row {
 	struct seqtrack_summary s;
 	struct hist_summary lat;
 };
 
-struct runs {
+struct xsk_runs {
 	unsigned int n;
-	struct run_row *row;
+	struct xsk_run_row *row;
 	struct seqtrack_counts sum; /* every run's books, the folded ones' too */
 	struct hist all; /* the latency of every run on this host's clock, the folded ones' too */
 	struct hist all_ipdv; /* every run's |IPDV| */
@@ -176,7 +176,7 @@ struct runs {
 };
 
 /* How a run's end stands (xsk_runs.c). */
-enum run_end {
+enum xsk_run_end {
 	RUN_END_SEEN, /* every flow's end mark arrived: the frames after its last are counted */
 	RUN_END_PARTIAL, /* some flows' */
 	RUN_END_NONE, /* none */
@@ -184,19 +184,20 @@ enum run_end {
 };
 
 /* xsk_runs.c. The runs are read once the queues' threads have ended. */
-int runs_collect(const struct sink *sk, struct runs *r);
-void runs_free(struct runs *r);
+int xsk_runs_collect(const struct sink *sk, struct xsk_runs *r);
+void xsk_runs_free(struct xsk_runs *r);
 struct seqtrack **xsk_trackers(const struct xsk_state *xs);
-enum run_end run_end_of(const struct runs *r, const struct seqtrack_summary *s);
-struct causes_books run_causes_books(const struct runs *r, const struct seqtrack_summary *s);
-const char *run_end_str(enum run_end e);
-const char *run_clock_note(const struct seqtrack_summary *s, char *buf, size_t len);
-double run_rate(const struct seqtrack_summary *s);
-void json_run(const struct sink *sk, struct jw *w, const char *key, const struct runs *r,
-	      const struct seqtrack_summary *s, const struct hist_summary *lat);
-void text_run_notes(const struct runs *r, const struct seqtrack_summary *s);
-void text_runs_notes(const struct runs *r, bool verbose);
-void runs_ends(const struct runs *r, unsigned int *unseen, unsigned int *stopped);
+enum xsk_run_end xsk_run_end_of(const struct xsk_runs *r, const struct seqtrack_summary *s);
+struct causes_books xsk_run_causes_books(const struct xsk_runs *r,
+					 const struct seqtrack_summary *s);
+const char *xsk_run_end_str(enum xsk_run_end e);
+const char *xsk_run_clock_note(const struct seqtrack_summary *s, char *buf, size_t len);
+double xsk_run_rate(const struct seqtrack_summary *s);
+void xsk_json_run(const struct sink *sk, struct jw *w, const char *key, const struct xsk_runs *r,
+		  const struct seqtrack_summary *s, const struct hist_summary *lat);
+void text_run_notes(const struct xsk_runs *r, const struct seqtrack_summary *s);
+void text_runs_notes(const struct xsk_runs *r, bool verbose);
+void xsk_runs_ends(const struct xsk_runs *r, unsigned int *unseen, unsigned int *stopped);
 
 /* xsk_report.c */
 void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,

@@ -55,7 +55,7 @@ static void metrics_run_hist(const struct seqtrack_summary *s, const struct hist
 }
 
 /* Delay variation per run: gauges, one family each (one label of their own). */
-static void metrics_jitter(struct metrics_w *w, const struct runs *rs)
+static void metrics_jitter(struct metrics_w *w, const struct xsk_runs *rs)
 {
 	static const struct {
 		const char *name, *help;
@@ -97,10 +97,10 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 	const struct ctr_desc *r;
 	struct xsk_books bk;
 	char id[16];
-	struct runs rs;
+	struct xsk_runs rs;
 	unsigned int i;
 
-	if (!tr || !folded || runs_collect(sk, &rs))
+	if (!tr || !folded || xsk_runs_collect(sk, &rs))
 		goto out;
 	for_each_book_metric(r, has)
 	{
@@ -117,7 +117,7 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 	}
 	causes_metrics_head(sk->causes, w);
 	for (i = 0; i < rs.n; i++) {
-		struct causes_books b = run_causes_books(&rs, &rs.row[i].s);
+		struct causes_books b = xsk_run_causes_books(&rs, &rs.row[i].s);
 
 		causes_metrics_run(sk->causes, w, rs.row[i].s.id, &b);
 	}
@@ -127,7 +127,7 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 	if (seqtrack_folded(tr, xs->nxq, &rs.folded, folded))
 		metrics_hist_seconds(w, lat, "run", "folded", folded);
 	metrics_jitter(w, &rs);
-	runs_free(&rs);
+	xsk_runs_free(&rs);
 out:
 	free(folded);
 	free(tr);

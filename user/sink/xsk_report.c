@@ -65,7 +65,7 @@ static const char *latency_basis(const struct xq_counts *c)
 	return c->rx_time_user ? "user-space read time" : "none";
 }
 
-static void json_checks(struct jw *w, const struct xq_counts *c, const struct runs *r,
+static void json_checks(struct jw *w, const struct xq_counts *c, const struct xsk_runs *r,
 			unsigned int has)
 {
 	struct xsk_books bk;
@@ -85,7 +85,7 @@ static void json_checks(struct jw *w, const struct xq_counts *c, const struct ru
 }
 
 /* The summary's verdicts: every run's books, and the latency over all of them. */
-static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r)
+static void json_runs(const struct sink *sk, struct jw *w, const struct xsk_runs *r)
 {
 	unsigned int i, unseen, stopped;
 
@@ -96,14 +96,14 @@ static void json_runs(const struct sink *sk, struct jw *w, const struct runs *r)
 	jw_u64(w, "stray_runs", r->stray_runs);
 	jw_arr(w, "runs");
 	for (i = 0; i < r->n; i++)
-		json_run(sk, w, NULL, r, &r->row[i].s, &r->row[i].lat);
+		xsk_json_run(sk, w, NULL, r, &r->row[i].s, &r->row[i].lat);
 	jw_end_arr(w);
 	/* Runs folded away for room: reported together, never dropped. */
 	if (r->folded_runs) {
 		jw_u64(w, "runs_folded", r->folded_runs);
-		json_run(sk, w, "folded", r, &r->folded, &r->folded_lat);
+		xsk_json_run(sk, w, "folded", r, &r->folded, &r->folded_lat);
 	}
-	runs_ends(r, &unseen, &stopped);
+	xsk_runs_ends(r, &unseen, &stopped);
 	jw_obj(w, "ends");
 	jw_u64(w, "not_seen", unseen);
 	jw_u64(w, "sink_stopped_first", stopped);
@@ -164,14 +164,14 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 	unsigned int has = sink_has(sk, kind);
 	struct xq_counts c;
 	struct xdp_statistics x;
-	struct runs *r = NULL;
+	struct xsk_runs *r = NULL;
 
 	(void)dr;
 	xsk_deltas(sk, a, b, &c, &x);
 	/* The summary's runs are the distinct ones; an interval has the queues' books opened. */
 	if (summary && books) {
 		r = malloc(sizeof(*r));
-		if (r && runs_collect(sk, r)) {
+		if (r && xsk_runs_collect(sk, r)) {
 			free(r);
 			r = NULL;
 		}
@@ -190,7 +190,7 @@ void xsk_json(const struct sink *sk, struct jw *w, const struct sink_snap *a,
 		capture_json(((const struct xsk_state *)sk->ms)->cap, w);
 	json_sockets(sk, w, a, b, summary);
 	if (r)
-		runs_free(r);
+		xsk_runs_free(r);
 	free(r);
 }
 
@@ -219,7 +219,7 @@ static void text_lat(const char *label, const struct hist_summary *h)
 }
 
 /* -v: one line per run, and one for its latency. */
-static void text_run(const struct runs *r, const struct seqtrack_summary *s,
+static void text_run(const struct xsk_runs *r, const struct seqtrack_summary *s,
 		     const struct hist_summary *lat)
 {
 	char l[3][24];
@@ -228,8 +228,8 @@ static void text_run(const struct runs *r, const struct seqtrack_summary *s,
 	       s->id, fmt_count(l[0], sizeof(l[0]), s->c.received), FMT_ICOUNT(s->c.lost),
 	       FMT_COUNT(s->c.lost_at_end), FMT_COUNT(s->c.missing_head),
 	       FMT_COUNT(s->c.duplicates), FMT_COUNT(s->c.reordered), FMT_COUNT(s->c.late),
-	       run_end_str(run_end_of(r, s)), fmt_si(l[1], sizeof(l[1]), run_rate(s)),
-	       (unsigned int)s->burst_max, run_rate(s) * SEQTRACK_BURST_NS / 1e9);
+	       xsk_run_end_str(xsk_run_end_of(r, s)), fmt_si(l[1], sizeof(l[1]), xsk_run_rate(s)),
+	       (unsigned int)s->burst_max, xsk_run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	text_lat("      latency: ", lat);
 	if (s->ipdv.count)
 		printf("      jitter: IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s\n",
@@ -240,7 +240,7 @@ static void text_run(const struct runs *r, const struct seqtrack_summary *s,
 
 /* What was received that the books could not check, and why. */
 static void text_unchecked_books(const struct sink *sk, const struct xq_counts *c,
-				 const struct runs *r)
+				 const struct xsk_runs *r)
 {
 	char kb[32];
 
@@ -267,11 +267,11 @@ static void text_unchecked_books(const struct sink *sk, const struct xq_counts *
 static void text_checks(const struct sink *sk, const struct xq_counts *c)
 {
 	struct hist_summary all;
-	struct runs r;
+	struct xsk_runs r;
 	char l[3][24];
 	unsigned int i;
 
-	if (runs_collect(sk, &r))
+	if (xsk_runs_collect(sk, &r))
 		return;
 	printf("  checked:  %s stamped, %s foreign, %s forged; lost %s (%s after the last frame that arrived), duplicates %s, reordered %s, late %s, runs %u\n",
 	       fmt_count(l[0], sizeof(l[0]), r.sum.received),
@@ -301,14 +301,14 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		       fmt_ns(l[0], sizeof(l[0]), all.p50), fmt_ns(l[1], sizeof(l[1]), all.p99),
 		       fmt_ns(l[2], sizeof(l[2]), (__u64)r.all_jitter_ns), latency_basis(c));
 	for (i = 0; i < r.n; i++) {
-		struct causes_books b = run_causes_books(&r, &r.row[i].s);
+		struct causes_books b = xsk_run_causes_books(&r, &r.row[i].s);
 
 		if (sk->cfg->verbose)
 			text_run(&r, &r.row[i].s, &r.row[i].lat);
 		causes_text_run(sk->causes, r.row[i].s.id, &b);
 	}
 	causes_text_rest(sk->causes);
-	runs_free(&r);
+	xsk_runs_free(&r);
 }
 
 /* Does a socket of the sink's take this queue's packets? */
@@ -406,9 +406,9 @@ void xsk_text(const struct sink *sk, const struct sink_snap *a, const struct sin
 static void result_books(const struct sink *sk, const struct xq_counts *c)
 {
 	unsigned int unseen, stopped;
-	struct runs r;
+	struct xsk_runs r;
 
-	if (runs_collect(sk, &r))
+	if (xsk_runs_collect(sk, &r))
 		return;
 	if (!r.n) {
 		if (r.stray)
@@ -420,10 +420,10 @@ static void result_books(const struct sink *sk, const struct xq_counts *c)
 		else
 			printf("%s frames delivered, none stamped by xdp-gen: nothing to check",
 			       FMT_COUNT(c->rx_packets));
-		runs_free(&r);
+		xsk_runs_free(&r);
 		return;
 	}
-	runs_ends(&r, &unseen, &stopped);
+	xsk_runs_ends(&r, &unseen, &stopped);
 	printf("%s stamped frames of %u run%s checked: lost %s", FMT_COUNT(r.sum.received), r.n,
 	       r.n == 1 ? "" : "s", FMT_ICOUNT(r.sum.lost));
 	if (unseen + stopped)
@@ -447,7 +447,7 @@ static void result_books(const struct sink *sk, const struct xq_counts *c)
 	if (r.sum.unplaced + r.stray)
 		printf("; %s not checked (no room in the books)",
 		       FMT_COUNT(r.sum.unplaced + r.stray));
-	runs_free(&r);
+	xsk_runs_free(&r);
 }
 
 /*
@@ -491,10 +491,10 @@ static int write_hist(const struct sink *sk, const char *path)
 {
 	size_t len = strlen(path);
 	struct outfile o;
-	struct runs r;
+	struct xsk_runs r;
 	int err;
 
-	if (runs_collect(sk, &r))
+	if (xsk_runs_collect(sk, &r))
 		return -ENOMEM;
 	err = outfile_open(&o, "--hist", path);
 	if (!err)
@@ -504,7 +504,7 @@ static int write_hist(const struct sink *sk, const char *path)
 		err = outfile_commit(&o);
 	else
 		outfile_abort(&o);
-	runs_free(&r);
+	xsk_runs_free(&r);
 	return err ? -EIO : 0;
 }
 

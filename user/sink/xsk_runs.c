@@ -18,7 +18,7 @@
 #include "measure/clockid.h"
 #include "xsk.h"
 
-void runs_free(struct runs *r)
+void xsk_runs_free(struct xsk_runs *r)
 {
 	free(r->row);
 	r->row = NULL;
@@ -35,10 +35,10 @@ struct seqtrack **xsk_trackers(const struct xsk_state *xs)
 	return tr;
 }
 
-static void runs_add(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
+static void xsk_runs_add(const struct seqtrack_summary *s, const struct hist *lat, void *ctx)
 {
-	struct runs *r = ctx;
-	struct run_row *row = &r->row[r->n++];
+	struct xsk_runs *r = ctx;
+	struct xsk_run_row *row = &r->row[r->n++];
 
 	row->s = *s;
 	hist_summarize(lat, &row->lat);
@@ -47,7 +47,7 @@ static void runs_add(const struct seqtrack_summary *s, const struct hist *lat, v
 }
 
 /* --drop-causes: the tracer's books joined with the runs (read once, at the summary). */
-static void runs_causes(const struct sink *sk, const struct runs *r)
+static void xsk_runs_causes(const struct sink *sk, const struct xsk_runs *r)
 {
 	struct causes_run *ids = sk->causes ? calloc(r->n + 1, sizeof(*ids)) : NULL;
 	unsigned int i;
@@ -61,7 +61,7 @@ static void runs_causes(const struct sink *sk, const struct runs *r)
 }
 
 /* What the trackers closed: books closed for room (kept or folded), and strays. */
-static void runs_closed(struct seqtrack *const *tr, unsigned int n, struct runs *r)
+static void xsk_runs_closed(struct seqtrack *const *tr, unsigned int n, struct xsk_runs *r)
 {
 	unsigned int q, i;
 
@@ -80,7 +80,7 @@ static void runs_closed(struct seqtrack *const *tr, unsigned int n, struct runs 
 	}
 }
 
-int runs_collect(const struct sink *sk, struct runs *r)
+int xsk_runs_collect(const struct sink *sk, struct xsk_runs *r)
 {
 	struct seqtrack **tr = xsk_trackers(sk->ms);
 	const struct xsk_state *xs = sk->ms;
@@ -91,16 +91,16 @@ int runs_collect(const struct sink *sk, struct runs *r)
 	r->end_ns = now_ns();
 	hist_init(&r->all);
 	r->row = n >= 0 ? calloc(n ? (size_t)n : 1, sizeof(*r->row)) : NULL;
-	if (!r->row || !folded || seqtrack_runs(tr, xs->nxq, runs_add, r) < 0) {
+	if (!r->row || !folded || seqtrack_runs(tr, xs->nxq, xsk_runs_add, r) < 0) {
 		free(tr);
 		free(folded);
-		runs_free(r);
+		xsk_runs_free(r);
 		return -ENOMEM;
 	}
 	r->folded_runs = seqtrack_folded(tr, xs->nxq, &r->folded, folded);
 	seqtrack_counts_merge(&r->sum, &r->folded.c);
-	runs_closed(tr, xs->nxq, r);
-	runs_causes(sk, r);
+	xsk_runs_closed(tr, xs->nxq, r);
+	xsk_runs_causes(sk, r);
 	hist_summarize(folded, &r->folded_lat);
 	seqtrack_ipdv_all(tr, xs->nxq, &r->all_ipdv, &r->all_jitter_ns);
 	if (r->folded.mk.state == SEQTRACK_CLOCK_SAME)
@@ -119,7 +119,7 @@ int runs_collect(const struct sink *sk, struct runs *r)
  * many), for some, or none; none while its frames still came in the last
  * second before the sink stopped is the sink's doing, not the run's.
  */
-enum run_end run_end_of(const struct runs *r, const struct seqtrack_summary *s)
+enum xsk_run_end xsk_run_end_of(const struct xsk_runs *r, const struct seqtrack_summary *s)
 {
 	__u32 flows = s->mk.nflows > s->flows_data ? s->mk.nflows : s->flows_data;
 
@@ -136,18 +136,18 @@ enum run_end run_end_of(const struct runs *r, const struct seqtrack_summary *s)
  * every flow sent XDPSG_MARK_START_REPEAT start marks and XDPSG_MARK_REPEAT
  * end marks; while it is not, how many it sent is unknown: 0).
  */
-struct causes_books run_causes_books(const struct runs *r, const struct seqtrack_summary *s)
+struct causes_books xsk_run_causes_books(const struct xsk_runs *r, const struct seqtrack_summary *s)
 {
 	__u32 flows = s->mk.nflows > s->flows_data ? s->mk.nflows : s->flows_data;
 	__u64 sent = (__u64)flows * (XDPSG_MARK_START_REPEAT + XDPSG_MARK_REPEAT);
 	struct causes_books b = { .lost = (__s64)s->c.lost, .head = s->c.missing_head };
 
-	if (run_end_of(r, s) == RUN_END_SEEN && sent > s->mk.received)
+	if (xsk_run_end_of(r, s) == RUN_END_SEEN && sent > s->mk.received)
 		b.marks_missing = sent - s->mk.received;
 	return b;
 }
 
-const char *run_end_str(enum run_end e)
+const char *xsk_run_end_str(enum xsk_run_end e)
 {
 	static const char *const names[] = {
 		[RUN_END_SEEN] = "seen",
@@ -172,7 +172,7 @@ static const char *fmt_offset(char *buf, size_t len, __s64 ns)
 }
 
 /* Why a run has no latency figure, or NULL when it has one. */
-const char *run_clock_note(const struct seqtrack_summary *s, char *buf, size_t len)
+const char *xsk_run_clock_note(const struct seqtrack_summary *s, char *buf, size_t len)
 {
 	char off[32];
 
@@ -199,7 +199,7 @@ const char *run_clock_note(const struct seqtrack_summary *s, char *buf, size_t l
  */
 
 /* Frames a run sent per second, from its first to its last send time. */
-double run_rate(const struct seqtrack_summary *s)
+double xsk_run_rate(const struct seqtrack_summary *s)
 {
 	__u64 span = s->last_ts - s->first_ts;
 
@@ -209,7 +209,7 @@ double run_rate(const struct seqtrack_summary *s)
 static void json_clock(struct jw *w, const struct seqtrack_summary *s)
 {
 	char note[256];
-	const char *why = run_clock_note(s, note, sizeof(note));
+	const char *why = xsk_run_clock_note(s, note, sizeof(note));
 
 	jw_obj(w, "clock");
 	jw_str(w, "state", seqtrack_clock_str((enum seqtrack_clock)s->mk.state));
@@ -222,9 +222,9 @@ static void json_clock(struct jw *w, const struct seqtrack_summary *s)
 	jw_end_obj(w);
 }
 
-static void json_end(struct jw *w, const struct runs *r, const struct seqtrack_summary *s)
+static void json_end(struct jw *w, const struct xsk_runs *r, const struct seqtrack_summary *s)
 {
-	jw_str(w, "end", run_end_str(run_end_of(r, s)));
+	jw_str(w, "end", xsk_run_end_str(xsk_run_end_of(r, s)));
 	jw_u64(w, "flows_ended", s->mk.flows_ended);
 	if (s->mk.run_frames)
 		jw_u64(w, "sent", s->mk.run_frames);
@@ -234,8 +234,8 @@ static void json_end(struct jw *w, const struct runs *r, const struct seqtrack_s
 	jw_u64(w, "mark_conflicts", s->mk.conflicts);
 }
 
-void json_run(const struct sink *sk, struct jw *w, const char *key, const struct runs *r,
-	      const struct seqtrack_summary *s, const struct hist_summary *lat)
+void xsk_json_run(const struct sink *sk, struct jw *w, const char *key, const struct xsk_runs *r,
+		  const struct seqtrack_summary *s, const struct hist_summary *lat)
 {
 	__u64 t0 = sk->base.rs.t_ns;
 
@@ -256,9 +256,9 @@ void json_run(const struct sink *sk, struct jw *w, const char *key, const struct
 	jw_double(w, "first_rx_s", s->first_rx > t0 ? (double)(s->first_rx - t0) / 1e9 : 0);
 	jw_double(w, "last_rx_s", s->last_rx > t0 ? (double)(s->last_rx - t0) / 1e9 : 0);
 	jw_double(w, "send_s", (double)(s->last_ts - s->first_ts) / 1e9);
-	jw_double(w, "send_pps", run_rate(s));
+	jw_double(w, "send_pps", xsk_run_rate(s));
 	jw_u64(w, "burst_100us_max", s->burst_max);
-	jw_double(w, "burst_100us_ideal", run_rate(s) * SEQTRACK_BURST_NS / 1e9);
+	jw_double(w, "burst_100us_ideal", xsk_run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	json_clock(w, s);
 	if (s->mk.state == SEQTRACK_CLOCK_SAME)
 		hist_summary_json(w, "latency_ns", lat);
@@ -266,7 +266,7 @@ void json_run(const struct sink *sk, struct jw *w, const char *key, const struct
 	hist_summary_json(w, "ipdv_ns", &s->ipdv);
 	jw_double(w, "jitter_ns", s->jitter_ns);
 	if (!key) {
-		struct causes_books b = run_causes_books(r, s);
+		struct causes_books b = xsk_run_causes_books(r, s);
 
 		causes_json_run(sk->causes, w, s->id, &b);
 	}
@@ -278,21 +278,21 @@ void json_run(const struct sink *sk, struct jw *w, const char *key, const struct
  */
 
 /* Anything about a run that its counts alone do not say, or false. */
-static bool run_has_note(const struct runs *r, const struct seqtrack_summary *s)
+static bool run_has_note(const struct xsk_runs *r, const struct seqtrack_summary *s)
 {
-	return run_end_of(r, s) != RUN_END_SEEN || s->c.missing_head ||
+	return xsk_run_end_of(r, s) != RUN_END_SEEN || s->c.missing_head ||
 	       s->mk.state != SEQTRACK_CLOCK_SAME || s->reopened || s->mk.conflicts ||
 	       s->c.unplaced;
 }
 
 /* One line per thing to say of a run, each starting with its id. */
-void text_run_notes(const struct runs *r, const struct seqtrack_summary *s)
+void text_run_notes(const struct xsk_runs *r, const struct seqtrack_summary *s)
 {
-	enum run_end e = run_end_of(r, s);
+	enum xsk_run_end e = xsk_run_end_of(r, s);
 	char note[256];
 
 	if (e != RUN_END_SEEN) {
-		printf("    run %08x: end %s", s->id, run_end_str(e));
+		printf("    run %08x: end %s", s->id, xsk_run_end_str(e));
 		if (e == RUN_END_SINK_STOPPED)
 			printf(" (frames still on their way are not lost)");
 		else if (e == RUN_END_PARTIAL)
@@ -306,7 +306,7 @@ void text_run_notes(const struct runs *r, const struct seqtrack_summary *s)
 	if (s->c.missing_head)
 		printf("    run %08x: %s frames missing before the first that arrived (sent before this sink was ready?)\n",
 		       s->id, FMT_COUNT(s->c.missing_head));
-	if (run_clock_note(s, note, sizeof(note)))
+	if (xsk_run_clock_note(s, note, sizeof(note)))
 		printf("    run %08x: %s\n", s->id, note);
 	if (s->reopened || s->c.unplaced)
 		printf("    run %08x: not checked: %s frames found no room in the books; books reopened %u times (losses between the pieces are not counted)\n",
@@ -319,7 +319,7 @@ void text_run_notes(const struct runs *r, const struct seqtrack_summary *s)
 /* Up to RUNS_NOTED runs' notes; the rest counted (-v and JSON have each). */
 #define RUNS_NOTED 8
 
-void text_runs_notes(const struct runs *r, bool verbose)
+void text_runs_notes(const struct xsk_runs *r, bool verbose)
 {
 	unsigned int i, shown = 0, more = 0;
 
@@ -339,13 +339,13 @@ void text_runs_notes(const struct runs *r, bool verbose)
 }
 
 /* How many runs end in each way. */
-void runs_ends(const struct runs *r, unsigned int *unseen, unsigned int *stopped)
+void xsk_runs_ends(const struct xsk_runs *r, unsigned int *unseen, unsigned int *stopped)
 {
 	unsigned int i;
 
 	*unseen = *stopped = 0;
 	for (i = 0; i < r->n; i++) {
-		enum run_end e = run_end_of(r, &r->row[i].s);
+		enum xsk_run_end e = xsk_run_end_of(r, &r->row[i].s);
 
 		*unseen += e == RUN_END_NONE || e == RUN_END_PARTIAL;
 		*stopped += e == RUN_END_SINK_STOPPED;
