@@ -544,12 +544,19 @@ json_server_start() {
 }
 
 # py_call FUNCTION ARG...: FUNCTION of PY_FUNCS on the ARGs (one line each):
-# its stdout, its stderr, its exit status.
+# its stdout, its stderr, its exit status. The files among the ARGs are the
+# tools' output: their records are checked against the schemas at cleanup.
 py_call() {
-	local id res w r args a
+	local a
 	for a; do
 		[ ! -f "$a" ] || t_schema_note "$a"
 	done
+	py_ask "$@"
+}
+
+# py_ask FUNCTION ARG...: py_call for ARGs that are no tool's output (a capture).
+py_ask() {
+	local id res w r args
 	if [ -z "$T_JSON_DIR" ] || [[ "$*" == *[$'\n\x1f']* ]] ||
 		! kill -0 "$T_JSON_PID" 2>/dev/null; then
 		python3 -c "$PY_FUNCS"'
@@ -572,7 +579,7 @@ sys.exit(rc)' "$@"
 	if [ -z "$res" ]; then
 		# No answer in 10 s: this call (and its shell) do without the server.
 		T_JSON_DIR=
-		py_call "$@"
+		py_ask "$@"
 		return
 	fi
 	res=${res#*$'\x1f'}

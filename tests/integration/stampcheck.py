@@ -224,8 +224,9 @@ def check_marks(rid, r, end_marks, replay, bad):
                            (w, m["run_frames"], r.data))
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def main(argv=None):
+    """The checks on ARGV (sys.argv's by default); prints the JSON line, returns the exit code."""
+    ap = argparse.ArgumentParser(prog="stampcheck.py")
     ap.add_argument("pcap")
     ap.add_argument("--key")
     ap.add_argument("--clock", nargs=2, type=int)
@@ -234,7 +235,7 @@ def main():
     ap.add_argument("--replay", action="store_true")
     ap.add_argument("--data", type=int)
     ap.add_argument("--runs", type=int)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     key = stamp.Key.from_file(a.key or os.environ.get("XDPSG_STAMP_KEY"))
     bad = []
     runs, n, stamped = read(a.pcap, key, a.clock, bad)

@@ -529,18 +529,45 @@ test_gen_timens_clock() {
 	t_each_mode timens_body
 }
 
-# pcap_frames FILE: the frames in a pcap file tcpdump may still be writing.
+# pcap_frames FILE: the frames in a pcap file tcpdump may still be writing
+# (asked of the test's python, as a wait polls it).
+PY_FUNCS+='
+def pcap_frames(path):
+    import struct
+    try:
+        d = open(path, "rb").read()
+    except OSError:
+        return 0, "0\n", ""
+    n, off = 0, 24
+    while off + 16 <= len(d):
+        incl = struct.unpack_from("<I", d, off + 8)[0]
+        if off + 16 + incl > len(d):
+            break
+        n, off = n + 1, off + 16 + incl
+    return 0, "%d\n" % n, ""
+
+# stampcheck.py run in this process: scapy is imported once a test, not once a capture.
+_stampcheck = None
+
+def stampcheck(script, *args):
+    global _stampcheck
+    import contextlib, importlib.util, io
+    if _stampcheck is None:
+        spec = importlib.util.spec_from_file_location("stampcheck", script)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _stampcheck = mod
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = _stampcheck.main(list(args))
+        except SystemExit as e:  # argparse refusing an option: the server goes on
+            rc = e.code if isinstance(e.code, int) else 2
+    return rc, out.getvalue(), err.getvalue()
+'
+
 pcap_frames() {
-	python3 -c '
-import struct, sys
-d = open(sys.argv[1], "rb").read()
-n, off = 0, 24
-while off + 16 <= len(d):
-    incl = struct.unpack_from("<I", d, off + 8)[0]
-    if off + 16 + incl > len(d):
-        break
-    n, off = n + 1, off + 16 + incl
-print(n)' "$1" 2>/dev/null || echo 0
+	py_ask pcap_frames "$1" 2>/dev/null || echo 0
 }
 
 pcap_has() { # FILE N
@@ -588,8 +615,8 @@ marks_case() {
 	t_expect_eq "$label: frames captured, no more than left" "$left" "$(pcap_frames "$pcap")"
 	[[ " ${jopts[*]} " == *" --replay "* ]] ||
 		jopts+=(--data "$(json_get "$out" summary 'o["tx_packets"]')")
-	res=$(python3 "$ROOT/tests/integration/stampcheck.py" "$pcap" --marks "${jopts[@]}") ||
-		t_fail "$label: $res"
+	res=$(py_ask stampcheck "$ROOT/tests/integration/stampcheck.py" "$pcap" --marks \
+		--key "$STAMP_KEY" "${jopts[@]}") || t_fail "$label: $res"
 	t_expect_eq "$label: marks in the capture = the summary's" \
 		"$(json_get "$out" summary 'o["marks"]')" \
 		"$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["marks"])' "$res")"
