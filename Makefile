@@ -27,7 +27,8 @@ DESTDIR ?=
 
 CC ?= gcc
 CLANG ?= clang
-BPFTOOL ?= bpftool
+# Debian installs bpftool in /usr/sbin, which a user's PATH (not root's) leaves out.
+BPFTOOL ?= $(firstword $(shell command -v bpftool 2>/dev/null) $(wildcard /usr/sbin/bpftool /sbin/bpftool) bpftool)
 CLANG_FORMAT ?= clang-format
 AR ?= ar
 PKG_CONFIG ?= pkg-config
@@ -255,9 +256,12 @@ deps:
 
 test: check
 
-test-unit: unit-tests
-	$(Q)$(MAKE) --no-print-directory SANITIZE=1 unit-tests
-	$(Q)BUILD=$(BUILD) tests/run.sh --unit
+# The builds on every CPU (as check's), then the sanitized and the Python tests beside
+# the plain ones (-j 2).
+test-unit:
+	$(Q)$(MAKE) --no-print-directory $(CHECK_J) unit-tests
+	$(Q)$(MAKE) --no-print-directory $(CHECK_J) SANITIZE=1 unit-tests
+	$(Q)BUILD=$(BUILD) tests/run.sh --unit -j 2
 
 test-integration: all
 	$(Q)BUILD=$(BUILD) tests/run.sh --integration
