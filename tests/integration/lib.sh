@@ -220,8 +220,19 @@ lab_setup() {
 	local name
 	json_server_start
 	name=$(t_labname)
+	# Ours before it exists: a test stopped during setup still removes it.
 	T_LABS+=("$name")
-	"$TESTENV" setup --name "$name" "$@" || t_fail "testenv setup --name $name $* failed"
+	"$TESTENV" setup --name "$name" "$@"
+	case $? in
+	0) ;;
+	2)
+		# Refused (the name is another test's lab, an option is bad): nothing was made,
+		# and the lab of that name is not ours to remove.
+		unset 'T_LABS[-1]'
+		t_fail "testenv setup --name $name $* refused"
+		;;
+	*) t_fail "testenv setup --name $name $* failed" ;;
+	esac
 	eval "$("$TESTENV" env --name "$name")" || t_fail "testenv env --name $name failed"
 	[ "$LAB_NAME" = "$name" ] || t_fail "testenv env gave LAB_NAME='$LAB_NAME', expected '$name'"
 	# Tools this test runs outside the lab's sides (a drop tracer, a judge) check the
