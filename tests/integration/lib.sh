@@ -15,6 +15,8 @@
 # left only where time itself is what a test checks.
 
 TESTENV="$ROOT/testenv/testenv.sh"
+# Where testenv.sh keeps its labs' state files (NAME.state).
+T_STATE_DIR=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
 T_LABS=()
 T_PIDS=()
 T_CLEANUPS=()
@@ -520,11 +522,19 @@ def get(path, typ, expr):
         return 1, "", ""
     return 0, "%s\n" % (eval(expr, {"o": obj}),), ""
 
+# What a function writes to stderr (a judge run in here) is its answer'"'"'s stderr too, and
+# its exit (argparse refusing an option) is its status: the server goes on.
 def call(name, args):
+    import contextlib, io
+    said = io.StringIO()
     try:
-        return globals()[name](*args)
+        with contextlib.redirect_stderr(said):
+            rc, out, err = globals()[name](*args)
+        return rc, out, said.getvalue() + err
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else 2, "", said.getvalue()
     except Exception:
-        return 1, "", traceback.format_exc()
+        return 1, "", said.getvalue() + traceback.format_exc()
 '
 
 # The server: a request is "ID<US>FUNCTION<US>ARG..." on a line of DIR/req;

@@ -38,8 +38,7 @@ bp_expect_ok() { # out err
 
 # Nothing of the lab left: state, namespaces, processes.
 bp_expect_gone() { # name
-	local dir=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
-	[ ! -e "$dir/$1.state" ] || t_fail "lab $1 left its state file"
+	[ ! -e "$T_STATE_DIR/$1.state" ] || t_fail "lab $1 left its state file"
 	! ip netns list | awk '{ print $1 }' | grep -qE "^$1-(gen|sink)$" || t_fail "lab $1 left namespaces"
 	! pgrep -f "xdp-(gen|sink) .*$1-[gs]\$" >/dev/null || t_fail "lab $1 left processes"
 }
@@ -199,13 +198,12 @@ test_backpressure_bad_input() {
 # process it starts, so what it left is found.
 test_backpressure_interrupted_leaves_nothing() {
 	local sig at
-	local dir=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
 	# From the lab's first record: while it is made, while the tools start, mid-run.
 	for sig in INT TERM; do
 		for at in 0 1.5 3; do
 			BP_NAME=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
 			T_LABS+=("$BP_NAME")
-			T_INTERRUPT_FROM=$dir/$BP_NAME.state \
+			T_INTERRUPT_FROM=$T_STATE_DIR/$BP_NAME.state \
 				t_interrupt "$sig" "$at" "bp-$$-$sig-$at" "$TESTENV" backpressure --name "$BP_NAME" \
 				--duration 3 --json
 			bp_expect_gone "$BP_NAME"

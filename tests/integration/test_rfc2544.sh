@@ -30,8 +30,7 @@ rf_expect_ok() { # out err
 }
 
 rf_expect_gone() { # name
-	local dir=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}
-	[ ! -e "$dir/$1.state" ] || t_fail "lab $1 left its state file"
+	[ ! -e "$T_STATE_DIR/$1.state" ] || t_fail "lab $1 left its state file"
 	! ip netns list | awk '{ print $1 }' | grep -qE "^$1-(gen|sink|dut)$" || t_fail "lab $1 left namespaces"
 }
 
@@ -86,11 +85,11 @@ test_rfc2544_interrupted_leaves_nothing() {
 		for at in 0 3; do
 			RF_NAME=$(printf 'r%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
 			T_LABS+=("$RF_NAME")
-			T_INTERRUPT_FROM=${TESTENV_STATE_DIR:-/run/xdpsg-testenv}/$RF_NAME.state \
+			T_INTERRUPT_FROM=$T_STATE_DIR/$RF_NAME.state \
 				t_interrupt "$sig" "$at" "rf-$$-$sig-$at" "$TESTENV" rfc2544 --name "$RF_NAME" \
 				--dut forward --json --out "$out" --sizes 64 --trial 5 --warmup 0.2 \
 				--max-rate 20000 --tests throughput
-			[ ! -e "${TESTENV_STATE_DIR:-/run/xdpsg-testenv}/$RF_NAME.state" ] ||
+			[ ! -e "$T_STATE_DIR/$RF_NAME.state" ] ||
 				t_fail "SIG$sig at $at s left lab $RF_NAME's state file"
 			for ns in gen sink dut; do
 				! ip netns list | awk '{ print $1 }' | grep -qx "$RF_NAME-$ns" ||
