@@ -236,6 +236,8 @@ test_drop_causes_stray_unstamped() {
 
 # A slow sink fed by live frames: the veth's ring (XDP_XMIT, by run) and the
 # socket's rings (XSK_*, no frame: charged to the only run on the device).
+# serial: the slow sink must get its CPU back within the end marks' 50 ms, or the run's
+# end goes unseen (CI at -j4 once: 'end not seen', the sink off its CPU longer)
 test_drop_causes_slow_xsk_sink() {
 	local g run sock
 	lab_setup --no-ipv6 --threaded-napi
@@ -257,6 +259,8 @@ test_drop_causes_slow_xsk_sink() {
 
 # Two runs one after the other into the slow sink (RFC 2544's warm-up and trial): the
 # socket's drops, reported without the frame, are charged by when they happened.
+# serial: the slow sink must get its CPU back within the end marks' 50 ms, or the run's
+# end goes unseen (CI at -j4 once: 'end not seen', the sink off its CPU longer)
 test_drop_causes_slow_sink_two_runs() {
 	local ga gb ra rb sock
 	lab_setup --no-ipv6 --threaded-napi
