@@ -216,8 +216,10 @@ void xsk_queue_ring_levels(const struct xsk_queue *q, struct xsk_queue_ring_leve
 /*
  * Raise the number of frames one copy-mode tx kick may send (default 32),
  * Linux 6.17+. 0 if the kernel took it; -ENOPROTOOPT on older kernels,
- * another -errno if it refused the value.
+ * another -errno if it refused the value (it takes XSK_TX_BUDGET_MIN, its
+ * own default, up to the tx ring's entries).
  */
+#define XSK_TX_BUDGET_MIN 32U
 int xsk_queue_set_tx_budget(struct xsk_queue *q, __u32 budget);
 
 /* Send/receive wakeups: a syscall only when the kernel asks (need_wakeup). */

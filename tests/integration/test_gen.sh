@@ -430,6 +430,12 @@ bad_input_body() { # MODE
 		gen_usage_error "zero-copy on veth" "copy mode only" gen_ns "$GEN" "$m" --zero-copy \
 			"$GEN_IF"
 	fi
+	if mode_has "$m" tx-budget; then
+		gen_usage_error "tx budget below the kernel's" "--tx-budget 16 is outside" gen_ns "$GEN" \
+			"$m" --tx-budget 16 "$GEN_IF"
+		gen_usage_error "tx budget above the ring" "raise --ring-size" gen_ns "$GEN" "$m" \
+			--tx-budget 4096 "$GEN_IF"
+	fi
 	if mode_has "$m" threads; then
 		gen_usage_error "too many threads" "out of range" gen_ns "$GEN" "$m" -t 2000 "$GEN_IF"
 	fi

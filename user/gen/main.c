@@ -164,7 +164,7 @@ static const struct param_def xsk_opts[] = {
 	XSK_CLI_PARAMS(struct gen_cfg, xsk),
 	PARAM_OPT(
 		"tx-budget", PARAM_UINT, OPT(tx_budget), .metavar = "N",
-		.help = "copy-mode frames per kick, Linux 6.17+ (default: the batch size; the kernel's own is 32)",
+		.help = "copy-mode frames per kick, Linux 6.17+: 32 (the kernel's own) up to --ring-size (default: the batch size)",
 		.min = 1, .max = 65536),
 	PARAM_OPT(
 		"pcap", PARAM_STRING, OPT(pcap), .metavar = "FILE",
