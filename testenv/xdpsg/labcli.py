@@ -70,7 +70,8 @@ class Cli:
         command, --opt=value too; for exec, everything after '--' (or after the side and
         the first word that is no option) is the command."""
         r = {'cmd': None, 'side': None, 'args': [], 'name': DEFAULT_NAME, 'name_set': False,
-             'all': False, 'cpu': None, 'timeout': None, 'given': {}, 'setup_only': []}
+             'all': False, 'cpu': None, 'timeout': None, 'given': {}, 'setup_only': [],
+             'env': False}
         argv, i, p = list(argv), 0, self.prog
 
         def value(opt):
@@ -101,6 +102,9 @@ class Cli:
                 i += 1
             elif a == '--all':
                 r['all'] = True
+            elif a == '--env':
+                r['env'] = True
+                r['setup_only'].append(a)
             elif a in SETUP_FLAGS:
                 r['given'][a[2:]] = True
                 r['setup_only'].append(a)
@@ -193,7 +197,9 @@ class Cli:
 
     # --- commands -------------------------------------------------------------------------
 
-    def setup(self, o):
+    def setup(self, o, env=False):
+        """Make the lab O; with ENV, stdout is what 'env' prints for it (the ready line
+        goes to stderr), so that one command makes a lab and gives its variables."""
         from . import labnet
         topo = topo_.build(o)
         paths = labstate.Paths(o.name)
@@ -217,7 +223,10 @@ class Cli:
                 return getattr(e, 'code', 1)
         finally:
             os.close(fd)
-        self.info("lab '%s' ready: %s" % (o.name, _ready_line(topo)))
+        self.info("lab '%s' ready: %s" % (o.name, _ready_line(topo)),
+                  file=sys.stderr if env else None)
+        if env:
+            self.print_env(topo, paths)
         return 0
 
     def teardown(self, r):
@@ -281,11 +290,14 @@ class Cli:
 
     def env(self, r):
         paths = labstate.Paths(r['name'])
-        topo = topo_.build(labstate.require(paths, self.prog))
-        extra = (('STAMP_KEY', paths.stamp_key),) + labexec.plan(topo, paths, self.tools_dir)
-        for k, v in topo.env + extra:
-            print("%s='%s'" % (k, v.replace("'", "'\\''")))
+        self.print_env(topo_.build(labstate.require(paths, self.prog)), paths)
         return 0
+
+    def print_env(self, topo, paths):
+        extra = (('STAMP_KEY', paths.stamp_key),) + labexec.plan(topo, paths, self.tools_dir)
+        out = ''.join("%s='%s'\n" % (k, v.replace("'", "'\\''")) for k, v in topo.env + extra)
+        sys.stdout.write(out)
+        sys.stdout.flush()
 
     def status(self, r):
         from .labstatus import status
@@ -447,7 +459,7 @@ class Cli:
         self.check_env(r['cmd'], o)
         cmd = r['cmd']
         if cmd == 'setup':
-            return self.setup(o)
+            return self.setup(o, r['env'])
         if cmd in ('exec', 'enter'):
             return self.exec(r, r['args'] if cmd == 'exec' else None)
         return getattr(self, cmd.replace('-', '_'))(r)
@@ -626,6 +638,8 @@ Setup only:
   --tso on|off          TSO on the generator veth (default: kernel default, on)
   --mtu N               MTU of both veth ends, {mtu_min}..{mtu_max} (IPv6 needs >= 1280)
   --no-ipv6             disable IPv6 in both namespaces (no ND/MLD frames at all)
+  --env                 print what env prints once the lab is ready (the ready
+                        line goes to stderr): eval "$({p} setup --env ...)"
   --scenario backpressure
                         the lab tuned to overflow: --qdisc pfifo:1000 (unless
                         --qdisc is given), --tso off, --threaded-napi, --no-ipv6

@@ -219,13 +219,15 @@ with_marks() {
 # import its variables (LAB_NAME, GEN_NS, SINK_NS, GEN_IF, SINK_IF, GEN_MAC,
 # SINK_MAC, GEN_IP4, SINK_IP4, GEN_IP6, SINK_IP6, QUEUES).
 lab_setup() {
-	local name
+	local name env rc
 	json_server_start
 	name=$(t_labname)
 	# Ours before it exists: a test stopped during setup still removes it.
 	T_LABS+=("$name")
-	"$TESTENV" setup --name "$name" "$@"
-	case $? in
+	# One Python start for the lab and its variables (setup --env), not two.
+	env=$("$TESTENV" setup --env --name "$name" "$@")
+	rc=$?
+	case $rc in
 	0) ;;
 	2)
 		# Refused (the name is another test's lab, an option is bad): nothing was made,
@@ -235,7 +237,7 @@ lab_setup() {
 		;;
 	*) t_fail "testenv setup --name $name $* failed" ;;
 	esac
-	eval "$("$TESTENV" env --name "$name")" || t_fail "testenv env --name $name failed"
+	eval "$env" || t_fail "testenv setup --env --name $name gave no variables"
 	[ "$LAB_NAME" = "$name" ] || t_fail "testenv env gave LAB_NAME='$LAB_NAME', expected '$name'"
 	# Tools this test runs outside the lab's sides (a drop tracer, a judge) check the
 	# stamps with the lab's key, as the sides do.

@@ -336,6 +336,16 @@ test_lab_env() {
 	"$TESTENV" setup --name "$LAB_NAME" >/dev/null || t_fail "second setup failed"
 	eval "$("$TESTENV" env --name "$LAB_NAME")"
 	t_expect_eq "GEN_MAC after a new setup of the same name" "$mac" "$GEN_MAC"
+	# setup --env: stdout is env's, byte for byte; the ready line goes to stderr.
+	"$TESTENV" teardown --name "$LAB_NAME" >/dev/null
+	local err
+	err=$(mktemp) && t_on_cleanup rm -f "$err"
+	out=$("$TESTENV" setup --env --name "$LAB_NAME" --queues 2 2>"$err") ||
+		t_fail "setup --env failed: $(cat "$err")"
+	t_expect_eq "setup --env's stdout is env's" "$("$TESTENV" env --name "$LAB_NAME")" "$out"
+	grep -q "^testenv.sh: lab '$LAB_NAME' ready: .*queues 2" "$err" ||
+		t_fail "setup --env: no ready line on stderr: $(cat "$err")"
+	tl_expect_usage "--env with another command" env --env --name "$LAB_NAME"
 }
 
 test_lab_options() {
