@@ -86,11 +86,19 @@ def stop_checked(tool, what, flags):
 
 def window(ctx, lab, variant, res):
     """The generator through the qdisc: its rate over the window; (pre, post) counts."""
-    row, secs = DROP_COST, ctx.warm + ctx.window + 1.0
+    row, secs = DROP_COST, ctx.warm + ctx.window + 21.0
     pre = qdisc_counts(lab)
     gen = lab.start('gen', [ctx.paths.gen, row.gen_mode, '-j', '-q', '-d', '%.2f' % secs,
                             '-s', str(row.size)] + list(row.gen_options) + [lab.gen_if], 'gen-' + row.gen_mode)
     try:
+        # On a loaded machine the generator's start can take seconds: the warm-up counts
+        # from its first frame through the qdisc.
+        end = time.monotonic() + 20.0
+        while gen.running() and time.monotonic() < end:
+            c = qdisc_counts(lab)
+            if c['sent'] + c['drops'] > pre['sent'] + pre['drops']:
+                break
+            time.sleep(0.05)
         time.sleep(ctx.warm)
         a = qdisc_counts(lab)
         time.sleep(max(0.0, a['t'] + ctx.window - time.monotonic()))
@@ -107,7 +115,7 @@ def one_run(ctx, lab, variant):
     """One run of VARIANT: the generator's rate over the window, the qdisc's drops over
     the run and, for 'stats', the tracer's ns per drop and its count of them."""
     res = {'variant': variant, 'rate': None, 'flags': []}
-    tracer = start_tracer(ctx, lab, variant, ctx.warm + ctx.window + 11.0)
+    tracer = start_tracer(ctx, lab, variant, ctx.warm + ctx.window + 31.0)
     try:
         pre, post = window(ctx, lab, variant, res)
     finally:

@@ -103,6 +103,24 @@ def netns_prog_ids(ns, name):
     return [i for i, s in prog_stats(sorted(ids)).items() if s[0] == name]
 
 
+# How long a tool may take to load its program (exec, libbpf, the verifier) on a busy
+# machine before its run counts as failed.
+START_BOUND = 20.0
+
+
+def held_prog_ids(ns, name, tool, bound):
+    """netns_prog_ids(NS, NAME) once the program is loaded and has run (traffic flows),
+    polled while TOOL (the generator) runs, for at most BOUND seconds; [] if it never was."""
+    end = time.monotonic() + bound
+    while True:
+        ids = netns_prog_ids(ns, name)
+        if ids and any(s[2] > 0 for s in prog_stats(ids).values()):
+            return ids
+        if not tool.running() or time.monotonic() > end:
+            return []
+        time.sleep(0.05)
+
+
 def ns_per_run(before, after):
     """(ns per run, runs) between two prog_stats() readings of the same programs."""
     t = sum(after[i][1] - before[i][1] for i in after if i in before)
@@ -114,28 +132,34 @@ def one_run(ctx, lab, variant, prog):
     """(ns per run of PROG under VARIANT, runs, flags): the variant's tool and its feeder
     (the bare drop under a generator, xdp-gen kernel under a sink) over the window."""
     side, args, feed = VARIANTS[variant]
-    secs = ctx.warm + ctx.window + 2.0
+    # Every tool is stopped once the window is read; its own bound only ends it if this
+    # process dies first.
+    secs = ctx.warm + ctx.window + 2 * START_BOUND
     binary = ctx.paths.gen if side == 'gen' else ctx.paths.sink
     ifname = lab.gen_if if side == 'gen' else lab.sink_if
     flags, tools = [], []
     try:
         if side == 'gen':
-            sink = lab.start('sink', [ctx.paths.ref, 'drop', '-d', '%.1f' % (secs + 5),
+            sink = lab.start('sink', [ctx.paths.ref, 'drop', '-d', '%.1f' % secs,
                                       lab.sink_if], 'ledger-bare')
         else:
-            sink = lab.start('sink', [binary] + args + ['-j', '-d', '%.1f' % (secs + 5),
+            sink = lab.start('sink', [binary] + args + ['-j', '-d', '%.1f' % secs,
                                                        ifname], 'ledger-' + variant)
         tools.append(sink)
         if not sink.wait_line(timeout=20):
             raise RuntimeError('%s: the sink did not start: %s' % (variant, sink.errtext()[-200:]))
         argv = ([binary] + args if side == 'gen' else [ctx.paths.gen] + feed)
+        # On a loaded machine the generator's start (exec, the verifier) can take
+        # seconds, which must not come out of the window.
         gen = lab.start('gen', argv + ['-q', '-d', '%.1f' % secs, lab.gen_if], 'ledger-gen')
         tools.append(gen)
-        time.sleep(ctx.warm)
         ns = lab.gen_ns if side == 'gen' else lab.sink_ns
-        ids = netns_prog_ids(ns, prog)
+        ids = held_prog_ids(ns, prog, gen, START_BOUND)
         if not ids:
-            raise RuntimeError('%s: no %s program held in %s' % (variant, prog, ns))
+            raise RuntimeError('%s: no %s program held and run in %s after %.0f s%s' % (
+                variant, prog, ns, START_BOUND,
+                '' if gen.running() else ': the generator ended: ' + gen.errtext()[-200:]))
+        time.sleep(ctx.warm)
         a = prog_stats(ids)
         time.sleep(ctx.window)
         b = prog_stats(ids)
@@ -276,6 +300,9 @@ def main(argv=None):
         cells = user_cells(lib.repeat_json(ctx, ctx.paths.verify, 'verify')) + bpf_cells(ctx)
         for line in lines(cells):
             print(line, file=sys.stderr)
+        # Last, so that a caller showing the tail of stderr shows why a row has no figure.
+        for f in sorted({f for c in cells for f in c.get('flags') or ()}):
+            print('bench: ledger: ' + f, file=sys.stderr)
         return cells, 0 if all(c.get('median') is not None for c in cells) else 1
     return run_standalone(sys.argv[1:] if argv is None else argv, 'ledger',
                           'BUILD, BENCH_REPEAT, BENCH_LEDGER_ROTATIONS, BENCH_WINDOW, BENCH_WARM',
