@@ -203,12 +203,15 @@ test_metrics_lost_is_a_counter() {
 	lab_setup --no-ipv6
 	d=$(mktemp -d /tmp/xdpsg-metrics.XXXXXX)
 	t_on_cleanup rm -rf "$d"
-	lab_bg "$d/out" sink "$SINK" xsk -j -q -d 120 -i 200ms --ring-size 32768 \
+	# The exact counts below need every frame received: a UMEM of 32768 frames and 100k
+	# frames a second let the sink's thread stand still for 300 ms on a busy machine
+	# before its fill ring runs dry (xsk_fill_ring_empty; 82 ms at 200k and 16384 did not).
+	lab_bg "$d/out" sink "$SINK" xsk -j -q -d 120 -i 200ms --ring-size 65536 \
 		--metrics-file "$d/m.prom" "$SINK_IF"
 	pid=$LAST_PID
 	wait_ready "$d/out" "$pid" || t_fail "xsk sink not ready: $(cat "$d/out")"
 	for jump in 50000:57 99900:20; do
-		lab_exec gen env XDPSG_TEST_SEQ_JUMP=$jump "$hooks" xsk -q -n 100000 -r 200k -b 16 \
+		lab_exec gen env XDPSG_TEST_SEQ_JUMP=$jump "$hooks" xsk -q -n 100000 -r 100k -b 16 \
 			"$GEN_IF" >>"$d/gen" 2>&1 || t_fail "xdp-gen (jump $jump) failed: $(tail -n 3 "$d/gen")"
 	done
 	# The file is rewritten every 200 ms (renamed into place): wait for the last frames in it.
