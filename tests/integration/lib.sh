@@ -524,6 +524,14 @@ def get(path, typ, expr):
         return 1, "", ""
     return 0, "%s\n" % (eval(expr, {"o": obj}),), ""
 
+# json_file, json_text: EXPR on the JSON in PATH, or in TEXT (the one line
+# a command prints with -j), as o.
+def jfile(path, expr):
+    return 0, "%s\n" % (eval(expr, {"o": json.load(open(path))}),), ""
+
+def jtext(text, expr):
+    return 0, "%s\n" % (eval(expr, {"o": json.loads(text)}),), ""
+
 # What a function writes to stderr (a judge run in here) is its answer'"'"'s stderr too, and
 # its exit (argparse refusing an option) is its status: the server goes on.
 def call(name, args):
@@ -621,10 +629,22 @@ json_get() {
 	py_call get "$1" "$2" "$3"
 }
 
+# json_file FILE EXPR: EXPR (python) on the JSON document in FILE, as o; for
+# files that are no tool's record (a judge's report, a dump).
+json_file() {
+	py_ask jfile "$1" "$2"
+}
+
+# json_text TEXT EXPR: EXPR on the JSON in TEXT, as o: 'ip -j', 'tc -j' and
+# 'bpftool -j' print one line, so the test's python answers, and waits that
+# poll a counter start no python at all.
+json_text() {
+	py_ask jtext "$1" "$2"
+}
+
 # Kernel counter from "ip -s -j link": iface_stat NS IFNAME rx|tx FIELD
 iface_stat() {
-	ip -n "$1" -s -j link show dev "$2" |
-		python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["stats64"][sys.argv[1]][sys.argv[2]])' "$3" "$4"
+	json_text "$(ip -n "$1" -s -j link show dev "$2")" "o[0]['stats64']['$3']['$4']"
 }
 
 # check_verdicts_balance FILE [SAMPLE_N]: every xdp-sink JSON summary in FILE

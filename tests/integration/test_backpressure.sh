@@ -197,17 +197,17 @@ test_backpressure_bad_input() {
 # programs on kfree_skb, every time). The run's mark (t_interrupt) is in every
 # process it starts, so what it left is found.
 test_backpressure_interrupted_leaves_nothing() {
-	local sig at
-	# From the lab's first record: while it is made, while the tools start, mid-run.
-	for sig in INT TERM; do
-		for at in 0 1.5 3; do
-			BP_NAME=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
-			T_LABS+=("$BP_NAME")
-			T_INTERRUPT_FROM=$T_STATE_DIR/$BP_NAME.state \
-				t_interrupt "$sig" "$at" "bp-$$-$sig-$at" "$TESTENV" backpressure --name "$BP_NAME" \
-				--duration 3 --json
-			bp_expect_gone "$BP_NAME"
-		done
+	local sig at case
+	# From the lab's first record: while it is made, while the tools start, mid-run (both
+	# signals, where the most is running).
+	for case in INT:0 TERM:1.5 INT:3 TERM:3; do
+		sig=${case%:*} at=${case#*:}
+		BP_NAME=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
+		T_LABS+=("$BP_NAME")
+		T_INTERRUPT_FROM=$T_STATE_DIR/$BP_NAME.state \
+			t_interrupt "$sig" "$at" "bp-$$-$sig-$at" "$TESTENV" backpressure --name "$BP_NAME" \
+			--duration 3 --json
+		bp_expect_gone "$BP_NAME"
 	done
 }
 

@@ -89,13 +89,11 @@ run_lost() { # GEN_OUTFILE
 
 # The root qdisc's dropped counter: qdisc_drops NS DEV
 qdisc_drops() {
-	tc -n "$1" -s -j qdisc show dev "$2" |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["drops"])'
+	json_text "$(tc -n "$1" -s -j qdisc show dev "$2")" 'o[0]["drops"]'
 }
 
 qdisc_empty() { # NS DEV: the root qdisc holds nothing: each frame was sent or dropped
-	[ "$(tc -n "$1" -s -j qdisc show dev "$2" |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["qlen"])')" = 0 ]
+	[ "$(json_text "$(tc -n "$1" -s -j qdisc show dev "$2")" 'o[0]["qlen"]')" = 0 ]
 }
 
 # udp_noports_ge NS N: the namespace's UDP stack has refused N datagrams (no socket) or more.
@@ -299,8 +297,7 @@ drops_key() {
 }
 
 dut_gen_ip4() { # the DUT's address on the generator's side, as the kernel has it
-	ip -n "$DUT_NS" -j -4 addr show dev "$DUT_GEN_IF" |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["addr_info"][0]["local"])'
+	json_text "$(ip -n "$DUT_NS" -j -4 addr show dev "$DUT_GEN_IF")" 'o[0]["addr_info"][0]["local"]'
 }
 
 udp_noports() { # NS: the namespace's UdpNoPorts

@@ -514,9 +514,11 @@ timens_body() { # MODE
 			# Judged only in a window shorter than the ticks' wrap (a busy machine may need another try).
 			[ $(($(tail -n 1 "$times") - $(head -n 1 "$times"))) -lt 2000000000 ] && break
 		done
-		# shellcheck disable=SC2086
-		res=$(python3 "$ROOT/tests/integration/stampcheck.py" "$pcap" --data $n \
-			--clock "$(head -n 1 "$times")" "$(tail -n 1 "$times")" ${keyarg/stamp-key/key}) ||
+		# Judged in the test's python (scapy imported once), whose environment may
+		# predate the lab's key: the key is named.
+		res=$(py_ask stampcheck "$ROOT/tests/integration/stampcheck.py" "$pcap" --data $n \
+			--clock "$(head -n 1 "$times")" "$(tail -n 1 "$times")" \
+			--key "$([ -n "$keyarg" ] && echo "$key" || echo "$STAMP_KEY")") ||
 			t_fail "$v: $res"
 		echo "$v: $res"
 		t_expect_eq "the key the summary names" \
@@ -622,7 +624,7 @@ marks_case() {
 		--key "$STAMP_KEY" "${jopts[@]}") || t_fail "$label: $res"
 	t_expect_eq "$label: marks in the capture = the summary's" \
 		"$(json_get "$out" summary 'o["marks"]')" \
-		"$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["marks"])' "$res")"
+		"$(json_text "$res" 'o["marks"]')"
 	echo "$label: $res"
 }
 
@@ -736,13 +738,11 @@ test_gen_kernel_peer_without_napi() {
 # Counters of the routing DUT's lab: the link counter NAME (rx or tx, as ip
 # -s -s -j shows it) of a device, and a qdisc's drops.
 link_count() { # NS DEV rx|tx FIELD
-	ip -n "$1" -s -s -j link show dev "$2" |
-		python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["stats64"][sys.argv[1]].get(sys.argv[2], 0))' "$3" "$4"
+	json_text "$(ip -n "$1" -s -s -j link show dev "$2")" "o[0]['stats64']['$3'].get('$4', 0)"
 }
 
 qdisc_drops() { # NS DEV
-	tc -n "$1" -s -j qdisc show dev "$2" |
-		python3 -c 'import json, sys; print(sum(q.get("drops", 0) for q in json.load(sys.stdin)))'
+	json_text "$(tc -n "$1" -s -j qdisc show dev "$2")" 'sum(q.get("drops", 0) for q in o)'
 }
 
 # dut_books: the frames that arrived at the sink veth and that the DUT's

@@ -356,7 +356,7 @@ test_lab_options() {
 	t_expect_eq "GRO on $SINK_IF" on "$out"
 	out=$(lab_exec gen ethtool -k "$GEN_IF" | awk '/^tcp-segmentation-offload:/ { print $2 }')
 	t_expect_eq "TSO on $GEN_IF" off "$out"
-	t_expect_eq "mtu of $GEN_IF" 9000 "$(ip -n "$GEN_NS" -j link show dev "$GEN_IF" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["mtu"])')"
+	t_expect_eq "mtu of $GEN_IF" 9000 "$(json_text "$(ip -n "$GEN_NS" -j link show dev "$GEN_IF")" 'o[0]["mtu"]')"
 	t_expect_eq "mtu of $SINK_IF" 9000 "$(lab_exec sink cat /sys/class/net/"$SINK_IF"/mtu)"
 	t_expect_eq "disable_ipv6 on $SINK_IF" 0 "$(lab_exec sink cat /proc/sys/net/ipv6/conf/"$SINK_IF"/disable_ipv6)"
 	t_expect_eq "accept_ra on $GEN_IF" 0 "$(lab_exec gen cat /proc/sys/net/ipv6/conf/"$GEN_IF"/accept_ra)"

@@ -149,31 +149,31 @@ test_pcap_pcapng_verdicts() {
 	t_expect_eq "captured" 5 "$(xs 'o["captured"]')"
 	ng=$(python3 "$ROOT/tests/integration/pcapngtool.py" "$PDIR/v.pcapng") || t_fail "pcapng: $ng"
 	t_expect_eq "interfaces, one per queue" "['$SINK_IF:q0', '$SINK_IF:q1']" \
-		"$(py_ng "$ng" 'n["interfaces"]')"
+		"$(py_ng "$ng" 'o["interfaces"]')"
 	want="['gap before', 19] ['gap after', 25] ['duplicate', 42] ['duplicate', 43] ['duplicate', 44]"
 	t_expect_eq "verdict comments (run 0x5eed, flow 0)" "$want" "$(py_ng "$ng" '" ".join(
-	    str([c.split(" run=")[0][7:], int(c.split("seq=")[1])]) for i, c in n["frames"]
+	    str([c.split(" run=")[0][7:], int(c.split("seq=")[1])]) for i, c in o["frames"]
 	    if c and c.startswith("xdpsg: ") and " run=24301 flow=0 " in c)')"
 	t_expect_eq "frames, every one with a comment" 5 \
-		"$(py_ng "$ng" 'sum(1 for i, c in n["frames"] if c)')"
+		"$(py_ng "$ng" 'sum(1 for i, c in o["frames"] if c)')"
 	# Each queue's statistics: what its socket received, nothing dropped.
 	t_expect_eq "isb_ifrecv per queue = the socket's rx_packets" \
 		"$(xs '[s["rx_packets"] for s in o["sockets"]]')" \
-		"$(py_ng "$ng" '[s["ifrecv"] for s in n["stats"]]')"
+		"$(py_ng "$ng" '[s["ifrecv"] for s in o["stats"]]')"
 	t_expect_eq "isb_ifdrop, isb_osdrop" "[0, 0]" \
-		"$(py_ng "$ng" '[sum(s["ifdrop"] for s in n["stats"]), sum(s["osdrop"] for s in n["stats"])]')"
-	t_expect_eq "isb_usrdeliv, all queues" 5 "$(py_ng "$ng" 'sum(s["usrdeliv"] for s in n["stats"])')"
+		"$(py_ng "$ng" '[sum(s["ifdrop"] for s in o["stats"]), sum(s["osdrop"] for s in o["stats"])]')"
+	t_expect_eq "isb_usrdeliv, all queues" 5 "$(py_ng "$ng" 'sum(s["usrdeliv"] for s in o["stats"])')"
 	# What a user types: tshark lists exactly the duplicates.
 	t_expect_eq "tshark: frame.comment contains duplicate" \
 		"xdpsg: duplicate run=24301 flow=0 seq=42,xdpsg: duplicate run=24301 flow=0 seq=43,xdpsg: duplicate run=24301 flow=0 seq=44" \
 		"$(tshark -r "$PDIR/v.pcapng" -Y 'frame.comment contains "duplicate"' -T fields \
 			-e frame.comment 2>/dev/null | paste -sd,)"
-	t_expect_eq "tshark: the frames' interfaces" "$SINK_IF:q$(py_ng "$ng" 'n["frames"][0][0]')" \
+	t_expect_eq "tshark: the frames' interfaces" "$SINK_IF:q$(py_ng "$ng" 'o["frames"][0][0]')" \
 		"$(tshark -r "$PDIR/v.pcapng" -T fields -e frame.interface_name 2>/dev/null | sort -u)"
 }
 
-py_ng() { # JSON EXPR: EXPR over the pcapngtool output n
-	python3 -c 'import json, sys; n = json.loads(sys.argv[1]); print(eval(sys.argv[2]))' "$1" "$2"
+py_ng() { # JSON EXPR: EXPR over the pcapngtool output o
+	json_text "$1" "$2"
 }
 
 # --capture-format overrides the name; without it the name decides; pcap stays the default.

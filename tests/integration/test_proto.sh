@@ -84,8 +84,7 @@ test_proto_icmp() {
 # The sink veth's frames the stack dropped as for another host (a VLAN tag
 # whose VID no device takes lands there); ip shows the counter once it is not 0.
 otherhost() {
-	lab_exec sink ip -j -s -s link show dev "$SINK_IF" |
-		/usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["stats64"]["rx"].get("otherhost", 0))'
+	json_text "$(ip -n "$SINK_NS" -j -s -s link show dev "$SINK_IF")" 'o[0]["stats64"]["rx"].get("otherhost", 0)'
 }
 
 vlan_untag_body() { # MODE

@@ -279,7 +279,7 @@ test_rfc2544_json_progress() {
 	wait "$pid" || t_fail "runner failed: $(tail -n 5 "$err")"
 	t_schema_note "$out"
 	t_expect_eq "the last record" summary \
-		"$(tail -n 1 "$out" | python3 -c 'import json, sys; print(json.load(sys.stdin)["type"])')"
+		"$(json_text "$(tail -n 1 "$out")" 'o["type"]')"
 	t_expect_eq "one trial record per trial" "$(rf_get "$out" summary 'o["trials"]')" \
 		"$(grep -c '^{"type": "trial"' "$out")"
 	t_expect_eq "trial records in order" True "$(python3 -c '

@@ -14,8 +14,8 @@ send() { # count [extra pktsend options]
 
 # Sum of one field over queues and CPUs in a pinned stats map.
 pinned_sum() { # field
-	lab_exec sink bpftool -j map dump pinned "/sys/fs/bpf/xdp-sink/$SINK_IF/stats" |
-		python3 -c 'import json,sys; f=sys.argv[1]; print(sum(v["value"][f] for e in json.load(sys.stdin) for v in e["formatted"]["values"]))' "$1"
+	json_text "$(lab_exec sink bpftool -j map dump pinned "/sys/fs/bpf/xdp-sink/$SINK_IF/stats")" \
+		"sum(v['value']['$1'] for e in o for v in e['formatted']['values'])"
 }
 
 # Does the pinned stats map hold N of FIELD (summed)? The sum in PINNED_GOT.

@@ -45,8 +45,8 @@ print(json.dumps({"enqueued": enq, "enqueue_drops": drops, "processed": done,
                   "xdp_drop": xdrop, "xdp_pass": xpass}))' >"$1"
 }
 
-trace_get() { # FILE EXPR: EXPR on the tracepoints' JSON t
-	python3 -c 'import json, sys; t = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+trace_get() { # FILE EXPR: EXPR on the tracepoints' JSON o
+	json_file "$1" "$2"
 }
 
 # N frames spread over CPUs 0 and 1: the sink's per-CPU books are the
@@ -76,20 +76,20 @@ test_sink_ops_redirect_cpu() {
 	t_expect_eq "redirected to a CPU" $n "$(json_get "$out" summary 'o["actions"]["redirect"]')"
 	for cpu in 0 1; do
 		t_expect_eq "CPU $cpu: the sink's count = the kthread's processed" \
-			"$(trace_get "$trace" "t['processed'].get('$cpu', 0)")" \
+			"$(trace_get "$trace" "o['processed'].get('$cpu', 0)")" \
 			"$(json_get "$out" summary "[c['packets'] for c in o['cpumap']['cpus'] if c['cpu'] == $cpu][0]")"
 		t_expect_eq "CPU $cpu: dropped there = the kthread's xdp_drop" \
-			"$(trace_get "$trace" "t['xdp_drop'].get('$cpu', 0)")" \
+			"$(trace_get "$trace" "o['xdp_drop'].get('$cpu', 0)")" \
 			"$(json_get "$out" summary "[c['drop'] for c in o['cpumap']['cpus'] if c['cpu'] == $cpu][0]")"
 		# One sending thread: frames arrive on one CPU, whose round robin alternates.
 		t_expect_eq "CPU $cpu: enqueued, half the frames" $((n / 2)) \
-			"$(trace_get "$trace" "t['enqueued'].get('$cpu', 0)")"
+			"$(trace_get "$trace" "o['enqueued'].get('$cpu', 0)")"
 	done
 	t_expect_eq "cpumap_unseen = the enqueue's drops" \
-		"$(trace_get "$trace" "sum(t['enqueue_drops'].values())")" \
+		"$(trace_get "$trace" "sum(o['enqueue_drops'].values())")" \
 		"$(json_get "$out" summary 'o["drops"]["cpumap_unseen"]')"
 	t_expect_eq "no CPU but 0 and 1" "[]" \
-		"$(trace_get "$trace" "sorted((set(t['enqueued']) | set(t['processed'])) - {'0', '1'})")"
+		"$(trace_get "$trace" "sorted((set(o['enqueued']) | set(o['processed'])) - {'0', '1'})")"
 }
 
 # --remote-action pass: the frames reach the stack of the sink's namespace

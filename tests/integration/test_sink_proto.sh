@@ -9,7 +9,7 @@ SINK="$BUILD/xdp-sink"
 FORGE_PROTO=(/usr/bin/python3 "$ROOT/tests/integration/forge_proto.py")
 
 forged() { # FILE EXPR: EXPR on forge_proto.py's report o
-	python3 -c 'import json, sys; o = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
+	json_file "$1" "$2"
 }
 
 scapy_ready() {

@@ -61,7 +61,7 @@ test_sink_xsk_exact() {
 }
 
 sx_exact_body() {
-	local n=1000000
+	local n=300000
 	clocks_lab_setup --no-ipv6
 	# An AF_XDP receive ring has no backpressure: give the sink thread room
 	# (16k descriptors, 80 ms at this rate) in case a busy machine delays it.
@@ -133,9 +133,9 @@ test_sink_xsk_forced_gap_and_duplicates() {
 sx_gap_body() {
 	clocks_lab_setup --no-ipv6
 	# A jump of +57 in flow 0's sequence: exactly 57 lost.
-	start_xsk_sink --ring-size 32768
+	start_xsk_sink --ring-size 65536
 	XDPSG_TEST_SEQ_JUMP=50000:57 lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:57 "$GEN_HOOKS" xsk -q \
-		-n 100000 -r 200k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+		-n 100000 -r 100k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_xsk_sink "$(with_marks 100000)"
 	t_expect_eq "delivered" "$(with_marks 100000)" "$(xs 'o["rx_packets"]')"
 	t_expect_eq "lost after a forced gap of 57" 57 "$(xs 'o["lost"]')"
@@ -144,8 +144,8 @@ sx_gap_body() {
 	# A jump of -23: the next 23 sequence numbers go out again, with new send
 	# times: the books are sequence numbers alone (the key says who sent
 	# them), so those are 23 duplicates.
-	start_xsk_sink --ring-size 32768
-	lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:-23 "$GEN_HOOKS" xsk -q -n 100000 -r 200k "$GEN_IF" \
+	start_xsk_sink --ring-size 65536
+	lab_exec gen env XDPSG_TEST_SEQ_JUMP=50000:-23 "$GEN_HOOKS" xsk -q -n 100000 -r 100k "$GEN_IF" \
 		>/dev/null 2>&1 || t_fail "xdp-gen failed"
 	stop_xsk_sink 100000
 	t_expect_eq "a rewind of 23: duplicates" 23 "$(xs 'o["duplicates"]')"

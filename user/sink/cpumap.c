@@ -108,21 +108,31 @@ static __u64 cpumap_seen(const struct sink *sk, const struct sink_cpumap_stats *
 
 /*
  * Once the run stopped (the program detached), frames still in a CPU's
- * queue are counted there within microseconds: the last reading waits for
- * them (at most 100 ms), so what is left unseen was dropped.
+ * queue are counted there when its kthread gets to them: microseconds on
+ * an idle machine, but a busy one can keep the kthread off its CPU for
+ * longer. The last reading waits while the count moves, and gives up after
+ * 100 ms without progress (or 3 s in all): what is left unseen then was
+ * dropped, not merely late.
  */
 static void cpumap_read(struct sink *sk, struct sink_snap *s)
 {
 	struct sink_cpumap_stats *c = s->mode;
-	int fd = bpf_map__fd(sk->skel->maps.cpumap_stats), tries = 0;
+	int fd = bpf_map__fd(sk->skel->maps.cpumap_stats), still = 0, tries = 0;
+	__u64 seen, last = 0;
 	__u32 zero = 0;
 
 	for (;;) {
 		if (bpf_map_lookup_elem(fd, &zero, c))
 			return;
-		if (!run_stop_requested(&sk->run) || cpumap_seen(sk, c) >= s->total.redirect ||
-		    ++tries > 100)
+		if (!run_stop_requested(&sk->run))
 			return;
+		seen = cpumap_seen(sk, c);
+		if (seen >= s->total.redirect || ++tries > 3000)
+			return;
+		still = seen == last ? still + 1 : 0;
+		if (still > 100)
+			return;
+		last = seen;
 		usleep(1000);
 	}
 }
