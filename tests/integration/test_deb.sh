@@ -182,6 +182,18 @@ assert v["rfc2544_options"] and v["backpressure_options"], v
 	done
 }
 
+# quick_start_books_whole RESULT_LINE: the sink's books hold all 100,000
+# frames: each checked, or lost and named as dropped at the sockets (five runs
+# side by side beside other tests on two CPUs can starve a socket's thread past
+# its ring, and the sink says so; the named drops may hold a run's marks too).
+# A frame missed while the sink started would be lost without a named drop.
+quick_start_books_whole() {
+	local re='^RESULT: ([0-9,]+) stamped frames of 1 run checked: lost ([0-9,]+) \([0-9,]+ after the last frame that arrived\), duplicates 0, reordered 0, late 0(; ([0-9,]+) dropped at the sockets)?$'
+	[[ "$1" =~ $re && "$1" != *missing* ]] || return 1
+	local checked=${BASH_REMATCH[1]//,/} lost=${BASH_REMATCH[2]//,/} named=${BASH_REMATCH[4]//,/}
+	[ $((checked + lost)) -eq 100000 ] && [ "$lost" -le "${named:-0}" ]
+}
+
 # The README's package quick start, as written (its lab renamed), with the
 # unpacked package's xdpsg-lab first on PATH: five runs side by side, and each
 # sink reports every frame of the 100,000 sent, none missed while it started.
@@ -211,8 +223,7 @@ test_deb_package_quick_start() {
 	for i in 1 2 3 4 5; do
 		wait "${pids[$((i - 1))]}" || t_fail "run $i exited $?: $(cat "$DEB_TMP/run$i.out")"
 		out=$(grep '^RESULT: .*stamped frames' "$DEB_TMP/run$i.out")
-		[[ "$out" == "RESULT: 100,000 stamped frames of 1 run checked: lost 0 "*", duplicates 0, reordered 0, late 0" &&
-			"$out" != *missing* ]] ||
+		quick_start_books_whole "$out" ||
 			t_fail "run $i: $out"$'\n'"$(tail -n 8 "$DEB_TMP/run$i.out")"
 	done
 }

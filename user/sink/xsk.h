@@ -109,7 +109,8 @@ struct xq {
 	/* Following the receive CPU (main thread only; see follow_queue in xsk.c). */
 	enum xq_follow follow;
 	int home_cpu; /* where an automatic move came from */
-	double home_pps; /* delivered per second in the look that moved it */
+	double home_pps; /* delivered per second at home: the best of its last FOLLOW_HOME_LOOKS */
+	double home_looks[3]; /* delivered per second in the last whole looks at home, newest first */
 	__u64 look_ns, look_rx, look_drops; /* the queue at the last look */
 	bool look_busy; /* the last look saw traffic: the one after it had traffic throughout */
 	unsigned int trial_looks; /* looks since the trial's move (FOLLOW_TRIAL_LOOKS ends it) */

@@ -28,7 +28,10 @@
  * no --cpus) the move is a trial: made only when the socket dropped at least
  * one frame in a thousand since the last look (the thread is behind, so where
  * it runs matters), and kept only if the queue then delivers at least as many
- * frames a second, or stops dropping. The rate it is held to must be a whole
+ * frames a second as it did at home (FOLLOW_HOME_LOOKS below). That it stops dropping is no proof: a sender sharing that
+ * CPU can slow, or the kernel's receive path there (ksoftirqd under a
+ * real-time sender) can drop before the socket, and the socket's drops end
+ * while it delivers less. The rate it is held to must be a whole
  * look's: a look in which the traffic started reads low (in the lab here
  * 300 kpps against 440 for a look with traffic throughout), and a starved
  * thread's burst could pass it. So a move is made only from a look that the
@@ -45,6 +48,28 @@
  * ends, and the thread goes back home: nothing showed the move paid.
  */
 #define FOLLOW_TRIAL_LOOKS 20
+/*
+ * The rate a trial must match is the best of the last whole looks at home,
+ * not the last one alone: on a shared machine one look can find the thread
+ * starved (another task, a stolen vCPU), and against that any move pays.
+ */
+#define FOLLOW_HOME_LOOKS 3
+_Static_assert(FOLLOW_HOME_LOOKS == sizeof(((struct xq *)0)->home_looks) / sizeof(double),
+	       "home_looks holds FOLLOW_HOME_LOOKS rates");
+
+static double follow_home_best(struct xq *x, double pps)
+{
+	double best = pps;
+	int i;
+
+	for (i = FOLLOW_HOME_LOOKS - 1; i > 0; i--)
+		x->home_looks[i] = x->home_looks[i - 1];
+	x->home_looks[0] = pps;
+	for (i = 1; i < FOLLOW_HOME_LOOKS; i++)
+		if (x->home_looks[i] > best)
+			best = x->home_looks[i];
+	return best;
+}
 
 static bool follow_move(struct xq *x, int cpu)
 {
@@ -104,17 +129,19 @@ static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen, const struc
 	case XQ_FOLLOW_RETURNED:
 		return;
 	case XQ_FOLLOW_AUTO:
-		if (!whole || drops * 1000 < rx + drops || best == x->cpu ||
+		if (!whole)
+			return;
+		x->home_pps = follow_home_best(x, pps);
+		if (drops * 1000 < rx + drops || best == x->cpu ||
 		    numa_node_of_cpu(best) != x->umem_node)
 			return;
 		x->home_cpu = x->cpu;
-		x->home_pps = pps;
 		x->trial_looks = 0;
 		if (follow_move(x, best))
 			x->follow = XQ_FOLLOW_TRIAL;
 		return;
 	case XQ_FOLLOW_TRIAL:
-		if (pps >= x->home_pps || drops * 100 < rx + drops)
+		if (pps >= x->home_pps)
 			x->follow = XQ_FOLLOW_MOVED;
 		else if (follow_move(x, x->home_cpu))
 			x->follow = XQ_FOLLOW_RETURNED;
