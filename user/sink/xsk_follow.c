@@ -28,17 +28,17 @@
  * no --cpus) the move is a trial: made only when the socket dropped at least
  * one frame in a thousand since the last look (the thread is behind, so where
  * it runs matters), and kept only if the queue then delivers at least as many
- * frames a second as it did at home (FOLLOW_HOME_LOOKS below). That it stops dropping is no proof: a sender sharing that
- * CPU can slow, or the kernel's receive path there (ksoftirqd under a
- * real-time sender) can drop before the socket, and the socket's drops end
- * while it delivers less. The rate it is held to must be a whole
- * look's: a look in which the traffic started reads low (in the lab here
- * 300 kpps against 440 for a look with traffic throughout), and a starved
- * thread's burst could pass it. So a move is made only from a look that the
- * one before it saw traffic too. A sender that outranks the thread on
- * that CPU (a real-time generator, say) would starve it there: the trial
- * sees the rate fall and moves the thread back, for good. A queue that keeps
- * up never moves.
+ * frames a second as it did at home (FOLLOW_HOME_LOOKS below). That it stops
+ * dropping is no proof: a sender sharing that CPU can slow, or the kernel's
+ * receive path there (ksoftirqd under a real-time sender) can drop before the
+ * socket, and the socket's drops end while it delivers less. The rate it is
+ * held to must be a whole look's: a look in which the traffic started reads
+ * low (in the lab here 300 kpps against 440 for a look with traffic
+ * throughout), and a starved thread's burst could pass it. So a move is made
+ * only from a look that the one before it saw traffic too. A sender that
+ * outranks the thread on that CPU (a real-time generator, say) would starve
+ * it there: the trial sees the rate fall and moves the thread back, for good.
+ * A queue that keeps up never moves.
  */
 #define FOLLOW_NS 100000000ULL
 #define FOLLOW_MIN_PACKETS 1000 /* fewer in a look: too little to judge */
