@@ -240,28 +240,25 @@ __noinline int check_stamp(struct drops_buf *buf, __u32 off, __u32 plen, __u32 n
  * it is unknown. The lengths in the headers are checked against the whole
  * frame (flen bytes, its paged part too).
  */
-static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64 flen, __u32 *run)
+/*
+ * The walk over a copy (its first n bytes, of a frame of flen): the rest of
+ * find_stamp(). A global function, as check_stamp() is, for the same reason:
+ * inlined, the walk was verified once for each program that finds stamps
+ * (kfree_skb and xdp_redirect_err), some 250 ms of the kernel's time each, at
+ * every start of the tracer. On its own the verifier walks it once.
+ */
+__noinline int find_stamp_in(struct drops_buf *buf, __u32 n, __u64 flen, __u32 *run)
 {
 	struct hdr_cursor c = {};
-	struct drops_buf *buf;
-	__u32 zero = 0, n, plen;
 	enum parse_result r;
-	bool cut;
+	__u32 plen;
 	__u8 *l4, *p;
+	bool cut;
 
-	if (flen < DROPS_MIN_FRAME)
+	if (!buf || !run)
 		return FOUND_NONE;
-	if (lin <= 0)
-		return FOUND_UNREAD;
-	buf = bpf_map_lookup_elem(&drops_scratch, &zero);
-	if (!buf)
-		return FOUND_NONE;
-	n = lin > DROPS_SNAP ? DROPS_SNAP : (__u32)lin;
-	/* 1 to DROPS_SNAP, in a form the verifier follows. */
+	/* 1 to DROPS_SNAP, in a form the verifier follows (the caller's bound is not seen here). */
 	n = ((n - 1) & (DROPS_SNAP - 1)) + 1;
-	/* Only what the frame has: the copy's cost grows with its length. */
-	if (bpf_probe_read_kernel(buf->b, n, frame))
-		return FOUND_NONE;
 	c.start = buf->b;
 	c.pos = buf->b;
 	c.end = buf->b + n;
@@ -293,6 +290,37 @@ static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64
 	if ((void *)(p + XDPSG_STAMP_SIZE) > c.end)
 		return FOUND_UNREAD;
 	return check_stamp(buf, (__u32)(p - buf->b), plen, n, run);
+}
+
+/*
+ * The stamp, if the frame (lin bytes readable at frame) carries one by the
+ * rule of stamp_read(): include/bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
+ * headers, one tunnel) to UDP or TCP data or an ICMP echo's data that starts
+ * with the stamp's magic, then its tag checked. Only the first DROPS_SNAP
+ * bytes (at most lin) are copied and read: a frame whose headers or stamp go
+ * on beyond the copy (deep option chains, a paged payload) is unread, whose
+ * it is unknown. The lengths in the headers are checked against the whole
+ * frame (flen bytes, its paged part too).
+ */
+static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64 flen, __u32 *run)
+{
+	struct drops_buf *buf;
+	__u32 zero = 0, n;
+
+	if (flen < DROPS_MIN_FRAME)
+		return FOUND_NONE;
+	if (lin <= 0)
+		return FOUND_UNREAD;
+	buf = bpf_map_lookup_elem(&drops_scratch, &zero);
+	if (!buf)
+		return FOUND_NONE;
+	n = lin > DROPS_SNAP ? DROPS_SNAP : (__u32)lin;
+	/* 1 to DROPS_SNAP, in a form the verifier follows. */
+	n = ((n - 1) & (DROPS_SNAP - 1)) + 1;
+	/* Only what the frame has: the copy's cost grows with its length. */
+	if (bpf_probe_read_kernel(buf->b, n, frame))
+		return FOUND_NONE;
+	return find_stamp_in(buf, n, flen, run);
 }
 
 static __always_inline struct xdpsg_drops_stats *stats(void)
