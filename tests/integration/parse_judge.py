@@ -24,7 +24,13 @@ import struct
 import subprocess
 import sys
 
-from scapy.all import ARP, Dot1AD, Dot1Q, Ether, GRE, ICMP, IP, Raw, TCP, UDP, raw, sendp, wrpcap
+# The layers, not scapy.all: half its import time (0.5 s of 1).
+from scapy.compat import raw
+from scapy.layers.inet import ICMP, IP, TCP, UDP
+from scapy.layers.l2 import ARP, GRE, Dot1AD, Dot1Q, Ether
+from scapy.packet import Raw
+from scapy.sendrecv import sendp
+from scapy.utils import wrpcap
 from scapy.contrib.geneve import GENEVE
 from scapy.layers.inet6 import (ICMPv6EchoRequest, IPv6, IPv6ExtHdrDestOpt,
                                 IPv6ExtHdrFragment, IPv6ExtHdrHopByHop, IPv6ExtHdrRouting)
@@ -246,7 +252,7 @@ def main(argv):
     if len(argv) == 3 and argv[0] == "counts":
         return counts(argv[1], argv[2])
     if len(argv) == 3 and argv[0] == "send":
-        from scapy.all import rdpcap
+        from scapy.utils import rdpcap
         sendp(rdpcap(argv[1]), iface=argv[2], verbose=False)
         return 0
     print(__doc__, file=sys.stderr)

@@ -227,7 +227,10 @@ def main():
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                     "testenv"))
     from xdpsg import stamp
-    from scapy.all import Dot1AD, Dot1Q, Ether, GRE, ICMP, IP, TCP, UDP, raw
+    # The layers, not scapy.all: half its import time (0.5 s of 1), paid per judge.
+    from scapy.compat import raw
+    from scapy.layers.inet import ICMP, IP, TCP, UDP
+    from scapy.layers.l2 import GRE, Dot1AD, Dot1Q, Ether
     from scapy.contrib.geneve import GENEVE
     from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6
     from scapy.layers.vxlan import VXLAN

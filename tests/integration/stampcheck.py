@@ -39,7 +39,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
                                 "testenv"))
 from xdpsg import stamp  # noqa: E402
 
-from scapy.all import GRE, ICMP, IP, TCP, UDP, Dot1AD, Dot1Q, Ether, PcapReader  # noqa: E402
+# The layers, not scapy.all: half its import time (0.5 s of 1).
+from scapy.layers.inet import ICMP, IP, TCP, UDP  # noqa: E402
+from scapy.layers.l2 import GRE, Dot1AD, Dot1Q, Ether  # noqa: E402
+from scapy.utils import PcapReader  # noqa: E402
 from scapy.contrib.geneve import GENEVE  # noqa: E402
 from scapy.layers.inet6 import ICMPv6EchoRequest, IPv6  # noqa: E402
 from scapy.layers.vxlan import VXLAN  # noqa: E402

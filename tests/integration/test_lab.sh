@@ -602,7 +602,8 @@ tl_judge_ticks() {
 	import sys, time
 	from decimal import Decimal
 	sys.path.insert(0, sys.argv[4])
-	from scapy.all import UDP, rdpcap
+	from scapy.layers.inet import UDP
+	from scapy.utils import rdpcap
 	from xdpsg import stamp
 	pcap, keyfile, off = sys.argv[1], sys.argv[2], int(sys.argv[3])
 	key = stamp.Key.public_key() if keyfile == "public" else stamp.Key.from_file(keyfile)
@@ -831,7 +832,9 @@ test_lab_stamp_key() {
 		"$SINK_IP4" "$STAMP_KEY" 5 public 3 <<-'EOF' || t_fail "sending stamped frames from gen failed"
 	import os, sys, time
 	sys.path.insert(0, sys.argv[1])
-	from scapy.all import IP, UDP, Ether, sendp
+	from scapy.layers.inet import IP, UDP
+	from scapy.layers.l2 import Ether
+	from scapy.sendrecv import sendp
 	from xdpsg import stamp
 	ifname, dmac, sip, dip = sys.argv[2:6]
 	for i, (keyfile, n) in enumerate(zip(sys.argv[6::2], sys.argv[7::2])):
