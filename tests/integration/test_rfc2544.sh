@@ -147,12 +147,17 @@ rf_known_answer_body() {
 	# The answer is only known when the tbf is the limit: a machine so busy that the
 	# generator (or the sink) cannot go past 208,333 pps measures itself, and the
 	# runner says so (limited_by generator or sink) instead of blaming the DUT.
+	# The tbf passes 0.91 of its nominal rate here (189-192 kpps at 100mbit, 94-95
+	# at 50mbit, measured), and over veth the generator feels its queue through its
+	# socket, so the runner often names the generator for it; the search's step below
+	# that is 187,205 pps (0.899). Hence 0.85, not 0.90: at 0.90 the test skipped or
+	# passed by a step.
 	limited=$(rf_get "$out" throughput 'o["limited_by"]')
-	if [ "$limited" != dut ] && python3 -c "import sys; sys.exit(0 if $ratio < 0.90 else 1)"; then
+	if [ "$limited" != dut ] && python3 -c "import sys; sys.exit(0 if $ratio < 0.85 else 1)"; then
 		t_skip "the $limited reached only $tp pps here (machine busy?), below the tbf's 208,333: no known answer to check"
 	fi
-	python3 -c "import sys; sys.exit(0 if 0.90 <= $ratio <= 1.03 else 1)" ||
-		t_fail "throughput $tp pps is $ratio of 208,333 pps; expected within [0.90, 1.03]: $(grep -c '"trial"' "$out") trials"
+	python3 -c "import sys; sys.exit(0 if 0.85 <= $ratio <= 1.03 else 1)" ||
+		t_fail "throughput $tp pps is $ratio of 208,333 pps; expected within [0.85, 1.03]: $(grep -c '"trial"' "$out") trials"
 	t_expect_eq "wire size" 60 "$(rf_get "$out" throughput 'o["wire_size"]')"
 	if [ -z "$(t_clocks_opt)" ]; then
 		p50=$(rf_get "$out" throughput 'o["latency_ns"]["p50"]')
