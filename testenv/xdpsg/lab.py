@@ -49,6 +49,7 @@ import subprocess
 import time
 
 from .labnet import xdp_progs
+from . import labstate
 from .labstate import STAMP_KEY_ENV
 from .proc import LabError, Tool, one_line, run
 
@@ -147,8 +148,17 @@ class Lab:
         except subprocess.TimeoutExpired:
             p.kill()
             p.communicate()
-        if p.returncode == 0:
+        if p.returncode == 0 or self._left_setting_up():
             self._made()
+
+    def _left_setting_up(self):
+        """The setup we stopped could not take all of its lab down: labnet.remove keeps
+        the state file (still 'setting-up') for a teardown to finish the job, and the lab
+        is ours to remove. A lab that is 'ready' is not: it may be another's of the same
+        name, whose setup refused ours."""
+        env = self.env if self.env is not None else os.environ
+        paths = labstate.Paths(self.name, env.get(labstate.STATE_DIR_ENV) or None)
+        return labstate.read_fields(paths).get('STATUS') == 'setting-up'
 
     def _made(self):
         self.made = True

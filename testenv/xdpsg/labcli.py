@@ -220,7 +220,13 @@ class Cli:
             except (labnet.SetupError, labstate.StateError, Interrupted) as e:
                 if not isinstance(e, Interrupted):
                     self.err(str(e))
-                self.err("setup of lab '%s' rolled back; nothing of it is left" % o.name)
+                left = getattr(e, 'lab_left', None)
+                if left:
+                    self.err("setup of lab '%s' rolled back, but not all of it: %s; remove the "
+                             "rest with %s teardown --name %s"
+                             % (o.name, '; '.join(left), self.prog, o.name))
+                else:
+                    self.err("setup of lab '%s' rolled back; nothing of it is left" % o.name)
                 return getattr(e, 'code', 1)
         finally:
             os.close(fd)

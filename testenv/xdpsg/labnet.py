@@ -357,10 +357,13 @@ def make(topo, paths, prog, fail_at=None, extra=()):
         run_plan(plan(topo, paths), fail_at)
         labstate.write(paths, topo.opts, 'ready', prog, extra)
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    except BaseException:
+    except BaseException as e:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        left = []
         try:
-            remove(names(topo.name), paths)
+            if not remove(names(topo.name), paths, err=left.append):
+                # The state file stays ('setting-up'), for a teardown to finish the job.
+                e.lab_left = left or ['parts of it']
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
         raise

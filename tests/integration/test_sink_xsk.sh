@@ -154,6 +154,9 @@ sx_gap_body() {
 	expect_balanced
 }
 
+# Two runs of one generator into one sink: the second is a restart, not loss.
+# 100 kpps into 16,384 frames of ring room: 160 ms for a sink thread that a
+# busy machine stalls (at 200 kpps a clean-clone run delivered 59,093 of 60,012).
 test_sink_xsk_restart_is_not_loss() {
 	lab_setup --no-ipv6
 	start_xsk_sink --ring-size 32768
@@ -161,7 +164,7 @@ test_sink_xsk_restart_is_not_loss() {
 	g=$(mktemp)
 	t_on_cleanup rm -f "$g"
 	for i in 1 2; do
-		lab_exec gen "$GEN" xsk -q -n 30000 -r 200k "$GEN_IF" >"$g" 2>&1 ||
+		lab_exec gen "$GEN" xsk -q -n 30000 -r 100k "$GEN_IF" >"$g" 2>&1 ||
 			t_fail "run $i: exit code $?: $(tail -n 3 "$g")"
 	done
 	stop_xsk_sink "$(with_marks 60000 2)"

@@ -188,6 +188,10 @@ FAKE_TESTENV = r'''
         if [ -n "${FAKE_SETUP_SLOW:-}" ]; then
             # Like testenv.sh: roll back on SIGTERM, unless told to finish regardless.
             if [ "$FAKE_SETUP_SLOW" = finish ]; then trap '' TERM
+            elif [ "$FAKE_SETUP_SLOW" = leave ]; then
+                # A rollback that could not take it all down: the state stays.
+                trap 'echo rollback >>"$FAKE_LOG"; printf "NAME=%s\nSTATUS=setting-up\n" "$3" \
+                    >"$TESTENV_STATE_DIR/$3.state"; exit 143' TERM
             else trap 'echo rollback >>"$FAKE_LOG"; exit 143' TERM; fi
             sleep 1 & wait $!
         fi
@@ -269,6 +273,22 @@ class LabRecord(LabRecordBase):
         self.assertEqual(xl.recorded_labs(self.record), ['pl1'])
         lab.teardown()
         self.assertEqual(self.calls(), ['setup', 'teardown'])
+
+    def test_given_up_setup_that_left_parts_is_recorded(self):
+        """A rollback that left parts keeps the lab's state file 'setting-up': the lab
+        is ours to remove, or nobody would. One 'ready' (another's lab of the same name)
+        is not."""
+        with tempfile.TemporaryDirectory() as d:
+            lab = self.lab(0)
+            lab.env.update(FAKE_SETUP_SLOW='leave', TESTENV_STATE_DIR=d)
+            with self.assertRaises(proc.LabError):
+                lab.setup(timeout=0.3)
+            self.assertTrue(lab.made, 'a lab its rollback left must be ours to remove')
+            self.assertEqual(xl.recorded_labs(self.record), ['pl1'])
+            self.assertEqual(self.calls(), ['setup', 'rollback'])
+            with open(os.path.join(d, 'pl1.state'), 'w') as f:
+                f.write('NAME=pl1\nSTATUS=ready\n')
+            self.assertFalse(lab._left_setting_up())
 
     def test_record_from_environment(self):
         os.environ[xl.LABS_FILE_ENV] = self.record
@@ -436,7 +456,7 @@ class MakeHoldsSignals(unittest.TestCase):
         self.assertFalse(self.HELD & self.old, 'the test starts with the signals open')
         self.removed = []
         for name, fn in (('plan', lambda topo, paths: []),
-                         ('remove', lambda n, paths: self.removed.append(n)),
+                         ('remove', self.remove),
                          ('names', lambda name: name)):
             p = mock.patch.object(labnet, name, fn)
             p.start()
@@ -448,6 +468,13 @@ class MakeHoldsSignals(unittest.TestCase):
         self.addCleanup(p.stop)
         self.topo = mock.Mock(opts=None)
         self.topo.name = 'lab1'
+        self.remove_says = []  # what the stub's remove() could not take down
+
+    def remove(self, n, paths, err=lambda m: None):
+        self.removed.append(n)
+        for m in self.remove_says:
+            err(m)
+        return not self.remove_says
 
     def test_ready_lab_holds_signals(self):
         with mock.patch.object(labnet, 'run_plan', lambda steps, fail_at: None):
@@ -464,6 +491,19 @@ class MakeHoldsSignals(unittest.TestCase):
                 labnet.make(self.topo, None, 'testenv.sh')
         self.assertEqual(self.writes, ['setting-up'])
         self.assertEqual(self.removed, ['lab1'])
+        self.assertFalse(self.HELD & signal.pthread_sigmask(signal.SIG_BLOCK, []))
+
+    def test_rollback_that_leaves_parts_says_so(self):
+        """A rollback that cannot take everything down tells its caller what is left (its
+        state file stays, 'setting-up', for a teardown): setup must not say 'nothing of it
+        is left', and xdpsg.lab adopts such a lab for its cleanup."""
+        def fail(steps, fail_at):
+            raise labnet.SetupError('step failed')
+        self.remove_says = ['could not remove namespace(s) lab1-gen: busy']
+        with mock.patch.object(labnet, 'run_plan', fail):
+            with self.assertRaises(labnet.SetupError) as cm:
+                labnet.make(self.topo, None, 'testenv.sh')
+        self.assertEqual(cm.exception.lab_left, self.remove_says)
         self.assertFalse(self.HELD & signal.pthread_sigmask(signal.SIG_BLOCK, []))
 
 
