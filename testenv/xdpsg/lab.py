@@ -157,7 +157,9 @@ class Lab:
         is ours to remove. A lab that is 'ready' is not: it may be another's of the same
         name, whose setup refused ours."""
         env = self.env if self.env is not None else os.environ
-        paths = labstate.Paths(self.name, env.get(labstate.STATE_DIR_ENV) or None)
+        d = env.get(labstate.STATE_DIR_ENV) or labstate.STATE_DIR_DEFAULT
+        # Relative, as setup saw it: from the directory setup ran in.
+        paths = labstate.Paths(self.name, os.path.join(self.cwd or os.getcwd(), d))
         return labstate.read_fields(paths).get('STATUS') == 'setting-up'
 
     def _made(self):

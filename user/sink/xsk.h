@@ -96,6 +96,13 @@ struct xq_published {
 	struct xq_counts c;
 } __attribute__((aligned(64)));
 
+/*
+ * A follow trial is held to the best of this many whole looks at home, not
+ * the last one alone: on a shared machine one look can find the thread
+ * starved (another task, a stolen vCPU), and against that any move pays.
+ */
+#define XQ_FOLLOW_HOME_LOOKS 3
+
 struct xq {
 	struct run_worker w;
 	struct sink *sk;
@@ -109,8 +116,8 @@ struct xq {
 	/* Following the receive CPU (main thread only; see follow_queue in xsk.c). */
 	enum xq_follow follow;
 	int home_cpu; /* where an automatic move came from */
-	double home_pps; /* delivered per second at home: the best of its last FOLLOW_HOME_LOOKS */
-	double home_looks[3]; /* delivered per second in the last whole looks at home, newest first */
+	double home_pps; /* delivered per second at home: the best of home_looks */
+	double home_looks[XQ_FOLLOW_HOME_LOOKS]; /* pps of the last whole looks at home, newest first */
 	__u64 look_ns, look_rx, look_drops; /* the queue at the last look */
 	bool look_busy; /* the last look saw traffic: the one after it had traffic throughout */
 	unsigned int trial_looks; /* looks since the trial's move (FOLLOW_TRIAL_LOOKS ends it) */

@@ -28,7 +28,7 @@
  * no --cpus) the move is a trial: made only when the socket dropped at least
  * one frame in a thousand since the last look (the thread is behind, so where
  * it runs matters), and kept only if the queue then delivers at least as many
- * frames a second as it did at home (FOLLOW_HOME_LOOKS below). That it stops
+ * frames a second as it did at home (XQ_FOLLOW_HOME_LOOKS, xsk.h). That it stops
  * dropping is no proof: a sender sharing that CPU can slow, or the kernel's
  * receive path there (ksoftirqd under a real-time sender) can drop before the
  * socket, and the socket's drops end while it delivers less. The rate it is
@@ -48,24 +48,15 @@
  * ends, and the thread goes back home: nothing showed the move paid.
  */
 #define FOLLOW_TRIAL_LOOKS 20
-/*
- * The rate a trial must match is the best of the last whole looks at home,
- * not the last one alone: on a shared machine one look can find the thread
- * starved (another task, a stolen vCPU), and against that any move pays.
- */
-#define FOLLOW_HOME_LOOKS 3
-_Static_assert(FOLLOW_HOME_LOOKS == sizeof(((struct xq *)0)->home_looks) / sizeof(double),
-	       "home_looks holds FOLLOW_HOME_LOOKS rates");
-
 static double follow_home_best(struct xq *x, double pps)
 {
 	double best = pps;
 	int i;
 
-	for (i = FOLLOW_HOME_LOOKS - 1; i > 0; i--)
+	for (i = XQ_FOLLOW_HOME_LOOKS - 1; i > 0; i--)
 		x->home_looks[i] = x->home_looks[i - 1];
 	x->home_looks[0] = pps;
-	for (i = 1; i < FOLLOW_HOME_LOOKS; i++)
+	for (i = 1; i < XQ_FOLLOW_HOME_LOOKS; i++)
 		if (x->home_looks[i] > best)
 			best = x->home_looks[i];
 	return best;
