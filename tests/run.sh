@@ -12,7 +12,9 @@
 # -j N (or TEST_JOBS=N): N integration tests at a time (default 1); a test
 # marked "# serial: WHY" in the comment above it, or every test of a file with
 # a "# serial-file: WHY" line, runs alone, after the others. A test of such a
-# file marked "# parallel: WHY" (the file's reason does not apply) does not.
+# file marked "# parallel: WHY" (the file's reason does not apply) does not. A test
+# marked "# long: WHY" (tens of seconds, mostly waiting) starts before the others, so
+# that the phase does not end with it running alone.
 # Each phase (unit, sanitized unit, python, integration in parallel, serial) ends with
 # a line "[phase:NAME] Ns, cpu Ns, N tests". TEST_TIMES=FILE: a line
 # "NAME WALL-S CPU-S" per integration test is appended to FILE.
@@ -41,7 +43,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=$2; shift ;;
 	-j|--jobs) jobs=$2; shift ;;
 	-j[0-9]*) jobs=${1#-j} ;;
-	-h|--help) sed -n '4,18p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,20p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1'; see tests/run.sh --help" >&2; exit 2 ;;
 	esac
 	shift
@@ -89,12 +91,15 @@ children_cpu() {
 CLK_TCK=$(getconf CLK_TCK 2>/dev/null) && [ "${CLK_TCK:-0}" -gt 0 ] || CLK_TCK=100
 children_cpu
 phase_start=$SECONDS phase_count=0 phase_cpu=$CPU_TICKS
+# EXTRA_TICKS: CPU time of the phase's tests spent in no child of this shell (their
+# Python servers), as integ_report counted it.
+EXTRA_TICKS=0
 phase_end() {
 	local n=$((passed + failed + skipped))
 	children_cpu
-	echo "[phase:$1] $((SECONDS - phase_start))s, cpu $(( (CPU_TICKS - phase_cpu) / CLK_TCK ))s," \
-		"$((n - phase_count)) tests"
-	phase_start=$SECONDS phase_count=$n phase_cpu=$CPU_TICKS
+	echo "[phase:$1] $((SECONDS - phase_start))s," \
+		"cpu $(( (CPU_TICKS - phase_cpu + EXTRA_TICKS) / CLK_TCK ))s, $((n - phase_count)) tests"
+	phase_start=$SECONDS phase_count=$n phase_cpu=$CPU_TICKS EXTRA_TICKS=0
 }
 
 count_lines() { # file prefix
@@ -147,26 +152,32 @@ unit_report() {
 # file: those are counted, and the test itself only when something failed
 # outside them (or it timed out).
 integ_exec() { # file function
-	local f=$1 fn=$2 start cpu rc
+	local f=$1 fn=$2 start cpu rc extra
 	mkdir -p "$LOGDIR" # in case something else cleaned /tmp under a long run
 	start=$SECONDS
 	children_cpu
 	cpu=$CPU_TICKS
-	T_RESULTS="$LOGDIR/$fn.modes" timeout -k 10 "$TEST_TIMEOUT" bash -c \
-		'. "$ROOT/tests/integration/lib.sh"; . "$1"; t_run "$2"' \
+	T_RESULTS="$LOGDIR/$fn.modes" T_CPU_EXTRA="$LOGDIR/$fn.cpu" timeout -k 10 "$TEST_TIMEOUT" \
+		bash -c '. "$ROOT/tests/integration/lib.sh"; . "$1"; t_run "$2"' \
 		_ "$f" "$fn" >"$LOGDIR/$fn.log" 2>&1 </dev/null
 	rc=$?
 	children_cpu
-	cpu=$(( (CPU_TICKS - cpu) * 10 / CLK_TCK ))
+	# The test's Python server is no child of its shell (a fork of pyserve.py): the test
+	# wrote its CPU time, in ticks, to T_CPU_EXTRA.
+	extra=0
+	[ ! -s "$LOGDIR/$fn.cpu" ] || read -r extra <"$LOGDIR/$fn.cpu"
+	[[ "$extra" =~ ^[0-9]+$ ]] || extra=0
+	cpu=$(( (CPU_TICKS - cpu + extra) * 10 / CLK_TCK ))
 	cpu=$((cpu / 10)).$((cpu % 10))
-	echo "$rc $((SECONDS - start)) $cpu" >"$LOGDIR/$fn.rc"
+	echo "$rc $((SECONDS - start)) $cpu $extra" >"$LOGDIR/$fn.rc"
 	[ -z "${TEST_TIMES:-}" ] || echo "$fn $((SECONDS - start)) $cpu" >>"$TEST_TIMES"
 }
 
 integ_report() { # function
-	local fn=$1 log="$LOGDIR/$1.log" res="$LOGDIR/$1.modes" secs rc line name
+	local fn=$1 log="$LOGDIR/$1.log" res="$LOGDIR/$1.modes" secs rc line name extra
 	local nmodes=0 mode_failed=0
-	read -r rc secs _ <"$LOGDIR/$fn.rc" || { rc=1 secs=0; }
+	read -r rc secs _ extra <"$LOGDIR/$fn.rc" || { rc=1 secs=0; }
+	EXTRA_TICKS=$((EXTRA_TICKS + ${extra:-0}))
 	if [ -s "$res" ]; then
 		while IFS= read -r line; do
 			name=${line%%]*}
@@ -212,16 +223,18 @@ integ_report() { # function
 	esac
 }
 
-# The tests of FILE, one a line: "NAME serial" or "NAME any" (see the top).
+# The tests of FILE, one a line: "NAME serial", "NAME long" or "NAME any" (see the top).
 integ_list() { # file
 	awk '/^# serial-file:/ { all = 1 }
 		/^# serial:/ { s = 1; next }
 		/^# parallel:/ { p = 1; next }
+		/^# long:/ { l = 1; next }
 		/^test_[a-z0-9_]+\(\)/ {
 			n = $0; sub(/\(\).*/, "", n)
-			print n, ((all && !p) || s) ? "serial" : "any"; s = 0; p = 0; next
+			print n, ((all && !p) || s) ? "serial" : l ? "long" : "any"; s = 0; p = 0; l = 0
+			next
 		}
-		!/^#/ { s = 0; p = 0 }' "$1"
+		!/^#/ { s = 0; p = 0; l = 0 }' "$1"
 }
 
 # Up to $jobs tests at a time, each counted (integ_report) as it ends.
@@ -356,17 +369,30 @@ if [ $run_integ -eq 1 ]; then
 				"$LOGDIR/schema" >"$LOGDIR/schema.log" 2>&1 </dev/null &
 			export T_SCHEMA_SERVER=$LOGDIR/schema T_SCHEMA_SERVER_PID=$!
 		fi
-		serial=()
+		# One Python start for every test's Python server (lib.sh's json_server_start):
+		# each is a fork of this one, which has imported what they use. It too ends when
+		# this shell does.
+		if [ -n "$py" ] && [ -x "$py" ] && mkfifo "$LOGDIR/pyserve"; then
+			"$py" -P "$ROOT/tests/integration/pyserve.py" "$LOGDIR/pyserve" \
+				>"$LOGDIR/pyserve.log" 2>&1 </dev/null &
+			export T_PYSERVE=$LOGDIR/pyserve T_PYSERVE_PID=$!
+		fi
+		serial=() rest=()
 		for f in tests/integration/test_*.sh; do
 			[ -e "$f" ] || continue
 			while read -r fn kind; do
 				[ -n "$fn_filter" ] && [[ "$fn" != *$fn_filter* ]] && continue
 				if [ "$kind" = serial ] && [ "$jobs" -gt 1 ]; then
 					serial+=("$f" "$fn")
-				else
+				elif [ "$kind" = long ]; then
 					integ_start "$f" "$fn"
+				else
+					rest+=("$f" "$fn")
 				fi
 			done < <(integ_list "$f")
+		done
+		for ((i = 0; i < ${#rest[@]}; i += 2)); do
+			integ_start "${rest[i]}" "${rest[i + 1]}"
 		done
 		integ_drain
 		phase_end "integration, $jobs at a time"

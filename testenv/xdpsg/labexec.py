@@ -5,8 +5,9 @@ lab_exec), 'env' prints it beside the lab's addresses.
 
 Per side (GEN, SINK, and DUT when the lab has one):
     S_BPFFS     the lab's bpffs for the side, bind-mounted on /sys/fs/bpf by LAB_EXEC_SH
-    S_TIMENS    the side's own time namespace, or empty: the host's clock. A shell sends a
-                command for a side with a clock of its own through 'exec', which enters it
+    S_TIMENS    the side's own time namespace, or empty: the host's clock. A shell enters
+                it before the netns (nsenter --time=S_TIMENS ip netns exec ...), as 'exec'
+                does with setns
     S_READY, S_STARTING
                 the files of 'ready' (labready.py): before it becomes xdp-sink, the
                 process removes S_READY, writes its pid to S_STARTING and names S_READY in

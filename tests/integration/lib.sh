@@ -50,8 +50,9 @@ t_cleanup() {
 		eval "$c" >/dev/null 2>&1
 	done
 	for lab in "${T_LABS[@]}"; do
-		"$TESTENV" teardown --name "$lab" >/dev/null 2>&1
+		t_lab teardown --name "$lab" >/dev/null 2>&1
 	done
+	t_json_server_stop
 	exit $rc
 }
 
@@ -225,7 +226,7 @@ lab_setup() {
 	# Ours before it exists: a test stopped during setup still removes it.
 	T_LABS+=("$name")
 	# One Python start for the lab and its variables (setup --env), not two.
-	env=$("$TESTENV" setup --env --name "$name" "$@")
+	env=$(t_lab setup --env --name "$name" "$@")
 	rc=$?
 	case $rc in
 	0) ;;
@@ -244,6 +245,24 @@ lab_setup() {
 	export XDPSG_STAMP_KEY="$STAMP_KEY"
 }
 
+# t_lab ARGS...: "$TESTENV" ARGS, run by the test's python server (lab, in PY_FUNCS):
+# the lab's setup and teardown, once a test, were two python starts of their own. Its
+# stdout and stderr are the command's, as its exit status is. The server answers when
+# the command has ended (a setup can take long on a busy machine), and is never asked
+# twice: without the server, or with no answer, testenv.sh runs it.
+T_FRONT=$(cd "$ROOT/testenv" && pwd)/testenv.sh
+t_lab() {
+	local f sink=${BUILD:-build}
+	[[ "$sink" == /* ]] || sink=$ROOT/$sink
+	if [ -n "$T_JSON_DIR" ] && kill -0 "$T_JSON_PID" 2>/dev/null &&
+		f=$T_JSON_DIR/env.$BASHPID && env -0 >"$f"; then
+		T_PY_WAIT=120 T_PY_ONCE=1 py_ask lab "$f" "--front-end=$T_FRONT" \
+			"--front-sink=$sink/xdp-sink" -- "$@"
+		return
+	fi
+	"$TESTENV" "$@"
+}
+
 # lab_exec gen|sink|dut CMD...: run in the lab's namespace with bpffs mounted.
 lab_exec() {
 	(lab_exec_here "$@")
@@ -252,13 +271,16 @@ lab_exec() {
 # lab_exec_here SIDE CMD...: this shell becomes CMD on SIDE, as 'testenv.sh exec' would
 # run it, by the plan 'testenv.sh env' printed (testenv/xdpsg/labexec.py): a test runs
 # hundreds of commands in its labs, and a Python start for each was most of its CPU time.
-# A side with a clock of its own, or one the plan does not name, goes through testenv.sh.
+# A side with a clock of its own is entered with nsenter --time, as exec's setns does. A
+# side the plan does not name goes through testenv.sh.
 lab_exec_here() {
-	local side=$1 p ns bpffs timens ready starting
+	local side=$1 p ns bpffs timens ready starting clock=()
 	shift
 	p=${side^^}
 	ns=${p}_NS bpffs=${p}_BPFFS timens=${p}_TIMENS ready=${p}_READY starting=${p}_STARTING
-	if [ -z "${!bpffs:-}" ] || [ -z "${!ns:-}" ] || [ -n "${!timens:-}" ]; then
+	[ -z "${!timens:-}" ] || clock=(nsenter "--time=${!timens}")
+	if [ -z "${!bpffs:-}" ] || [ -z "${!ns:-}" ] ||
+		{ [ -n "${!timens:-}" ] && ! command -v nsenter >/dev/null; }; then
 		exec "$TESTENV" exec --name "$LAB_NAME" "$side" -- "$@"
 	fi
 	[ -n "${XDPSG_STAMP_KEY+set}" ] || export XDPSG_STAMP_KEY=$STAMP_KEY
@@ -269,7 +291,7 @@ lab_exec_here() {
 		echo "$BASHPID" >"${!starting}.tmp" && mv -f "${!starting}.tmp" "${!starting}" &&
 			export XDPSG_READY_FILE=${!ready}
 	fi
-	exec ip netns exec "${!ns}" sh -c "$LAB_EXEC_SH" "testenv-$side" "${!bpffs}" "$@"
+	exec "${clock[@]}" ip netns exec "${!ns}" sh -c "$LAB_EXEC_SH" "testenv-$side" "${!bpffs}" "$@"
 }
 
 # t_env_procs NAME=VALUE: the pids of the processes whose environment holds
@@ -277,8 +299,10 @@ lab_exec_here() {
 # every process the run starts inherits, and finds what it left behind.
 t_env_procs() {
 	local p
-	for p in /proc/[0-9]*; do
-		tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qxF -- "$1" && echo "${p#/proc/}"
+	# One grep over every environ (NUL-separated lines), not two processes per pid.
+	grep -lxzF -- "$1" /proc/[0-9]*/environ 2>/dev/null | while IFS= read -r p; do
+		p=${p#/proc/}
+		echo "${p%/environ}"
 	done
 }
 
@@ -497,6 +521,7 @@ wait_idle() {
 
 T_JSON_DIR=
 T_JSON_PID=
+T_JSON_OWNER=
 
 PY_FUNCS='
 import json, sys, traceback
@@ -532,6 +557,35 @@ def jfile(path, expr):
 def jtext(text, expr):
     return 0, "%s\n" % (eval(expr, {"o": json.loads(text)}),), ""
 
+# lab: the lab'"'"'s command line (testenv.sh'"'"'s, ARGV with its front-end arguments), run
+# here in the environment and directory ENV_FILE holds (env -0), as testenv.sh would
+# run it: its stdout is the answer'"'"'s, its exit status the answer'"'"'s status.
+def lab(env_file, *argv):
+    import contextlib, io, os, signal
+    from xdpsg import labcli
+    env = {}
+    with open(env_file, "rb") as f:
+        for item in f.read().split(b"\0"):
+            k, sep, v = item.partition(b"=")
+            if sep and k:
+                env[os.fsdecode(k)] = os.fsdecode(v)
+    saved, cwd, out = dict(os.environ), os.getcwd(), io.StringIO()
+    # A setup that succeeded leaves SIGINT and SIGTERM blocked (labnet.make: its process
+    # ends right after); this one goes on serving, and is stopped by SIGTERM.
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, ())
+    try:
+        os.environ.clear()
+        os.environ.update(env)
+        os.chdir(env.get("PWD") or cwd)
+        with contextlib.redirect_stdout(out):
+            rc = labcli.main(list(argv))
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        os.chdir(cwd)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return rc, out.getvalue(), ""
+
 # What a function writes to stderr (a judge run in here) is its answer'"'"'s stderr too, and
 # its exit (argparse refusing an option) is its status: the server goes on.
 def call(name, args):
@@ -561,17 +615,56 @@ for line in req:
     os.write(resp, ("%s\x1f%d\x1f%s\x1f%s\0" % (rid, rc, out, err)).encode())
 '
 
+# Under tests/run.sh the server is a fork of the run's Python (pyserve.py), which has
+# started and imported once what every test's server needs; else a python3 of its own.
+# It is stopped last at cleanup (t_json_server_stop), after the labs it tore down.
 json_server_start() {
+	local fd w pid=
 	[ -n "$T_JSON_DIR" ] && return 0
 	T_JSON_DIR=$(mktemp -d /tmp/xdpsg-json.XXXXXX) || return 0
-	t_on_cleanup rm -rf "$T_JSON_DIR"
 	if ! mkfifo "$T_JSON_DIR/req" "$T_JSON_DIR/resp"; then
+		rm -rf "$T_JSON_DIR"
 		T_JSON_DIR=
 		return 0
 	fi
-	python3 -c "$PY_FUNCS$PY_SERVER" "$T_JSON_DIR" </dev/null >/dev/null 2>&1 &
-	T_JSON_PID=$!
-	T_PIDS+=("$T_JSON_PID")
+	if [ -p "${T_PYSERVE:-}" ] && kill -0 "${T_PYSERVE_PID:-}" 2>/dev/null &&
+		printf '%s' "$PY_FUNCS" >"$T_JSON_DIR/code" && env -0 >"$T_JSON_DIR/env"; then
+		# Read-write opens, which do not block; the request is one short line. The fork
+		# answers a request 0 with its pid, the first thing it writes.
+		exec {fd}<>"$T_JSON_DIR/resp" {w}<>"$T_PYSERVE"
+		printf '%s\x1f%s\n' "$T_JSON_DIR" "$$" >&"$w"
+		IFS= read -r -d '' -t 10 -u "$fd" pid
+		exec {fd}<&- {w}>&-
+		pid=${pid#0$'\x1f'0$'\x1f'}
+		pid=${pid%$'\x1f'}
+		[[ "$pid" =~ ^[1-9][0-9]*$ ]] || pid=
+	fi
+	if [ -z "$pid" ]; then
+		python3 -c "$PY_FUNCS$PY_SERVER" "$T_JSON_DIR" </dev/null >/dev/null 2>&1 &
+		pid=$!
+	fi
+	T_JSON_PID=$pid
+	T_JSON_OWNER=$BASHPID
+}
+
+# t_json_server_stop: at cleanup, once nothing asks it any more.
+t_json_server_stop() {
+	local st
+	[ -n "$T_JSON_PID" ] || return 0
+	# A subshell (t_each_mode, t_row) inherits the server of the shell that started it
+	# and leaves it to that shell.
+	[ "$T_JSON_OWNER" = "$BASHPID" ] || return 0
+	# A fork of pyserve.py is no child of this shell: its CPU time (utime + stime, in
+	# ticks) goes where tests/run.sh adds it to the test's.
+	if [ -n "${T_CPU_EXTRA:-}" ] && read -r -a st <"/proc/$T_JSON_PID/stat" 2>/dev/null &&
+		[ "${st[3]}" != "$$" ]; then
+		echo $((st[13] + st[14])) >"$T_CPU_EXTRA"
+	fi
+	kill -TERM "$T_JSON_PID" 2>/dev/null
+	t_wait_until 5 t_gone "$T_JSON_PID" || kill -KILL "$T_JSON_PID" 2>/dev/null
+	wait "$T_JSON_PID" 2>/dev/null
+	[ -z "$T_JSON_DIR" ] || rm -rf "$T_JSON_DIR"
+	T_JSON_PID= T_JSON_DIR=
 }
 
 # py_call FUNCTION ARG...: FUNCTION of PY_FUNCS on the ARGs (one line each):
@@ -587,7 +680,7 @@ py_call() {
 
 # py_ask FUNCTION ARG...: py_call for ARGs that are no tool's output (a capture).
 py_ask() {
-	local id res w r args
+	local id res w r args deadline part
 	if [ -z "$T_JSON_DIR" ] || [[ "$*" == *[$'\n\x1f']* ]] ||
 		! kill -0 "$T_JSON_PID" 2>/dev/null; then
 		python3 -c "$PY_FUNCS"'
@@ -602,14 +695,28 @@ sys.exit(rc)' "$@"
 	exec {w}<>"$T_JSON_DIR/req" {r}<>"$T_JSON_DIR/resp"
 	printf '%s%s\n' "$id" "$args" >&"$w"
 	# An answer to an earlier request that gave up is skipped.
-	while IFS= read -r -d '' -t 10 -u "$r" res; do
-		[ "${res%%$'\x1f'*}" = "$id" ] && break
+	# Read a second at a time: a server that has ended is given up at once. A read that
+	# times out keeps what it had read of an answer (part): the rest follows.
+	res= part= deadline=$((SECONDS + ${T_PY_WAIT:-10}))
+	while [ $SECONDS -lt $deadline ]; do
+		if IFS= read -r -d '' -t 1 -u "$r" res; then
+			res=$part$res part=
+			[ "${res%%$'\x1f'*}" = "$id" ] && break
+		else
+			part+=$res
+			[ -n "$part" ] || kill -0 "$T_JSON_PID" 2>/dev/null || { res= && break; }
+		fi
 		res=
 	done
 	exec {w}>&- {r}<&-
 	if [ -z "$res" ]; then
-		# No answer in 10 s: this call (and its shell) do without the server.
+		# No answer in time (T_PY_WAIT, 10 s): this call (and its shell) do without the
+		# server; with T_PY_ONCE the call is not made again (it may have done its work).
 		T_JSON_DIR=
+		if [ -n "${T_PY_ONCE:-}" ]; then
+			echo "no answer from the test's python in ${T_PY_WAIT:-10} s to: $*" >&2
+			return 1
+		fi
 		py_ask "$@"
 		return
 	fi
