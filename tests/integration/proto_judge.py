@@ -107,20 +107,22 @@ def csum_field(x):
     return "cksum" if isinstance(x, ICMPv6EchoRequest) else "chksum"
 
 
-def csum_errors(p, frame):
-    """Each checksum scapy rebuilds differently from the one sent (0 and 0xffff are one zero)."""
-    q = Ether(frame)
-    x = q
+def csum_errors(p):
+    """Each checksum scapy rebuilds differently from the one sent (0 and 0xffff are one zero).
+    p is the frame as dissected, which the caller is done with: its checksums, noted, are
+    deleted for scapy to rebuild (a dissection fewer than on a copy: a third of the check's
+    time)."""
+    sent, x = [], p
     while x and x.name != "NoPayload":
-        if isinstance(x, CSUM_LAYERS) and not (isinstance(x, UDP) and x.chksum == 0 and
-                                               isinstance(x.underlayer, IP)):
-            delattr(x, csum_field(x))  # IPv4 UDP checksum 0 means none: left as is
+        if isinstance(x, CSUM_LAYERS):
+            sent.append(getattr(x, csum_field(x)))
+            if not (isinstance(x, UDP) and x.chksum == 0 and isinstance(x.underlayer, IP)):
+                delattr(x, csum_field(x))  # IPv4 UDP checksum 0 means none: left as is
         x = x.payload
-    q = Ether(raw(q))
-    errs, a, b = [], p, q
+    errs, a, b, sent = [], p, Ether(raw(p)), iter(sent)
     while a and a.name != "NoPayload":
         if isinstance(a, CSUM_LAYERS):
-            ca, cb = getattr(a, csum_field(a)), getattr(b, csum_field(b))
+            ca, cb = next(sent), getattr(b, csum_field(b))
             if ca != cb and {ca, cb} != {0, 0xffff}:
                 errs.append(f"{a.name} checksum {ca:#06x}, scapy {cb:#06x}")
         a, b = a.payload, b.payload
@@ -186,7 +188,7 @@ def check(a, frame, tag, chain, ports):
         flow = (ip.src, ip.dst, getattr(last, "sport", getattr(last, "id", None)),
                 getattr(last, "dport", None))
         ports.setdefault(flow, set()).add(osport)
-    return errs + csum_errors(p, frame)
+    return errs + csum_errors(p)
 
 
 def judge(argv):

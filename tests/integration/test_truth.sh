@@ -8,22 +8,26 @@
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 
-tr_py() { # FILE EXPR: a python expression over the JSON objects of FILE (list o)
-	t_schema_note "$1"
-	python3 - "$1" "$2" <<'PY'
-import json, sys
-o = []
-for line in open(sys.argv[1]):
-    line = line.strip()
-    if line.startswith('{'):
-        try:
-            o.append(json.loads(line))
-        except ValueError:
-            pass
-s = [x for x in o if x.get('type') == 'summary']
-i = [x for x in o if x.get('type') == 'interval']
-print(eval(sys.argv[2]))
-PY
+# FILE EXPR: a python expression over the JSON objects of FILE (list o; s its
+# summaries, i its interval reports), asked of the test's python (py_call): a
+# python start for each of the file's readings cost more than the reading.
+PY_FUNCS+='
+def tr_py(path, expr):
+    o = []
+    for line in open(path):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                o.append(json.loads(line))
+            except ValueError:
+                pass
+    s = [x for x in o if x.get("type") == "summary"]
+    i = [x for x in o if x.get("type") == "interval"]
+    return 0, "%s\n" % (eval(expr, {"o": o, "s": s, "i": i}),), ""
+'
+
+tr_py() { # FILE EXPR
+	py_call tr_py "$1" "$2"
 }
 
 # The issue's case: 2 queues, a generator on both, a default xsk sink: every
