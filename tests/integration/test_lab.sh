@@ -12,13 +12,16 @@ tl_name() {
 	echo "$TL_BASE$1"
 }
 
-# tl_setup NAME [setup options]: like lab_setup, with a name of our choosing.
+# tl_setup NAME [setup options]: like lab_setup, with a name of our choosing. One
+# python start (setup --env, whose stdout is env's: test_lab_env), not two; and,
+# as lab_setup, the test's python for json_get (a python start a call without it).
 tl_setup() {
-	local name=$1
+	local name=$1 env
 	shift
+	json_server_start
 	T_LABS+=("$name")
-	"$TESTENV" setup --name "$name" "$@" >/dev/null || t_fail "testenv setup --name $name $* failed"
-	eval "$("$TESTENV" env --name "$name")" || t_fail "testenv env --name $name failed"
+	env=$("$TESTENV" setup --env --name "$name" "$@") || t_fail "testenv setup --name $name $* failed"
+	eval "$env" || t_fail "testenv setup --env --name $name gave no variables"
 }
 
 tl_ns_exists() { # ns
