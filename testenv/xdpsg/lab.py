@@ -8,7 +8,9 @@ What this module owns, so that each driver does not grow its own copy:
   among them), the lab's variables (GEN_NS, SINK_IF, ... as lab.vars, or lab.sink_if),
   the argv that runs a command in one side (exec_argv), tools started there (start),
   removal of an XDP program a run left attached (clear_xdp), teardown().
-- Every command started in a side goes through 'testenv.sh exec': it runs in the side's
+- Every command started in a side runs as 'testenv.sh exec' would run it (by the plan
+  'testenv.sh env' printed, without exec's Python start; through exec itself for a lab
+  whose env has no plan): in the side's
   network namespace and, in a lab made with --separate-clocks, in the side's time
   namespace (its CLOCK_MONOTONIC, lab.clock_offset(side) seconds ahead of the host's),
   with XDPSG_STAMP_KEY naming the lab's key file unless the caller's environment set it
@@ -33,7 +35,7 @@ How cleanup works:
   already has a lab of that name, records nothing, so that lab is never torn down by
   us. teardown() does nothing for a lab this object did not make.
 - Lab.stop_tools() stops every tool the lab started that still runs: the signal goes
-  to the tool's whole process group (testenv.sh exec and what it runs), and SIGKILL
+  to the tool's whole process group (what exec's plan runs), and SIGKILL
   follows if the group leader has not ended within the bound. Lab.close() is
   stop_tools() then teardown(), for the drivers' finally blocks.
 - Nothing here installs signal handlers: the drivers turn SIGINT/SIGTERM into an
@@ -44,12 +46,13 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import time
 
 from .labnet import xdp_progs
-from . import labstate
+from . import labstate, nsfs
 from .labstate import STAMP_KEY_ENV
 from .proc import LabError, Tool, one_line, run
 
@@ -200,11 +203,43 @@ class Lab:
         return env
 
     def exec_argv(self, side, argv, env_prefix=()):
-        """The argv that runs ARGV in SIDE (gen|sink), with VAR=value ENV_PREFIX set there."""
-        cmd = [self.testenv, 'exec', '--name', self.name, side, '--']
-        if env_prefix:
-            cmd += ['env', *env_prefix]
-        return cmd + list(argv)
+        """The argv that runs ARGV in SIDE (gen|sink|dut), with VAR=value ENV_PREFIX set
+        there: by the plan 'testenv.sh env' printed (labexec.py), as 'exec' runs it but
+        without a Python start for each tool (a scenario starts some tens); through
+        'testenv.sh exec' where the plan is not known."""
+        plan = self._exec_plan(side)
+        if plan is None:
+            plan = [self.testenv, 'exec', '--name', self.name, side, '--']
+            if env_prefix:
+                plan.append('env')
+        return plan + list(env_prefix) + list(argv)
+
+    def _exec_plan(self, side):
+        """What 'exec' becomes for SIDE, up to the command: the side's clock (nsenter) and
+        netns, the lab's bpffs on /sys/fs/bpf, and the environment exec gives (XDPSG_LAB,
+        the lab's stamp key unless the caller has one, the tools' directory first on
+        PATH). None where 'env' gave no plan (a lab of an older testenv.sh). Not the
+        ready file: that is for a shell's 'testenv.sh ready', and our drivers wait for the
+        sink's own "ready" line."""
+        p, v = side.upper(), self.vars
+        ns, bpffs, timens = v.get(p + '_NS'), v.get(p + '_BPFFS'), v.get(p + '_TIMENS')
+        caller = os.environ if self.env is None else self.env
+        if not ns or not bpffs or timens is None or 'LAB_TOOLS_DIR' not in v:
+            return None
+        if timens and not shutil.which('nsenter', path=caller.get('PATH')):
+            return None
+        env = ['XDPSG_LAB=' + self.name]
+        if STAMP_KEY_ENV not in caller:
+            if not v.get('STAMP_KEY'):
+                return None
+            env.append(STAMP_KEY_ENV + '=' + v['STAMP_KEY'])
+        path, tools = caller.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'), v['LAB_TOOLS_DIR']
+        if tools and tools not in path.split(':'):
+            path = tools + ':' + path
+        env.append('PATH=' + path)
+        clock = ['nsenter', '--time=' + timens, '--'] if timens else []
+        return clock + ['ip', 'netns', 'exec', ns, 'sh', '-c', nsfs.EXEC_SH, 'testenv-' + side,
+                        bpffs, 'env', *env]
 
     def start(self, side, argv, label=None, env_prefix=()):
         """A Tool running ARGV in SIDE, stopped by stop_tools() if still running then."""

@@ -11,6 +11,7 @@ through the same code the drivers use.
 """
 
 import os
+import shutil
 import signal
 import stat
 import sys
@@ -20,7 +21,7 @@ import time
 import unittest
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-from xdpsg import lab as xl, labnet, proc, scenario, sysstat  # noqa: E402
+from xdpsg import lab as xl, labnet, nsfs, proc, scenario, sysstat  # noqa: E402
 from unittest import mock  # noqa: E402
 
 PY = sys.executable
@@ -318,6 +319,55 @@ class LabRecord(LabRecordBase):
                       env_prefix=['XDPSG_TEST_STALL=1'])
         self.assertEqual(t.wait(10), 0)
         self.assertEqual(t.out_lines, ['1'])
+
+
+class LabExecPlan(LabRecordBase):
+    """A tool runs in its side by the plan 'env' printed, as exec would run it, without
+    a Python start; a lab whose env has no plan goes through 'testenv.sh exec'."""
+
+    PLAN = {'SINK_NS': 'pl1-s', 'SINK_BPFFS': '/b/sink', 'SINK_TIMENS': '',
+            'GEN_NS': 'pl1-g', 'GEN_BPFFS': '/b/gen', 'GEN_TIMENS': '/t/gen',
+            'LAB_TOOLS_DIR': '/tools', 'STAMP_KEY': '/st/pl1.d/stamp.key'}
+
+    def planned(self, **env):
+        lab = self.lab(0)
+        lab.env.pop('XDPSG_STAMP_KEY', None)
+        lab.env.update({'PATH': '/usr/bin:/bin', **env})
+        lab.vars = dict(self.PLAN)
+        return lab
+
+    def test_sink_side(self):
+        lab = self.planned()
+        self.assertEqual(lab.exec_argv('sink', ['xdp-sink', 'drop', 'pl1-s']),
+                         ['ip', 'netns', 'exec', 'pl1-s', 'sh', '-c', nsfs.EXEC_SH,
+                          'testenv-sink', '/b/sink', 'env', 'XDPSG_LAB=pl1',
+                          'XDPSG_STAMP_KEY=/st/pl1.d/stamp.key', 'PATH=/tools:/usr/bin:/bin',
+                          'xdp-sink', 'drop', 'pl1-s'])
+
+    def test_clock_of_its_own_and_env_prefix(self):
+        lab = self.planned()
+        argv = lab.exec_argv('gen', ['xdp-gen'], env_prefix=['XDPSG_TEST_STALL=1'])
+        if shutil.which('nsenter', path='/usr/bin:/bin') is None:
+            self.assertEqual(argv[:5], [self.testenv, 'exec', '--name', 'pl1', 'gen'])
+            return
+        self.assertEqual(argv[:7], ['nsenter', '--time=/t/gen', '--', 'ip', 'netns', 'exec',
+                                    'pl1-g'])
+        self.assertEqual(argv[-2:], ['XDPSG_TEST_STALL=1', 'xdp-gen'])
+
+    def test_callers_key_and_path_kept(self):
+        lab = self.planned(XDPSG_STAMP_KEY='', PATH='/tools:/usr/bin')
+        argv = lab.exec_argv('sink', ['x'])
+        self.assertEqual(argv[-3:], ['XDPSG_LAB=pl1', 'PATH=/tools:/usr/bin', 'x'])
+
+    def test_no_plan_goes_through_exec(self):
+        lab = self.planned()
+        del lab.vars['LAB_TOOLS_DIR']
+        self.assertEqual(lab.exec_argv('sink', ['x'], env_prefix=['A=1']),
+                         [self.testenv, 'exec', '--name', 'pl1', 'sink', '--', 'env', 'A=1',
+                          'x'])
+        lab = self.planned()
+        self.assertEqual(lab.exec_argv('dut', ['x'])[:5],
+                         [self.testenv, 'exec', '--name', 'pl1', 'dut'])
 
 
 class LabClocksAndKey(LabRecordBase):
