@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "base/cpu.h"
+#include "base/runtime.h"
 
 #define PASSES 5
 
@@ -32,36 +34,19 @@ struct xcpu {
 	int err;
 };
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 static void *answer(void *arg)
 {
 	struct xcpu *x = arg;
 	unsigned int want = 1;
 	unsigned long i;
 
-	x->err = pin(x->cpu);
+	x->err = -cpu_pin_self(x->cpu);
 	for (i = 0; i < (unsigned long)PASSES * x->rounds; i++, want += 2) {
 		while (atomic_load_explicit(&x->turn, memory_order_acquire) != want)
 			;
 		atomic_store_explicit(&x->turn, want + 1, memory_order_release);
 	}
 	return NULL;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static int parse_cpus(const char *s, int *a, int *b)
@@ -91,7 +76,8 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	static struct xcpu x = { .rounds = 200000, .cpu = 1 };
-	double best = 0, worst = 0, t0, ns;
+	double best = 0, worst = 0, ns;
+	__u64 t0;
 	unsigned int turn = 0;
 	unsigned long i;
 	cpu_set_t allowed;
@@ -143,7 +129,7 @@ int main(int argc, char **argv)
 			me, x.cpu, CPU_COUNT(&allowed));
 		return 2;
 	}
-	err = pin(me);
+	err = -cpu_pin_self(me);
 	if (err) {
 		fprintf(stderr,
 			"bench-xcpu: cannot run on CPU %d: %s; pick online CPUs with --cpus\n", me,
@@ -162,7 +148,7 @@ int main(int argc, char **argv)
 			while (atomic_load_explicit(&x.turn, memory_order_acquire) != turn + 2)
 				;
 		}
-		ns = (now_ns() - t0) / (double)x.rounds;
+		ns = (double)(now_ns() - t0) / (double)x.rounds;
 		if (!p || ns < best)
 			best = ns;
 		if (ns > worst)

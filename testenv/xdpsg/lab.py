@@ -46,13 +46,12 @@ import json
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import time
 
 from .labnet import xdp_progs
-from . import labstate, nsfs
+from . import labexec, labstate
 from .labstate import STAMP_KEY_ENV
 from .proc import LabError, Tool, one_line, run
 
@@ -207,39 +206,13 @@ class Lab:
         there: by the plan 'testenv.sh env' printed (labexec.py), as 'exec' runs it but
         without a Python start for each tool (a scenario starts some tens); through
         'testenv.sh exec' where the plan is not known."""
-        plan = self._exec_plan(side)
+        caller = os.environ if self.env is None else self.env
+        plan = labexec.argv(self.vars, side, self.name, caller)
         if plan is None:
             plan = [self.testenv, 'exec', '--name', self.name, side, '--']
             if env_prefix:
                 plan.append('env')
         return plan + list(env_prefix) + list(argv)
-
-    def _exec_plan(self, side):
-        """What 'exec' becomes for SIDE, up to the command: the side's clock (nsenter) and
-        netns, the lab's bpffs on /sys/fs/bpf, and the environment exec gives (XDPSG_LAB,
-        the lab's stamp key unless the caller has one, the tools' directory first on
-        PATH). None where 'env' gave no plan (a lab of an older testenv.sh). Not the
-        ready file: that is for a shell's 'testenv.sh ready', and our drivers wait for the
-        sink's own "ready" line."""
-        p, v = side.upper(), self.vars
-        ns, bpffs, timens = v.get(p + '_NS'), v.get(p + '_BPFFS'), v.get(p + '_TIMENS')
-        caller = os.environ if self.env is None else self.env
-        if not ns or not bpffs or timens is None or 'LAB_TOOLS_DIR' not in v:
-            return None
-        if timens and not shutil.which('nsenter', path=caller.get('PATH')):
-            return None
-        env = ['XDPSG_LAB=' + self.name]
-        if STAMP_KEY_ENV not in caller:
-            if not v.get('STAMP_KEY'):
-                return None
-            env.append(STAMP_KEY_ENV + '=' + v['STAMP_KEY'])
-        path, tools = caller.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'), v['LAB_TOOLS_DIR']
-        if tools and tools not in path.split(':'):
-            path = tools + ':' + path
-        env.append('PATH=' + path)
-        clock = ['nsenter', '--time=' + timens, '--'] if timens else []
-        return clock + ['ip', 'netns', 'exec', ns, 'sh', '-c', nsfs.EXEC_SH, 'testenv-' + side,
-                        bpffs, 'env', *env]
 
     def start(self, side, argv, label=None, env_prefix=()):
         """A Tool running ARGV in SIDE, stopped by stop_tools() if still running then."""

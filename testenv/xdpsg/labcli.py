@@ -17,6 +17,7 @@ import signal
 import sys
 
 from . import labexec, labowner, labready, labstate, nsfs, topology as topo_
+from .labexec import stamp_key_env
 from .labusage import usage
 from .topology import UsageError
 
@@ -378,9 +379,8 @@ class Cli:
     def exec_path(self, argv, r):
         """PATH for exec and enter: the tools' directory first. A command name found
         nowhere on it gets one line saying how to make it found (exit 127, as a shell)."""
-        path = os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin')
-        if self.tools_dir and self.tools_dir not in path.split(':'):
-            path = self.tools_dir + ':' + path
+        path = labexec.tools_path(os.environ.get('PATH', '/usr/sbin:/usr/bin:/sbin:/bin'),
+                                  self.tools_dir)
         os.environ['PATH'] = path
         if not argv or '/' in argv[0]:
             return
@@ -470,15 +470,6 @@ class Cli:
         if cmd in ('exec', 'enter'):
             return self.exec(r, r['args'] if cmd == 'exec' else None)
         return getattr(self, cmd.replace('-', '_'))(r)
-
-
-def stamp_key_env(environ, key):
-    """What exec adds to ENVIRON for the lab's stamp key KEY: XDPSG_STAMP_KEY, unless the
-    caller set it (even empty, which the tools take as the public key). A key the user
-    chose is one they share with something outside the lab (another host's sink, a
-    capture they judge later); the lab's is a default that makes both ends agree."""
-    k = labstate.STAMP_KEY_ENV
-    return {} if k in environ else {k: key}
 
 
 def _ready_line(t):
