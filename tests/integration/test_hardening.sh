@@ -181,6 +181,7 @@ test_hardening_ethtool_count_changes() {
 	t_expect_eq "xdp-gen exit code" 0 "$rc"
 	hd_stop_within "$spid" 10
 	rc=$?
+	[ "$rc" = 0 ] || grep -v "^{" "$sout" | head -40 >&2
 	t_expect_eq "xdp-sink exit code" 0 "$rc"
 	check_verdicts_balance "$sout"
 	grep -q AddressSanitizer "$gout" "$sout" && t_fail "ASan: $(grep -h -A5 AddressSanitizer "$gout" "$sout")"
