@@ -273,6 +273,8 @@ lab_exec() {
 # hundreds of commands in its labs, and a Python start for each was most of its CPU time.
 # A side with a clock of its own is entered with nsenter --time, as exec's setns does. A
 # side the plan does not name goes through testenv.sh.
+# T_LAB_ENTER set and empty: lab_exec goes through the plan itself (to compare the two).
+T_LAB_ENTER=${T_LAB_ENTER-${BUILD:-$ROOT/build}/tests/lab-enter}
 lab_exec_here() {
 	local side=$1 p ns bpffs timens ready starting clock=()
 	shift
@@ -291,6 +293,8 @@ lab_exec_here() {
 		echo "$BASHPID" >"${!starting}.tmp" && mv -f "${!starting}.tmp" "${!starting}" &&
 			export XDPSG_READY_FILE=${!ready}
 	fi
+	# The plan's steps in one process (tests/tools/lab-enter.c), where it is built.
+	[ -z "$T_LAB_ENTER" ] || [ ! -x "$T_LAB_ENTER" ] || exec "$T_LAB_ENTER" "${!ns}" "${!bpffs}" "${!timens:--}" "$@"
 	exec "${clock[@]}" ip netns exec "${!ns}" sh -c "$LAB_EXEC_SH" "testenv-$side" "${!bpffs}" "$@"
 }
 

@@ -936,3 +936,48 @@ test_lab_ready() {
 	t_expect_eq "exit code of ready --timeout x" 2 $?
 	[[ "$out" == *"bad --timeout 'x'"* ]] || t_fail "bad timeout: $out"
 }
+
+# lib.sh's lab_exec enters a side through tests/tools/lab-enter, one process for
+# the plan's four (T_LAB_ENTER= turns it off): a command sees what the plan's shell would show it (the
+# side's network and time namespaces, a /sys of that namespace, the lab's
+# bpffs), the host's mounts stay as they were, and a command that cannot run,
+# or a namespace that does not exist, is said with the shell's exit codes.
+test_lab_enter_matches_the_plan() {
+	local side p ns bpffs timens ifname clock probe plan ours host_bpf rc out
+	local enter=$BUILD/tests/lab-enter
+	[ -x "$enter" ] || t_fail "$enter is not built ('make all' builds it)"
+	t_clocks_separable || t_skip "$T_CLOCKS_WHY"
+	lab_setup --no-ipv6 --separate-clocks
+	host_bpf=$(stat -c %d:%i /sys/fs/bpf)
+	# shellcheck disable=SC2016 # expanded by the shell inside the side
+	probe='echo "net=$(readlink /proc/self/ns/net) time=$(readlink /proc/self/ns/time)" \
+		"offsets=$(tr -s " " </proc/self/timens_offsets | tr "\n" ,)" \
+		"sys=$(ls /sys/class/net | tr "\n" ,) bpf=$(stat -c %d:%i /sys/fs/bpf)" \
+		"bpffs=$(stat -f -c %T /sys/fs/bpf) lab=$XDPSG_LAB"'
+	for side in gen sink; do
+		p=${side^^}
+		ns=${p}_NS bpffs=${p}_BPFFS timens=${p}_TIMENS
+		[ -n "${!timens:-}" ] || t_fail "the $side side of a --separate-clocks lab has no time namespace"
+		clock=(nsenter "--time=${!timens}")
+		plan=$(XDPSG_LAB=$LAB_NAME "${clock[@]}" ip netns exec "${!ns}" sh -c "$LAB_EXEC_SH" \
+			"testenv-$side" "${!bpffs}" sh -c "$probe") || t_fail "the plan's way into $side failed"
+		ours=$(XDPSG_LAB=$LAB_NAME "$enter" "${!ns}" "${!bpffs}" "${!timens}" sh -c "$probe") ||
+			t_fail "lab-enter into $side failed"
+		t_expect_eq "what a command on the $side side sees" "$plan" "$ours"
+		[[ "$ours" == *"bpf=$(stat -c %d:%i "${!bpffs}") "* ]] ||
+			t_fail "$side: /sys/fs/bpf is not the lab's bpffs ${!bpffs}: $ours"
+		[[ "$ours" == *"bpffs=bpf_fs "* ]] || t_fail "$side: /sys/fs/bpf is no bpffs: $ours"
+		ifname=${p}_IF
+		[[ "$ours" == *"sys=${!ifname},"* || "$ours" == *",${!ifname},"* ]] ||
+			t_fail "$side: /sys/class/net does not show ${!ifname}: $ours"
+	done
+	t_expect_eq "the host's /sys/fs/bpf" "$host_bpf" "$(stat -c %d:%i /sys/fs/bpf)"
+	"$enter" "$SINK_NS" "$SINK_BPFFS" - no-such-command-xdpsg 2>/dev/null
+	rc=$?
+	t_expect_eq "exit code of a command that is not there" 127 "$rc"
+	out=$("$enter" "$LAB_NAME-no-such-ns" "$SINK_BPFFS" - true 2>&1)
+	rc=$?
+	t_expect_eq "exit code for a namespace that is not there" 1 "$rc"
+	[[ "$out" == *"network namespace"* ]] || t_fail "no line naming the missing namespace: $out"
+	return 0
+}
