@@ -103,7 +103,8 @@ test_truth_unchecked_queue_is_said() {
 		"$(tr_py "$s" 's[-1]["not_checked"]')"
 }
 
-# --rate that cannot be met is said in text and JSON; one that is met, too.
+# --rate that cannot be met is said in text and JSON (one that is met:
+# test_truth_easy_rate_is_reached).
 test_truth_missed_rate_is_said() {
 	local out
 	lab_setup --no-ipv6
@@ -116,12 +117,20 @@ test_truth_missed_rate_is_said() {
 	grep -q '^  rate:     NOT reached: .* of the 50.0M asked' "$out" ||
 		t_fail "no 'rate: NOT reached' line: $(cat "$out")"
 	[[ "$(tail -n 1 "$out")" == RESULT:*"rate NOT reached"* ]] || t_fail "RESULT: $(tail -n 1 "$out")"
-	# A rate the machine meets easily: reached, and no such line. The count is
-	# what ends the run, so the judgement is over the sending, not a clock.
-	lab_exec gen "$GEN" xsk -r 2000 -n 2001 -j "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
-	t_expect_eq "rate_reached at 2 kpps" True "$(tr_py "$out" 's[-1]["rate_reached"]')"
 	lab_exec gen "$GEN" xsk -n 1001 -j "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
 	t_expect_eq "no rate_reached without --rate" False "$(tr_py "$out" '"rate_reached" in s[-1]')"
+}
+
+# A rate the machine meets easily is said reached. The count is what ends the
+# run, so the judgement is over the sending, not a clock.
+# serial: reached means 99% of the rate over the run's 1 s; a stall of the sending thread of 10 ms in its last frames (another test's load) misses that
+test_truth_easy_rate_is_reached() {
+	local out
+	lab_setup --no-ipv6
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_exec gen "$GEN" xsk -r 2000 -n 2001 -j "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	t_expect_eq "rate_reached at 2 kpps" True "$(tr_py "$out" 's[-1]["rate_reached"]')"
 }
 
 # Rates say their basis, and text and JSON use the same one: the sink's over
