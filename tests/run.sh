@@ -153,7 +153,7 @@ unit_report() {
 # outside them (or it timed out).
 integ_exec() { # file function
 	local f=$1 fn=$2 start cpu rc extra
-	mkdir -p "$LOGDIR" # in case something else cleaned /tmp under a long run
+	[ -d "$LOGDIR" ] || mkdir -p "$LOGDIR" # in case something else cleaned /tmp under a long run
 	start=$SECONDS
 	children_cpu
 	cpu=$CPU_TICKS

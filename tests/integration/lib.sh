@@ -179,9 +179,14 @@ t_schema_run() {
 
 # 0 unless a noted file holds a record that fails validation (it prints them).
 t_schema_check() {
-	local files out rc=0
+	local files out rc=0 f
+	local -A noted=()
 	[ -n "$T_SCHEMA_LIST" ] && [ "$T_SCHEMA_OWNER" = "$BASHPID" ] || return 0
-	mapfile -t files < <(sort -u "$T_SCHEMA_LIST")
+	# Each file once, in the shell: a sort is one more process for every test.
+	while IFS= read -r f; do
+		noted[$f]=1
+	done <"$T_SCHEMA_LIST"
+	files=("${!noted[@]}")
 	T_SCHEMA_LIST=
 	# Only files with the tools' or the scenarios' records in them are worth a look.
 	mapfile -t files < <(grep -lE '"tool": ?"(xdp-|rfc2544"|backpressure")' "${files[@]}" \
@@ -189,7 +194,7 @@ t_schema_check() {
 	if [ ${#files[@]} -gt 0 ] || [ -n "$T_SCHEMA_PID" ]; then
 		t_schema_run "${files[@]}" || rc=$?
 	fi
-	out=$(cat "$T_SCHEMA_DIR/out" 2>/dev/null)
+	{ out=$(<"$T_SCHEMA_DIR/out"); } 2>/dev/null
 	rm -rf "$T_SCHEMA_DIR"
 	case $rc in
 	0) ;;
@@ -288,13 +293,21 @@ lab_exec_here() {
 	[ -n "${XDPSG_STAMP_KEY+set}" ] || export XDPSG_STAMP_KEY=$STAMP_KEY
 	export XDPSG_LAB=$LAB_NAME
 	[ -z "$LAB_TOOLS_DIR" ] || [[ ":$PATH:" == *":$LAB_TOOLS_DIR:"* ]] || export PATH="$LAB_TOOLS_DIR:$PATH"
+	# The plan's steps in one process (tests/tools/lab-enter.c), where it is built; for a
+	# sink, with the shell's rm and mv below.
+	if [ -n "$T_LAB_ENTER" ] && [ -x "$T_LAB_ENTER" ]; then
+		local marks=()
+		if [ "${1##*/}" = xdp-sink ] && [ -n "${!ready:-}" ] && [ -n "${!starting:-}" ]; then
+			marks=(--unready "${!ready}" --starting "${!starting}")
+			export XDPSG_READY_FILE=${!ready}
+		fi
+		exec "$T_LAB_ENTER" "${marks[@]}" "${!ns}" "${!bpffs}" "${!timens:--}" "$@"
+	fi
 	if [ "${1##*/}" = xdp-sink ]; then
 		rm -f "${!ready}"
 		echo "$BASHPID" >"${!starting}.tmp" && mv -f "${!starting}.tmp" "${!starting}" &&
 			export XDPSG_READY_FILE=${!ready}
 	fi
-	# The plan's steps in one process (tests/tools/lab-enter.c), where it is built.
-	[ -z "$T_LAB_ENTER" ] || [ ! -x "$T_LAB_ENTER" ] || exec "$T_LAB_ENTER" "${!ns}" "${!bpffs}" "${!timens:--}" "$@"
 	exec "${clock[@]}" ip netns exec "${!ns}" sh -c "$LAB_EXEC_SH" "testenv-$side" "${!bpffs}" "$@"
 }
 

@@ -940,7 +940,8 @@ test_lab_ready() {
 # lib.sh's lab_exec enters a side through tests/tools/lab-enter, one process for
 # the plan's four (T_LAB_ENTER= turns it off): a command sees what the plan's shell would show it (the
 # side's network and time namespaces, a /sys of that namespace, the lab's
-# bpffs), the host's mounts stay as they were, and a command that cannot run,
+# bpffs), the host's mounts stay as they were, a sink's start leaves the lab's
+# ready and starting files as the shell did, and a command that cannot run,
 # or a namespace that does not exist, is said with the shell's exit codes.
 test_lab_enter_matches_the_plan() {
 	local side p ns bpffs timens ifname clock probe plan ours host_bpf rc out
@@ -975,6 +976,16 @@ test_lab_enter_matches_the_plan() {
 	"$enter" "$SINK_NS" "$SINK_BPFFS" - no-such-command-xdpsg 2>/dev/null
 	rc=$?
 	t_expect_eq "exit code of a command that is not there" 127 "$rc"
+	# A sink's start: the lab's ready file gone, the starting file naming the pid that
+	# becomes the command (sh's $$ once lab-enter has become it).
+	[ -n "$SINK_READY" ] && [ -n "$SINK_STARTING" ] ||
+		t_fail "testenv env names no SINK_READY or SINK_STARTING"
+	: >"$SINK_READY"
+	out=$("$enter" --unready "$SINK_READY" --starting "$SINK_STARTING" "$SINK_NS" "$SINK_BPFFS" - \
+		sh -c 'echo $$') || t_fail "lab-enter --unready --starting failed: $out"
+	[ ! -e "$SINK_READY" ] || t_fail "lab-enter --unready left $SINK_READY"
+	t_expect_eq "the pid in the starting file" "$out" "$(<"$SINK_STARTING")"
+	[ ! -e "$SINK_STARTING.tmp" ] || t_fail "lab-enter --starting left $SINK_STARTING.tmp"
 	out=$("$enter" "$LAB_NAME-no-such-ns" "$SINK_BPFFS" - true 2>&1)
 	rc=$?
 	t_expect_eq "exit code for a namespace that is not there" 1 "$rc"
