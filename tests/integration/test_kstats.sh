@@ -107,18 +107,19 @@ ks_snapshot_vs_tc() {
 	diff=$(ks_cmp_tc "$ks" "$tcj") || t_fail "kstats and tc disagree: $diff; tc: $(cat "$tcj")"
 }
 
+# ks_tmp VAR: a temporary file's name in VAR, removed at cleanup with its .ks and .tc
+# siblings. Not $(ks_tmp): the cleanup would be the subshell's, and the files would stay.
 ks_tmp() {
-	local f
-	f=$(mktemp /tmp/xdpsg-kstats.XXXXXX)
-	t_on_cleanup rm -f "$f" "$f.ks" "$f.tc"
-	echo "$f"
+	local -n _ks_file=$1
+	_ks_file=$(mktemp /tmp/xdpsg-kstats.XXXXXX)
+	t_on_cleanup rm -f "$_ks_file" "$_ks_file.ks" "$_ks_file.tc"
 }
 
 test_kstats_pfifo_exact() {
 	local n=1000 out
 	ks_need_tools
 	lab_setup --no-ipv6 --qdisc pfifo:100
-	out=$(ks_tmp)
+	ks_tmp out
 	ks_send_delta "$out" gen "$GEN_IF" $n
 	t_expect_eq "qdisc kind" pfifo "$(ks_get "$out" 'k["qdisc"]["kind"]')"
 	t_expect_eq "qdisc sent_packets delta" $n "$(ks_get "$out" 'k["qdisc"]["sent_packets"]')"
@@ -136,7 +137,7 @@ test_kstats_tbf_drops_match_tc() {
 	local out drops over
 	ks_need_tools
 	lab_setup --no-ipv6 --qdisc tbf:1mbit:10kb:10ms
-	out=$(ks_tmp)
+	ks_tmp out
 	# 2000 x 60 B at 1 mbit/s: about a second; the sender retries what tbf refuses.
 	ks_send_delta "$out" gen "$GEN_IF" 2000
 	t_expect_eq "qdisc kind" tbf "$(ks_get "$out" 'k["qdisc"]["kind"]')"
@@ -153,7 +154,7 @@ test_kstats_noqueue_and_bfifo() {
 	local n=500 out
 	ks_need_tools
 	lab_setup --no-ipv6
-	out=$(ks_tmp)
+	ks_tmp out
 	ks_send_delta "$out" gen "$GEN_IF" $n
 	t_expect_eq "default qdisc kind" noqueue "$(ks_get "$out" 'k["qdisc"]["kind"]')"
 	t_expect_eq "noqueue sent_packets" 0 "$(ks_get "$out" 'k["qdisc"]["sent_packets"]')"
@@ -182,7 +183,7 @@ test_kstats_mq_children() {
 	ks_need_tools
 	lab_setup --no-ipv6 --queues 2
 	tc -n "$GEN_NS" qdisc replace dev "$GEN_IF" root mq || t_fail "tc qdisc replace mq failed"
-	out=$(ks_tmp)
+	ks_tmp out
 	# One sender: its frames may all take one TX queue; the sums must hold anyway.
 	ks_send_delta "$out" gen "$GEN_IF" $n
 	t_expect_eq "qdisc kind" mq "$(ks_get "$out" 'k["qdisc"]["kind"]')"
@@ -198,8 +199,8 @@ test_kstats_veth_rx_xdp() {
 	local n=5000 out sinklog
 	ks_need_tools "$KSINK"
 	lab_setup --no-ipv6
-	out=$(ks_tmp)
-	sinklog=$(ks_tmp)
+	ks_tmp out
+	ks_tmp sinklog
 	lab_bg "$sinklog" sink "$KSINK" drop -j -i 100ms -d 60 "$SINK_IF"
 	local spid=$LAST_PID
 	wait_ready "$sinklog" "$spid" || t_fail "xdp-sink did not start: $(cat "$sinklog")"

@@ -250,13 +250,13 @@ test_rfc2544_latency_floor() {
 # maximum and says so.
 # serial: passing at the maximum needs a DUT and a sink that keep up
 test_rfc2544_any_pair() {
-	local out err
+	local out err res
 	lab_setup --dut forward --no-ipv6
-	out=$(mktemp) err=$(mktemp)
-	t_on_cleanup rm -f "$out" "$err"
+	out=$(mktemp) err=$(mktemp) res=$(mktemp -d)
+	t_on_cleanup rm -rf "$out" "$err" "$res"
 	python3 "$ROOT/testenv/rfc2544.py" --gen-if "$GEN_IF" --gen-ns "$GEN_NS" --sink-if "$SINK_IF" \
 		--sink-ns "$SINK_NS" --sizes 128 --trial 0.5 --warmup 0.2 --max-rate 20000 \
-		--tests throughput --json --no-plot --out "$(mktemp -d)" >"$out" 2>"$err" ||
+		--tests throughput --json --no-plot --out "$res" >"$out" 2>"$err" ||
 		t_fail "runner on $GEN_IF -> $SINK_IF failed: $(tail -n 5 "$err")"
 	t_expect_eq "sent = received" "$(rf_get "$out" trial 'o["sent"]')" "$(rf_get "$out" trial 'o["received"]')"
 	# On a busy machine the generator may fall short of even 20,000 pps: then the
@@ -280,14 +280,14 @@ test_rfc2544_any_pair() {
 # --json is progress as well as a result: each trial's record is printed when
 # the trial ends, while the run goes on, and the summary is the last record.
 test_rfc2544_json_progress() {
-	local out err pid
+	local out err res pid
 	lab_setup --dut forward --no-ipv6
-	out=$(mktemp) err=$(mktemp)
-	t_on_cleanup rm -f "$out" "$err"
+	out=$(mktemp) err=$(mktemp) res=$(mktemp -d)
+	t_on_cleanup rm -rf "$out" "$err" "$res"
 	# One throughput trial (the maximum passes), then three loss steps.
 	python3 "$ROOT/testenv/rfc2544.py" --gen-if "$GEN_IF" --gen-ns "$GEN_NS" --sink-if "$SINK_IF" \
 		--sink-ns "$SINK_NS" --sizes 128 --trial 0.5 --warmup 0.2 --max-rate 5000 \
-		--tests throughput,loss --loss-steps 3 --json --no-plot --out "$(mktemp -d)" \
+		--tests throughput,loss --loss-steps 3 --json --no-plot --out "$res" \
 		>"$out" 2>"$err" &
 	pid=$!
 	T_PIDS+=("$pid")
