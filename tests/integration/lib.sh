@@ -311,6 +311,20 @@ lab_exec_here() {
 	exec "${clock[@]}" ip netns exec "${!ns}" sh -c "$LAB_EXEC_SH" "testenv-$side" "${!bpffs}" "$@"
 }
 
+# t_key_file VAR: a fresh stamp key's file (24 random bytes, in hex) in VAR, removed at
+# cleanup. Not $(t_key_file): the cleanup it registers would be the subshell's, and the
+# file would stay behind.
+t_key_file() {
+	local -n _key_file=$1
+	_key_file=$(mktemp)
+	t_on_cleanup rm -f "$_key_file"
+	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$_key_file"
+}
+
+dut_gen_ip4() { # the DUT's address on the generator's side, as the kernel has it
+	json_text "$(ip -n "$DUT_NS" -j -4 addr show dev "$DUT_GEN_IF")" 'o[0]["addr_info"][0]["local"]'
+}
+
 # t_env_procs NAME=VALUE: the pids of the processes whose environment holds
 # NAME=VALUE, one a line: a test marks a run with a variable of its own, which
 # every process the run starts inherits, and finds what it left behind.

@@ -344,20 +344,6 @@ dframes() {
 		"$@" --if "$GEN_IF" --src-mac "$GEN_MAC" --src-ip "$GEN_IP4"
 }
 
-# A stamp key of this test's own: the frames it makes are the only genuine ones then.
-# cs_key VAR: a fresh stamp key's file in VAR, removed at cleanup. Not $(cs_key): the
-# cleanup it registers would be the subshell's, and the file would stay behind.
-cs_key() {
-	local -n _key_file=$1
-	_key_file=$(mktemp)
-	t_on_cleanup rm -f "$_key_file"
-	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$_key_file"
-}
-
-dut_gen_ip4() { # the DUT's address on the generator's side, as the kernel has it
-	json_text "$(ip -n "$DUT_NS" -j -4 addr show dev "$DUT_GEN_IF")" 'o[0]["addr_info"][0]["local"]'
-}
-
 # Thousands of stamps with distinct run ids and wrong tags dropped on the
 # host before a genuine run's: they take none of the tracer's run entries,
 # and every frame the genuine run lost still has its cause.
@@ -395,7 +381,7 @@ test_drop_causes_run_books_full() {
 	local key dut_ip mf d out unch n
 	dut_lab
 	dut_ip=$(dut_gen_ip4) || t_fail "the DUT has no IPv4 address on $DUT_GEN_IF"
-	cs_key key
+	t_key_file key
 	mf=$(mktemp) d=$(mktemp) out=$(mktemp)
 	t_on_cleanup rm -f "$mf" "$d" "$out"
 	"$SINK" drops -j -d 300 --drop-runs 16 --stamp-key "$key" >"$d" 2>&1 &
@@ -457,7 +443,7 @@ test_drop_causes_unidentified_by_time() {
 	local key dut_ip a b ra rb da db rd
 	dut_lab
 	dut_ip=$(dut_gen_ip4) || t_fail "the DUT has no IPv4 address on $DUT_GEN_IF"
-	cs_key key
+	t_key_file key
 	cs_sink_start --stamp-key "$key"
 	ra=0x5eed7000 rb=0x5eed7001
 	a=$(dframes mixed --key "$key" --dst-mac "$DUT_GEN_MAC" --dst-ip "$SINK_IP4" \

@@ -156,7 +156,7 @@ test_drops_backpressure_qdisc() {
 	T_LABS+=("$name")
 	# The scenario's lab and the tracer share the test's key (a lab keeps an
 	# XDPSG_STAMP_KEY its caller set).
-	drops_key XDPSG_STAMP_KEY
+	t_key_file XDPSG_STAMP_KEY
 	export XDPSG_STAMP_KEY
 	# The test's python for json_get and dsum: there is no lab_setup to start it.
 	json_server_start
@@ -295,20 +295,6 @@ dframes() {
 		"$@" --if "$GEN_IF" --src-mac "$GEN_MAC" --src-ip "$GEN_IP4"
 }
 
-# A stamp key of this test's own: the frames it makes are the only genuine ones then.
-# drops_key VAR: a fresh stamp key's file in VAR, removed at cleanup. Not $(drops_key): the
-# cleanup it registers would be the subshell's, and the file would stay behind.
-drops_key() {
-	local -n _key_file=$1
-	_key_file=$(mktemp)
-	t_on_cleanup rm -f "$_key_file"
-	head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$_key_file"
-}
-
-dut_gen_ip4() { # the DUT's address on the generator's side, as the kernel has it
-	json_text "$(ip -n "$DUT_NS" -j -4 addr show dev "$DUT_GEN_IF")" 'o[0]["addr_info"][0]["local"]'
-}
-
 udp_noports() { # NS: the namespace's UdpNoPorts
 	ip netns exec "$1" nstat -asz UdpNoPorts | awk '$1 == "UdpNoPorts" { print $2 }'
 }
@@ -321,7 +307,7 @@ udp_noports() { # NS: the namespace's UdpNoPorts
 test_drops_overflow() {
 	local key n ours sent unch
 	lab_setup --no-ipv6
-	drops_key key
+	t_key_file key
 	probe_start --drop-runs 16 --stamp-key "$key"
 	# 40 runs of 50 frames each to a port nobody listens on: NO_SOCKET.
 	sent=$(dframes runs --key "$key" --dst-mac "$SINK_MAC" --dst-ip "$SINK_IP4" --runs 40 \
@@ -487,7 +473,7 @@ drops_text_at_least() {
 test_drops_result_line() {
 	local key out
 	lab_setup --no-ipv6
-	drops_key key
+	t_key_file key
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
 	XDPSG_STAMP_KEY=$key "$SINK" drops -i 100ms -d 300 >"$out" 2>&1 &

@@ -114,7 +114,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (mount(argv[2], "/sys/fs/bpf", NULL, MS_BIND, NULL)) {
-		fprintf(stderr, "testenv: cannot mount bpffs on /sys/fs/bpf\n");
+		fprintf(stderr, "testenv: cannot mount bpffs on /sys/fs/bpf: %s: %s\n", argv[2],
+			strerror(errno));
 		return 1;
 	}
 	if (unready && unlink(unready) && errno != ENOENT)
