@@ -56,10 +56,11 @@ SKEL_DIR := $(BUILD)
 BPF_CFLAGS := -target bpf -O2 -g -Wall $(WERR) -Iinclude \
 	$(if $(MULTIARCH),-idirafter /usr/include/$(MULTIARCH))
 
-# The sanitized build at -O1, as the sanitizers' authors advise: reports as good, and it
-# compiles in less time (it is built on every 'make check').
+# The sanitized build at -Og: built on every 'make check', it took 19 s against 26 s at
+# -O1 and 18 s at -O0 (on this 2-CPU machine), and its tests ran as fast as at -O1 (-O0
+# doubled test_pkt's 3 s). The sanitizers report the same at any of them.
 ifeq ($(SANITIZE),1)
-CFLAGS ?= -O1 -g
+CFLAGS ?= -Og -g
 else
 CFLAGS ?= -O2 -g
 endif

@@ -284,15 +284,18 @@ rss_kib() { # PID: resident set now, and its high-water mark
 	awk '/^VmRSS:/ { r = $2 } /^VmHWM:/ { h = $2 } END { print r, h }' /proc/"$1"/status
 }
 
-# A million forged stamps, asked at 500 kpps (random run ids, send times 0
-# and far ahead, every other one to a wrong MAC: a file of them replayed by
+# Half a million forged stamps at 150 kpps (random run ids, send times 0 and
+# far ahead, every other one to a wrong MAC: a file of them replayed by
 # xdp-gen) during a genuine 100 kpps run on the same queue: the genuine run's
 # books are exact, the forged frames are all counted as forged, and the sink
-# grows by less than 16 MiB (they open no books and take no memory).
+# grows by less than 16 MiB (they open no books and take no memory). The
+# rates leave the sink room on a machine busy with other tests: a million at
+# 500 kpps into a 16k-frame UMEM once emptied its fill ring (the books said
+# so: 638 of the genuine run lost there).
 test_sink_runs_forged_flood() {
 	local ga gf pcap pid rss0 hwm0 rss1 hwm1 grown run
 	lab_setup --no-ipv6
-	runs_sink
+	runs_sink --ring-size 65536
 	pid=$(sink_pid) || t_fail "no xdp-sink process in $SINK_NS"
 	read -r rss0 hwm0 <<<"$(rss_kib "$pid")"
 	ga=$(mktemp) gf=$(mktemp) pcap=$(mktemp --suffix=.pcap)
@@ -301,11 +304,11 @@ test_sink_runs_forged_flood() {
 	gen_json "$ga" kernel -n 300000 -r 100k
 	local pa=$LAST_PID
 	wait_total "$ROUT" interval rx_packets 10000 || t_fail "the sink gets none of the run's frames"
-	lab_bg "$gf" gen "$GEN" xsk --pcap "$pcap" -n 1000000 -r 500k -j -q "$GEN_IF"
+	lab_bg "$gf" gen "$GEN" xsk --pcap "$pcap" -n 500000 -r 150k -j -q "$GEN_IF"
 	local pf=$LAST_PID
 	wait "$pf" || t_fail "the forger: $(tail -n 3 "$gf")"
 	wait "$pa" || t_fail "generator: $(tail -n 3 "$ga")"
-	echo "the forger's rate: $(json_get "$gf" summary 'int(o["pps"])') pps (asked 500k; a rate is never judged here)"
+	echo "the forger's rate: $(json_get "$gf" summary 'int(o["pps"])') pps (asked 150k; a rate is never judged here)"
 	read -r rss1 hwm1 <<<"$(rss_kib "$pid")"
 	runs_stop
 	run=$(json_get "$ga" summary 'o["run"]')
@@ -317,7 +320,7 @@ test_sink_runs_forged_flood() {
 	t_expect_eq "genuine run: reopened" 0 "$(rs "$sel['reopened']")"
 	t_expect_eq "the forged frames: forged, every one the sink read" \
 		"$(rs 'o["forged"]')" "$(($(rs 'o["rx_packets"]') - 300000 - $(rs 'o["marks"]')))"
-	t_expect_eq "the forged frames: all of them read" 1000000 "$(rs 'o["forged"]')"
+	t_expect_eq "the forged frames: all of them read" 500000 "$(rs 'o["forged"]')"
 	t_expect_eq "one run" 1 "$(rs 'len(o["runs"])')"
 	t_expect_eq "unexplained" 0 "$(rs 'o["unexplained"]')"
 	grown=$(((hwm1 > rss1 ? hwm1 : rss1) - rss0))
