@@ -28,18 +28,7 @@
 #include "shared.h"
 #include "stamp_tag.h"
 #include "xdp_drops.h"
-
-/*
- * The one parsing rule, run on a copy of the frame's first DROPS_SNAP bytes
- * in a per-CPU buffer. The walk reads only the copy (its cursor's end is the
- * copy's end, the frame's end only bounds the IP lengths), so it never
- * reaches an offset the mask changes. The verifier cannot know that: for it,
- * offsets masked below 512 keep every header a walk can reach (IPv6
- * extension headers of up to 2 KiB each, GENEVE options) inside DROPS_BUF.
- */
-#define PARSE_COPY
-#define PARSE_OFF_MASK 0x1ff
-#include "bpf/parsing.h"
+#include "drops_find.h"
 
 struct bpf_prog;
 
@@ -97,8 +86,6 @@ struct bpf_array {
 
 /* Set before load. */
 const volatile bool count_unstamped = true;
-/* The stamps' key, stamp_key's k0 and k1: only a stamp whose tag checks under it is a run's. */
-const volatile __u64 tag_k0, tag_k1;
 
 /* The run books: genuine runs' drops and marks (xdp_drops.h). */
 struct {
@@ -144,184 +131,9 @@ struct {
 	__type(value, struct cpu_self);
 } cpu_self SEC(".maps");
 
-/*
- * Bytes of a frame read to find the stamp: enough for two VLAN tags, an
- * outer IPv6 header, UDP and GENEVE, and an inner Ethernet, IPv6 and TCP
- * header (a power of two: the copy's length is masked to it).
- */
-#define DROPS_SNAP 256
-#define DROPS_BUF 4096
-_Static_assert(DROPS_SNAP <= PARSE_OFF_MASK, "the mask must never move the cursor back");
-#define DROPS_MIN_FRAME (14 + 20 + 8 + XDPSG_STAMP_SIZE)
 #define SKB_DROP_REASON_CONSUMED 1 /* 0 and 1 are not drops (consume_skb's) */
 #define MAC_HEADER_UNSET 0xffff
 #define REDIRECT_BY_IFINDEX 0x7fffffff /* bpf_redirect(): no map, map_id INT_MAX, tgt the device */
-
-struct drops_buf {
-	__u8 b[DROPS_BUF];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct drops_buf);
-} drops_scratch SEC(".maps");
-
-/* What find_stamp() found in a frame. */
-enum found {
-	FOUND_NONE, /* no stamp: counted as unstamped */
-	FOUND_UNREAD, /* its headers or its stamp go on beyond the copy: unidentified */
-	FOUND_FORGED, /* the magic, and a tag that fails the check */
-	FOUND_DATA, /* a data frame's stamp that passed the check */
-	FOUND_MARK, /* a mark that passed the check */
-};
-
-static __always_inline __u32 le32(const __u8 *p)
-{
-	return p[0] | p[1] << 8 | p[2] << 16 | (__u32)p[3] << 24;
-}
-
-/*
- * The stamp at offset off of the copy (its first n bytes hold the frame; a
- * mark's body too, if the copy holds it), checked as stamp_check() does:
- * SipHash-1-3 under the key set before load (stamp_tag.h), about 20 ns a
- * data frame. A mark's tag covers its body: six more words. Its enum found.
- *
- * A global function: the verifier checks it once, alone. Inlined, the tag's
- * rounds were walked again for every state the parse ended in, and half of
- * the tracer's start (1.1 s on this machine) was spent verifying them.
- */
-__noinline int check_stamp(struct drops_buf *buf, __u32 off, __u32 plen, __u32 n, __u32 *run)
-{
-	struct xdpsg_tag_state s;
-	const __u8 *p, *end;
-	__u32 head, seq, tag;
-	__u16 flow;
-	int i;
-
-	if (!buf || !run)
-		return FOUND_NONE;
-	/* Below the mask already (the walk's offsets are); masked again for the verifier. */
-	off &= PARSE_OFF_MASK;
-	p = buf->b + off;
-	end = buf->b + (n > DROPS_SNAP ? DROPS_SNAP : n);
-	if ((const void *)(p + XDPSG_STAMP_SIZE) > (const void *)end)
-		return FOUND_UNREAD;
-	head = le32(p);
-	*run = le32(p + XDPSG_STAMP_OFF_RUN);
-	flow = p[XDPSG_STAMP_OFF_FLOW] | p[XDPSG_STAMP_OFF_FLOW + 1] << 8;
-	seq = le32(p + XDPSG_STAMP_OFF_SEQ);
-	tag = le32(p + XDPSG_STAMP_OFF_TAG);
-	xdpsg_tag_flow(&s, tag_k0, tag_k1, *run, flow);
-	if (flow != XDPSG_MARK_FLOW)
-		return xdpsg_tag_data(&s, seq, head) == tag ? FOUND_DATA : FOUND_FORGED;
-	/* A mark without its body is as good as forged (stamp_check()'s rule). */
-	if (plen < XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE)
-		return FOUND_FORGED;
-	if ((const void *)(p + XDPSG_STAMP_SIZE + XDPSG_MARK_SIZE) > (const void *)end)
-		return FOUND_UNREAD;
-	xdpsg_tag_word(&s, xdpsg_tag_m1(seq, head));
-	for (i = 0; i < XDPSG_MARK_SIZE / 8; i++) {
-		const __u8 *w = p + XDPSG_STAMP_SIZE + i * 8;
-
-		xdpsg_tag_word(&s, le32(w) | (__u64)le32(w + 4) << 32);
-	}
-	return (__u32)xdpsg_tag_final(&s, 16 + XDPSG_MARK_SIZE) == tag ? FOUND_MARK : FOUND_FORGED;
-}
-
-/*
- * The stamp, if the frame (lin bytes readable at frame) carries one by the
- * rule of stamp_read(): include/bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
- * headers, one tunnel) to UDP or TCP data or an ICMP echo's data that starts
- * with the stamp's magic, then its tag checked. Only the first DROPS_SNAP
- * bytes (at most lin) are copied and read: a frame whose headers or stamp go
- * on beyond the copy (deep option chains, a paged payload) is unread, whose
- * it is unknown. The lengths in the headers are checked against the whole
- * frame (flen bytes, its paged part too).
- */
-/*
- * The walk over a copy (its first n bytes, of a frame of flen): the rest of
- * find_stamp(). A global function, as check_stamp() is, for the same reason:
- * inlined, the walk was verified once for each program that finds stamps
- * (kfree_skb and xdp_redirect_err), some 250 ms of the kernel's time each, at
- * every start of the tracer. On its own the verifier walks it once.
- */
-__noinline int find_stamp_in(struct drops_buf *buf, __u32 n, __u64 flen, __u32 *run)
-{
-	struct hdr_cursor c = {};
-	enum parse_result r;
-	__u32 plen;
-	__u8 *l4, *p;
-	bool cut;
-
-	if (!buf || !run)
-		return FOUND_NONE;
-	/* 1 to DROPS_SNAP, in a form the verifier follows (the caller's bound is not seen here). */
-	n = ((n - 1) & (DROPS_SNAP - 1)) + 1;
-	c.start = buf->b;
-	c.pos = buf->b;
-	c.end = buf->b + n;
-	/* Compared with, never read through. */
-	c.frame_end = buf->b + (flen > 0xffff ? 0xffff : flen);
-	cut = n < flen;
-	r = parse_frame(&c);
-	/* Cut short where the copy ends, not where the frame does: whose it is is unknown. */
-	if (r >= PARSE_ERR_ETH && cut)
-		return FOUND_UNREAD;
-	if (r > PARSE_ICMP6)
-		return FOUND_NONE;
-	l4 = c.l4;
-	p = c.payload;
-	if (!l4 || !p || (void *)(l4 + 1) > c.end)
-		return FOUND_NONE;
-	/* ICMP: only an echo's data is the sender's (stamp_read()'s rule). */
-	if (r == PARSE_ICMP4 && l4[0] != 8 && l4[0] != 0)
-		return FOUND_NONE;
-	if (r == PARSE_ICMP6 && l4[0] != 128 && l4[0] != 129)
-		return FOUND_NONE;
-	plen = c.l4_len - (__u32)(p - l4);
-	if (plen < XDPSG_STAMP_SIZE)
-		return FOUND_NONE;
-	if ((void *)(p + 1) > c.end)
-		return FOUND_UNREAD;
-	if (p[0] != XDPSG_STAMP_MAGIC)
-		return FOUND_NONE;
-	if ((void *)(p + XDPSG_STAMP_SIZE) > c.end)
-		return FOUND_UNREAD;
-	return check_stamp(buf, (__u32)(p - buf->b), plen, n, run);
-}
-
-/*
- * The stamp, if the frame (lin bytes readable at frame) carries one by the
- * rule of stamp_read(): include/bpf/parsing.h's walk (VLAN/QinQ, IPv6 extension
- * headers, one tunnel) to UDP or TCP data or an ICMP echo's data that starts
- * with the stamp's magic, then its tag checked. Only the first DROPS_SNAP
- * bytes (at most lin) are copied and read: a frame whose headers or stamp go
- * on beyond the copy (deep option chains, a paged payload) is unread, whose
- * it is unknown. The lengths in the headers are checked against the whole
- * frame (flen bytes, its paged part too).
- */
-static __always_inline enum found find_stamp(const void *frame, __s64 lin, __u64 flen, __u32 *run)
-{
-	struct drops_buf *buf;
-	__u32 zero = 0, n;
-
-	if (flen < DROPS_MIN_FRAME)
-		return FOUND_NONE;
-	if (lin <= 0)
-		return FOUND_UNREAD;
-	buf = bpf_map_lookup_elem(&drops_scratch, &zero);
-	if (!buf)
-		return FOUND_NONE;
-	n = lin > DROPS_SNAP ? DROPS_SNAP : (__u32)lin;
-	/* 1 to DROPS_SNAP, in a form the verifier follows. */
-	n = ((n - 1) & (DROPS_SNAP - 1)) + 1;
-	/* Only what the frame has: the copy's cost grows with its length. */
-	if (bpf_probe_read_kernel(buf->b, n, frame))
-		return FOUND_NONE;
-	return find_stamp_in(buf, n, flen, run);
-}
 
 static __always_inline struct xdpsg_drops_stats *stats(void)
 {

@@ -408,6 +408,18 @@ static __always_inline int parse_ip6_ext(struct hdr_cursor *c, __u8 *nexthdr, __
 	return ipv6_is_ext(*nexthdr) ? PARSE_ERR_IP6_EXT : 0;
 }
 
+/*
+ * A program may walk the extension headers in a function of its own
+ * (PARSE_IP6_EXT_WALK, with parse_ip6_ext()'s arguments and result): the
+ * verifier then checks the walk once, not again for every state the
+ * headers before it ended in.
+ */
+#ifdef PARSE_IP6_EXT_WALK
+static __always_inline int PARSE_IP6_EXT_WALK(struct hdr_cursor *c, __u8 *nexthdr, __u32 *room);
+#else
+#define PARSE_IP6_EXT_WALK parse_ip6_ext
+#endif
+
 static __always_inline int parse_ipv6(struct hdr_cursor *c, bool tunnels)
 {
 	parse_ip6_t *ip6h = c->pos;
@@ -426,7 +438,7 @@ static __always_inline int parse_ipv6(struct hdr_cursor *c, bool tunnels)
 	c->l3_len = sizeof(*ip6h) + plen;
 	c->pos = ip6h + 1;
 	nexthdr = ip6h->nexthdr;
-	r = parse_ip6_ext(c, &nexthdr, &plen);
+	r = PARSE_IP6_EXT_WALK(c, &nexthdr, &plen);
 	if (r)
 		return r;
 	return parse_ip_payload(c, nexthdr, plen, true, tunnels);
