@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <unistd.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
@@ -413,6 +414,22 @@ int xsk_queue_kick_tx(struct xsk_queue *q)
 		return 0;
 	}
 	return -errno;
+}
+
+bool xsk_queue_tx_round(struct xsk_queue *q, bool progress)
+{
+	struct pollfd p = { .fd = q->fd, .events = POLLOUT };
+
+	if (progress || q->busy_poll) {
+		q->tx_stuck = 0;
+		return false;
+	}
+	if (++q->tx_stuck < XSK_QUEUE_STUCK_ROUNDS)
+		return false;
+	/* In copy mode poll() also sends what the tx ring holds (xsk_poll()). */
+	q->cnt.tx_stall_waits++;
+	(void)poll(&p, 1, XSK_QUEUE_STUCK_WAIT_MS);
+	return true;
 }
 
 int xsk_queue_wakeup_rx(struct xsk_queue *q)

@@ -105,6 +105,7 @@ struct xsk_queue_counters {
 	__u64 tx_kicks; /* sendto calls */
 	__u64 tx_kick_again; /* sendto answered EAGAIN: its budget was used, frames remain */
 	__u64 tx_kick_busy; /* sendto answered EBUSY/ENOBUFS: retried later */
+	__u64 tx_stall_waits; /* poll() waits for room: the device took nothing for a while */
 };
 
 struct xsk_queue {
@@ -124,6 +125,7 @@ struct xsk_queue {
 	struct xsk_ring_cons rx;
 	struct xsk_ring_prod tx;
 	struct xsk_queue_counters cnt;
+	__u32 tx_stuck; /* xsk_queue_tx_round(): rounds in a row without progress */
 	/* xsk_queue_stats(): the last good reading, and how many reads failed (the reader's) */
 	struct xdp_statistics last_stats;
 	__u64 stats_failures;
@@ -224,6 +226,17 @@ int xsk_queue_set_tx_budget(struct xsk_queue *q, __u32 budget);
 
 /* Send/receive wakeups: a syscall only when the kernel asks (need_wakeup). */
 int xsk_queue_kick_tx(struct xsk_queue *q);
+
+/*
+ * After a sender's round: did the device take or return frames (progress)?
+ * XSK_QUEUE_STUCK_ROUNDS rounds in a row without (a link that went down, a
+ * queue that does not drain) and the thread waits in poll() for room in the
+ * tx ring, up to XSK_QUEUE_STUCK_WAIT_MS, instead of kicking in a loop at
+ * full CPU. Not with busy polling, whose syscalls drive the driver.
+ */
+#define XSK_QUEUE_STUCK_ROUNDS 4096U
+#define XSK_QUEUE_STUCK_WAIT_MS 10
+bool xsk_queue_tx_round(struct xsk_queue *q, bool progress); /* true: it waited */
 int xsk_queue_wakeup_rx(struct xsk_queue *q);
 
 static inline __u32 xsk_queue_rx_peek(struct xsk_queue *q, __u32 max, __u32 *idx)

@@ -400,6 +400,14 @@ test_sink_runs_end_not_seen() {
 		t_fail "RESULT: $(grep RESULT "$out")"
 	t_has "$out" 'run [0-9a-f]*: end not seen: frames after the last that arrived unknown' ||
 		t_fail "no run line: $(cat "$out")"
+	# The generator, facing a link that took nothing for seconds, waited for it rather
+	# than kicking in a loop at full CPU (some 500,000 kicks a second).
+	local kicks
+	t_has "$g" 'stalls: .*device_idle [1-9]' || t_fail "no device_idle waits: $(grep stalls: "$g")"
+	kicks=$(sed -n 's/.*(kicks \([0-9,]*\)).*/\1/p' "$g")
+	kicks=${kicks//,/}
+	[[ "$kicks" =~ ^[0-9]+$ ]] || t_fail "no kicks count: $(grep stalls: "$g")"
+	t_expect_le "kicks while the link was down" 100000 "$kicks"
 }
 
 # A generator whose clock is a day ahead of the sink's, as another host's

@@ -37,6 +37,8 @@ static const struct ctr_desc stall_rows[] = {
 	  "No free frame: waiting for completions." },
 	{ "kick_busy", GC(stall_kick), CTR_COUNTER, "waits", CTR_ALL, 0,
 	  "The kernel answered a kick with EAGAIN, EBUSY or ENOBUFS." },
+	{ "device_idle", GC(stall_idle), CTR_COUNTER, "waits", CTR_ALL, 0,
+	  "The device took and returned nothing for 4,096 rounds (a link down, a queue that does not drain): waited in poll() for room, up to 10 ms." },
 };
 
 const struct ctr_family gen_stalls = {

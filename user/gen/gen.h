@@ -92,6 +92,7 @@ struct gen_counters {
 	__u64 stall_ring; /* the transmit ring was full */
 	__u64 stall_frames; /* no free frame: waiting for completions */
 	__u64 stall_kick; /* the kick was answered EAGAIN/EBUSY/ENOBUFS */
+	__u64 stall_idle; /* the device took nothing for a while: waited in poll() */
 	__u64 kicks;
 	__u64 marks; /* marks the kernel took (marks.h): never in sent, bytes or the rate */
 	__u64 m[GEN_MODE_COUNTERS];

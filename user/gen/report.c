@@ -71,6 +71,7 @@ static void counters_add(struct gen_counters *d, const struct gen_counters *s)
 	d->stall_ring += CNT_READ(s->stall_ring);
 	d->stall_frames += CNT_READ(s->stall_frames);
 	d->stall_kick += CNT_READ(s->stall_kick);
+	d->stall_idle += CNT_READ(s->stall_idle);
 	d->kicks += CNT_READ(s->kicks);
 	d->marks += CNT_READ(s->marks);
 	for (k = 0; k < GEN_MODE_COUNTERS; k++)

@@ -347,10 +347,9 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 	if (x->rp)
 		x->rp->t0 = t->pace.t0;
 	while (!gen_should_stop(g)) {
+		__u32 want, reaped = xsk_reap(t, x);
 		__u64 now;
-		__u32 want;
 
-		xsk_reap(t, x);
 		/* Returns first: what came back while we slept is timed before we send more. */
 		if (x->rtt)
 			rtt_q_poll(x->rtt);
@@ -374,6 +373,8 @@ static void xsk_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addrs)
 		}
 		want = xsk_send(t, x, t->pg, addrs, want, now, t->pace.rate);
 		pace_sent(&t->pace, want);
+		if (xsk_queue_tx_round(x->q, reaped || want))
+			CNT_ADD(t->c.stall_idle, 1);
 		if (!want) {
 			xsk_kick(t, x);
 			continue;
@@ -408,9 +409,8 @@ static void xsk_streams_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addr
 	spin = g->cfg->xsk.busy_poll || rate >= XSK_SPIN_RATE;
 	while (!gen_should_stop(g)) {
 		__u64 now = now_ns(), first = 0, bytes;
-		bool left = false, went = false;
+		bool left = false, went = false, reaped = xsk_reap(t, x);
 
-		xsk_reap(t, x);
 		for (s = 0; s < g->nstreams; s++) {
 			struct gen_tstream *ts = &t->ts[s];
 			__u32 want, i;
@@ -436,6 +436,8 @@ static void xsk_streams_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addr
 		xsk_kick(t, x);
 		if (!went && first)
 			pace_wait(first, spin);
+		else if (xsk_queue_tx_round(x->q, reaped || went))
+			CNT_ADD(t->c.stall_idle, 1);
 	}
 	xsk_drain(t, x);
 }
