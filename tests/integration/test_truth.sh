@@ -30,6 +30,14 @@ tr_py() { # FILE EXPR
 	py_call tr_py "$1" "$2"
 }
 
+# tr_gen OUT ARGS...: xdp-gen ARGS on the lab's generator side, its output in OUT; a
+# failure shows it.
+tr_gen() {
+	local out=$1
+	shift
+	lab_exec gen "$GEN" "$@" "$GEN_IF" >"$out" 2>&1 || t_fail "xdp-gen $* failed: $(cat "$out")"
+}
+
 # The issue's case: 2 queues, a generator on both, a default xsk sink: every
 # frame sent is heard: nothing without a socket, nothing unchecked, and every
 # frame received or dropped at a layer that names it. A busy machine may stall
@@ -110,14 +118,14 @@ test_truth_missed_rate_is_said() {
 	lab_setup --no-ipv6
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	lab_exec gen "$GEN" xsk -r 50000000 -d 1 -j "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	tr_gen "$out" xsk -r 50000000 -d 1 -j
 	t_expect_eq "rate_reached at 50 Mpps" False "$(tr_py "$out" 's[-1]["rate_reached"]')"
 	t_expect_eq "rate_asked" 50000000 "$(tr_py "$out" 's[-1]["rate_asked"]')"
-	lab_exec gen "$GEN" xsk -r 50000000 -d 1 "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	tr_gen "$out" xsk -r 50000000 -d 1
 	grep -q '^  rate:     NOT reached: .* of the 50.0M asked' "$out" ||
 		t_fail "no 'rate: NOT reached' line: $(cat "$out")"
 	[[ "$(tail -n 1 "$out")" == RESULT:*"rate NOT reached"* ]] || t_fail "RESULT: $(tail -n 1 "$out")"
-	lab_exec gen "$GEN" xsk -n 1001 -j "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	tr_gen "$out" xsk -n 1001 -j
 	t_expect_eq "no rate_reached without --rate" False "$(tr_py "$out" '"rate_reached" in s[-1]')"
 }
 
@@ -129,7 +137,7 @@ test_truth_easy_rate_is_reached() {
 	lab_setup --no-ipv6
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	lab_exec gen "$GEN" xsk -r 2000 -n 2001 -j "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	tr_gen "$out" xsk -r 2000 -n 2001 -j
 	t_expect_eq "rate_reached at 2 kpps" True "$(tr_py "$out" 's[-1]["rate_reached"]')"
 }
 
@@ -145,7 +153,7 @@ test_truth_rates_agree() {
 	lab_bg "$s" sink "$SINK" drop -j -d 4 "$SINK_IF"
 	local ps=$LAST_PID
 	t_wait_for "$s" '"type":"ready"' 20 || t_fail "sink did not start: $(cat "$s")"
-	lab_exec gen "$GEN" xsk -r 200000 -n 300001 -j "$GEN_IF" >"$g" 2>&1 || t_fail "$(cat "$g")"
+	tr_gen "$g" xsk -r 200000 -n 300001 -j
 	wait "$ps"
 	t_expect_eq "sink summary basis" active "$(tr_py "$s" 's[-1]["rate_basis"]')"
 	t_expect_eq "sink pps is the active rate" True \
@@ -164,7 +172,7 @@ test_truth_rates_agree() {
 	lab_bg "$s" sink "$SINK" drop -d 3 "$SINK_IF"
 	ps=$LAST_PID
 	t_wait_for "$s" 'Ctrl-C to stop' 20 || t_fail "sink did not start: $(cat "$s")"
-	lab_exec gen "$GEN" xsk -r 200000 -n 200001 "$GEN_IF" >"$g" 2>&1 || t_fail "$(cat "$g")"
+	tr_gen "$g" xsk -r 200000 -n 200001
 	wait "$ps"
 	t_expect_eq "text rows of a 3 s run" 3 "$(grep -c '^ *[0-9.]*s  rx ' "$s")"
 	grep -q '^  rate: .* over the [0-9.]* s from the first packet' "$s" || t_fail "rate line: $(cat "$s")"
@@ -244,7 +252,7 @@ test_truth_gen_kernel_stats_in_text() {
 	lab_setup --no-ipv6
 	g=$(mktemp)
 	t_on_cleanup rm -f "$g"
-	lab_exec gen "$GEN" qdisc --kernel-stats -d 2 -r 10k "$GEN_IF" >"$g" 2>&1 || t_fail "$(cat "$g")"
+	tr_gen "$g" qdisc --kernel-stats -d 2 -r 10k
 	t_expect_ge "qdisc lines" 2 "$(grep -c '^  qdisc ' "$g")"
 	grep -q 'AF_PACKET through the qdisc' "$g" || t_fail "qdisc mode's header: $(head -n 1 "$g")"
 }
@@ -258,12 +266,12 @@ test_truth_tiny_runs_no_rate() {
 	lab_setup --no-ipv6
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	lab_exec gen "$GEN" xsk -n 10 "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	tr_gen "$out" xsk -n 10
 	grep -q '^xdp-gen xsk .*(sent in [0-9.]* ms: too short to figure a rate)' "$out" ||
 		t_fail "summary of 10 frames: $(cat "$out")"
 	[[ "$(tail -n 1 "$out")" == "RESULT: 10 of 10 asked sent in "*" ms (too short for a rate)" ]] ||
 		t_fail "RESULT of 10 frames: $(tail -n 1 "$out")"
-	lab_exec gen "$GEN" xsk -n 20000 -r 50000000 "$GEN_IF" >"$out" 2>&1 || t_fail "$(cat "$out")"
+	tr_gen "$out" xsk -n 20000 -r 50000000
 	grep -q '^  rate:     not judged: .*too short' "$out" || t_fail "rate line: $(cat "$out")"
 	grep -q 'sends no faster' "$out" && t_fail "a short run blamed on the machine: $(cat "$out")"
 	[[ "$(tail -n 1 "$out")" == RESULT:*"rate not judged: too short a run (asked 50.0M pps)" ]] ||
