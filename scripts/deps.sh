@@ -10,7 +10,7 @@ PKGS=(
 	make gcc pkg-config clang llvm clang-format
 	libbpf-dev libxdp-dev libpcap0.8-dev bpftool libelf-dev zlib1g-dev libmnl-dev
 	iproute2 iputils-ping ethtool procps util-linux tcpdump gnuplot-nox python3
-	prometheus tshark dpkg-dev python3-scapy python3-jsonschema
+	prometheus tshark dpkg-dev python3-scapy python3-jsonschema bash-builtins
 )
 
 # Test hook: XDPSG_DEPS_EXTRA adds package names (to exercise the missing path).

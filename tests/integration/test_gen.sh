@@ -333,9 +333,10 @@ frames_valid_body() { # MODE
 		sizes+=("$n")
 		total=$((total + n))
 	done
-	pcap=$(mktemp --suffix .pcap)
-	tlog=$(mktemp)
-	t_on_cleanup rm -f "$pcap" "$pcap".* "$tlog"
+	pcap=$(mktemp --suffix .pcap) && tlog=$(mktemp) || t_fail "mktemp failed"
+	# The cleanup is eval'd, and its glob expanded again then: never with an empty name,
+	# which would leave '.*', the dotfiles of the test's directory.
+	t_on_cleanup rm -f "$pcap" "$pcap.*" "$tlog"
 	# --immediate-mode: frames reach tcpdump (and it exits after the last) at
 	# once, not when a buffer block fills or times out; -s: with it the ring
 	# has a slot per snap length, and 256 KiB slots leave room for 8 frames.
