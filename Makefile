@@ -6,6 +6,11 @@
 VERSION := 0.1.0
 
 BUILD ?= build
+# One spelling of the build directory, whoever calls: tests/run.sh exports it absolute, a
+# user types it relative, and the dependency files (-MMD) name their targets as spelled. Two
+# spellings were two sets of targets for one tree: after a header changed, objects last built
+# under the other spelling were not rebuilt, and a struct's two sizes crashed xdp-sink.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(abspath $(BUILD)))
 ifeq ($(SANITIZE),1)
 OUT := $(BUILD)/sanitize
 else

@@ -45,6 +45,12 @@ const volatile bool remote_pass = false;
 const volatile bool rx_time = false;
 /* xsk --time-all: time every frame, whatever the rate (see struct xdpsg_rx_meta). */
 const volatile bool rx_time_all = false;
+/*
+ * Loaded frags-aware (BPF_F_XDP_HAS_FRAGS), for a link whose frames may not fit
+ * one buffer (jumbo frames): a frame's length is that of all its buffers. The
+ * headers, the stamp and the packet ops are read in the first buffer as ever.
+ */
+const volatile bool frags = false;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -193,6 +199,14 @@ static __always_inline void count_parse(struct xdp_md *ctx, struct sink_stats *s
 	s->ipip += !!(layers & PARSE_L_IPIP);
 }
 
+/* The frame's length: with frags, summed over all its buffers. */
+static __always_inline __u32 frame_len(struct xdp_md *ctx)
+{
+	if (frags)
+		return (__u32)bpf_xdp_get_buff_len(ctx);
+	return ctx->data_end - ctx->data;
+}
+
 /* This frame's queue slot in the counters, on this CPU. */
 static __always_inline struct sink_stats *slot(struct xdp_md *ctx)
 {
@@ -208,7 +222,7 @@ static __always_inline struct sink_stats *count_in(struct xdp_md *ctx, struct si
 	if (!s)
 		return NULL;
 	s->packets++;
-	s->bytes += ctx->data_end - ctx->data;
+	s->bytes += frame_len(ctx);
 	if (do_parse)
 		count_parse(ctx, s);
 	burn();
@@ -228,7 +242,7 @@ static __always_inline struct sink_stats *count(struct xdp_md *ctx)
  */
 static __always_inline void sample(struct xdp_md *ctx, struct sink_stats *s)
 {
-	__u32 key = 0, len = ctx->data_end - ctx->data;
+	__u32 key = 0, len = frame_len(ctx);
 	struct xdpsg_sample_state *st;
 	struct xdpsg_sample *rec;
 	__u64 cap;
@@ -468,7 +482,7 @@ int xdp_sink_cpumap(struct xdp_md *ctx)
 	c = bpf_map_lookup_elem(&cpumap_stats, &zero);
 	if (c) {
 		c->packets++;
-		c->bytes += ctx->data_end - ctx->data;
+		c->bytes += frame_len(ctx);
 		if (remote_pass)
 			c->pass++;
 		else

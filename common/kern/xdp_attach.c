@@ -234,7 +234,20 @@ static int attach_libxdp(struct xdp_attachment *a, struct bpf_object *obj, const
 	err = xdp_program__attach(a->prog, o->ifindex, a->mode, 0);
 	log_libbpf_expect_failures(false);
 	if (err) {
-		if (err == -EOPNOTSUPP && a->mode == XDP_MODE_NATIVE)
+		/*
+		 * veth (and drivers alike) refuse a program that is not frags-aware
+		 * where a frame may not fit one page: an MTU above about 3.5 KB.
+		 */
+		if (err == -ERANGE) {
+			char mtu[32] = "";
+
+			if (o->mtu)
+				snprintf(mtu, sizeof(mtu), " (%u)", o->mtu);
+			pr_warn("cannot attach %s to %s: its MTU%s is too large for a program that takes frames in one buffer (about 3.5 KB on veth); lower it (ip link set dev %s mtu 3000)%s%s\n",
+				prog_name, o->ifname, mtu, o->ifname, o->mtu_hint ? " or " : "",
+				o->mtu_hint ? o->mtu_hint : "");
+			err = -EOPNOTSUPP;
+		} else if (err == -EOPNOTSUPP && a->mode == XDP_MODE_NATIVE)
 			pr_warn("native XDP is not supported on %s; use -m skb\n", o->ifname);
 		else if (err == -EOPNOTSUPP || err == -EINVAL)
 			pr_warn("cannot attach XDP to %s in %s mode: %s; check the MTU (native XDP on veth needs about 3.5 KB or less) or try the other -m mode\n",

@@ -26,14 +26,18 @@ struct xdp_attach_opts {
 	int ifindex;
 	enum xdpsg_mode mode;
 	bool force;
+	unsigned int mtu; /* the interface's, for the message when it is too large (0: unknown) */
+	/* What to do instead when the MTU is too large for the program: "use ...". */
+	const char *mtu_hint;
 };
 
 struct xdp_attachment;
 
 /*
  * 0 on success. On failure prints one line naming the problem and the fix and
- * returns -EBUSY (interface taken), -EOPNOTSUPP (mode unsupported) or another
- * -errno (runtime failure).
+ * returns -EBUSY (interface taken), -EOPNOTSUPP (mode unsupported, or the
+ * interface's MTU too large for a program that takes frames in one buffer)
+ * or another -errno (runtime failure).
  */
 int xdp_attachment__create(struct bpf_object *obj, const char *prog_name,
 			   const struct xdp_attach_opts *opts, struct xdp_attachment **out);

@@ -296,13 +296,20 @@ static int load(struct sink *sk)
 	sample_configure(sk);
 	if (sk->ops->configure)
 		sk->ops->configure(sk);
+	sk->frags = sk->ops->frags && sk->ifc.mtu > SINK_MTU_ONE_BUF;
+	sk->skel->rodata->frags = sk->frags;
 	bpf_object__for_each_program(p, sk->skel->obj) {
 		const char *name = bpf_program__name(p);
+		bool load = !strcmp(name, sk->ops->prog) ||
+			    (sk->ops->remote_prog && !strcmp(name, sk->ops->remote_prog));
 
-		bpf_program__set_autoload(p, !strcmp(name, sk->ops->prog) ||
-						     (sk->ops->remote_prog &&
-						      !strcmp(name, sk->ops->remote_prog)));
+		bpf_program__set_autoload(p, load);
+		if (load && sk->frags)
+			bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_HAS_FRAGS);
 	}
+	if (sk->frags)
+		pr_debug("%s has an MTU of %u: %s loaded frags-aware (frames of several buffers)\n",
+			 sk->ifc.name, sk->ifc.mtu, sk->ops->prog);
 	err = xdp_sink_bpf__load(sk->skel);
 	if (err) {
 		pr_warn("cannot load the BPF programs: %s (run with -vv for the verifier's log)\n",
@@ -322,6 +329,11 @@ int sink_setup(struct sink *sk)
 		.ifindex = sk->ifc.ifindex,
 		.mode = sk->cfg->xdp_mode,
 		.force = sk->cfg->force,
+		.mtu = sk->ifc.mtu,
+		.mtu_hint = sk->ops->frags ?
+				    NULL :
+				    "use xdp-sink drop, pass, tx, redirect or redirect-cpu, "
+				    "which take jumbo frames",
 	};
 	int err;
 
