@@ -72,3 +72,26 @@ test_jumbo_xsk_refused() {
 	lab_exec sink test -e /sys/fs/bpf/xdp-sink && t_fail "a refused run left pins"
 	return 0
 }
+
+# A size a generator mode cannot send on a 9000-byte link: one line naming the limit
+# and the mode that sends it, exit 2, nothing attached. qdisc sends up to the MTU.
+test_jumbo_gen_sizes() {
+	local what args pat msg rc
+	lab_setup --no-ipv6 --mtu 9000
+	while IFS='|' read -r what args pat; do
+		# shellcheck disable=SC2086
+		msg=$(lab_exec gen "$GEN" $args -n 10 -q "$GEN_IF" 2>&1 >/dev/null)
+		rc=$?
+		t_expect_eq "$what: exit code" 2 "$rc"
+		t_expect_eq "$what: lines ($msg)" 1 "$(grep -c . <<<"$msg")"
+		[[ "$msg" == *"$pat"* ]] || t_fail "$what: expected '$pat', got: $msg"
+		wait_xdp "$GEN_NS" "$GEN_IF" none || t_fail "$what: left a program attached"
+	done <<-'LIST'
+		xsk 9000 bytes|xsk -s 9000|4096 bytes at most); use -s 4096 or less, or 'xdp-gen qdisc'
+		xsk 3000 bytes in 2048|xsk -s 3000 --frame-size 2048|use --frame-size 4096
+		kernel 4000 bytes|kernel -s 4000|(3408, a kernel limit); use -s 3408 or less, or 'xdp-gen xsk --frame-size 4096'
+		kernel 9000 bytes|kernel -s 9000|or 'xdp-gen qdisc'
+		qdisc above the MTU|qdisc -s 9100|the 9014-byte maximum frame (MTU 9000 + 14)
+	LIST
+	lab_exec gen "$GEN" qdisc -s 9014 -n 10 -q "$GEN_IF" || t_fail "qdisc -s 9014 (the MTU's frame) refused"
+}

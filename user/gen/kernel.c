@@ -108,9 +108,13 @@ static int kernel_preflight(struct gen *g)
 		return -EINVAL;
 	}
 	if (pkt_gen_max_len(g->th[0].pg) > XDPSG_LIVE_FRAME_MAX) {
+		unsigned int len = pkt_gen_max_len(g->th[0].pg);
+
+		/* The mode that sends it: xsk up to one 4096-byte UMEM frame, qdisc up to the MTU. */
 		fprintf(stderr,
-			"xdp-gen: frames of %u bytes are larger than live frames allow (%d); use -s %d or less, or 'xdp-gen xsk'\n",
-			pkt_gen_max_len(g->th[0].pg), XDPSG_LIVE_FRAME_MAX, XDPSG_LIVE_FRAME_MAX);
+			"xdp-gen: frames of %u bytes are larger than live frames allow (%d, a kernel limit); use -s %d or less, or '%s', which sends them\n",
+			len, XDPSG_LIVE_FRAME_MAX, XDPSG_LIVE_FRAME_MAX,
+			len <= 4096 ? "xdp-gen xsk --frame-size 4096" : "xdp-gen qdisc");
 		return -EINVAL;
 	}
 	return kernel_check_peer(g);
