@@ -7,6 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
+/* The IP headers' lengths are checked against the whole frame, of which a buffer may hold less. */
+#define PARSE_COPY
 #include "bpf/parsing.h"
 #include "pkt/read.h"
 
@@ -58,10 +60,16 @@ _Static_assert(PKT_TUNNEL_LAYERS == (PARSE_L_VXLAN | PARSE_L_GENEVE | PARSE_L_GR
 
 int pkt_parse_l4(const void *frame, unsigned int len, struct pkt_info *out)
 {
+	return pkt_parse_l4_part(frame, len, len, out);
+}
+
+int pkt_parse_l4_part(const void *frame, unsigned int len, unsigned int flen, struct pkt_info *out)
+{
 	struct hdr_cursor c = {
 		.start = (void *)frame,
 		.pos = (void *)frame,
 		.end = (__u8 *)frame + len,
+		.frame_end = (__u8 *)frame + (flen > len ? flen : len),
 	};
 	const __u8 *p = frame;
 	enum parse_result r = parse_frame(&c);

@@ -60,6 +60,12 @@ struct pkt_info {
  * headers say, bad lengths). The stamp sits at payload_off.
  */
 int pkt_parse_l4(const void *frame, unsigned int len, struct pkt_info *out);
+/*
+ * pkt_parse_l4() of a frame's first buffer: len bytes of a frame of flen (a
+ * frame of several buffers, jumbo frames). The headers must be in the buffer;
+ * the IP lengths are checked against flen, and the payload may go on past len.
+ */
+int pkt_parse_l4_part(const void *frame, unsigned int len, unsigned int flen, struct pkt_info *out);
 
 /* pkt_parse_l4() for UDP outside any tunnel only (where a stamp may be rewritten); -ENOENT else. */
 int pkt_parse_udp(const void *frame, unsigned int len, struct pkt_info *out);

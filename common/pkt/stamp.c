@@ -291,13 +291,14 @@ int stamp_check(const void *p, unsigned int plen, const struct stamp_key *key, s
 }
 
 /* Where the stamp would be: 0 with *at and *plen set, or stamp_read()'s error. */
-static int stamp_place(const void *frame, unsigned int len, const __u8 **at, unsigned int *plen)
+static int stamp_place(const void *frame, unsigned int len, unsigned int flen, const __u8 **at,
+		       unsigned int *plen)
 {
 	const __u8 *p = frame;
 	struct pkt_info pi;
 	int ret;
 
-	ret = pkt_parse_l4(frame, len, &pi);
+	ret = pkt_parse_l4_part(frame, len, flen, &pi);
 	if (ret)
 		return ret;
 	/*
@@ -309,26 +310,40 @@ static int stamp_place(const void *frame, unsigned int len, const __u8 **at, uns
 	    !icmp_is_echo(pi.proto, p[pi.l4_off]))
 		return -ENOENT;
 	*at = p + pi.payload_off;
-	*plen = pi.payload_len;
+	/* What of the payload is in this buffer: all of it, but in a frame's first buffer. */
+	*plen = pi.payload_off + pi.payload_len <= len ? pi.payload_len :
+		pi.payload_off < len		       ? len - pi.payload_off :
+							 0;
 	return 0;
 }
 
 int stamp_read(const void *frame, unsigned int len, const struct stamp_key *key, struct stamp *out)
 {
+	return stamp_read_part(frame, len, len, key, out);
+}
+
+int stamp_read_part(const void *frame, unsigned int len, unsigned int flen,
+		    const struct stamp_key *key, struct stamp *out)
+{
 	const __u8 *at;
 	unsigned int plen;
-	int ret = stamp_place(frame, len, &at, &plen);
+	int ret = stamp_place(frame, len, flen, &at, &plen);
 
 	return ret ? ret : stamp_check(at, plen, key, out);
 }
 
 int stamp_peek(const void *frame, unsigned int len, struct stamp *out)
 {
+	return stamp_peek_part(frame, len, len, out);
+}
+
+int stamp_peek_part(const void *frame, unsigned int len, unsigned int flen, struct stamp *out)
+{
 	struct xdpsg_mark le;
 	struct xdpsg_stamp st;
 	const __u8 *at;
 	unsigned int plen;
-	int ret = stamp_place(frame, len, &at, &plen);
+	int ret = stamp_place(frame, len, flen, &at, &plen);
 
 	if (ret)
 		return ret;

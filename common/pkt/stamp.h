@@ -164,6 +164,9 @@ void stamp_write_mark(void *at, const struct stamp_key *k, __u32 run, __u64 ts_n
  * key), out filled as read.
  */
 int stamp_read(const void *frame, unsigned int len, const struct stamp_key *key, struct stamp *out);
+/* stamp_read() in a frame's first buffer: len bytes of a frame of flen (pkt_parse_l4_part()). */
+int stamp_read_part(const void *frame, unsigned int len, unsigned int flen,
+		    const struct stamp_key *key, struct stamp *out);
 
 /*
  * stamp_read() without the keyed check: what the stamp says, as read. For
@@ -171,6 +174,7 @@ int stamp_read(const void *frame, unsigned int len, const struct stamp_key *key,
  * books.
  */
 int stamp_peek(const void *frame, unsigned int len, struct stamp *out);
+int stamp_peek_part(const void *frame, unsigned int len, unsigned int flen, struct stamp *out);
 
 /* Check the stamp (and a mark's body after it) at payload p of plen bytes: as stamp_read(). */
 int stamp_check(const void *p, unsigned int plen, const struct stamp_key *key, struct stamp *out);

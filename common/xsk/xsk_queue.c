@@ -206,7 +206,8 @@ static int bind_socket(struct xsk_queue *q, const struct xsk_queue_opts *o, __u3
 
 	for (;;) {
 		cfg.bind_flags = (try_zc ? XDP_ZEROCOPY : XDP_COPY) |
-				 (o->need_wakeup ? XDP_USE_NEED_WAKEUP : 0);
+				 (o->need_wakeup ? XDP_USE_NEED_WAKEUP : 0) |
+				 (o->sg ? XDP_USE_SG : 0);
 		err = umem_register(q->umem, fill_size, comp_size);
 		if (err)
 			return err;

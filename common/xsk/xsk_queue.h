@@ -80,6 +80,14 @@ enum xsk_copy_mode {
 	XSK_COPY_MODE_ZEROCOPY,
 };
 
+/* Multi-buffer AF_XDP (Linux 6.6), for uapi headers older than that. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0) /* in xdp_desc.options: the frame goes on in the next one */
+#endif
+
 struct xsk_queue_opts {
 	const char *ifname;
 	__u32 queue_id;
@@ -93,6 +101,8 @@ struct xsk_queue_opts {
 	bool rx, tx;
 	enum xsk_copy_mode mode;
 	bool need_wakeup;
+	/* XDP_USE_SG: a frame of several buffers arrives as a chain of descriptors */
+	bool sg;
 	bool busy_poll;
 	__u32 busy_poll_usecs; /* 0: 20 */
 	__u32 batch; /* ring batch, and SO_BUSY_POLL_BUDGET */

@@ -25,6 +25,7 @@ static struct pkt_gen *make_gen(bool v6, unsigned int size, bool no_stamp)
 	struct pkt_gen *g;
 
 	pkt_opts_init(&o);
+	o.max_size = 9014; /* a 9000-byte link */
 	if (v6) {
 		pkt_text_ip_range("fd00::1", &o.src_ip, err, sizeof(err));
 		pkt_text_ip_range("fd00::2", &o.dst_ip, err, sizeof(err));
@@ -85,6 +86,45 @@ static void test_round_trip_large(void)
 {
 	check_round_trip(false, 1514);
 	check_round_trip(true, 1514);
+}
+
+/*
+ * A jumbo frame's first buffer (AF_XDP multi-buffer): the headers and the stamp
+ * are in it, the IP length is the whole frame's. Read as the first part of a
+ * frame of that length (or of one that may be longer) the stamp is found; read
+ * as a whole frame it is truncated, as ever.
+ */
+static void check_first_buffer(bool v6)
+{
+	struct pkt_gen *g = make_gen(v6, 9000, false);
+	struct stamp_key k;
+	struct stamp st;
+	static __u8 f[9000];
+	unsigned int len;
+
+	if (!ASSERT_TRUE(g, "create"))
+		return;
+	stamp_key_public(&k);
+	pkt_gen_prefill(g, f);
+	len = pkt_gen_write(g, f, 2, 77, 0x1000);
+	ASSERT_EQ(len, 9000, "frame length");
+	ASSERT_EQ(stamp_read_part(f, 3000, len, &k, &st), STAMP_DATA, "first 3000 of 9000");
+	ASSERT_EQ(st.flow, 2, "flow");
+	ASSERT_EQ_U64(st.seq, 77, "seq");
+	ASSERT_EQ(stamp_read_part(f, 3000, 0xffff, &k, &st), STAMP_DATA, "length unknown yet");
+	ASSERT_EQ(stamp_peek_part(f, 3000, len, &st), STAMP_DATA, "peek, first buffer");
+	ASSERT_ERR(stamp_read_part(f, 3000, 8999, &k, &st), -EINVAL,
+		   "a frame shorter than its IP length");
+	ASSERT_ERR(rd(f, 3000, &st), -EINVAL, "the first buffer as a whole frame");
+	ASSERT_ERR(stamp_read_part(f, v6 ? 50 : 30, len, &k, &st), -EINVAL,
+		   "headers past the buffer");
+	pkt_gen__destroy(g);
+}
+
+static void test_first_buffer(void)
+{
+	check_first_buffer(false);
+	check_first_buffer(true);
 }
 
 static void test_foreign(void)
@@ -415,7 +455,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(foreign),	      TEST_CASE(foreign_v6),	    TEST_CASE(icmp_echo_only),
 	TEST_CASE(siphash_reference), TEST_CASE(tag_is_siphash13),  TEST_CASE(forged),
 	TEST_CASE(mark_round_trip),   TEST_CASE(key_files),	    TEST_CASE(retime),
-	TEST_CASE(time_wrap),
+	TEST_CASE(time_wrap),	      TEST_CASE(first_buffer),
 };
 
 TEST_MAIN("stamp", cases)

@@ -330,10 +330,6 @@ int sink_setup(struct sink *sk)
 		.mode = sk->cfg->xdp_mode,
 		.force = sk->cfg->force,
 		.mtu = sk->ifc.mtu,
-		.mtu_hint = sk->ops->frags ?
-				    NULL :
-				    "use xdp-sink drop, pass, tx, redirect or redirect-cpu, "
-				    "which take jumbo frames",
 	};
 	int err;
 

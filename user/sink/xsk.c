@@ -155,6 +155,7 @@ static int xq_setup(struct xq *x)
 	cli.frame_size = xs->frame_size;
 	xsk_queue_opts_cli(&o, x->sk->ifc.name, x->queue, x->cpu, &cli, (__u32)cfg->batch,
 			   (__u32)cfg->ring_size, 0);
+	o.sg = x->sk->frags;
 	err = xsk_queue__create(&x->q, &o);
 	if (err)
 		return err;
@@ -292,9 +293,11 @@ static bool unkeyed_hook(void)
 	return v && !strcmp(v, "1");
 }
 
-static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, struct stamp *st)
+static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, __u32 flen,
+			   struct stamp *st)
 {
-	return x->unkeyed ? stamp_peek(data, len, st) : stamp_read(data, len, &x->sk->key, st);
+	return x->unkeyed ? stamp_peek_part(data, len, flen, st) :
+			    stamp_read_part(data, len, flen, &x->sk->key, st);
 }
 #else
 static bool unkeyed_hook(void)
@@ -302,23 +305,35 @@ static bool unkeyed_hook(void)
 	return false;
 }
 
-static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, struct stamp *st)
+static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, __u32 flen,
+			   struct stamp *st)
 {
-	return stamp_read(data, len, &x->sk->key, st);
+	return stamp_read_part(data, len, flen, &x->sk->key, st);
 }
 #endif
 
-/* Verify and count one batch of n descriptors from idx, then publish the totals. */
+/*
+ * Verify and count a batch of n descriptors from idx, publish the totals. A frame of several
+ * buffers (XDP_USE_SG) is a chain, XDP_PKT_CONTD on all but the last, maybe across batches
+ * (x->cont): its first has headers and stamp (length: the IP header's) and counts the frame.
+ */
 static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __u64 now)
 {
 	const struct sink_cfg *cfg = x->sk->cfg;
-	__u32 i;
+	__u32 i, later = 0;
+	bool cont = x->cont;
 
 	if (!x->tr) {
 		for (i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
+			bool first = !cont;
 
+			cont = d->options & XDP_PKT_CONTD;
 			t->rx_bytes += d->len;
+			if (!first) {
+				later++;
+				continue;
+			}
 			if (x->cap)
 				capture_offer(x->cap, xsk_queue_frame_data(x->q, d->addr), d->len,
 					      now, CAPTURE_UNCHECKED, NULL);
@@ -333,12 +348,20 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 			const void *data = xsk_queue_frame_data(x->q, d->addr);
 			struct stamp st;
 			__u64 rx;
-			enum xq_timing tm = xq_rx_time(data, now, x->rx_off, &rx);
-			int v = xq_stamp(x, data, d->len, &st);
+			enum xq_timing tm;
+			bool first = !cont;
+			int v;
 
+			cont = d->options & XDP_PKT_CONTD;
+			t->rx_bytes += d->len;
 			if (i + XQ_PREFETCH_AHEAD < n)
 				xq_prefetch(x, idx + i + XQ_PREFETCH_AHEAD);
-			t->rx_bytes += d->len;
+			if (!first) {
+				later++;
+				continue;
+			}
+			tm = xq_rx_time(data, now, x->rx_off, &rx);
+			v = xq_stamp(x, data, d->len, cont ? 0xffff : d->len, &st);
 			if (v == STAMP_DATA) {
 				v = seqtrack_update_timed(x->tr, &st, rx, tm != XQ_UNTIMED);
 				t->rx_time_kernel += tm == XQ_KERNEL;
@@ -359,7 +382,8 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 				spin_until(now_ns() + cfg->cost);
 		}
 	}
-	t->rx_packets += n;
+	x->cont = cont;
+	t->rx_packets += n - later;
 	xsk_queue_rx_recycle(x->q, idx, n);
 	xsk_queue_refill(x->q);
 	if (x->tr) {
@@ -542,6 +566,11 @@ static int xsk_plan(struct sink *sk)
 		return -EINVAL;
 	if (capture_check(cfg))
 		return -EINVAL;
+	if (cfg->capture && sk->ifc.mtu > cli.frame_size - 256 - 14 - 4) {
+		pr_warn("--capture writes frames of one buffer, and %s's MTU (%u) lets a frame take several; lower it to %u or capture with tcpdump\n",
+			sk->ifc.name, sk->ifc.mtu, (unsigned int)cli.frame_size - 256 - 14 - 4);
+		return -EINVAL;
+	}
 	n = cfg->queues.all ? nrx : cfg->queues.n;
 	if (n > XDPSG_MAX_QUEUES)
 		n = XDPSG_MAX_QUEUES;
@@ -650,6 +679,7 @@ static void xsk_cleanup(struct sink *sk)
 const struct sink_mode_ops sink_xsk_ops = {
 	.prog = "xdp_sink_xsk",
 	.has = SINK_HAS_XSK,
+	.frags = true,
 	.pins = SINK_PIN_STATS | SINK_PIN_XSKS,
 	.user_cost = true,
 	.rx_time = true,

@@ -123,6 +123,7 @@ struct xq {
 	unsigned int trial_looks; /* looks since the trial's move (FOLLOW_TRIAL_LOOKS ends it) */
 	struct xsk_queue *q;
 	struct seqtrack *tr;
+	bool cont; /* the last descriptor read said XDP_PKT_CONTD: the frame goes on */
 	struct capq *cap; /* --capture: this queue's ring to the writer */
 	struct xq_published pub;
 	char accounting[160];
