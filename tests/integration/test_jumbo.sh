@@ -8,14 +8,16 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 
 # The sink's books of 9000-byte frames from the qdisc generator, in each verdict
-# mode: every frame counted once, its bytes those of all its buffers. The kernel
+# mode (redirect-cpu: redirected to the cpumap's CPUs, counted and dropped there;
+# its own test_sink_ops test reads the kernel's cpumap tracepoints, alone):
+# every frame counted once, its bytes those of all its buffers. The kernel
 # is the judge: the veth's rx_packets, and its rx_bytes, which veth counts from
 # the end of the Ethernet header (14 bytes a frame less than the wire's).
 test_jumbo_sink_verdicts() {
 	local n=10000 size=9000 want mode out p0 p1 b0 b1 got
 	lab_setup --no-ipv6 --mtu 9000
 	want=$(with_marks $n)
-	for mode in drop pass tx; do
+	for mode in drop pass tx redirect-cpu; do
 		out=$(mktemp)
 		t_on_cleanup rm -f "$out"
 		p0=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
@@ -31,8 +33,8 @@ test_jumbo_sink_verdicts() {
 		b1=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
 		t_expect_eq "$mode: ip -s link rx packets" "$want" $((p1 - p0))
 		t_expect_eq "$mode: summary rx_packets" "$want" "$(json_get "$out" summary 'o["rx_packets"]')"
-		t_expect_eq "$mode: summary $mode verdicts" "$want" \
-			"$(json_get "$out" summary "o['actions']['$mode']")"
+		t_expect_eq "$mode: summary ${mode%-cpu} verdicts" "$want" \
+			"$(json_get "$out" summary "o['actions']['${mode%-cpu}']")"
 		got=$(json_get "$out" summary 'o["rx_bytes"]')
 		t_expect_eq "$mode: summary rx_bytes = the veth's rx_bytes + 14 a frame" \
 			$((b1 - b0 + 14 * (p1 - p0))) "$got"
