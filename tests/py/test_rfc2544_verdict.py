@@ -362,6 +362,19 @@ class Clocks(unittest.TestCase):
         self.assertTrue(report.floor_lines([tp], '')[0].endswith(
             'not measured (no lab: no path without the DUT)'))
 
+    def test_sizes_the_generator_cannot_send_are_refused_first(self):
+        for gen, size, ok in (('xsk', 4100, True), ('xsk', 4101, False), ('xsk', 9018, False),
+                              ('kernel', 3412, True), ('kernel', 3413, False)):
+            a = options.make_parser('rfc2544').parse_args(
+                ['--gen-if', 'a', '--sink-if', 'b', '--gen', gen, '--sizes', '64,%d' % size])
+            if ok:
+                options.check(a)
+                continue
+            with self.assertRaises(Exception) as e:
+                options.check(a)
+            self.assertIn('more than xdp-gen %s sends' % gen, str(e.exception))
+            self.assertIn('--sizes %d or less' % (4100 if gen == 'xsk' else 3412), str(e.exception))
+
     def test_separate_clocks_needs_a_lab_of_the_runner(self):
         a = options.make_parser('rfc2544').parse_args(['--name', 'x', '--separate-clocks'])
         with self.assertRaises(Exception) as e:
