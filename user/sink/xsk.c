@@ -143,6 +143,39 @@ void xsk_deltas(const struct sink *sk, const struct sink_snap *a, const struct s
  * The queues' threads
  */
 
+#ifdef XDPSG_TEST_HOOKS
+/*
+ * Test hook, only in the test build (build/test-hooks/xdp-sink): with
+ * XDPSG_TEST_NO_STAMP_CHECK=1 stamps are read without their keyed check, so
+ * the bench can pair the verifying sink with the same sink minus the check.
+ * A production binary has no such code and reads no such variable.
+ */
+static bool unkeyed_hook(void)
+{
+	const char *v = getenv("XDPSG_TEST_NO_STAMP_CHECK");
+
+	return v && !strcmp(v, "1");
+}
+
+static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, __u32 flen,
+			   struct stamp *st)
+{
+	return x->unkeyed ? stamp_peek_part(data, len, flen, st) :
+			    stamp_read_part(data, len, flen, &x->sk->key, st);
+}
+#else
+static bool unkeyed_hook(void)
+{
+	return false;
+}
+
+static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, __u32 flen,
+			   struct stamp *st)
+{
+	return stamp_read_part(data, len, flen, &x->sk->key, st);
+}
+#endif
+
 static int xq_setup(struct xq *x)
 {
 	const struct sink_cfg *cfg = x->sk->cfg;
@@ -152,6 +185,7 @@ static int xq_setup(struct xq *x)
 	__u32 key = x->queue;
 	int fd, err;
 
+	x->unkeyed = unkeyed_hook();
 	cli.frame_size = xs->frame_size;
 	xsk_queue_opts_cli(&o, x->sk->ifc.name, x->queue, x->cpu, &cli, (__u32)cfg->batch,
 			   (__u32)cfg->ring_size, 0);
@@ -159,6 +193,12 @@ static int xq_setup(struct xq *x)
 	err = xsk_queue__create(&x->q, &o);
 	if (err)
 		return err;
+	if (x->cap && x->sk->frags) {
+		x->gather_cap = xs->max_frame;
+		x->gather = malloc(x->gather_cap);
+		if (!x->gather)
+			return -ENOMEM;
+	}
 	if (!cfg->no_verify) {
 		x->tr = seqtrack__create(xs->clock_id);
 		if (!x->tr)
@@ -279,38 +319,32 @@ static inline enum xq_timing xq_rx_time(const void *data, __u64 now, __u64 off, 
 	return XQ_KERNEL;
 }
 
-#ifdef XDPSG_TEST_HOOKS
-/*
- * Test hook, only in the test build (build/test-hooks/xdp-sink): with
- * XDPSG_TEST_NO_STAMP_CHECK=1 stamps are read without their keyed check, so
- * the bench can pair the verifying sink with the same sink minus the check.
- * A production binary has no such code and reads no such variable.
- */
-static bool unkeyed_hook(void)
+/* A frame for the capture: offered at once, or a chain's parts gathered, offered at its end. */
+static void xq_capture(struct xq *x, const void *data, __u32 len, bool first, bool cont, __u64 now,
+		       int v, const struct stamp *st)
 {
-	const char *v = getenv("XDPSG_TEST_NO_STAMP_CHECK");
+	__u32 n;
 
-	return v && !strcmp(v, "1");
+	if (first && !cont) {
+		capture_offer(x->cap, data, len, now, v, st);
+		return;
+	}
+	if (!x->gather)
+		return;
+	if (first) {
+		x->gather_len = 0;
+		x->gather_v = v;
+		x->gather_st_ok = st != NULL;
+		if (st)
+			x->gather_st = *st;
+	}
+	n = len < x->gather_cap - x->gather_len ? len : x->gather_cap - x->gather_len;
+	memcpy(x->gather + x->gather_len, data, n);
+	x->gather_len += n;
+	if (!cont)
+		capture_offer(x->cap, x->gather, x->gather_len, now, x->gather_v,
+			      x->gather_st_ok ? &x->gather_st : NULL);
 }
-
-static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, __u32 flen,
-			   struct stamp *st)
-{
-	return x->unkeyed ? stamp_peek_part(data, len, flen, st) :
-			    stamp_read_part(data, len, flen, &x->sk->key, st);
-}
-#else
-static bool unkeyed_hook(void)
-{
-	return false;
-}
-
-static inline int xq_stamp(const struct xq *x, const void *data, __u32 len, __u32 flen,
-			   struct stamp *st)
-{
-	return stamp_read_part(data, len, flen, &x->sk->key, st);
-}
-#endif
 
 /*
  * Verify and count a batch of n descriptors from idx, publish the totals. A frame of several
@@ -330,13 +364,13 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 
 			cont = d->options & XDP_PKT_CONTD;
 			t->rx_bytes += d->len;
+			if (x->cap)
+				xq_capture(x, xsk_queue_frame_data(x->q, d->addr), d->len, first,
+					   cont, now, CAPTURE_UNCHECKED, NULL);
 			if (!first) {
 				later++;
 				continue;
 			}
-			if (x->cap)
-				capture_offer(x->cap, xsk_queue_frame_data(x->q, d->addr), d->len,
-					      now, CAPTURE_UNCHECKED, NULL);
 			if (cfg->cost)
 				spin_until(now_ns() + cfg->cost);
 		}
@@ -358,6 +392,8 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 				xq_prefetch(x, idx + i + XQ_PREFETCH_AHEAD);
 			if (!first) {
 				later++;
+				if (x->cap)
+					xq_capture(x, data, d->len, false, cont, now, 0, NULL);
 				continue;
 			}
 			tm = xq_rx_time(data, now, x->rx_off, &rx);
@@ -377,7 +413,7 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 				v = CAPTURE_FOREIGN;
 			}
 			if (x->cap)
-				capture_offer(x->cap, data, d->len, now, v, &st);
+				xq_capture(x, data, d->len, true, cont, now, v, &st);
 			if (cfg->cost)
 				spin_until(now_ns() + cfg->cost);
 		}
@@ -465,142 +501,6 @@ out:
  * Plan, start, clean up
  */
 
-/* One queue and CPU per thread, checked before anything is created. */
-static int plan_queues(struct sink *sk, struct xsk_state *xs)
-{
-	const struct sink_cfg *cfg = sk->cfg;
-	unsigned int i, ncpu = (unsigned int)cpu_online_count();
-	unsigned int nrx = sk->ifc.rx_queues ? sk->ifc.rx_queues : 1;
-
-	for (i = 0; i < xs->nxq; i++) {
-		struct xq *x = &xs->xq[i];
-
-		x->sk = sk;
-		x->queue = cfg->queues.all ? i : cfg->queues.ids[i];
-		if (x->queue >= nrx) {
-			pr_warn("%s has no queue %u (it has %u); pick from 0-%u\n", sk->ifc.name,
-				x->queue, nrx, nrx - 1);
-			return -EINVAL;
-		}
-		/*
-		 * Default: the highest CPUs, away from a generator on the same
-		 * machine (xdp-gen starts at CPU 0, and on veth the receive work
-		 * runs in the sender's softirq on the sender's CPU).
-		 */
-		x->cpu = (cfg->cpus.n && !cfg->cpus.all) ? (int)cfg->cpus.ids[i] :
-							   (int)(ncpu - 1 - i % ncpu);
-		if (x->cpu >= (int)ncpu) {
-			pr_warn("CPU %d is not online (CPUs 0-%u); fix --cpus\n", x->cpu, ncpu - 1);
-			return -EINVAL;
-		}
-		x->umem_node = numa_node_of_cpu(x->cpu);
-		x->rx_cpu = -1;
-		if (cfg->follow_rx)
-			x->follow = XQ_FOLLOW_ALWAYS;
-		else if (cfg->no_follow_rx || (cfg->cpus.n && !cfg->cpus.all))
-			x->follow = XQ_FOLLOW_OFF;
-		else
-			x->follow = XQ_FOLLOW_AUTO;
-	}
-	return 0;
-}
-
-/*
- * The UMEM frame size when --frame-size is not given: 2048 bytes whenever the
- * interface's largest frame fits (the MTU plus an Ethernet header and one
- * VLAN tag, after the kernel's 256 bytes of XDP headroom), else 4096. Half as
- * many pages for the same frames: the kernel's copy into a frame of a 4096-
- * frame UMEM then misses the TLB about half as often (in the lab here the
- * --follow-rx sink went from 0.77 to 0.89 of xdpsock -r).
- */
-#define XQ_SMALL_FRAME 2048
-#define XQ_FRAME_ROOM (XQ_SMALL_FRAME - 256 - 14 - 4)
-
-static __u32 xsk_frame_size(const struct sink *sk)
-{
-	if (sk->cfg->xsk.frame_size)
-		return (__u32)sk->cfg->xsk.frame_size;
-	return sk->ifc.mtu && sk->ifc.mtu <= XQ_FRAME_ROOM ? XQ_SMALL_FRAME : 4096;
-}
-
-static bool ends_with(const char *s, const char *end)
-{
-	size_t n = strlen(s), m = strlen(end);
-
-	return n > m && !strcmp(s + n - m, end);
-}
-
-/* --hist writes CSV or JSON, as its name ends: no other name, so no format is guessed. */
-static bool hist_name_ok(const char *path)
-{
-	return ends_with(path, ".csv") || ends_with(path, ".json");
-}
-
-static int xsk_plan(struct sink *sk)
-{
-	const struct sink_cfg *cfg = sk->cfg;
-	unsigned int i, n, nrx = sk->ifc.rx_queues ? sk->ifc.rx_queues : 1;
-	struct clock_info ci;
-	int err;
-	struct xsk_cli cli = cfg->xsk;
-	struct xsk_state *xs;
-
-	cli.frame_size = xsk_frame_size(sk);
-	if (xsk_queue_check_cli(sk->ifc.driver, &cli, cfg->ring_size))
-		return -EINVAL;
-	if (cfg->follow_rx && cfg->no_follow_rx) {
-		pr_warn("--follow-rx and --no-follow-rx contradict each other; drop one of them\n");
-		return -EINVAL;
-	}
-	if (cfg->no_verify && cfg->hist) {
-		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
-		return -EINVAL;
-	}
-	/* Only checked here: the file is written when the run has ended. */
-	if (cfg->hist && !hist_name_ok(cfg->hist)) {
-		pr_warn("--hist %s: the name says the format; end it in .csv or .json\n",
-			cfg->hist);
-		return -EINVAL;
-	}
-	if (cfg->hist && outfile_check("--hist", cfg->hist))
-		return -EINVAL;
-	if (capture_check(cfg))
-		return -EINVAL;
-	if (cfg->capture && sk->ifc.mtu > cli.frame_size - 256 - 14 - 4) {
-		pr_warn("--capture writes frames of one buffer, and %s's MTU (%u) lets a frame take several; lower it to %u or capture with tcpdump\n",
-			sk->ifc.name, sk->ifc.mtu, (unsigned int)cli.frame_size - 256 - 14 - 4);
-		return -EINVAL;
-	}
-	n = cfg->queues.all ? nrx : cfg->queues.n;
-	if (n > XDPSG_MAX_QUEUES)
-		n = XDPSG_MAX_QUEUES;
-	if (!cfg->cpus.all && cfg->cpus.n && cfg->cpus.n != n) {
-		pr_warn("--cpus names %u CPUs for %u queues; give one CPU per queue\n", cfg->cpus.n,
-			n);
-		return -EINVAL;
-	}
-	xs = calloc(1, sizeof(*xs));
-	if (!xs)
-		return -ENOMEM;
-	sk->ms = xs;
-	xs->xq = calloc(n, sizeof(*xs->xq));
-	if (!xs->xq)
-		return -ENOMEM;
-	xs->nxq = n;
-	xs->frame_size = cli.frame_size;
-	err = clock_info_read(XDPSG_CLOCK_MONOTONIC, &ci);
-	if (err)
-		return err;
-	xs->clock_id = ci.id;
-	xs->rx_off = ci.bpf_offset_ns;
-	err = plan_queues(sk, xs);
-	for (i = 0; !err && i < xs->nxq; i++) {
-		xs->xq[i].rx_off = xs->rx_off;
-		xs->xq[i].unkeyed = unkeyed_hook();
-	}
-	return err;
-}
-
 /* Sockets first: the program finds them in the XSKMAP from its first packet. */
 static int xsk_start(struct sink *sk)
 {
@@ -617,7 +517,7 @@ static int xsk_start(struct sink *sk)
 
 		for (i = 0; i < xs->nxq; i++)
 			queues[i] = xs->xq[i].queue;
-		err = capture__create(&xs->cap, sk->cfg, xs->nxq, xs->frame_size, sk->ifc.name,
+		err = capture__create(&xs->cap, sk->cfg, xs->nxq, xs->max_frame, sk->ifc.name,
 				      queues);
 		if (err)
 			return err;
@@ -668,6 +568,7 @@ static void xsk_cleanup(struct sink *sk)
 	for (i = 0; xs->xq && i < xs->nxq; i++) {
 		xsk_queue__destroy(xs->xq[i].q);
 		seqtrack__destroy(xs->xq[i].tr);
+		free(xs->xq[i].gather);
 	}
 	capture__destroy(xs->cap);
 	free(xs->follow_seen);

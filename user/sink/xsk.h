@@ -125,6 +125,12 @@ struct xq {
 	struct seqtrack *tr;
 	bool cont; /* the last descriptor read said XDP_PKT_CONTD: the frame goes on */
 	struct capq *cap; /* --capture: this queue's ring to the writer */
+	/* --capture of frames of several buffers: the chain gathered whole, then offered */
+	__u8 *gather;
+	__u32 gather_len, gather_cap;
+	int gather_v;
+	bool gather_st_ok;
+	struct stamp gather_st;
 	struct xq_published pub;
 	char accounting[160];
 	bool accounting_ok;
@@ -137,6 +143,7 @@ struct xsk_state {
 	struct xq *xq;
 	struct capture *cap; /* --capture */
 	__u32 frame_size; /* UMEM frame size in use: --frame-size, or chosen from the MTU */
+	__u32 max_frame; /* the longest frame: frame_size, or the MTU's where frames take several */
 	/* --follow-rx: when to look next, and each queue's per-CPU packets at the last look */
 	__u64 follow_next_ns;
 	__u64 *follow_seen; /* nxq x ncpus */
@@ -191,6 +198,9 @@ enum xsk_run_end {
 	RUN_END_NONE, /* none */
 	RUN_END_SINK_STOPPED, /* none, and its frames were still arriving when the sink stopped */
 };
+
+/* xsk_plan.c: the mode's struct sink_mode_ops.plan. */
+int xsk_plan(struct sink *sk);
 
 /* xsk_runs.c. The runs are read once the queues' threads have ended. */
 int xsk_runs_collect(const struct sink *sk, struct xsk_runs *r);
