@@ -109,11 +109,22 @@ static int check_frame(const char *path, __u32 i, const struct pcap_pkthdr *h, _
 		return -EINVAL;
 	}
 	if (h->caplen > max_len) {
+		char fix[160];
+
+		/* The MTU can be raised, a UMEM frame up to 4096 bytes; past that, only the file changes. */
+		if (strchr(limit, '('))
+			snprintf(fix, sizeof(fix), "raise the MTU");
+		else if (max_len < 4096)
+			snprintf(fix, sizeof(fix), "use a larger --frame-size");
+		else
+			snprintf(
+				fix, sizeof(fix),
+				"keep the smaller ones (tshark -r FILE -Y 'frame.len <= %u' -w NEW)",
+				max_len);
 		snprintf(
 			why, whylen,
 			"%s: frame %u has %u bytes, more than %s takes (%u); remove the frame or %s",
-			path, i + 1, h->caplen, limit, max_len,
-			strchr(limit, '(') ? "raise the MTU" : "use a larger --frame-size");
+			path, i + 1, h->caplen, limit, max_len, fix);
 		return -EINVAL;
 	}
 	return 0;

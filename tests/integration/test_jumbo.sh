@@ -169,4 +169,21 @@ test_jumbo_gen_sizes() {
 		qdisc above the MTU|qdisc -s 9100|the 9014-byte maximum frame (MTU 9000 + 14)
 	LIST
 	lab_exec gen "$GEN" qdisc -s 9014 -n 10 -q "$GEN_IF" || t_fail "qdisc -s 9014 (the MTU's frame) refused"
+	# A capture to replay with a 9000-byte frame in it: xsk takes frames of one UMEM frame,
+	# at most 4096 bytes, and says how to keep the smaller ones, not to grow --frame-size.
+	local pcap
+	pcap=$(mktemp --suffix .pcap) || t_fail "mktemp failed"
+	t_on_cleanup rm -f "$pcap"
+	/usr/bin/python3 - "$pcap" <<-'PY' || t_fail "cannot write $pcap"
+		import struct, sys
+		with open(sys.argv[1], "wb") as f:
+		    f.write(struct.pack("<IHHiIII", 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1))
+		    for n in (60, 9000):
+		        f.write(struct.pack("<IIII", 0, 0, n, n) + bytes(n))
+	PY
+	msg=$(lab_exec gen "$GEN" xsk --pcap "$pcap" -q "$GEN_IF" 2>&1 >/dev/null)
+	t_expect_eq "xsk --pcap with a 9000-byte frame: exit code" 2 $?
+	t_expect_eq "xsk --pcap with a 9000-byte frame: lines ($msg)" 1 "$(grep -c . <<<"$msg")"
+	[[ "$msg" == *"frame 2 has 9000 bytes"*"tshark -r FILE -Y 'frame.len <= 4096' -w NEW"* ]] ||
+		t_fail "xsk --pcap with a 9000-byte frame: got: $msg"
 }

@@ -94,6 +94,8 @@ static void test_refused(void)
 	tmp_path();
 	ASSERT_OK(write_file(5, 0), "write");
 	expect_refused("frame too long", 62, 100, "more than a UMEM frame takes (62)");
+	expect_refused("frame too long: a UMEM frame can grow", 62, 100,
+		       "use a larger --frame-size");
 	expect_refused("too many frames", 1514, 4, "more than 4 frames");
 	ASSERT_OK(write_file(5, 10), "write cut");
 	expect_refused("cut by the capture", 1514, 100, "was cut by the capture");
