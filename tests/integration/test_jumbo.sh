@@ -7,39 +7,56 @@
 SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 
+# jumbo_run LABEL WANT SINK-ARGS... -- GEN-ARGS...: the sink (xdp-sink SINK-ARGS, -j,
+# stopping at WANT frames) fed by xdp-gen qdisc GEN-ARGS; then its books against the
+# kernel's: the veth's rx_packets, and its rx_bytes, which veth counts from the end of
+# the Ethernet header (14 bytes a frame less than the wire's). With -v among SINK-ARGS,
+# the sink must say it loaded frags-aware. Its output stays in JUMBO_OUT, its rx_bytes
+# in JUMBO_BYTES.
+jumbo_run() {
+	local label=$1 want=$2 sargs=() p0 p1 b0 b1 pid
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		sargs+=("$1")
+		shift
+	done
+	shift
+	JUMBO_OUT=$(mktemp) || t_fail "mktemp failed"
+	t_on_cleanup rm -f "$JUMBO_OUT"
+	p0=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
+	b0=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
+	lab_bg "$JUMBO_OUT" sink "$SINK" "${sargs[@]}" -j -n "$want" -d 60 "$SINK_IF"
+	pid=$LAST_PID
+	wait_ready "$JUMBO_OUT" "$pid" || t_fail "$label: sink did not start: $(cat "$JUMBO_OUT")"
+	[[ " ${sargs[*]} " != *" -v "* ]] || t_has "$JUMBO_OUT" "loaded frags-aware" ||
+		t_fail "$label: not loaded frags-aware: $(cat "$JUMBO_OUT")"
+	lab_exec gen "$GEN" qdisc -q "$@" "$GEN_IF" || t_fail "$label: xdp-gen qdisc $* failed"
+	wait "$pid" || t_fail "$label: sink exited $?: $(tail -n 5 "$JUMBO_OUT")"
+	p1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
+	b1=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
+	t_expect_eq "$label: ip -s link rx packets" "$want" $((p1 - p0))
+	t_expect_eq "$label: summary rx_packets (drops: $(json_get "$JUMBO_OUT" summary 'o.get("drops")'))" \
+		"$want" "$(json_get "$JUMBO_OUT" summary 'o["rx_packets"]')"
+	JUMBO_BYTES=$(json_get "$JUMBO_OUT" summary 'o["rx_bytes"]')
+	t_expect_eq "$label: summary rx_bytes = the veth's rx_bytes + 14 a frame" \
+		$((b1 - b0 + 14 * (p1 - p0))) "$JUMBO_BYTES"
+}
+
 # The sink's books of 9000-byte frames from the qdisc generator, in each verdict
 # mode (redirect-cpu: redirected to the cpumap's CPUs, counted and dropped there;
 # its own test_sink_ops test reads the kernel's cpumap tracepoints, alone):
-# every frame counted once, its bytes those of all its buffers. The kernel
-# is the judge: the veth's rx_packets, and its rx_bytes, which veth counts from
-# the end of the Ethernet header (14 bytes a frame less than the wire's).
+# every frame counted once, its bytes those of all its buffers, as the kernel
+# counted them (jumbo_run).
 test_jumbo_sink_verdicts() {
-	local n=10000 size=9000 want mode out p0 p1 b0 b1 got
+	local n=10000 size=9000 want mode
 	lab_setup --no-ipv6 --mtu 9000
 	want=$(with_marks $n)
 	for mode in drop pass tx redirect-cpu; do
-		out=$(mktemp)
-		t_on_cleanup rm -f "$out"
-		p0=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
-		b0=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
-		lab_bg "$out" sink "$SINK" "$mode" -j -v -n "$want" -d 60 "$SINK_IF"
-		local pid=$LAST_PID
-		wait_ready "$out" "$pid" || t_fail "$mode: sink did not start: $(cat "$out")"
-		t_has "$out" "loaded frags-aware" || t_fail "$mode: not loaded frags-aware: $(cat "$out")"
-		lab_exec gen "$GEN" qdisc -q -s $size -n $n "$GEN_IF" ||
-			t_fail "$mode: xdp-gen qdisc -s $size failed"
-		wait "$pid" || t_fail "$mode: sink exited $?: $(tail -n 5 "$out")"
-		p1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
-		b1=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
-		t_expect_eq "$mode: ip -s link rx packets" "$want" $((p1 - p0))
-		t_expect_eq "$mode: summary rx_packets" "$want" "$(json_get "$out" summary 'o["rx_packets"]')"
+		jumbo_run "$mode" "$want" "$mode" -v -- -s $size -n $n
 		t_expect_eq "$mode: summary ${mode%-cpu} verdicts" "$want" \
-			"$(json_get "$out" summary "o['actions']['${mode%-cpu}']")"
-		got=$(json_get "$out" summary 'o["rx_bytes"]')
-		t_expect_eq "$mode: summary rx_bytes = the veth's rx_bytes + 14 a frame" \
-			$((b1 - b0 + 14 * (p1 - p0))) "$got"
-		t_expect_ge "$mode: rx_bytes hold whole frames" $((n * size)) "$got"
-		check_verdicts_balance "$out"
+			"$(json_get "$JUMBO_OUT" summary "o['actions']['${mode%-cpu}']")"
+		t_expect_ge "$mode: rx_bytes hold whole frames" $((n * size)) "$JUMBO_BYTES"
+		check_verdicts_balance "$JUMBO_OUT"
 		wait_xdp "$SINK_NS" "$SINK_IF" none || t_fail "$mode: program still attached after exit"
 	done
 }
@@ -68,37 +85,19 @@ test_jumbo_not_below_1500() {
 # thread held off its CPU for 30 ms beside other tests let the fill ring run dry
 # (462 drops, named as xsk_fill_ring_empty, but not the exact count wanted here).
 test_jumbo_xsk_sink() {
-	local n=10000 size=9000 want out p0 p1 b0 b1 got v
+	local n=10000 size=9000 want v
 	lab_setup --no-ipv6 --mtu 9000
 	want=$(with_marks $n)
 	for v in verify no-verify; do
-		out=$(mktemp)
-		t_on_cleanup rm -f "$out"
-		p0=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
-		b0=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
 		# shellcheck disable=SC2046
-		lab_bg "$out" sink "$SINK" xsk -j -v -n "$want" -d 60 --ring-size 65536 \
-			$([ $v = verify ] || echo --no-verify) "$SINK_IF"
-		local pid=$LAST_PID
-		wait_ready "$out" "$pid" || t_fail "$v: sink did not start: $(cat "$out")"
-		t_has "$out" "loaded frags-aware" || t_fail "$v: not loaded frags-aware: $(cat "$out")"
-		lab_exec gen "$GEN" qdisc -q -s $size -n $n -r 20k "$GEN_IF" ||
-			t_fail "$v: xdp-gen qdisc -s $size failed"
-		wait "$pid" || t_fail "$v: sink exited $?: $(tail -n 5 "$out")"
-		p1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
-		b1=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
-		t_expect_eq "$v: ip -s link rx packets" "$want" $((p1 - p0))
-		t_expect_eq "$v: summary rx_packets (drops: $(json_get "$out" summary 'o.get("drops")'))" \
-			"$want" "$(json_get "$out" summary 'o["rx_packets"]')"
-		got=$(json_get "$out" summary 'o["rx_bytes"]')
-		t_expect_eq "$v: summary rx_bytes = the veth's rx_bytes + 14 a frame" \
-			$((b1 - b0 + 14 * (p1 - p0))) "$got"
-		t_expect_eq "$v: unexplained" 0 "$(json_get "$out" summary 'o["unexplained"]')"
+		jumbo_run "$v" "$want" xsk -v --ring-size 65536 $([ $v = verify ] || echo --no-verify) \
+			-- -s $size -n $n -r 20k
+		t_expect_eq "$v: unexplained" 0 "$(json_get "$JUMBO_OUT" summary 'o["unexplained"]')"
 		[ $v = verify ] || continue
-		t_expect_eq "stamped" $n "$(json_get "$out" summary 'o["stamped"]')"
-		t_expect_eq "lost" 0 "$(json_get "$out" summary 'o["lost"]')"
-		t_expect_eq "duplicates" 0 "$(json_get "$out" summary 'o["duplicates"]')"
-		t_expect_eq "foreign" 0 "$(json_get "$out" summary 'o["foreign"]')"
+		t_expect_eq "stamped" $n "$(json_get "$JUMBO_OUT" summary 'o["stamped"]')"
+		t_expect_eq "lost" 0 "$(json_get "$JUMBO_OUT" summary 'o["lost"]')"
+		t_expect_eq "duplicates" 0 "$(json_get "$JUMBO_OUT" summary 'o["duplicates"]')"
+		t_expect_eq "foreign" 0 "$(json_get "$JUMBO_OUT" summary 'o["foreign"]')"
 	done
 }
 
@@ -108,34 +107,18 @@ test_jumbo_xsk_sink() {
 # veth counted them. The AF_XDP sink captures what it reads: tshark finds every
 # frame whole (a chain gathered from its buffers), its UDP checksum good.
 test_jumbo_mixed_sizes() {
-	local n=10000 want out p0 p1 b0 b1 label sink gen cap got
+	local n=10000 want label sink gen cap got
 	lab_setup --no-ipv6 --mtu 9000
 	command -v tshark >/dev/null || t_skip "tshark not installed (make deps)"
 	cap=$(mktemp --suffix .pcapng) || t_fail "mktemp failed"
 	t_on_cleanup rm -f "$cap"
 	while IFS='|' read -r label sink want gen; do
-		out=$(mktemp)
-		t_on_cleanup rm -f "$out"
-		p0=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
-		b0=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
 		# shellcheck disable=SC2086
-		lab_bg "$out" sink "$SINK" $sink -j -n "$want" -d 60 "$SINK_IF"
-		local pid=$LAST_PID
-		wait_ready "$out" "$pid" || t_fail "$label: sink did not start: $(cat "$out")"
-		# shellcheck disable=SC2086
-		lab_exec gen "$GEN" qdisc -q -r 20k $gen "$GEN_IF" || t_fail "$label: xdp-gen qdisc $gen failed"
-		wait "$pid" || t_fail "$label: sink exited $?: $(tail -n 5 "$out")"
-		p1=$(iface_stat "$SINK_NS" "$SINK_IF" rx packets)
-		b1=$(iface_stat "$SINK_NS" "$SINK_IF" rx bytes)
-		t_expect_eq "$label: ip -s link rx packets" "$want" $((p1 - p0))
-		t_expect_eq "$label: summary rx_packets (drops: $(json_get "$out" summary 'o.get("drops")'))" \
-			"$want" "$(json_get "$out" summary 'o["rx_packets"]')"
-		t_expect_eq "$label: summary rx_bytes = the veth's rx_bytes + 14 a frame" \
-			$((b1 - b0 + 14 * (p1 - p0))) "$(json_get "$out" summary 'o["rx_bytes"]')"
+		jumbo_run "$label" "$want" $sink -- -r 20k $gen
 		[[ "$sink" == xsk* ]] || continue
-		t_expect_eq "$label: stamped" $n "$(json_get "$out" summary 'o["stamped"]')"
-		t_expect_eq "$label: lost" 0 "$(json_get "$out" summary 'o["lost"]')"
-		t_expect_eq "$label: duplicates" 0 "$(json_get "$out" summary 'o["duplicates"]')"
+		t_expect_eq "$label: stamped" $n "$(json_get "$JUMBO_OUT" summary 'o["stamped"]')"
+		t_expect_eq "$label: lost" 0 "$(json_get "$JUMBO_OUT" summary 'o["lost"]')"
+		t_expect_eq "$label: duplicates" 0 "$(json_get "$JUMBO_OUT" summary 'o["duplicates"]')"
 	done <<-LIST
 		imix 60-9000 into xsk|xsk --ring-size 65536 --capture $cap|$(with_marks $n)|-n $n --imix-sizes 60:3,1500:2,4000:1,9000:2
 		streams 60, 9000, 9014 into drop|drop|$(with_marks $n 3)|--stream size=60,count=3000 --stream size=9000,count=3000 --stream size=9014,count=4000
