@@ -243,9 +243,8 @@ static int attach_libxdp(struct xdp_attachment *a, struct bpf_object *obj, const
 
 			if (o->mtu)
 				snprintf(mtu, sizeof(mtu), " (%u)", o->mtu);
-			pr_warn("cannot attach %s to %s: its MTU%s is too large for a program that takes frames in one buffer (about 3.5 KB on veth); lower it (ip link set dev %s mtu 3000)%s%s\n",
-				prog_name, o->ifname, mtu, o->ifname, o->mtu_hint ? " or " : "",
-				o->mtu_hint ? o->mtu_hint : "");
+			pr_warn("cannot attach %s to %s: its MTU%s is too large for a program that takes frames in one buffer (about 3.5 KB on veth); lower it (ip link set dev %s mtu 3000)\n",
+				prog_name, o->ifname, mtu, o->ifname);
 			err = -EOPNOTSUPP;
 		} else if (err == -EOPNOTSUPP && a->mode == XDP_MODE_NATIVE)
 			pr_warn("native XDP is not supported on %s; use -m skb\n", o->ifname);

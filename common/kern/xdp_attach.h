@@ -27,8 +27,6 @@ struct xdp_attach_opts {
 	enum xdpsg_mode mode;
 	bool force;
 	unsigned int mtu; /* the interface's, for the message when it is too large (0: unknown) */
-	/* What to do instead when the MTU is too large for the program: "use ...". */
-	const char *mtu_hint;
 };
 
 struct xdp_attachment;

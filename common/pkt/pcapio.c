@@ -111,7 +111,7 @@ static int check_frame(const char *path, __u32 i, const struct pcap_pkthdr *h, _
 	if (h->caplen > max_len) {
 		char fix[160];
 
-		/* The MTU can be raised, a UMEM frame up to 4096 bytes; past that, only the file changes. */
+		/* The MTU can grow, a UMEM frame to 4096 bytes (xsk/umem.h); past that, only the file. */
 		if (strchr(limit, '('))
 			snprintf(fix, sizeof(fix), "raise the MTU");
 		else if (max_len < 4096)

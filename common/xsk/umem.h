@@ -33,6 +33,7 @@
 #include "base/numa.h"
 
 #define UMEM_FRAME_SIZE_DEFAULT 4096
+#define UMEM_FRAME_SIZE_MAX 4096 /* --frame-size takes 2048 or this */
 #define UMEM_HUGE_PAGE_SIZE (2UL << 20)
 
 struct umem_opts {

@@ -512,7 +512,7 @@ int xsk_queue_check_cli(const char *driver, const struct xsk_cli *c, __u64 ring_
 		pr_warn("veth supports AF_XDP copy mode only; drop --zero-copy\n");
 		return -EINVAL;
 	}
-	if (frame_size != 2048 && frame_size != 4096) {
+	if (frame_size != 2048 && frame_size != UMEM_FRAME_SIZE_MAX) {
 		pr_warn("--frame-size %llu is not supported; use 2048 or 4096\n",
 			(unsigned long long)frame_size);
 		return -EINVAL;

@@ -514,16 +514,16 @@ static int xsk_preflight(struct gen *g)
 		return gen_replay_preflight(g);
 	if (pkt_gen_max_len(g->th[0].pg) > cfg->xsk.frame_size) {
 		unsigned int len = pkt_gen_max_len(g->th[0].pg);
-		/* A frame goes in one UMEM frame, the largest 4096 bytes. */
-		if (len <= 4096)
+		/* A frame goes in one UMEM frame. */
+		if (len <= UMEM_FRAME_SIZE_MAX)
 			fprintf(stderr,
 				"xdp-gen: frames of %u bytes do not fit --frame-size %" PRIu64
 				"; use --frame-size 4096 or a smaller -s\n",
 				len, (uint64_t)cfg->xsk.frame_size);
 		else
 			fprintf(stderr,
-				"xdp-gen: frames of %u bytes do not fit one UMEM frame (4096 bytes at most); use -s 4096 or less, or 'xdp-gen qdisc', which sends frames up to the MTU\n",
-				len);
+				"xdp-gen: frames of %u bytes do not fit one UMEM frame (%u bytes at most); use -s %u or less, or 'xdp-gen qdisc', which sends frames up to the MTU\n",
+				len, UMEM_FRAME_SIZE_MAX, UMEM_FRAME_SIZE_MAX);
 		return -EINVAL;
 	}
 	return 0;

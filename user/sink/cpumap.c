@@ -250,7 +250,6 @@ const struct sink_mode_ops sink_redirect_cpu_ops = {
 	.prog = "xdp_sink_redirect_cpu",
 	.remote_prog = "xdp_sink_cpumap",
 	.has = SINK_HAS_VERDICT | SINK_HAS_CPUMAP,
-	.frags = true,
 	.pins = SINK_PIN_STATS,
 	.plan = cpumap_plan,
 	.configure = cpumap_configure,

@@ -296,7 +296,7 @@ static int load(struct sink *sk)
 	sample_configure(sk);
 	if (sk->ops->configure)
 		sk->ops->configure(sk);
-	sk->frags = sk->ops->frags && sk->ifc.mtu > SINK_MTU_ONE_BUF;
+	sk->frags = sk->ifc.mtu > SINK_MTU_ONE_BUF;
 	sk->skel->rodata->frags = sk->frags;
 	bpf_object__for_each_program(p, sk->skel->obj) {
 		const char *name = bpf_program__name(p);

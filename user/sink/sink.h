@@ -27,10 +27,10 @@
 /* How often the counters are read: --count's precision and the traffic span's. */
 #define SINK_TICK_NS 10000000ULL
 /*
- * Above this MTU a frame may not fit one buffer: a mode that takes frames of
- * several buffers (struct sink_mode_ops.frags) loads its programs frags-aware
- * (veth refuses a program that is not, from an MTU of about 3.5 KB). At or
- * below it, the programs are the single-buffer ones, which cost nothing extra.
+ * Above this MTU a frame may not fit one buffer: every mode loads its programs
+ * frags-aware there, and xsk binds its sockets with XDP_USE_SG (veth refuses a
+ * program that is not frags-aware from an MTU of about 3.5 KB). At or below
+ * it, the programs are the single-buffer ones, which cost nothing extra.
  */
 #define SINK_MTU_ONE_BUF 1500U
 
@@ -142,8 +142,6 @@ struct sink_mode_ops {
 	bool user_cost; /* --cost is spent in user space, not in the program */
 	bool rx_time; /* the program writes each frame's receive time in front of it */
 	bool sends; /* the tx and redirect verdicts send packets out */
-	/* Takes frames of several buffers: loaded frags-aware on a link above SINK_MTU_ONE_BUF. */
-	bool frags;
 	/* Preflight, before the kernel is touched: check and plan, allocate sk->ms. */
 	int (*plan)(struct sink *sk);
 	/* Before the load: the mode's settings in rodata, its maps' sizes. */
@@ -203,7 +201,7 @@ struct sink {
 	const char *mode_name;
 	struct iface ifc;
 	struct xdp_sink_bpf *skel;
-	bool frags; /* the programs were loaded frags-aware (struct sink_mode_ops.frags) */
+	bool frags; /* the programs were loaded frags-aware: the MTU is above SINK_MTU_ONE_BUF */
 	struct xdp_attachment *att;
 	struct iface_estats *estats; /* the interface's veth counters, if it is a veth */
 	struct kstats_reader *kr;

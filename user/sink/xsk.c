@@ -580,7 +580,6 @@ static void xsk_cleanup(struct sink *sk)
 const struct sink_mode_ops sink_xsk_ops = {
 	.prog = "xdp_sink_xsk",
 	.has = SINK_HAS_XSK,
-	.frags = true,
 	.pins = SINK_PIN_STATS | SINK_PIN_XSKS,
 	.user_cost = true,
 	.rx_time = true,
