@@ -387,6 +387,57 @@ class Matrix(unittest.TestCase):
         self.assertEqual(a[a.index('--rate') + 1], '1000000')
 
 
+class AgainstAnotherBuild(unittest.TestCase):
+    """BENCH_AGAINST=DIR: each cell of ours also runs on the other build, paired."""
+
+    def rows(self, base_gens=GENS, pattern=None):
+        rows = table.against_base(table.matrix(GENS, True), base_gens)
+        return table.select(rows, pattern, PEERS)[0]
+
+    def test_our_cells_paired_with_the_other_build(self):
+        rows = self.rows(pattern=re.compile('^(drop|xsk)/kernel/60/q1$|^bare/xsk/60/q1$'))
+        by = {r.id: r for r in rows}
+        for cell, base in (('drop/kernel/60/q1', 'base:drop/base:kernel/60/q1'),
+                           ('xsk/kernel/60/q1', 'base:xsk/base:kernel/60/q1'),
+                           ('bare/xsk/60/q1', 'bare/base:xsk/60/q1')):
+            self.assertIn(base, [r.id for r in by[cell].refs])
+            self.assertEqual(by[base].group, 'ref')
+            goal, = [t for t in by[cell].ref_targets if t.against == base]
+            self.assertEqual(goal.goal, table.BASE_GOAL)
+        # The peers' cells stay single: nothing of ours in them.
+        self.assertFalse(any('base:ext' in r.id for r in rows))
+        self.assertFalse(any('base:' in t.against for r in rows if r.rate
+                             for t in r.ref_targets))
+        targets = table.base_targets(rows)
+        self.assertEqual(sorted(r.id for r in targets),
+                         ['bare/xsk/60/q1', 'drop/kernel/60/q1', 'xsk/kernel/60/q1'])
+        self.assertTrue(all(r.target is None and len(r.ref_targets) == 1 for r in targets))
+
+    def test_command_lines_use_the_other_build(self):
+        ctx = env.Ctx(quick=True, paths=env.Paths.of_build('/b', '/old'), tmp='/t')
+        by = {r.id: r for r in self.rows()}
+        base = by['base:drop/base:kernel/60/q1']
+        self.assertEqual(commands.sink_argv(ctx, LAB, base, 5)[0], '/old/xdp-sink')
+        self.assertEqual(commands.gen_argvs(ctx, LAB, base, 5, GENS)[0][1][0], '/old/xdp-gen')
+        this = by['drop/kernel/60/q1']
+        self.assertEqual(commands.sink_argv(ctx, LAB, this, 5)[0], '/b/xdp-sink')
+        self.assertEqual(commands.gen_argvs(ctx, LAB, this, 5, GENS)[0][1][0], '/b/xdp-gen')
+        self.assertEqual(ctx.paths.all()[-2:], ['/old/xdp-sink', '/old/xdp-gen'])
+
+    def test_a_mode_the_other_build_lacks_is_not_paired(self):
+        rows = self.rows(base_gens={'kernel': GENS['kernel']})
+        by = {r.id: r for r in rows}
+        self.assertNotIn('bare/base:xsk/60/q1', by)
+        self.assertNotIn('bare/base:xsk/60/q1', [r.id for r in by['bare/xsk/60/q1'].refs])
+        self.assertIn('base:drop/base:kernel/60/q1', by)
+
+    def test_environment(self):
+        ctx = env.Ctx.from_environ({'BENCH_AGAINST': '/old/build'})
+        self.assertEqual((ctx.paths.base_sink, ctx.paths.base_gen),
+                         ('/old/build/xdp-sink', '/old/build/xdp-gen'))
+        self.assertIsNone(env.Ctx.from_environ({}).paths.base_sink)
+
+
 class SinkRuns(unittest.TestCase):
     def test_runs_array(self):
         ss = {'runs': [{'received': 10, 'burst_100us_max': 99},

@@ -39,6 +39,7 @@ class Sink:
     interval: str = '200ms'  # xdp-sink -i; None: its defaults, no interval lines
     external: bool = False  # a peer tool: ready when its program is attached, any exit code
     unkeyed: bool = False  # the test-hooks xdp-sink that reads stamps without the keyed check
+    base: bool = False  # the xdp-sink of the build compared against (BENCH_AGAINST)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class Gen:
     needs: tuple = ()  # xdp-gen options of its mode it needs
     ours: bool = False  # ends 0 on SIGINT
     external: bool = False
+    base: bool = False  # the xdp-gen of the build compared against (BENCH_AGAINST)
 
 
 @dataclass(frozen=True)
@@ -581,6 +583,48 @@ def select(rows, pattern=None, tools=None):
             # A measured cell that is only here as a comparator is run as one.
             out.setdefault(ref.id, comparator(ref, kind))
     return list(out.values()), sorted(notes)
+
+
+BASE_GOAL = 0.98  # this build against the one it is compared with: nothing slower
+
+
+def on_base(row):
+    """The Ref that runs ROW with the other build's xdp-sink and xdp-gen (BENCH_AGAINST);
+    None when neither tool is ours (a peer's row) or the sink is the test-hook build."""
+    sink, gen = row.sink, row.gen
+    if sink.unkeyed or (sink.tool != 'xdp-sink' and gen.tool != 'xdp-gen'):
+        return None
+    if sink.tool == 'xdp-sink':
+        sink = replace(sink, name='base:' + sink.name, base=True)
+    if gen.tool == 'xdp-gen':
+        gen = replace(gen, name='base:' + gen.name, base=True)
+    return Ref(sink, gen, row.size, row.queues, 'the build compared against (BENCH_AGAINST)')
+
+
+def against_base(rows, base_gens):
+    """ROWS with every measured cell of xdp-sink or xdp-gen paired with itself on the
+    other build (BASE_GOAL of it or better), where that build's xdp-gen has the mode and
+    options the row needs (BASE_GENS, as gens)."""
+    out = []
+    for c in rows:
+        ref = None if c.group in COMPARATORS or c.rate else on_base(c)
+        if ref is None or not available(c, base_gens):
+            out.append(c)
+            continue
+        goal = Target(BASE_GOAL, '%s: this build vs the one compared against' % c.id, ref.id)
+        out.append(replace(c, refs=c.refs + (ref,), ref_targets=c.ref_targets + (goal,)))
+    return out
+
+
+def base_targets(rows):
+    """The rows against_base() gave a base target, with that target alone."""
+    out = []
+    for c in rows:
+        ref = None if c.group in COMPARATORS else on_base(c)
+        goals = tuple(t for t in c.ref_targets if ref and t.against == ref.id)
+        if goals:
+            out.append(replace(c, target=None, ref_targets=goals))
+    return out
 
 
 def peer_tool(cell):

@@ -37,7 +37,7 @@ def sink_argv(ctx, lab, cell, secs):
     if s.tool == 'bench-ref':
         return [ctx.paths.ref, s.mode, '-d', '%.1f' % secs, lab.sink_if]
     a = ['env', 'XDPSG_TEST_NO_STAMP_CHECK=1', ctx.paths.sink_hooks] if s.unkeyed else \
-        [ctx.paths.sink]
+        [ctx.paths.base_sink if s.base else ctx.paths.sink]
     a += [s.mode, '-j'] + (['-i', s.interval] if s.interval else [])
     return a + ['-d', '%.1f' % secs] + fill(s.options, values) + list(cell.sink_options) + \
         [lab.sink_if]
@@ -49,7 +49,7 @@ def xdp_gen_argv(ctx, lab, cell, secs, gens):
     g = cell.gen
     opts = gens[g.mode]
     values = template_vars(ctx, lab, cell, secs)
-    a = [ctx.paths.gen, g.mode, '-j', '-q', '-d', '%.2f' % secs]
+    a = [ctx.paths.base_gen if g.base else ctx.paths.gen, g.mode, '-j', '-q', '-d', '%.2f' % secs]
     a += ['-s', str(cell.size)] if g.sized else []
     a += fill(g.options, values) + list(cell.gen_options)
     if cell.queues > 1:

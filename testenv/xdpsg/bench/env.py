@@ -28,7 +28,8 @@ those rows; BENCH_BACKPRESSURE=1 / BENCH_DROPCOST=1 add them to a quick run),
 BENCH_STATE (file that run.sh reads to tear down labs if this script dies),
 BENCH_BASELINE (the regression guard's results file, or none; default: the last one
 committed of the same kind), BENCH_LEDGER=0 (skip the cost ledger's BPF rows),
-BENCH_LEDGER_ROTATIONS (its rotations, default 5). Exit 3: a paired ratio whose pairs agree regressed more
+BENCH_LEDGER_ROTATIONS (its rotations, default 5), BENCH_AGAINST (another build dir: every
+cell of xdp-sink or xdp-gen also runs with its binaries, paired, goal 0.98). Exit 3: a paired ratio whose pairs agree regressed more
 than 5%."""
 
 
@@ -43,33 +44,41 @@ class Paths:
     probe: str  # drops-probe: the drop tracer with the kernel's run-time statistics
     verify: str  # bench-verify: the verifying sink's cost per frame, by kind of frame
     sink_hooks: str  # xdp-sink with its test hooks: the unkeyed sink of the xsk-unkeyed cell
+    base_sink: str = None  # BENCH_AGAINST: the other build's xdp-sink ...
+    base_gen: str = None  # ... and xdp-gen
 
     @classmethod
-    def of_build(cls, build):
+    def of_build(cls, build, against=None):
         return cls(os.path.join(build, 'xdp-sink'), os.path.join(build, 'xdp-gen'),
                    os.path.join(build, 'bench-ref'), os.path.join(build, 'bench-alloc'),
                    os.path.join(build, 'tests', 'pktsend'),
                    os.path.join(build, 'tests', 'drops-probe'),
                    os.path.join(build, 'bench-verify'),
-                   os.path.join(build, 'test-hooks', 'xdp-sink'))
+                   os.path.join(build, 'test-hooks', 'xdp-sink'),
+                   os.path.join(against, 'xdp-sink') if against else None,
+                   os.path.join(against, 'xdp-gen') if against else None)
 
     def all(self):
         return [self.sink, self.gen, self.ref, self.alloc, self.pktsend, self.probe,
-                self.verify, self.sink_hooks]
+                self.verify, self.sink_hooks] + ([self.base_sink, self.base_gen]
+                                                 if self.base_sink else [])
 
     def copy(self, d):
         """Run private copies in D: others may rebuild build/ while the matrix runs.
         tmpfs under /tmp may be noexec; then the originals are kept."""
         os.makedirs(d)
+        names = ['xdp-sink', 'xdp-gen', 'bench-ref', 'bench-alloc', 'pktsend', 'drops-probe',
+                 'bench-verify', 'xdp-sink-hooks', 'base-xdp-sink', 'base-xdp-gen']
         copies = []
-        for b in self.all():
-            name = os.path.basename(b) if b != self.sink_hooks else 'xdp-sink-hooks'
+        for b, name in zip(self.all(), names):
             dst = os.path.join(d, name)
             shutil.copy2(b, dst)
             copies.append(dst)
         if proc.run([copies[0], '--version']).returncode == 0:
             (self.sink, self.gen, self.ref, self.alloc, self.pktsend, self.probe, self.verify,
-             self.sink_hooks) = copies
+             self.sink_hooks) = copies[:8]
+            if self.base_sink:
+                self.base_sink, self.base_gen = copies[8:]
 
 
 @dataclass
@@ -99,6 +108,7 @@ class Ctx:
     def from_environ(cls, env):
         quick = env.get('BENCH', 'full') == 'quick'
         build = os.path.join(ROOT, env.get('BUILD', 'build'))
+        against = env.get('BENCH_AGAINST') or None
         return cls(quick=quick, repeat=number(env, 'BENCH_REPEAT', '3', int, 1),
                    window=number(env, 'BENCH_WINDOW', '1.0' if quick else '2.0', float, 0.1),
                    warm=number(env, 'BENCH_WARM', '0.5', float, 0.0),
@@ -113,7 +123,7 @@ class Ctx:
                    dropcost=env.get('BENCH_DROPCOST', '0' if quick else '1') != '0',
                    ledger=env.get('BENCH_LEDGER', '1') != '0',
                    ledger_rotations=number(env, 'BENCH_LEDGER_ROTATIONS', '5', int, 1),
-                   paths=Paths.of_build(build))
+                   paths=Paths.of_build(build, against and os.path.abspath(against)))
 
     @classmethod
     def standalone(cls, env, prefix):
@@ -135,6 +145,11 @@ def gen_modes(ctx):
     """{mode: its long options} from 'xdp-gen --version --json', so a new mode is picked
     up by itself; VersionError if xdp-gen does not answer that query."""
     return proc.tool_modes(proc.version_query(ctx.paths.gen))
+
+
+def base_gen_modes(ctx):
+    """The same, of the build compared against (BENCH_AGAINST)."""
+    return proc.tool_modes(proc.version_query(ctx.paths.base_gen))
 
 
 def external_tools():
@@ -189,6 +204,9 @@ def machine_info(ctx, gens):
             'xdp-gen': ctx.sh([ctx.paths.gen, '--version']).stdout.strip(),
             'xdp-gen modes': sorted(gens),
             'git': git,
+            # BENCH_AGAINST: the build the base: cells ran
+            'base xdp-sink': ctx.sh([ctx.paths.base_sink, '--version']).stdout.strip()
+            if ctx.paths.base_sink else None,
         },
         'packages': pkgs,
         'loadavg_start': loadavg(),

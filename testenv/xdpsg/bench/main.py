@@ -26,6 +26,7 @@ class Bench(scenario.Scenario):
 
     def __init__(self, environ=None):
         self.environ = os.environ if environ is None else environ
+        self.base_rows = []  # the cells paired with the build of BENCH_AGAINST
         try:
             self.ctx, self.bad = env.Ctx.from_environ(self.environ), None
         except ValueError as e:  # said as bad usage once the run starts (check())
@@ -41,7 +42,11 @@ class Bench(scenario.Scenario):
             raise scenario.UsageError('needs root (namespaces, XDP)')
         for b in self.ctx.paths.all():
             if not os.access(b, os.X_OK):
-                raise scenario.UsageError('%s is missing; run make first' % b)
+                raise scenario.UsageError(
+                    '%s is missing; %s' % (b, 'build that tree (make) or fix BENCH_AGAINST'
+                                           if b in (self.ctx.paths.base_sink,
+                                                    self.ctx.paths.base_gen)
+                                           else 'run make first'))
         if self.ctx.filter:
             try:
                 re.compile(self.ctx.filter)
@@ -73,7 +78,15 @@ class Bench(scenario.Scenario):
         """The traffic cells, measured: (their JSON objects, notes)."""
         ctx = self.ctx
         pattern = re.compile(ctx.filter) if ctx.filter else None
-        rows, notes = table.select(table.matrix(gens, ctx.quick), pattern, ext)
+        rows = table.matrix(gens, ctx.quick)
+        if ctx.paths.base_gen:
+            try:
+                rows = table.against_base(rows, env.base_gen_modes(ctx))
+            except proc.VersionError as e:
+                raise scenario.UsageError('BENCH_AGAINST: cannot list the generator modes of '
+                                          '%s: %s' % (ctx.paths.base_gen, e)) from None
+        rows, notes = table.select(rows, pattern, ext)
+        self.base_rows = table.base_targets(rows)
         if 'qdisc' not in gens:
             notes.append("xdp-gen has no 'qdisc' mode yet: the in-tree AF_PACKET sender "
                          'pktsend is the AF_PACKET row')
@@ -165,7 +178,8 @@ class Bench(scenario.Scenario):
             'started': datetime.datetime.fromtimestamp(started).isoformat(timespec='seconds'),
             'duration_s': time.monotonic() - t_start, 'machine': machine, 'gens': gens,
             'ext': ext, 'cells': cells, 'alloc_raw': alloc_raw, 'backpressure': bp,
-            'notes': notes, 'targets': summary.targets(cells)})
+            'notes': notes,
+            'targets': summary.targets(cells) + summary.targets(cells, self.base_rows)})
         # Read from the committed tree before this run writes its own file; whatever
         # goes wrong there, the run's figures are written.
         try:
