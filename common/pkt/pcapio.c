@@ -111,10 +111,13 @@ static int check_frame(const char *path, __u32 i, const struct pcap_pkthdr *h, _
 	if (h->caplen > max_len) {
 		char fix[160];
 
-		/* The MTU can grow, a UMEM frame to 4096 bytes (xsk/umem.h); past that, only the file. */
+		/*
+		 * The MTU can grow, a chain of UMEM frames to 16 of 4096 bytes
+		 * (xdp-gen's xsk_tx.h); past that, only the file.
+		 */
 		if (strchr(limit, '('))
 			snprintf(fix, sizeof(fix), "raise the MTU");
-		else if (max_len < 4096)
+		else if (max_len < 16 * 4096)
 			snprintf(fix, sizeof(fix), "use a larger --frame-size");
 		else
 			snprintf(

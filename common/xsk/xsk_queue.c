@@ -133,6 +133,11 @@ static int validate(const struct xsk_queue_opts *o)
 	}
 	if (o->mode > XSK_COPY_MODE_ZEROCOPY)
 		return -EINVAL;
+	if (o->slot_frames > 1 && (!pow2(o->slot_frames) || !o->sg || o->rx)) {
+		pr_warn("frames of %u UMEM frames need a power of two, sg and a socket that only sends\n",
+			o->slot_frames);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -246,7 +251,7 @@ int xsk_queue__create(struct xsk_queue **out, const struct xsk_queue_opts *opts)
 	struct xdp_options xo = { 0 };
 	socklen_t optlen = sizeof(xo);
 	struct xsk_queue *q = NULL;
-	__u32 fill_size, comp_size;
+	__u32 fill_size, comp_size, slot;
 	int err;
 
 	if (!out || !opts) {
@@ -287,11 +292,13 @@ int xsk_queue__create(struct xsk_queue **out, const struct xsk_queue_opts *opts)
 	u_opts.nr_frames = opts->nr_frames;
 	if (!u_opts.nr_frames)
 		u_opts.nr_frames = (opts->rx ? fill_size : 0) + (opts->tx ? opts->tx_size : 0);
+	slot = opts->slot_frames ? opts->slot_frames : 1;
+	u_opts.nr_frames *= slot;
 	err = umem__create(&q->umem, &u_opts);
 	if (err)
 		goto out;
-	fa_opts.nr_frames = q->umem->nr_frames;
-	fa_opts.frame_size = q->umem->frame_size;
+	fa_opts.nr_frames = q->umem->nr_frames / slot;
+	fa_opts.frame_size = q->umem->frame_size * slot;
 	fa_opts.debug = opts->debug_alloc;
 	err = frame_alloc__create(&q->fa, &fa_opts);
 	if (err)

@@ -94,6 +94,12 @@ struct xsk_queue_opts {
 	int cpu; /* cpu of the queue thread: the UMEM goes on its node; -1 = current */
 	__u32 frame_size; /* 2048 or 4096 */
 	__u32 nr_frames; /* 0: fill (if rx) + tx (if tx) ring sizes */
+	/*
+	 * UMEM frames per allocator frame, a power of two (0 means 1): a frame
+	 * larger than one UMEM frame goes out as a chain (sg) from consecutive
+	 * ones. nr_frames counts the allocator's frames, each this many.
+	 */
+	__u32 slot_frames;
 	__u32 headroom;
 	__u32 rx_size, tx_size; /* powers of two */
 	__u32 fill_size; /* 0: 2 x rx_size */
@@ -295,6 +301,29 @@ static inline void xsk_queue_tx_submit(struct xsk_queue *q, __u32 n)
 {
 	frame_alloc_note_tx(q->fa, n);
 	xsk_ring_prod__submit(&q->tx, n);
+}
+
+/*
+ * Frames of several descriptors (opts.slot_frames): ndesc descriptors that
+ * carry nframes frames. Reserve for the longest chain, give back the rest
+ * first with xsk_queue_tx_unreserve().
+ */
+static inline void xsk_queue_tx_submit_chains(struct xsk_queue *q, __u32 ndesc, __u32 nframes)
+{
+	frame_alloc_note_tx(q->fa, nframes);
+	xsk_ring_prod__submit(&q->tx, ndesc);
+}
+
+/* The last n descriptors reserved were not used (libxdp has no call for it). */
+static inline void xsk_queue_tx_unreserve(struct xsk_queue *q, __u32 n)
+{
+	q->tx.cached_prod -= n;
+}
+
+/* Descriptors the tx ring has room for now, up to n. */
+static inline __u32 xsk_queue_tx_room(struct xsk_queue *q, __u32 n)
+{
+	return xsk_prod_nb_free(&q->tx, n);
 }
 
 static inline void *xsk_queue_frame_data(const struct xsk_queue *q, __u64 addr)

@@ -31,7 +31,6 @@ QUEUES_MAX = 256
 MTU_MIN = 68
 MTU_MAX = 65535
 IPV6_MTU_MIN = 1280
-XDP_MTU_MAX = 3498  # native XDP on veth without frags
 DUT_MODES = ('forward', 'bridge', 'xdp')
 SCENARIOS = ('backpressure',)
 # Setup's steps in order, for TESTENV_FAIL_AT (labnet.plan() runs them in this order).
@@ -312,9 +311,6 @@ def _dut_options(o, g, facts):
         if not facts.executable(o.xdp_sink):
             raise UsageError("--dut xdp needs xdp-sink at %s: run 'make' first (or set "
                              "XDPSG_SINK=PATH)" % o.xdp_sink)
-        if o.mtu is not None and o.mtu > XDP_MTU_MAX:
-            raise UsageError('--mtu %d with --dut xdp: native XDP on veth needs an MTU of %d or '
-                             'less' % (o.mtu, XDP_MTU_MAX))
     return o
 
 

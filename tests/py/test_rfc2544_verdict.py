@@ -363,7 +363,7 @@ class Clocks(unittest.TestCase):
             'not measured (no lab: no path without the DUT)'))
 
     def test_sizes_the_generator_cannot_send_are_refused_first(self):
-        for gen, size, ok in (('xsk', 4100, True), ('xsk', 4101, False), ('xsk', 9018, False),
+        for gen, size, ok in (('xsk', 4100, True), ('xsk', 4101, True), ('xsk', 9018, True),
                               ('kernel', 3412, True), ('kernel', 3413, False)):
             a = options.make_parser('rfc2544').parse_args(
                 ['--gen-if', 'a', '--sink-if', 'b', '--gen', gen, '--sizes', '64,%d' % size])
@@ -373,7 +373,7 @@ class Clocks(unittest.TestCase):
             with self.assertRaises(Exception) as e:
                 options.check(a)
             self.assertIn('more than xdp-gen %s sends' % gen, str(e.exception))
-            self.assertIn('--sizes %d or less' % (4100 if gen == 'xsk' else 3412), str(e.exception))
+            self.assertIn('--sizes 3412 or less, or --gen xsk', str(e.exception))
 
     def test_separate_clocks_needs_a_lab_of_the_runner(self):
         a = options.make_parser('rfc2544').parse_args(['--name', 'x', '--separate-clocks'])

@@ -30,6 +30,7 @@
 #include "replay.h"
 #include "report/counter_desc.h"
 #include "xsk/umem.h"
+#include "xsk_tx.h"
 
 /* The mode's failures read from the kernel's books, in gen_failures.x[]. */
 enum { KERN_XMIT_ERR, KERN_NOT_QUEUED };
@@ -111,12 +112,12 @@ static int kernel_preflight(struct gen *g)
 	if (pkt_gen_max_len(g->th[0].pg) > XDPSG_LIVE_FRAME_MAX) {
 		unsigned int len = pkt_gen_max_len(g->th[0].pg);
 
-		/* The mode that sends it: xsk up to one UMEM frame, qdisc up to the MTU. */
+		/* The mode that sends it: xsk up to 16 UMEM frames (gen/xsk_tx.h), qdisc the MTU. */
 		fprintf(stderr,
 			"xdp-gen: frames of %u bytes are larger than live frames allow (%d, a kernel limit); use -s %d or less, or '%s', which sends them\n",
 			len, XDPSG_LIVE_FRAME_MAX, XDPSG_LIVE_FRAME_MAX,
-			len <= UMEM_FRAME_SIZE_MAX ? "xdp-gen xsk --frame-size 4096" :
-						     "xdp-gen qdisc");
+			len <= GEN_XSK_SLOT_MAX * UMEM_FRAME_SIZE_MAX ? "xdp-gen xsk" :
+									"xdp-gen qdisc");
 		return -EINVAL;
 	}
 	return kernel_check_peer(g);

@@ -17,6 +17,7 @@
 #include "pkt/stamp.h"
 #include "replay.h"
 #include "xsk/xsk_queue.h"
+#include "xsk_tx.h"
 
 /* --pcap-timing fast | original | original:X (X times as fast, 0.001 to 1000). */
 static int parse_timing(struct gen_replay *r, const char *s)
@@ -45,20 +46,21 @@ bad:
 }
 
 /*
- * The largest frame that can go: the UMEM frame's size, or the interface's
- * MTU plus Ethernet header and one VLAN tag, whichever is less.
+ * The largest frame that can go: the longest chain of UMEM frames
+ * (xsk_tx.h), or the interface's MTU plus Ethernet header and one VLAN tag,
+ * whichever is less.
  */
 static __u32 max_frame(const struct gen *g, char *what, size_t len)
 {
-	__u32 umem = (__u32)g->cfg->xsk.frame_size;
-	__u32 dev = g->ifc.mtu ? g->ifc.mtu + 14 + 4 : umem;
+	__u32 chain = GEN_XSK_SLOT_MAX * (__u32)g->cfg->xsk.frame_size;
+	__u32 dev = g->ifc.mtu ? g->ifc.mtu + 14 + 4 : chain;
 
-	if (dev < umem) {
+	if (dev < chain) {
 		snprintf(what, len, "%s (MTU %u)", g->ifc.name, g->ifc.mtu);
 		return dev;
 	}
-	snprintf(what, len, "a UMEM frame");
-	return umem;
+	snprintf(what, len, "a chain of %u UMEM frames", GEN_XSK_SLOT_MAX);
+	return chain;
 }
 
 /*
@@ -332,9 +334,9 @@ int replay_q_setup(struct replay_q *rq, const struct gen *g, struct xsk_queue *q
 	rq->r = g->replay;
 	rq->flow = flow;
 	stamp_flow_state(&rq->tag, &g->key, g->popts.run, flow);
-	rq->frame_size = q->umem->frame_size;
+	rq->frame_size = (__u32)q->fa->frame_size; /* UMEM frames, one or a chain's */
 	rq->nslots = gen_replay_slots(g);
-	if (q->umem->nr_frames < rq->nslots)
+	if (q->fa->nr_frames < rq->nslots)
 		return -EINVAL;
 	/*
 	 * The allocator keeps its frames out of the way: the replay hands the

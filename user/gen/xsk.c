@@ -65,6 +65,8 @@ static int xsk_setup(struct gen_thread *t, struct xsk_tx *x)
 		o.nr_frames = gen_replay_slots(t->g) + XSK_MARK_FRAMES;
 	else if (cfg->rtt) /* the tx ring full, as many on their way back, the fill ring's */
 		o.nr_frames = 2 * o.tx_size + o.fill_size;
+	o.slot_frames = x->slot_frames;
+	o.sg = x->slot_frames > 1;
 	err = xsk_queue__create(&x->q, &o);
 	if (err)
 		return err;
@@ -117,9 +119,14 @@ static __u32 xsk_reap(struct gen_thread *t, struct xsk_tx *x)
 	if (!n)
 		return 0;
 	for (i = 0; i < n; i++) {
-		__u64 addr = *xsk_ring_cons__comp_addr(cq, idx + i);
-		__u32 len = x->lens[addr / q->umem->frame_size];
+		__u64 part = *xsk_ring_cons__comp_addr(cq, idx + i);
+		__u64 addr = part & ~x->slot_mask;
+		__u32 len = x->lens[addr >> x->chunk_shift];
 
+		/* A chain's frame is back with its last part (they return in order). */
+		if ((part - addr) >> x->chunk_shift !=
+		    ((len & ~XSK_LEN_MARK) - 1) >> x->chunk_shift)
+			continue;
 		if (len & XSK_LEN_MARK) {
 			x->addrs[nr - 1 - nm++] = addr;
 			if (!x->rp)
@@ -130,7 +137,7 @@ static __u32 xsk_reap(struct gen_thread *t, struct xsk_tx *x)
 		bytes += len;
 	}
 	xsk_ring_cons__release(cq, n);
-	frame_alloc_note_completed(q->fa, n);
+	frame_alloc_note_completed(q->fa, nd + nm);
 	if (x->rp)
 		replay_done(x->rp, nd);
 	else
@@ -167,7 +174,8 @@ static __u32 xsk_mark_submit(struct gen_thread *t, struct xsk_tx *x, void *const
 		memcpy(xsk_queue_frame_data(q, addrs[i]), frames[i], lens[i]);
 		d->addr = addrs[i];
 		d->len = lens[i];
-		x->lens[addrs[i] / q->umem->frame_size] = lens[i] | XSK_LEN_MARK;
+		d->options = 0; /* the slot may have held a chain's part */
+		x->lens[addrs[i] >> x->chunk_shift] = lens[i] | XSK_LEN_MARK;
 	}
 	if (got)
 		xsk_queue_tx_submit(q, got);
@@ -236,36 +244,83 @@ static bool seq_jump_hook(__s64 *at, __s64 *delta)
 }
 #endif
 
+/* The next frame (or the file's next) into the slot at addr: its length. */
+static inline __u32 xsk_write(struct xsk_tx *x, struct pkt_gen *pg, __u64 addr, __u64 now,
+			      bool late)
+{
+	void *data = xsk_queue_frame_data(x->q, addr);
+	__u32 len = x->rp ? replay_frame(x->rp, data, addr, now) :
+			    pkt_gen_next(pg, data, late ? 0 : now);
+
+	x->lens[addr >> x->chunk_shift] = len;
+	return len;
+}
+
+/*
+ * Frames larger than a UMEM frame: as many of the n as the ring surely has
+ * room for (the longest chain each) are written, each UMEM frame of a slot
+ * one descriptor, XDP_PKT_CONTD on all but the last; the descriptors left
+ * over go back. Returns the frames, and the descriptors in *ndesc.
+ */
+static __u32 xsk_fill_chains(struct xsk_tx *x, struct pkt_gen *pg, const __u64 *addrs, __u32 n,
+			     __u64 now, bool late, __u32 *ndesc)
+{
+	struct xsk_queue *q = x->q;
+	__u32 chunk = 1U << x->chunk_shift, fit, i, idx, nd = 0, off, left;
+
+	fit = xsk_queue_tx_room(q, n * x->chain_max) / x->chain_max;
+	if (fit < n)
+		n = fit;
+	*ndesc = 0;
+	if (!n || !xsk_queue_tx_reserve(q, n * x->chain_max, &idx))
+		return 0;
+	for (i = 0; i < n; i++) {
+		__u32 len = xsk_write(x, pg, addrs[i], now, late);
+
+		for (off = 0, left = len; left; off += chunk) {
+			struct xdp_desc *d = xsk_queue_tx_desc(q, idx + nd++);
+
+			d->addr = addrs[i] + off;
+			d->len = left > chunk ? chunk : left;
+			d->options = left > chunk ? XDP_PKT_CONTD : 0;
+			left -= d->len;
+		}
+	}
+	xsk_queue_tx_unreserve(q, n * x->chain_max - nd);
+	*ndesc = nd;
+	return n;
+}
+
 /* Fill and submit up to 'want' frames; returns how many went into the ring. */
 static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, struct pkt_gen *pg, __u64 *addrs,
 		      __u32 want, __u64 now, bool paced)
 {
 	struct xsk_queue *q = x->q;
 	bool late = !x->rp && paced; /* stamp after writing (below) */
-	__u32 n, got, idx, i;
+	__u32 n, got, nd, idx, i;
 
 	n = x->rp ? replay_take(x->rp, want, addrs) : frame_alloc_bulk(q->fa, want, addrs);
 	if (n < want)
 		CNT_ADD(t->c.stall_frames, 1);
 	if (!n)
 		return 0;
-	got = xsk_queue_tx_reserve(q, n, &idx);
+	if (x->chain_max > 1) {
+		got = xsk_fill_chains(x, pg, addrs, n, now, late, &nd);
+	} else {
+		got = nd = xsk_queue_tx_reserve(q, n, &idx);
+		for (i = 0; i < got; i++) {
+			struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
+
+			d->addr = addrs[i];
+			d->len = xsk_write(x, pg, addrs[i], now, late);
+		}
+	}
 	if (got < n) {
 		CNT_ADD(t->c.stall_ring, 1);
 		if (x->rp)
 			replay_untake(x->rp, n - got);
 		else
 			frame_free_bulk(q->fa, n - got, addrs + got);
-	}
-	for (i = 0; i < got; i++) {
-		struct xdp_desc *d = xsk_queue_tx_desc(q, idx + i);
-		void *data = xsk_queue_frame_data(q, addrs[i]);
-		__u32 len = x->rp ? replay_frame(x->rp, data, addrs[i], now) :
-				    pkt_gen_next(pg, data, late ? 0 : now);
-
-		d->addr = addrs[i];
-		d->len = len;
-		x->lens[addrs[i] / q->umem->frame_size] = len;
 	}
 	/*
 	 * Paced, the send time goes in last, just before the submit and the
@@ -281,7 +336,7 @@ static __u32 xsk_send(struct gen_thread *t, struct xsk_tx *x, struct pkt_gen *pg
 			pkt_gen_set_time(pg, xsk_queue_frame_data(q, addrs[i]), ts);
 	}
 	if (got) {
-		xsk_queue_tx_submit(q, got);
+		xsk_queue_tx_submit_chains(q, nd, got);
 		CNT_ADD(t->c.submitted, got);
 		gen_note_sent(t, now);
 	}
@@ -399,7 +454,7 @@ static void xsk_streams_loop(struct gen_thread *t, struct xsk_tx *x, __u64 *addr
 			want = xsk_send(t, x, ts->pg, addrs, want, now, ts->pace.rate);
 			pace_sent(&ts->pace, want);
 			for (i = 0, bytes = 0; i < want; i++)
-				bytes += x->lens[addrs[i] / x->q->umem->frame_size];
+				bytes += x->lens[addrs[i] >> x->chunk_shift];
 			CNT_ADD(ts->attempted, want);
 			CNT_ADD(ts->sent, want);
 			CNT_ADD(ts->bytes, bytes);

@@ -39,6 +39,55 @@ static int xsk_plan(struct gen *g, unsigned int maxq)
 	return err;
 }
 
+/*
+ * A frame larger than a UMEM frame goes as a chain over a slot of them: the
+ * smallest power of two that holds the largest frame of the run (of the
+ * file, or of every stream: th[0].pg is the largest).
+ */
+static int plan_chains(struct gen *g)
+{
+	const struct gen_cfg *cfg = g->cfg;
+	__u32 chunk = (__u32)cfg->xsk.frame_size, slot = 1, shift = 0, i;
+	__u32 len = g->replay ? g->replay->f.max_len : pkt_gen_max_len(g->th[0].pg);
+
+	while (slot * chunk < len && slot <= GEN_XSK_SLOT_MAX)
+		slot <<= 1;
+	if (slot > GEN_XSK_SLOT_MAX) {
+		__u32 most = GEN_XSK_SLOT_MAX * UMEM_FRAME_SIZE_MAX;
+
+		if (len <= most)
+			fprintf(stderr,
+				"xdp-gen: frames of %u bytes need more than %u UMEM frames of %u bytes; use --frame-size %u\n",
+				len, GEN_XSK_SLOT_MAX, chunk, UMEM_FRAME_SIZE_MAX);
+		else
+			fprintf(stderr,
+				"xdp-gen: frames of %u bytes need more than %u UMEM frames; use -s %u or less, or 'xdp-gen qdisc', which sends frames up to the MTU\n",
+				len, GEN_XSK_SLOT_MAX, most);
+		return -EINVAL;
+	}
+	if (slot > 1 && cfg->rtt) {
+		fprintf(stderr,
+			"xdp-gen: --rtt reads returns of one UMEM frame (%u bytes) and frames of %u bytes are larger; use -s %u or less\n",
+			chunk, len, chunk);
+		return -EINVAL;
+	}
+	while ((1U << shift) < chunk)
+		shift++;
+	for (i = 0; i < g->nthreads; i++) {
+		struct xsk_tx *x = tx_of(g, i);
+
+		x->slot_frames = slot;
+		x->chain_max = (len + chunk - 1) / chunk;
+		x->chunk_shift = shift;
+		x->slot_mask = (__u64)slot * chunk - 1;
+	}
+	if (slot > 1)
+		pr_debug(
+			"frames up to %u bytes: chains of up to %u descriptors over %u UMEM frames\n",
+			len, (len + chunk - 1) / chunk, slot);
+	return 0;
+}
+
 static int xsk_preflight(struct gen *g)
 {
 	const struct gen_cfg *cfg = g->cfg;
@@ -66,23 +115,9 @@ static int xsk_preflight(struct gen *g)
 			cfg->no_stamp ? "--no-stamp" : "--pcap");
 		return -EINVAL;
 	}
-	if (cfg->pcap || cfg->stamp || cfg->pcap_timing)
-		return gen_replay_preflight(g);
-	if (pkt_gen_max_len(g->th[0].pg) > cfg->xsk.frame_size) {
-		unsigned int len = pkt_gen_max_len(g->th[0].pg);
-		/* A frame goes in one UMEM frame. */
-		if (len <= UMEM_FRAME_SIZE_MAX)
-			fprintf(stderr,
-				"xdp-gen: frames of %u bytes do not fit --frame-size %" PRIu64
-				"; use --frame-size 4096 or a smaller -s\n",
-				len, (uint64_t)cfg->xsk.frame_size);
-		else
-			fprintf(stderr,
-				"xdp-gen: frames of %u bytes do not fit one UMEM frame (%u bytes at most); use -s %u or less, or 'xdp-gen qdisc', which sends frames up to the MTU\n",
-				len, UMEM_FRAME_SIZE_MAX, UMEM_FRAME_SIZE_MAX);
+	if ((cfg->pcap || cfg->stamp || cfg->pcap_timing) && gen_replay_preflight(g))
 		return -EINVAL;
-	}
-	return 0;
+	return plan_chains(g);
 }
 
 static const char *xsk_describe(const struct gen *g)

@@ -25,7 +25,22 @@ struct xsk_tx {
 	struct rtt_q *rtt; /* --rtt: the returns, in this socket's rx ring */
 	char accounting[160]; /* frame accounting check at exit */
 	bool accounting_ok;
+	/*
+	 * A frame larger than a UMEM frame goes out as a chain of descriptors
+	 * (XDP_USE_SG) over slot_frames consecutive UMEM frames (a power of
+	 * two, so a completion's address names its slot): at most chain_max
+	 * descriptors, the last without XDP_PKT_CONTD.
+	 */
+	__u32 slot_frames, chain_max;
+	__u32 chunk_shift; /* log2 of the UMEM frame size */
+	__u64 slot_mask; /* slot_frames x UMEM frame size, less one */
 };
+
+/*
+ * The longest chain a frame may take: veth's copy mode builds one skb of at
+ * most MAX_SKB_FRAGS (17) pages and a head; a power of two below that.
+ */
+#define GEN_XSK_SLOT_MAX 16
 
 /* The queue's thread: set up, send until told to stop or done, drain. */
 void *gen_xsk_worker(void *arg);
