@@ -239,22 +239,26 @@ def symbol_problems(root, objdir):
     """Loops among common/'s objects (objdir holds LAYER/NAME.o): a uses b's
     definitions and b, through any path, a's. Read with nm; an object whose
     source is gone (a stale build) is left out."""
-    defined, used = {}, {}
+    defined, used, mods = {}, {}, {}
     for layer in LAYERS:
         d = os.path.join(objdir, layer)
         for name in sorted(os.listdir(d)) if os.path.isdir(d) else ():
             if not name.endswith('.o') or \
                     not os.path.isfile(os.path.join(root, 'common', layer, name[:-2] + '.c')):
                 continue
-            mod = 'common/%s/%s' % (layer, name[:-2])
-            out = subprocess.run(['nm', os.path.join(d, name)], capture_output=True,
-                                 text=True, check=True).stdout
-            for row in out.split('\n'):
-                f = row.split()
-                if len(f) == 3 and f[1] in 'TDBR':
-                    defined[f[2]] = mod
-                elif len(f) == 2 and f[0] == 'U':
-                    used.setdefault(mod, set()).add(f[1])
+            mods[os.path.join(d, name)] = 'common/%s/%s' % (layer, name[:-2])
+    # One nm for every object (-A: each line begins "FILE:"): 37 starts took 5 s here.
+    out = subprocess.run(['nm', '-A'] + list(mods), capture_output=True, text=True,
+                         check=True).stdout if mods else ''
+    for row in out.split('\n'):
+        path, _, rest = row.partition(':')
+        mod, f = mods.get(path), rest.split()
+        if mod is None:
+            continue
+        if len(f) == 3 and f[1] in 'TDBR':
+            defined[f[2]] = mod
+        elif len(f) == 2 and f[0] == 'U':
+            used.setdefault(mod, set()).add(f[1])
     edges = {}
     for mod, syms in used.items():
         for sym in syms:
