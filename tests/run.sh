@@ -14,7 +14,12 @@
 # a "# serial-file: WHY" line, runs alone, after the others. A test of such a
 # file marked "# parallel: WHY" (the file's reason does not apply) does not. A test
 # marked "# long: WHY" (tens of seconds, mostly waiting) starts before the others, so
-# that the phase does not end with it running alone.
+# that the phase does not end with it running alone. A test marked "# sanitized: WHY"
+# (it runs the ASan tools) starts after the others.
+# SANITIZE_BUILD=PREFIX (make check): the sanitized build is being made beside the
+# tests, at the lowest priority; PREFIX.rc gets its exit status when it ends, PREFIX.log
+# its output. The sanitized unit tests then run beside the integration tests, and the
+# tests marked "# sanitized:" wait for it.
 # Each phase (unit, sanitized unit, python, integration in parallel, serial) ends with
 # a line "[phase:NAME] Ns, cpu Ns, N tests". TEST_TIMES=FILE: a line
 # "NAME WALL-S CPU-S" per integration test is appended to FILE.
@@ -124,6 +129,24 @@ unit_bins() { # dir
 	done
 }
 
+# san_wait: 0 once the sanitized build of SANITIZE_BUILD has ended well (at once
+# without one); 1, once said why, if it failed or did not end in TEST_TIMEOUT x 3.
+san_wait() {
+	local rc i
+	[ -n "${SANITIZE_BUILD:-}" ] || return 0
+	for ((i = 0; i < TEST_TIMEOUT * 15; i++)); do
+		[ -s "$SANITIZE_BUILD.rc" ] && break
+		sleep 0.2
+	done
+	read -r rc <"$SANITIZE_BUILD.rc" 2>/dev/null || rc=timeout
+	[ "$rc" = 0 ] && return 0
+	if mkdir "$LOGDIR/san-said" 2>/dev/null; then
+		echo "run.sh: the sanitized build failed ($rc); the end of $SANITIZE_BUILD.log:" >&2
+		tail -n 5 "$SANITIZE_BUILD.log" >&2 2>/dev/null
+	fi
+	return 1
+}
+
 # unit_exec BINARY LABEL runs it; unit_report BINARY LABEL counts what it wrote.
 unit_exec() {
 	local log="$LOGDIR/$2-${1##*/}.log"
@@ -229,12 +252,14 @@ integ_list() { # file
 		/^# serial:/ { s = 1; next }
 		/^# parallel:/ { p = 1; next }
 		/^# long:/ { l = 1; next }
+		/^# sanitized:/ { z = 1; next }
 		/^test_[a-z0-9_]+\(\)/ {
 			n = $0; sub(/\(\).*/, "", n)
-			print n, ((all && !p) || s) ? "serial" : l ? "long" : "any"; s = 0; p = 0; l = 0
+			print n, ((all && !p) || s) ? "serial" : l ? "long" : z ? "sanitized" : "any"
+			s = 0; p = 0; l = 0; z = 0
 			next
 		}
-		!/^#/ { s = 0; p = 0; l = 0 }' "$1"
+		!/^#/ { s = 0; p = 0; l = 0; z = 0 }' "$1"
 }
 
 # Up to $jobs tests at a time, each counted (integ_report) as it ends.
@@ -305,6 +330,16 @@ if [ $run_unit -eq 1 ]; then
 	mapfile -t plain < <(unit_bins "$BUILD/tests")
 	san=()
 	[ -d "$BUILD/sanitize/tests" ] && mapfile -t san < <(unit_bins "$BUILD/sanitize/tests")
+	san_later=
+	if [ -n "${SANITIZE_BUILD:-}" ]; then
+		# Being built: run beside what follows once made, at the build's priority, and
+		# counted at the end (below the integration tests).
+		(renice -n 19 -p "$BASHPID" >/dev/null
+			san_wait && unit_bins "$BUILD/sanitize/tests" >"$LOGDIR/san.list" &&
+			while read -r t; do unit_exec "$t" sanitize; done <"$LOGDIR/san.list") &
+		san_later=$!
+		san=()
+	fi
 	# A unit test is one process, mostly on one CPU: with -j N > 1 the sanitized
 	# binaries run beside the plain ones, one at a time, and are counted after.
 	# With -j N > 1 the Python tests (which mostly wait) run beside them too.
@@ -340,6 +375,24 @@ if [ $run_unit -eq 1 ]; then
 	phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')${py_pid:+, beside unit}"
 fi
 
+# The sanitized unit tests that ran beside the others (SANITIZE_BUILD): counted now.
+san_report() { # what they ran beside
+	local t
+	[ -n "${san_later:-}" ] || return 0
+	wait "$san_later"
+	san_later=
+	if ! san_wait; then
+		echo "[sanitize] FAIL (the sanitized build failed: $SANITIZE_BUILD.log)"
+		failed=$((failed + 1))
+		failed_names+=("[sanitize]")
+		return
+	fi
+	while read -r t; do
+		unit_report "$t" sanitize
+	done <"$LOGDIR/san.list"
+	phase_end "sanitize, beside $1"
+}
+
 if [ $run_integ -eq 1 ]; then
 	if [ "$(id -u)" -ne 0 ]; then
 		for f in tests/integration/test_*.sh; do
@@ -351,7 +404,7 @@ if [ $run_integ -eq 1 ]; then
 	else
 		# What the integration tests run: the tools, the test hooks and helpers
 		# (all), and the ASan tools the hardening tests use. Up to date, a second.
-		if [ "$BUILD" = "$ROOT/build" ] &&
+		if [ "$BUILD" = "$ROOT/build" ] && [ -z "${SANITIZE_BUILD:-}" ] &&
 			! { make -C "$ROOT" -s --no-print-directory all &&
 				make -C "$ROOT" -s --no-print-directory SANITIZE=1 tools; } >"$LOGDIR/make.log" 2>&1; then
 			echo "run.sh: building what the tests run failed ($LOGDIR/make.log):" >&2
@@ -377,7 +430,7 @@ if [ $run_integ -eq 1 ]; then
 				>"$LOGDIR/pyserve.log" 2>&1 </dev/null &
 			export T_PYSERVE=$LOGDIR/pyserve T_PYSERVE_PID=$!
 		fi
-		serial=() rest=()
+		serial=() rest=() late=()
 		for f in tests/integration/test_*.sh; do
 			[ -e "$f" ] || continue
 			while read -r fn kind; do
@@ -386,6 +439,8 @@ if [ $run_integ -eq 1 ]; then
 					serial+=("$f" "$fn")
 				elif [ "$kind" = long ]; then
 					integ_start "$f" "$fn"
+				elif [ "$kind" = sanitized ]; then
+					late+=("$f" "$fn")
 				else
 					rest+=("$f" "$fn")
 				fi
@@ -394,8 +449,14 @@ if [ $run_integ -eq 1 ]; then
 		for ((i = 0; i < ${#rest[@]}; i += 2)); do
 			integ_start "${rest[i]}" "${rest[i + 1]}"
 		done
+		# Those that run the ASan tools: last, when their build (SANITIZE_BUILD) is done.
+		[ ${#late[@]} -eq 0 ] || san_wait || true
+		for ((i = 0; i < ${#late[@]}; i += 2)); do
+			integ_start "${late[i]}" "${late[i + 1]}"
+		done
 		integ_drain
 		phase_end "integration, $jobs at a time"
+		san_report "integration"
 		if [ ${#serial[@]} -gt 0 ]; then
 			for ((i = 0; i < ${#serial[@]}; i += 2)); do
 				integ_exec "${serial[i]}" "${serial[i + 1]}"
@@ -405,6 +466,8 @@ if [ $run_integ -eq 1 ]; then
 		fi
 	fi
 fi
+
+san_report "unit"
 
 if [ $failed -gt 0 ]; then
 	echo "failed: ${failed_names[*]}"

@@ -134,6 +134,7 @@ test_hardening_plot_escaping() {
 # (the ASan build) read --kernel-stats while it changes, and must neither overrun
 # a buffer (older kernels copy out the new count whatever was asked) nor read
 # stale or empty counters (this one answers a stale count with none).
+# sanitized: runs the ASan tools
 test_hardening_ethtool_count_changes() {
 	local gout sout gpid spid i rc
 	[ -x "$ASAN_SINK" ] && [ -x "$ASAN_GEN" ] ||

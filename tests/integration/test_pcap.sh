@@ -470,6 +470,7 @@ test_pcap_stamp_one_rule() {
 # scaled by original:X, leaves that range is refused at load with one line
 # naming the frame (the old code converted a double >= 2^64 to an integer,
 # undefined, and sent the frame at once). The same file at full speed fits.
+# sanitized: runs the ASan xdp-gen too
 test_pcap_timing_enormous_gap() {
 	local res msg rc g
 	lab_setup --no-ipv6
