@@ -134,9 +134,9 @@ unit_bins() { # dir
 san_wait() {
 	local rc i
 	[ -n "${SANITIZE_BUILD:-}" ] || return 0
-	for ((i = 0; i < TEST_TIMEOUT * 15; i++)); do
+	for ((i = 0; i < TEST_TIMEOUT * 3; i++)); do
 		[ -s "$SANITIZE_BUILD.rc" ] && break
-		sleep 0.2
+		sleep 1
 	done
 	read -r rc <"$SANITIZE_BUILD.rc" 2>/dev/null || rc=timeout
 	[ "$rc" = 0 ] && return 0
