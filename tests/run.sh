@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=$2; shift ;;
 	-j|--jobs) jobs=$2; shift ;;
 	-j[0-9]*) jobs=${1#-j} ;;
-	-h|--help) sed -n '4,20p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,25p' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1'; see tests/run.sh --help" >&2; exit 2 ;;
 	esac
 	shift
@@ -246,7 +246,8 @@ integ_report() { # function
 	esac
 }
 
-# The tests of FILE, one a line: "NAME serial", "NAME long" or "NAME any" (see the top).
+# The tests of FILE, one a line: "NAME serial", "NAME sanitized", "NAME long" or "NAME any"
+# (see the top). A serial test that runs the ASan tools waits for them in the serial phase.
 integ_list() { # file
 	awk '/^# serial-file:/ { all = 1 }
 		/^# serial:/ { s = 1; next }
@@ -255,7 +256,7 @@ integ_list() { # file
 		/^# sanitized:/ { z = 1; next }
 		/^test_[a-z0-9_]+\(\)/ {
 			n = $0; sub(/\(\).*/, "", n)
-			print n, ((all && !p) || s) ? "serial" : l ? "long" : z ? "sanitized" : "any"
+			print n, ((all && !p) || s) ? "serial" : z ? "sanitized" : l ? "long" : "any"
 			s = 0; p = 0; l = 0; z = 0
 			next
 		}
@@ -377,12 +378,13 @@ fi
 
 # The sanitized unit tests that ran beside the others (SANITIZE_BUILD): counted now.
 san_report() { # what they ran beside
-	local t
+	local t rc
 	[ -n "${san_later:-}" ] || return 0
 	wait "$san_later"
+	rc=$?
 	san_later=
-	if ! san_wait; then
-		echo "[sanitize] FAIL (the sanitized build failed: $SANITIZE_BUILD.log)"
+	if [ $rc -ne 0 ] || [ ! -f "$LOGDIR/san.list" ] || ! san_wait; then
+		echo "[sanitize] FAIL (the sanitized build failed or never ended: $SANITIZE_BUILD.log)"
 		failed=$((failed + 1))
 		failed_names+=("[sanitize]")
 		return
@@ -458,6 +460,8 @@ if [ $run_integ -eq 1 ]; then
 		phase_end "integration, $jobs at a time"
 		san_report "integration"
 		if [ ${#serial[@]} -gt 0 ]; then
+			# A serial test may run the ASan tools too; the build has long ended by now.
+			san_wait || true
 			for ((i = 0; i < ${#serial[@]}; i += 2)); do
 				integ_exec "${serial[i]}" "${serial[i + 1]}"
 				integ_report "${serial[i + 1]}"

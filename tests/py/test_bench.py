@@ -431,6 +431,23 @@ class AgainstAnotherBuild(unittest.TestCase):
         self.assertNotIn('bare/base:xsk/60/q1', [r.id for r in by['bare/xsk/60/q1'].refs])
         self.assertIn('base:drop/base:kernel/60/q1', by)
 
+    def test_the_other_builds_own_options(self):
+        # Its xdp-sink without --follow-rx: the follow cell stays unpaired; the others pair.
+        sinks = {'drop': {'duration'}, 'xsk': {'duration', 'queues'}}
+        rows = table.against_base(table.matrix(GENS, True), GENS, sinks)
+        by = {r.id: r for r in rows}
+        self.assertFalse(any('base:' in r.id for r in by['xsk-follow/kernel/60/q1'].refs))
+        self.assertIn('base:xsk/base:kernel/60/q1', [r.id for r in by['xsk/kernel/60/q1'].refs])
+        # Two queues through the option the other build's xdp-gen has, not this one's.
+        rows = table.select(table.against_base(table.matrix(GENS, True), GENS), None, PEERS)[0]
+        base = {r.id: r for r in rows}['bare/base:kernel/60/q2']
+        ctx = env.Ctx(quick=True, paths=env.Paths.of_build('/b', '/old'), tmp='/t',
+                      base_gens={'kernel': {'queues'}, 'xsk': set()})
+        (_, a), = commands.gen_argvs(ctx, LAB, base, 5, GENS)
+        self.assertEqual(a[0], '/old/xdp-gen')
+        self.assertIn('--queues', a)
+        self.assertNotIn('--threads', a)
+
     def test_environment(self):
         ctx = env.Ctx.from_environ({'BENCH_AGAINST': '/old/build'})
         self.assertEqual((ctx.paths.base_sink, ctx.paths.base_gen),

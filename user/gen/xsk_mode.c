@@ -257,7 +257,7 @@ static void xsk_cleanup(struct gen *g)
 
 static const struct ctr_desc failure_rows[] = {
 	{ "xsk_tx_invalid", GEN_FAIL_X(0), CTR_COUNTER, "frames", CTR_ALL, 0,
-	  "Descriptors the sockets refused (XDP_STATISTICS tx_invalid_descs): never sent." },
+	  "Descriptors the sockets refused (XDP_STATISTICS tx_invalid_descs): never sent. A frame sent as a chain (larger than a UMEM frame) counts once for each of its descriptors." },
 };
 
 static const struct ctr_family xsk_failures = {

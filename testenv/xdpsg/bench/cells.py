@@ -601,14 +601,29 @@ def on_base(row):
     return Ref(sink, gen, row.size, row.queues, 'the build compared against (BENCH_AGAINST)')
 
 
-def against_base(rows, base_gens):
+def long_options(argv):
+    """The long options of an argv piece, without dashes: ('--cost', '3') -> {'cost'}."""
+    return {a[2:] for a in argv if a.startswith('--')}
+
+
+def base_sink_has(c, base_sinks):
+    """Whether the other build's xdp-sink (BASE_SINKS: {mode: its long options}) has the
+    row's sink mode and every option it is given."""
+    s = c.sink
+    return s.tool != 'xdp-sink' or (s.mode in base_sinks and long_options(
+        tuple(s.options) + tuple(c.sink_options)) <= base_sinks[s.mode])
+
+
+def against_base(rows, base_gens, base_sinks=None):
     """ROWS with every measured cell of xdp-sink or xdp-gen paired with itself on the
     other build (BASE_GOAL of it or better), where that build's xdp-gen has the mode and
-    options the row needs (BASE_GENS, as gens)."""
+    options the row needs (BASE_GENS, as gens) and its xdp-sink the mode and options the
+    row gives it (BASE_SINKS; None: not asked)."""
     out = []
     for c in rows:
         ref = None if c.group in COMPARATORS or c.rate else on_base(c)
-        if ref is None or not available(c, base_gens):
+        if ref is None or not available(c, base_gens) or \
+                (base_sinks is not None and not base_sink_has(c, base_sinks)):
             out.append(c)
             continue
         goal = Target(BASE_GOAL, '%s: this build vs the one compared against' % c.id, ref.id)

@@ -44,10 +44,10 @@ def sink_argv(ctx, lab, cell, secs):
 
 
 def xdp_gen_argv(ctx, lab, cell, secs, gens):
-    """'xdp-gen MODE ...': two queues through --threads if the mode has it (discovered),
-    else --queues 0,1."""
+    """'xdp-gen MODE ...': two queues through --threads if the mode has it (discovered;
+    the other build's own for a base: cell), else --queues 0,1."""
     g = cell.gen
-    opts = gens[g.mode]
+    opts = (ctx.base_gens if g.base and ctx.base_gens is not None else gens)[g.mode]
     values = template_vars(ctx, lab, cell, secs)
     a = [ctx.paths.base_gen if g.base else ctx.paths.gen, g.mode, '-j', '-q', '-d', '%.2f' % secs]
     a += ['-s', str(cell.size)] if g.sized else []

@@ -101,6 +101,7 @@ class Ctx:
     root: str = ROOT
     testenv: str = os.path.join(ROOT, 'testenv', 'testenv.sh')
     paths: Paths = None
+    base_gens: dict = None  # BENCH_AGAINST: the other build's xdp-gen modes and options
     tmp: str = None
     labs: list = field(default_factory=list)
 
@@ -150,6 +151,11 @@ def gen_modes(ctx):
 def base_gen_modes(ctx):
     """The same, of the build compared against (BENCH_AGAINST)."""
     return proc.tool_modes(proc.version_query(ctx.paths.base_gen))
+
+
+def base_sink_modes(ctx):
+    """{mode: its long options} of the other build's xdp-sink (BENCH_AGAINST)."""
+    return proc.tool_modes(proc.version_query(ctx.paths.base_sink))
 
 
 def external_tools():

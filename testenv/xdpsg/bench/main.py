@@ -81,10 +81,12 @@ class Bench(scenario.Scenario):
         rows = table.matrix(gens, ctx.quick)
         if ctx.paths.base_gen:
             try:
-                rows = table.against_base(rows, env.base_gen_modes(ctx))
+                ctx.base_gens = env.base_gen_modes(ctx)
+                rows = table.against_base(rows, ctx.base_gens, env.base_sink_modes(ctx))
             except proc.VersionError as e:
-                raise scenario.UsageError('BENCH_AGAINST: cannot list the generator modes of '
-                                          '%s: %s' % (ctx.paths.base_gen, e)) from None
+                raise scenario.UsageError('BENCH_AGAINST: cannot list the modes of the build '
+                                          'in %s: %s' % (os.path.dirname(ctx.paths.base_gen),
+                                                         e)) from None
         rows, notes = table.select(rows, pattern, ext)
         self.base_rows = table.base_targets(rows)
         if 'qdisc' not in gens:
