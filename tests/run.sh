@@ -380,6 +380,8 @@ fi
 san_report() { # what they ran beside
 	local t rc
 	[ -n "${san_later:-}" ] || return 0
+	# Nothing runs beside them now: the rest at the normal priority (root may raise it).
+	renice -n 0 -p "$san_later" >/dev/null 2>&1
 	wait "$san_later"
 	rc=$?
 	san_later=
