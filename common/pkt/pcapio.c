@@ -84,14 +84,14 @@ static int grow(struct pcap_frames *f, __u32 *cap, size_t *dcap, size_t need)
 }
 
 /* One frame's checks; 0 or -EINVAL with 'why' filled. */
-static int check_frame(const char *path, __u32 i, const struct pcap_pkthdr *h, __u32 max_len,
-		       const char *limit, __u32 max_frames, char *why, size_t whylen)
+static int check_frame(const char *path, __u32 i, const struct pcap_pkthdr *h,
+		       const struct pcapio_limits *lim, char *why, size_t whylen)
 {
-	if (i >= max_frames) {
+	if (i >= lim->max_frames) {
 		snprintf(
 			why, whylen,
 			"%s has more than %u frames, the most a replay holds (one UMEM frame each); cut it shorter (editcap -r FILE OUT 1-%u)",
-			path, max_frames, max_frames);
+			path, lim->max_frames, lim->max_frames);
 		return -EINVAL;
 	}
 	if (h->caplen < h->len) {
@@ -108,32 +108,26 @@ static int check_frame(const char *path, __u32 i, const struct pcap_pkthdr *h, _
 			path, i + 1, h->caplen);
 		return -EINVAL;
 	}
-	if (h->caplen > max_len) {
+	if (h->caplen > lim->max_len) {
 		char fix[160];
 
-		/*
-		 * The MTU can grow, a chain of UMEM frames to 16 of 4096 bytes
-		 * (xdp-gen's xsk_tx.h); past that, only the file.
-		 */
-		if (strchr(limit, '('))
-			snprintf(fix, sizeof(fix), "raise the MTU");
-		else if (max_len < 16 * 4096)
-			snprintf(fix, sizeof(fix), "use a larger --frame-size");
+		if (lim->fix)
+			snprintf(fix, sizeof(fix), "%s", lim->fix);
 		else
 			snprintf(
 				fix, sizeof(fix),
 				"keep the smaller ones (tshark -r FILE -Y 'frame.len <= %u' -w NEW)",
-				max_len);
+				lim->max_len);
 		snprintf(
 			why, whylen,
 			"%s: frame %u has %u bytes, more than %s takes (%u); remove the frame or %s",
-			path, i + 1, h->caplen, limit, max_len, fix);
+			path, i + 1, h->caplen, lim->what, lim->max_len, fix);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-static int read_all(pcap_t *p, const char *path, __u32 max_len, const char *limit, __u32 max_frames,
+static int read_all(pcap_t *p, const char *path, const struct pcapio_limits *lim,
 		    struct pcap_frames *f, char *why, size_t whylen)
 {
 	struct pcap_pkthdr *h;
@@ -146,7 +140,7 @@ static int read_all(pcap_t *p, const char *path, __u32 max_len, const char *limi
 	while ((rc = pcap_next_ex(p, &h, &bytes)) == 1) {
 		__u64 ts = (__u64)h->ts.tv_sec * 1000000000ULL + (__u64)h->ts.tv_usec;
 
-		err = check_frame(path, f->n, h, max_len, limit, max_frames, why, whylen);
+		err = check_frame(path, f->n, h, lim, why, whylen);
 		if (err)
 			return err;
 		if (grow(f, &cap, &dcap, used + h->caplen)) {
@@ -179,8 +173,8 @@ static int read_all(pcap_t *p, const char *path, __u32 max_len, const char *limi
 	return 0;
 }
 
-int pcapio_load(const char *path, __u32 max_len, const char *limit, __u32 max_frames,
-		struct pcap_frames *f, char *why, size_t whylen)
+int pcapio_load(const char *path, const struct pcapio_limits *lim, struct pcap_frames *f, char *why,
+		size_t whylen)
 {
 	char errbuf[PCAP_ERRBUF_SIZE];
 	pcap_t *p;
@@ -202,7 +196,7 @@ int pcapio_load(const char *path, __u32 max_len, const char *limit, __u32 max_fr
 		pcap_close(p);
 		return -EINVAL;
 	}
-	err = read_all(p, path, max_len, limit, max_frames, f, why, whylen);
+	err = read_all(p, path, lim, f, why, whylen);
 	pcap_close(p);
 	if (err)
 		pcapio_frames_free(f);

@@ -5,15 +5,15 @@
 /*
  * pcap files in and out, through libpcap, with nanosecond time stamps.
  *
- *   pcapio_load(path, max_len, limit, max_frames, &f, why, len)
+ *   pcapio_load(path, &limits, &f, why, len)
  *       read every frame of an Ethernet capture into memory once, checking
  *       it whole: a file libpcap cannot parse (bad magic, a record cut
  *       short), a link type other than Ethernet, a frame the capture cut
  *       (caplen < len: it cannot be sent as it was), a frame shorter than an
- *       Ethernet header or longer than max_len ('limit' names what sets it:
- *       "a UMEM frame", "eth0 (MTU 1500)"), more than max_frames frames,
- *       or no frame at all. 0, or -EINVAL with one line in 'why' naming the
- *       problem and the fix (no trailing newline).
+ *       Ethernet header or longer than limits.max_len (struct pcapio_limits
+ *       names what sets it and the fix), more than limits.max_frames
+ *       frames, or no frame at all. 0, or -EINVAL with one line in 'why'
+ *       naming the problem and the fix (no trailing newline).
  *   pcapio_writer__open(&w, what, path, snaplen)
  *       a new Ethernet capture with nanosecond stamps, written through
  *       common/base/outfile: into a new file beside path (never through a
@@ -53,8 +53,16 @@ static inline const void *pcap_frame(const struct pcap_frames *f, __u32 i)
 	return f->data + f->off[i];
 }
 
-int pcapio_load(const char *path, __u32 max_len, const char *limit, __u32 max_frames,
-		struct pcap_frames *f, char *why, size_t whylen);
+/* What a load takes, set by its caller: only it knows what sets the limit and how to move it. */
+struct pcapio_limits {
+	__u32 max_len; /* the longest frame */
+	const char *what; /* what sets it: "a chain of 16 UMEM frames", "eth0 (MTU 1500)" */
+	const char *fix; /* how to take a longer frame ("raise the MTU"); NULL: only the file can */
+	__u32 max_frames;
+};
+
+int pcapio_load(const char *path, const struct pcapio_limits *lim, struct pcap_frames *f, char *why,
+		size_t whylen);
 void pcapio_frames_free(struct pcap_frames *f);
 
 struct pcapio_writer;

@@ -144,7 +144,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: parse-probe FILE.pcap\n");
 		return 2;
 	}
-	if (pcapio_load(argv[1], 65535, "64 KiB", 1000000, &f, why, sizeof(why))) {
+	if (pcapio_load(argv[1],
+			&(struct pcapio_limits){
+				.max_len = 65535, .what = "64 KiB", .max_frames = 1000000 },
+			&f, why, sizeof(why))) {
 		fprintf(stderr, "parse-probe: %s\n", why);
 		return 2;
 	}

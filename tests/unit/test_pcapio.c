@@ -11,6 +11,7 @@
 #include "test.h"
 
 static char path[64];
+static const struct pcapio_limits LIMITS_1514 = { .max_len = 1514, .what = "x", .max_frames = 100 };
 
 static void tmp_path(void)
 {
@@ -58,7 +59,7 @@ static void test_round_trip(void)
 	tmp_path();
 	if (!ASSERT_OK(write_file(50, 0), "write"))
 		goto out;
-	if (!ASSERT_OK(pcapio_load(path, 1514, "x", 100, &f, why, sizeof(why)), "load"))
+	if (!ASSERT_OK(pcapio_load(path, &LIMITS_1514, &f, why, sizeof(why)), "load"))
 		goto out;
 	ASSERT_EQ(f.n, 50, "frames");
 	ASSERT_EQ(f.min_len, 60, "min");
@@ -77,11 +78,14 @@ out:
 
 static void expect_refused(const char *name, __u32 max_len, __u32 max_frames, const char *word)
 {
+	struct pcapio_limits lim = { .max_len = max_len,
+				     .what = "a UMEM frame",
+				     .fix = "use a larger --frame-size",
+				     .max_frames = max_frames };
 	struct pcap_frames f;
 	char why[256] = "";
 
-	ASSERT_ERR(pcapio_load(path, max_len, "a UMEM frame", max_frames, &f, why, sizeof(why)),
-		   -EINVAL, name);
+	ASSERT_ERR(pcapio_load(path, &lim, &f, why, sizeof(why)), -EINVAL, name);
 	ASSERT_TRUE(strstr(why, word) != NULL, why);
 	ASSERT_TRUE(strchr(why, '\n') == NULL, "one line");
 	ASSERT_TRUE(f.data == NULL && f.n == 0, "nothing kept");
@@ -97,6 +101,15 @@ static void test_refused(void)
 	expect_refused("frame too long: a UMEM frame can grow", 62, 100,
 		       "use a larger --frame-size");
 	expect_refused("too many frames", 1514, 4, "more than 4 frames");
+	{
+		/* No fix the caller knows: only the file can change. */
+		struct pcapio_limits lim = { .max_len = 62, .what = "w", .max_frames = 100 };
+		struct pcap_frames f;
+		char why[256] = "";
+
+		ASSERT_ERR(pcapio_load(path, &lim, &f, why, sizeof(why)), -EINVAL, "no fix");
+		ASSERT_TRUE(strstr(why, "tshark -r FILE -Y 'frame.len <= 62' -w NEW") != NULL, why);
+	}
 	ASSERT_OK(write_file(5, 10), "write cut");
 	expect_refused("cut by the capture", 1514, 100, "was cut by the capture");
 	ASSERT_OK(write_file(5, 0), "write");
@@ -188,7 +201,7 @@ static __u32 frames_in(const char *p)
 	char why[256];
 	__u32 n;
 
-	if (pcapio_load(p, 1514, "x", 100, &f, why, sizeof(why)))
+	if (pcapio_load(p, &LIMITS_1514, &f, why, sizeof(why)))
 		return 0;
 	n = f.n;
 	pcapio_frames_free(&f);
@@ -389,7 +402,7 @@ static void test_pcapng(void)
 	ASSERT_EQ_U64(s.isb_opt[1][7], 2, "isb_osdrop");
 	ASSERT_EQ_U64(s.isb_opt[1][8], 1, "isb_usrdeliv: frames written for it");
 	ASSERT_EQ_U64(s.isb_opt[0][8], 2, "isb_usrdeliv of interface 0");
-	if (!ASSERT_OK(pcapio_load(path, 1514, "x", 100, &f, why, sizeof(why)), why))
+	if (!ASSERT_OK(pcapio_load(path, &LIMITS_1514, &f, why, sizeof(why)), why))
 		goto out;
 	ASSERT_EQ(f.n, 3, "libpcap reads every frame");
 	for (i = 0; i < f.n; i++) {

@@ -48,19 +48,24 @@ bad:
 /*
  * The largest frame that can go: the longest chain of UMEM frames
  * (xsk_tx.h), or the interface's MTU plus Ethernet header and one VLAN tag,
- * whichever is less.
+ * whichever is less; what sets it, and how to take a longer frame.
  */
-static __u32 max_frame(const struct gen *g, char *what, size_t len)
+static void max_frame(const struct gen *g, struct pcapio_limits *lim, char *what, size_t len)
 {
-	__u32 chain = GEN_XSK_SLOT_MAX * (__u32)g->cfg->xsk.frame_size;
+	__u32 umem = (__u32)g->cfg->xsk.frame_size, chain = GEN_XSK_SLOT_MAX * umem;
 	__u32 dev = g->ifc.mtu ? g->ifc.mtu + 14 + 4 : chain;
 
+	lim->max_frames = REPLAY_FRAMES_MAX;
+	lim->what = what;
 	if (dev < chain) {
 		snprintf(what, len, "%s (MTU %u)", g->ifc.name, g->ifc.mtu);
-		return dev;
+		lim->max_len = dev;
+		lim->fix = "raise the MTU";
+		return;
 	}
 	snprintf(what, len, "a chain of %u UMEM frames", GEN_XSK_SLOT_MAX);
-	return chain;
+	lim->max_len = chain;
+	lim->fix = umem < UMEM_FRAME_SIZE_MAX ? "use --frame-size 4096" : NULL;
 }
 
 /*
@@ -222,8 +227,8 @@ int gen_replay_preflight(struct gen *g)
 {
 	const struct gen_cfg *cfg = g->cfg;
 	struct gen_replay *r;
+	struct pcapio_limits lim;
 	char why[512], what[64];
-	__u32 lim = max_frame(g, what, sizeof(what));
 	int err;
 
 	r = calloc(1, sizeof(*r));
@@ -235,7 +240,8 @@ int gen_replay_preflight(struct gen *g)
 		err = check_options(g, r);
 	if (err)
 		return err;
-	err = pcapio_load(cfg->pcap, lim, what, REPLAY_FRAMES_MAX, &r->f, why, sizeof(why));
+	max_frame(g, &lim, what, sizeof(what));
+	err = pcapio_load(cfg->pcap, &lim, &r->f, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "xdp-gen: %s\n", why);
 		return err == -ENOMEM ? err : -EINVAL;
