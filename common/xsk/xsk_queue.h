@@ -297,21 +297,21 @@ static inline struct xdp_desc *xsk_queue_tx_desc(struct xsk_queue *q, __u32 idx)
 	return xsk_ring_prod__tx_desc(&q->tx, idx);
 }
 
-static inline void xsk_queue_tx_submit(struct xsk_queue *q, __u32 n)
-{
-	frame_alloc_note_tx(q->fa, n);
-	xsk_ring_prod__submit(&q->tx, n);
-}
-
 /*
- * Frames of several descriptors (opts.slot_frames): ndesc descriptors that
- * carry nframes frames. Reserve for the longest chain, give back the rest
- * first with xsk_queue_tx_unreserve().
+ * ndesc descriptors that carry nframes frames: a frame of several UMEM frames
+ * (opts.slot_frames) is a chain. Reserve for the longest chain, give back the
+ * rest first with xsk_queue_tx_unreserve().
  */
 static inline void xsk_queue_tx_submit_chains(struct xsk_queue *q, __u32 ndesc, __u32 nframes)
 {
 	frame_alloc_note_tx(q->fa, nframes);
 	xsk_ring_prod__submit(&q->tx, ndesc);
+}
+
+/* n frames of one descriptor each. */
+static inline void xsk_queue_tx_submit(struct xsk_queue *q, __u32 n)
+{
+	xsk_queue_tx_submit_chains(q, n, n);
 }
 
 /* The last n descriptors reserved were not used (libxdp has no call for it). */
