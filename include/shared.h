@@ -95,6 +95,7 @@ enum xdpsg_clock {
 	XDPSG_CLOCK_MONOTONIC = 0,
 	XDPSG_CLOCK_TAI = 1,
 	XDPSG_CLOCK_REALTIME = 2,
+	XDPSG_CLOCK_N,
 };
 
 #define XDPSG_MARK_F_SYNCED 0x1 /* the generator's clock was synchronised (adjtimex) */

@@ -99,8 +99,9 @@ int clock_info_read(enum xdpsg_clock c, struct clock_info *out)
 		clock_gettime(CLOCK_MONOTONIC, &m);
 		clock_gettime(posix_clock(c), &r);
 		timens_monotonic(&off);
-		out->bpf_offset_ns = ((__u64)r.tv_sec - (__u64)m.tv_sec) * 1000000000ULL +
-				     (__u64)r.tv_nsec - (__u64)m.tv_nsec + (__u64)off;
+		out->user_offset_ns = ((__u64)r.tv_sec - (__u64)m.tv_sec) * 1000000000ULL +
+				      (__u64)r.tv_nsec - (__u64)m.tv_nsec;
+		out->bpf_offset_ns = out->user_offset_ns + (__u64)off;
 		out->offset_known = true;
 		off = 0; /* TAI and realtime are one clock across namespaces */
 	}
@@ -114,4 +115,30 @@ int clock_info_read(enum xdpsg_clock c, struct clock_info *out)
 		out->esterror_us = (__u64)tx.esterror;
 	}
 	return 0;
+}
+
+int clock_set_read(struct clock_set *out)
+{
+	struct clock_info ci;
+	unsigned int c;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	for (c = 0; c < XDPSG_CLOCK_N; c++) {
+		err = clock_info_read((enum xdpsg_clock)c, &ci);
+		if (err)
+			return err;
+		out->id[c] = ci.id;
+		out->shift_ns[c] = ci.user_offset_ns;
+		out->synced = ci.synced;
+		out->maxerror_us = ci.maxerror_us;
+	}
+	return 0;
+}
+
+void clock_set_one(struct clock_set *out, __u64 monotonic_id)
+{
+	memset(out, 0, sizeof(*out));
+	out->id[XDPSG_CLOCK_MONOTONIC] = monotonic_id;
+	out->synced = true;
 }

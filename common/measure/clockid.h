@@ -22,6 +22,8 @@ struct clock_info {
 	/* what to add to bpf_ktime_get_ns() for this clock as this process reads it */
 	__u64 bpf_offset_ns;
 	bool offset_known; /* monotonic: the namespace offset was read (or no time namespaces) */
+	/* what to add to this process's CLOCK_MONOTONIC (now_ns()) for this clock: 0 for it */
+	__u64 user_offset_ns;
 	/* adjtimex(): the host's synchronisation state */
 	bool synced; /* STA_UNSYNC clear */
 	__u64 maxerror_us, esterror_us;
@@ -35,5 +37,23 @@ int clock_parse(const char *s, enum xdpsg_clock *c);
 int clock_info_read(enum xdpsg_clock c, struct clock_info *out);
 /* The clock's time now, in ns. */
 __u64 clock_now_ns(enum xdpsg_clock c);
+
+/*
+ * Every clock a stamp may be on, as a receiver sees them: their ids, and
+ * what turns its own CLOCK_MONOTONIC into each. The offsets hold as long
+ * as nobody steps the clock (settimeofday, a leap second, ADJ_SETOFFSET):
+ * slewing changes every clock's rate alike. Read once, at the start.
+ */
+struct clock_set {
+	__u64 id[XDPSG_CLOCK_N];
+	__u64 shift_ns[XDPSG_CLOCK_N]; /* clock c - this process's CLOCK_MONOTONIC */
+	bool synced; /* this host's clock is synchronised (adjtimex: STA_UNSYNC clear) */
+	__u64 maxerror_us; /* and its error bound (adjtimex maxerror) */
+};
+
+/* This process's clock set. 0, or -errno. */
+int clock_set_read(struct clock_set *out);
+/* A set with one clock, monotonic, of this id, and no error (tests, round trips). */
+void clock_set_one(struct clock_set *out, __u64 monotonic_id);
 
 #endif

@@ -230,14 +230,15 @@ static void note_transit(struct seqtrack *t, struct seqtrack_run *r, __u64 trans
 	/* the latency only where it may be this sink's clock; the live export only where it is */
 	if (r->mk.state != SEQTRACK_CLOCK_OTHER)
 		hist_record(r->latency, (__s64)transit < 0 ? 0 : transit);
-	if (r->mk.state == SEQTRACK_CLOCK_SAME)
+	if (seqtrack_clock_timed(r->mk.state))
 		hist_coarse_record(&t->live, (__s64)transit < 0 ? 0 : transit);
 }
 
 static void note_times(struct seqtrack *t, struct seqtrack_run *r, __u32 ticks, __u64 now,
 		       bool timed)
 {
-	__u64 ts = send_time(r, ticks, now), slot = ts / SEQTRACK_BURST_NS;
+	__u64 cnow = now + r->shift; /* the receive time on the run's clock */
+	__u64 ts = send_time(r, ticks, cnow), slot = ts / SEQTRACK_BURST_NS;
 
 	if (!r->first_rx) {
 		r->first_ts = r->last_ts = ts;
@@ -248,7 +249,7 @@ static void note_times(struct seqtrack *t, struct seqtrack_run *r, __u32 ticks, 
 	r->last_ts = ts > r->last_ts ? ts : r->last_ts;
 	r->last_rx = now;
 	if (timed)
-		note_transit(t, r, now - ts);
+		note_transit(t, r, cnow - ts);
 	else
 		r->c.untimed++;
 	if (slot == r->burst_slot) {
@@ -312,19 +313,69 @@ enum seqtrack_verdict seqtrack_update_timed(struct seqtrack *t, const struct sta
 	return v;
 }
 
+/*
+ * The run turns out to be on another clock than its frames so far were
+ * placed on (they came before its first mark): move its anchor and send
+ * times there. The gaps between frames hold on any clock; the latencies kept
+ * do not, and go. The early transits move with the clocks' difference.
+ */
+static void run_reclock(struct seqtrack_run *r, __u64 shift)
+{
+	__u64 d = shift - r->shift, tick;
+	__s64 moved = 0;
+	unsigned int i;
+
+	if (!d)
+		return;
+	r->shift = shift;
+	if (r->anchor_rx) {
+		r->anchor_rx += d;
+		tick = stamp_time((__u32)r->anchor_tick & XDPSG_STAMP_TS_MASK, r->anchor_rx) >>
+		       XDPSG_STAMP_TICK_SHIFT;
+		moved = (__s64)((tick - r->anchor_tick) << XDPSG_STAMP_TICK_SHIFT);
+		r->anchor_tick = tick;
+		r->first_ts += (__u64)moved;
+		r->last_ts += (__u64)moved;
+		r->burst_slot = r->last_ts / SEQTRACK_BURST_NS;
+	}
+	for (i = 0; i < r->nearly; i++)
+		r->early[i] += d - (__u64)moved;
+	r->jit.last += d - (__u64)moved;
+	if (r->latency)
+		hist_init(r->latency);
+}
+
 /* What a mark says of the clock its run is stamped on, against this sink's. */
 static void mark_clock(struct seqtrack *t, struct seqtrack_run *r, const struct xdpsg_mark *m,
 		       __u64 now)
 {
-	enum seqtrack_clock s = m->clock_id == t->clock_id ? SEQTRACK_CLOCK_SAME :
-							     SEQTRACK_CLOCK_OTHER;
+	bool known = m->clock < XDPSG_CLOCK_N, gen_synced = !!(m->flags & XDPSG_MARK_F_SYNCED);
+	__u64 shift = known ? t->clk.shift_ns[m->clock] : 0;
+	enum seqtrack_clock s = SEQTRACK_CLOCK_OTHER;
+	__u8 why = SEQTRACK_WHY_NONE;
 
+	if (known && m->clock_id == t->clk.id[m->clock]) {
+		s = SEQTRACK_CLOCK_SAME;
+		r->mk.sync_error_ns = 0;
+	} else if (!known || m->clock == XDPSG_CLOCK_MONOTONIC) {
+		why = SEQTRACK_WHY_MONOTONIC;
+	} else if (gen_synced && t->clk.synced) {
+		s = SEQTRACK_CLOCK_SYNCED;
+		r->mk.sync_error_ns = ((__u64)m->sync_error_us + t->clk.maxerror_us) * 1000ULL;
+	} else {
+		why = !gen_synced && !t->clk.synced ? SEQTRACK_WHY_UNSYNCED :
+		      !gen_synced		    ? SEQTRACK_WHY_GEN_UNSYNCED :
+						      SEQTRACK_WHY_SINK_UNSYNCED;
+	}
 	r->mk.clock = m->clock;
-	r->mk.synced = !!(m->flags & XDPSG_MARK_F_SYNCED);
+	r->mk.synced = gen_synced;
 	r->mk.sync_error_us = m->sync_error_us;
-	r->mk.offset_ns = (__s64)(m->clock_ns - now);
+	r->mk.offset_ns = (__s64)(m->clock_ns - (now + shift));
+	r->mk.why = why;
 	if (s == SEQTRACK_CLOCK_OTHER && r->mk.state != SEQTRACK_CLOCK_OTHER && r->latency)
 		hist_init(r->latency); /* what was kept on the chance it was ours, it is not */
+	if (seqtrack_clock_timed(s))
+		run_reclock(r, shift);
 	r->mk.state = (__u8)s;
 	if (m->nflows > r->mk.nflows)
 		r->mk.nflows = m->nflows;
@@ -397,5 +448,8 @@ const char *seqtrack_verdict_str(enum seqtrack_verdict v)
 
 const char *seqtrack_clock_str(enum seqtrack_clock c)
 {
-	return c == SEQTRACK_CLOCK_SAME ? "same" : c == SEQTRACK_CLOCK_OTHER ? "other" : "unknown";
+	return c == SEQTRACK_CLOCK_SAME	  ? "same" :
+	       c == SEQTRACK_CLOCK_SYNCED ? "synced" :
+	       c == SEQTRACK_CLOCK_OTHER  ? "other" :
+					    "unknown";
 }

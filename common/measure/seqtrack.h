@@ -35,7 +35,8 @@
  *    receive times' gaps, into send times on the generator's clock. The
  *    times between frames of a run (pacing, delay variation) hold whatever
  *    that clock is; the latency (receive - send) is figured only where a mark
- *    named the generator's clock and it is this sink's (SEQTRACK_CLOCK_SAME).
+ *    named the generator's clock and this sink reads it too (SEQTRACK_CLOCK_SAME), or
+ *    both ends say theirs are synchronised copies of one (SEQTRACK_CLOCK_SYNCED).
  *  - runs: a run's books open at its first frame. At most SEQTRACK_RUNS_MAX
  *    are open per tracker, SEQTRACK_PROBATION_MAX of them on probation:
  *    runs that have shown fewer than SEQTRACK_PROMOTE frames and no mark. A
@@ -62,6 +63,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 
+#include "measure/clockid.h"
 #include "measure/hist.h"
 #include "measure/jitter.h"
 #include "pkt/stamp.h"
@@ -106,9 +108,26 @@ enum seqtrack_verdict {
 /* What a run's marks said of its clock, against this sink's. */
 enum seqtrack_clock {
 	SEQTRACK_CLOCK_UNKNOWN, /* no mark yet */
-	SEQTRACK_CLOCK_SAME, /* the generator stamped this sink's clock: latency holds */
-	SEQTRACK_CLOCK_OTHER, /* another clock: no latency, the books hold */
+	SEQTRACK_CLOCK_SAME, /* one clock: the generator stamped one this sink reads: latency holds, error 0 */
+	SEQTRACK_CLOCK_OTHER, /* a clock not this sink's: no latency (mk.why), the books hold */
+	/* the same kind of clock on another host, both synchronised: latency within mk.sync_error_ns */
+	SEQTRACK_CLOCK_SYNCED,
 };
+
+/* Why a run on SEQTRACK_CLOCK_OTHER has no latency. */
+enum seqtrack_clock_why {
+	SEQTRACK_WHY_NONE,
+	SEQTRACK_WHY_MONOTONIC, /* another host's (or time namespace's) CLOCK_MONOTONIC */
+	SEQTRACK_WHY_GEN_UNSYNCED, /* tai/realtime, the generator's clock not synchronised */
+	SEQTRACK_WHY_SINK_UNSYNCED, /* tai/realtime, this sink's clock not synchronised */
+	SEQTRACK_WHY_UNSYNCED, /* tai/realtime, neither clock synchronised */
+};
+
+/* Does a run on this clock state have a one-way latency? */
+static inline bool seqtrack_clock_timed(unsigned int state)
+{
+	return state == SEQTRACK_CLOCK_SAME || state == SEQTRACK_CLOCK_SYNCED;
+}
 
 /* One flow's state: a slot of its run's hash table (32 bytes). */
 struct seqtrack_flow {
@@ -138,8 +157,11 @@ struct seqtrack_marks {
 	__u8 synced; /* the generator said its clock was synchronised */
 	__u8 state; /* enum seqtrack_clock */
 	__u8 start_seen;
+	__u8 why; /* enum seqtrack_clock_why */
 	__u32 sync_error_us;
 	__s64 offset_ns; /* the generator's clock minus this sink's, at a mark (latency included) */
+	/* SAME: 0; SYNCED: the two clocks' error bounds together; else unknown (0) */
+	__u64 sync_error_ns;
 };
 
 #define SEQTRACK_EARLY 8 /* latencies kept in a run before its histograms exist */
@@ -150,7 +172,9 @@ struct seqtrack_run {
 	struct seqtrack_marks mk;
 	__u64 first_ts, last_ts; /* send times of the frames in the books (unwrapped) */
 	__u64 first_rx, last_rx; /* their receive times */
-	__u64 anchor_tick, anchor_rx; /* the newest frame's full send tick and its receive time */
+	/* the newest frame's full send tick and its receive time, on the run's clock */
+	__u64 anchor_tick, anchor_rx;
+	__u64 shift; /* the run's clock minus the receive times' (clock_set.shift_ns) */
 	__u64 burst_slot; /* current SEQTRACK_BURST_NS slot of send time */
 	__u32 burst_n, burst_max; /* frames in it; the most in any */
 	__u32 slots; /* size of flows[], a power of two; 0: the inline flow only */
@@ -176,7 +200,7 @@ struct seqtrack_run {
 struct seqtrack {
 	struct seqtrack_counts total; /* over all runs, kept as they change */
 	struct hist_coarse live; /* latency of runs on this sink's clock, coarse, for export */
-	__u64 clock_id; /* this sink's receive clock (clockid.h) */
+	struct clock_set clk; /* the clocks this sink can read a stamp's time on (clockid.h) */
 	bool own_clock; /* every run is on this clock (the round trips of a generator's own frames) */
 	__u64 opened; /* books ever opened (reopenings included) */
 	__u64 closed; /* books closed to make room */
@@ -196,8 +220,16 @@ struct seqtrack {
 	struct seqtrack_run done[SEQTRACK_DONE_MAX]; /* closed books: flows freed */
 };
 
-/* clock_id: this sink's receive clock (clockid.h's id). NULL and errno on error. */
+/*
+ * clock_id: this sink's receive clock, CLOCK_MONOTONIC (clockid.h's id);
+ * seqtrack_clocks() adds the others. NULL and errno on error.
+ */
 struct seqtrack *seqtrack__create(__u64 clock_id);
+/* Every clock a run may be stamped on, with the receive times as CLOCK_MONOTONIC. */
+static inline void seqtrack_clocks(struct seqtrack *t, const struct clock_set *cs)
+{
+	t->clk = *cs;
+}
 void seqtrack__destroy(struct seqtrack *t);
 /*
  * Every run these books will see was stamped on this process's own clock

@@ -17,7 +17,7 @@ struct seqtrack *seqtrack__create(__u64 clock_id)
 	struct seqtrack *t = calloc(1, sizeof(*t));
 
 	if (t) {
-		t->clock_id = clock_id;
+		clock_set_one(&t->clk, clock_id);
 		t->prob_head = t->prob_tail = SEQTRACK_NONE;
 	}
 	return t;
@@ -47,12 +47,12 @@ void seqtrack__destroy(struct seqtrack *t)
 
 void seqtrack_reset(struct seqtrack *t)
 {
-	__u64 clock_id = t->clock_id;
+	struct clock_set clk = t->clk;
 	bool own = t->own_clock;
 
 	runs_release(t);
 	memset(t, 0, sizeof(*t));
-	t->clock_id = clock_id;
+	t->clk = clk;
 	t->own_clock = own;
 	t->prob_head = t->prob_tail = SEQTRACK_NONE;
 }
@@ -412,7 +412,7 @@ bool seqtrack_run_promote(struct seqtrack *t, struct seqtrack_run *r)
 		if (jitter_update(&j, r->early[i], &d))
 			hist_record(r->ipdv, d);
 		if (r->mk.state != SEQTRACK_CLOCK_OTHER)
-			hist_record(r->latency, r->early[i]);
+			hist_record(r->latency, (__s64)r->early[i] < 0 ? 0 : r->early[i]);
 	}
 	r->jit = j;
 	r->nearly = 0;

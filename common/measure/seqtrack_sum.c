@@ -60,6 +60,8 @@ static void marks_merge(struct seqtrack_marks *into, const struct seqtrack_marks
 		into->synced = from->synced;
 		into->sync_error_us = from->sync_error_us;
 		into->offset_ns = from->offset_ns;
+		into->why = from->why;
+		into->sync_error_ns = from->sync_error_ns;
 	}
 }
 
@@ -221,7 +223,7 @@ static void group_report(const struct run_ref *refs, unsigned int k, struct hist
 	ends_across(refs, k, &s);
 	hist_summarize(lat + 1, &s.ipdv);
 	/* A latency only where the run named this sink's clock. */
-	if (s.mk.state != SEQTRACK_CLOCK_SAME)
+	if (!seqtrack_clock_timed(s.mk.state))
 		hist_init(lat);
 	fn(&s, lat, ctx);
 }

@@ -76,6 +76,8 @@ struct pkt_gen {
 	struct stamp_key key;
 	__u32 run;
 	struct pkt_opts opts; /* as given (imix and key cleared): marks are built from them */
+	/* added to every send time given before it goes into a stamp: the stamps' clock's offset */
+	__u64 clock_off;
 };
 
 /*
@@ -179,7 +181,8 @@ static inline unsigned int pkt_gen_write_tmpl(struct pkt_gen *g, void *frame, un
 	sum = (__u16)~tp->udp_csum + (__u64)fl->udp_delta;
 	/* The template's stamp holds only the run, so the new words just add. */
 	if (g->stamp)
-		sum += stamp_patch(p + l->pay_off, &g->tag[flow], (__u16)flow, seq, ts_ns);
+		sum += stamp_patch(p + l->pay_off, &g->tag[flow], (__u16)flow, seq,
+				   ts_ns + g->clock_off);
 	csum = (__u16)~pkt_csum_fold(sum);
 	if (csum == 0)
 		csum = 0xffff; /* 0 means "no checksum" (IPv4 UDP) or is invalid (IPv6) */
@@ -217,8 +220,8 @@ static inline void pkt_gen_set_time(const struct pkt_gen *g, void *frame, __u64 
 	memcpy(&flow, st + XDPSG_STAMP_OFF_FLOW, 2);
 	memcpy(&csum, cp, 2);
 	/* 0xffff stood for a computed 0: the same zero in ones' complement. */
-	csum = (__u16)~pkt_csum_fold((__u16)~csum +
-				     stamp_retime(st, &g->tag[le16toh(flow)], ts_ns));
+	csum = (__u16)~pkt_csum_fold(
+		(__u16)~csum + stamp_retime(st, &g->tag[le16toh(flow)], ts_ns + g->clock_off));
 	if (csum == 0)
 		csum = 0xffff;
 	memcpy(cp, &csum, 2);

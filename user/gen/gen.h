@@ -47,6 +47,7 @@ struct gen_cfg {
 	bool random;
 	bool no_stamp;
 	const char *stamp_key; /* --stamp-key FILE */
+	int clock; /* --clock: enum xdpsg_clock the stamps are on */
 	bool no_end_mark; /* marks.h: start marks only */
 	/* headers (common/pkt/opts.h) */
 	int proto; /* enum pkt_proto; 0: UDP */
@@ -219,7 +220,7 @@ struct gen {
 	struct pkt_opts popts;
 	struct pkt_imix imix;
 	struct stamp_key key; /* the stamps' (--stamp-key, $XDPSG_STAMP_KEY or the public key) */
-	struct clock_info clock; /* the stamps' clock: CLOCK_MONOTONIC as this process reads it */
+	struct clock_info clock; /* the stamps' clock (--clock) as this process reads it */
 	unsigned int nthreads;
 	struct gen_thread *th;
 	struct run run;

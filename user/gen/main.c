@@ -82,6 +82,13 @@ static const struct param_enum protos[] = {
 	{},
 };
 
+static const struct param_enum clocks[] = {
+	{ .name = "monotonic", .value = XDPSG_CLOCK_MONOTONIC },
+	{ .name = "tai", .value = XDPSG_CLOCK_TAI },
+	{ .name = "realtime", .value = XDPSG_CLOCK_REALTIME },
+	{},
+};
+
 static const struct param_def pkt_opts_table[] = {
 	PARAM_OPT(
 		"size", PARAM_UINT, OPT(size), .short_opt = 's', .metavar = "BYTES",
@@ -119,6 +126,11 @@ static const struct param_def pkt_opts_table[] = {
 		"stamp-key", PARAM_STRING, OPT(stamp_key), .metavar = "FILE",
 		.help = "sign the stamps with the key in FILE, the one the sink checks with (default: the file "
 			"$XDPSG_STAMP_KEY names, else the public key, which anyone can forge)"),
+	PARAM_OPT(
+		"clock", PARAM_ENUM, OPT(clock), .metavar = "monotonic|tai|realtime",
+		.help = "the clock of the stamps' send times: monotonic (default) works where the sink runs on this kernel; "
+			"tai or realtime across hosts whose clocks are synchronised (chrony, ptp4l and phc2sys)",
+		.enums = clocks),
 	PARAM_OPT(
 		"proto", PARAM_ENUM, OPT(proto), .metavar = "udp|tcp|icmp",
 		.help = "L4 protocol; icmp is an echo request (ICMPv6 with --ipv6), its id the flow's source port",
@@ -386,7 +398,7 @@ static int stamp_setup(struct gen *g)
 		fprintf(stderr, "xdp-gen: %s\n", err);
 		return -EINVAL;
 	}
-	ret = clock_info_read(XDPSG_CLOCK_MONOTONIC, &g->clock);
+	ret = clock_info_read((enum xdpsg_clock)g->cfg->clock, &g->clock);
 	if (ret)
 		fprintf(stderr, "xdp-gen: cannot read the clock's state: %s\n", strerror(-ret));
 	return ret;

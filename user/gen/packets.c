@@ -278,6 +278,7 @@ static int make_thread_gens(struct gen *g)
 			fprintf(stderr, "xdp-gen: %s\n", err);
 			return -EINVAL;
 		}
+		g->th[i].pg->clock_off = g->clock.user_offset_ns;
 	}
 	return 0;
 }

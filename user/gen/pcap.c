@@ -249,6 +249,7 @@ int gen_replay_preflight(struct gen *g)
 	if (r->original && plan_timing(r, cfg->pcap, cfg->pcap_timing))
 		return -EINVAL;
 	r->stamp = cfg->stamp;
+	r->clock_off = g->clock.user_offset_ns;
 	if (r->stamp && stamp_prepare(g, r))
 		return -ENOMEM;
 	if (!r->stamp)

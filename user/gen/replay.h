@@ -65,6 +65,7 @@ struct gen_replay {
 	__u16 *stamp_off, *csum_off, *base;
 	/* --stamp: the frame whose headers the marks go on, the file's first stamped one; -1: none */
 	int mark_frame;
+	__u64 clock_off; /* --stamp: the stamps' clock minus CLOCK_MONOTONIC (--clock) */
 };
 
 struct replay_q {
@@ -145,7 +146,8 @@ static inline __u32 replay_frame(struct replay_q *rq, void *frame, __u64 addr, _
 
 	if (!r->stamp || !r->stamp_off[i])
 		return r->f.len[i];
-	sum = r->base[i] + stamp_patch(p + r->stamp_off[i], &rq->tag, rq->flow, rq->seq++, now);
+	sum = r->base[i] +
+	      stamp_patch(p + r->stamp_off[i], &rq->tag, rq->flow, rq->seq++, now + r->clock_off);
 	if (r->csum_off[i]) {
 		csum = (__u16)~pkt_csum_fold(sum);
 		if (!csum)

@@ -204,6 +204,42 @@ static void text_failures_nonzero(const struct gen *g, const struct gen_failures
 static __u64 rate_ns(const struct gen_snapshot *a, const struct gen_snapshot *b,
 		     enum run_report kind);
 
+/* Is this run stamped (built frames without --no-stamp, or a replay with --stamp)? */
+static bool gen_stamped(const struct gen *g)
+{
+	return g->replay ? g->replay->stamp : !g->popts.no_stamp;
+}
+
+/*
+ * The stamps' clock, and this host's sync state: where the sink is another
+ * host, the error of a one-way latency is both ends' together.
+ */
+static void text_clock(const struct gen *g)
+{
+	const struct clock_info *ci = &g->clock;
+	char e[24];
+
+	printf("  clock:    %s, ", clock_name(ci->clock));
+	if (ci->clock == XDPSG_CLOCK_MONOTONIC)
+		printf("this host's own: one-way latency only where the sink runs on this kernel (--clock tai across hosts)\n");
+	else if (ci->synced)
+		printf("synchronised, error at most %s (adjtimex maxerror)\n",
+		       fmt_ns(e, sizeof(e), ci->maxerror_us * 1000ULL));
+	else
+		printf("not synchronised (adjtimex: STA_UNSYNC): a sink on another host figures no one-way latency (run chrony, or ptp4l and phc2sys)\n");
+}
+
+static void json_clock(struct jw *w, const struct gen *g)
+{
+	const struct clock_info *ci = &g->clock;
+
+	jw_obj(w, "clock");
+	jw_str(w, "name", clock_name(ci->clock));
+	jw_bool(w, "synchronised", ci->synced);
+	jw_u64(w, "sync_error_ns", ci->maxerror_us * 1000ULL);
+	jw_end_obj(w);
+}
+
 static void json_queues(struct gen *g, struct jw *w, const struct gen_snapshot *a,
 			const struct gen_snapshot *b, enum run_report kind)
 {
@@ -307,6 +343,7 @@ void gen_json(void *ctx, struct jw *w, const struct run_snap *ra, const struct r
 		jw_u64(w, "run", g->popts.run);
 		jw_u64(w, "flows", run_flows(g));
 		jw_str(w, "stamp_key", stamp_key_name(&g->key, key, sizeof(key)));
+		json_clock(w, g);
 		jw_str(w, "rate_basis", "sending");
 		jw_double(w, "send_s", (double)send_span(a, b) / 1e9);
 		reached = rate_reached(g, d.sent, send_span(a, b));
@@ -460,7 +497,7 @@ static void text_stamps(const struct gen *g, __u64 marks)
 {
 	char key[32];
 
-	if (g->replay ? !g->replay->stamp : g->popts.no_stamp) {
+	if (!gen_stamped(g)) {
 		printf("  stamps:   none (%s), no marks\n",
 		       g->replay ? "the file's frames as they are" : "--no-stamp");
 		return;
@@ -470,6 +507,7 @@ static void text_stamps(const struct gen *g, __u64 marks)
 	       g->key.public_key ?
 		       " (anyone can forge it; --stamp-key FILE on both ends)" :
 		       " (the sink needs the same file: --stamp-key or $XDPSG_STAMP_KEY)");
+	text_clock(g);
 	printf("  marks:    %s (%u a flow: %u start%s), not in the counts above\n",
 	       FMT_COUNT(marks), gen_marks_per_flow(g), XDPSG_MARK_START_REPEAT,
 	       g->cfg->no_end_mark ? "; --no-end-mark" : ", 4 end");
@@ -569,6 +607,21 @@ static void metrics_tx(struct gen *g, struct metrics_w *w, const struct gen_snap
 	}
 }
 
+/* The stamps' clock and this host's synchronisation of it (adjtimex). */
+static void metrics_clock(const struct gen *g, struct metrics_w *w)
+{
+	const struct clock_info *ci = &g->clock;
+
+	metrics_family(
+		w, "xdp_gen_clock_synchronised", "gauge", NULL,
+		"1 where this host's clock is synchronised (adjtimex: STA_UNSYNC clear), by the stamps' clock (--clock).");
+	metrics_u64(w, "xdp_gen_clock_synchronised", "clock", clock_name(ci->clock), ci->synced);
+	metrics_family(w, "xdp_gen_clock_sync_error_seconds", "gauge", "seconds",
+		       "This host's clock error bound (adjtimex maxerror), by the stamps' clock.");
+	metrics_double(w, "xdp_gen_clock_sync_error_seconds", "clock", clock_name(ci->clock),
+		       (double)ci->maxerror_us / 1e6);
+}
+
 /* The OpenMetrics rows of a reading: the same counts as the report of a against b. */
 void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *ra,
 		 const struct run_snap *rb, enum run_report kind)
@@ -590,6 +643,8 @@ void gen_metrics(void *ctx, struct metrics_w *w, const struct run_snap *ra,
 		ctr_metric_head(w, &gen_config, r);
 		ctr_metric_at(w, &gen_config, r, NULL, NULL, g->cfg);
 	}
+	if (gen_stamped(g))
+		metrics_clock(g, w);
 	gen_streams_metrics(g, w);
 	if (g->mode->metrics)
 		g->mode->metrics(g, w, kind);

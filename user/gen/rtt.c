@@ -37,6 +37,7 @@ struct rtt_q {
 	struct seqtrack *st;
 	const struct stamp_key *key;
 	__u32 run;
+	__u64 clock_off; /* the stamps' clock minus CLOCK_MONOTONIC (--clock) */
 	__u64 ours; /* frames of this run that came back (duplicates included) */
 	__u64 marks; /* this run's marks that came back: in no book */
 	__u64 foreign; /* anything else the program handed us */
@@ -119,6 +120,7 @@ int rtt_q_setup(struct gen *g, unsigned int idx, struct xsk_queue *q, struct pkt
 	r->pg = pg;
 	r->run = g->popts.run;
 	r->key = &g->key;
+	r->clock_off = g->clock.user_offset_ns;
 	r->st = seqtrack__create(g->clock.id);
 	if (!r->st)
 		return -ENOMEM;
@@ -141,7 +143,7 @@ __u32 rtt_q_poll(struct rtt_q *r)
 	n = xsk_queue_rx_peek(q, q->batch, &idx);
 	if (!n)
 		return 0;
-	now = now_ns();
+	now = now_ns() + r->clock_off; /* on the stamps' clock */
 	for (i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_queue_rx_desc(q, idx + i);
 		struct stamp st;

@@ -491,6 +491,7 @@ static int thread_shares(struct gen *g, struct gen_thread *t)
 			fprintf(stderr, "xdp-gen: %s: %s\n", st->where, err);
 			return -EINVAL;
 		}
+		x->pg->clock_off = g->clock.user_offset_ns;
 		pace_share(&x->pace, st->count, st->rate, t->idx, g->nthreads);
 		idle &= x->pace.idle;
 		if (pkt_gen_max_len(x->pg) > pkt_gen_max_len(t->ts[biggest].pg))

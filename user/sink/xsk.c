@@ -203,6 +203,7 @@ static int xq_setup(struct xq *x)
 		x->tr = seqtrack__create(xs->clock_id);
 		if (!x->tr)
 			return -ENOMEM;
+		seqtrack_clocks(x->tr, &xs->clocks);
 	}
 	/* The program redirects this queue's packets into this socket from now on. */
 	fd = xsk_queue_fd(x->q);

@@ -140,6 +140,7 @@ struct xsk_state {
 	unsigned int nxq;
 	/* The receive clock: this process's CLOCK_MONOTONIC, its id, and what turns a BPF time into it */
 	__u64 clock_id, rx_off;
+	struct clock_set clocks; /* every clock a run may be stamped on, against that one */
 	struct xq *xq;
 	struct capture *cap; /* --capture */
 	__u32 frame_size; /* UMEM frame size in use: --frame-size, or chosen from the MTU */
@@ -211,6 +212,8 @@ struct causes_books xsk_run_causes_books(const struct xsk_runs *r,
 					 const struct seqtrack_summary *s);
 const char *xsk_run_end_str(enum xsk_run_end e);
 const char *xsk_run_clock_note(const struct seqtrack_summary *s, char *buf, size_t len);
+/* Where a timed run's clock error comes from: one clock, or two synchronised ones. */
+const char *xsk_run_sync_basis(const struct seqtrack_summary *s);
 double xsk_run_rate(const struct seqtrack_summary *s);
 void xsk_json_run(const struct sink *sk, struct jw *w, const char *key, const struct xsk_runs *r,
 		  const struct seqtrack_summary *s, const struct hist_summary *lat);

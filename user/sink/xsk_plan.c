@@ -145,6 +145,9 @@ int xsk_plan(struct sink *sk)
 		return err;
 	xs->clock_id = ci.id;
 	xs->rx_off = ci.bpf_offset_ns;
+	err = clock_set_read(&xs->clocks);
+	if (err)
+		return err;
 	err = plan_queues(sk, xs);
 	for (i = 0; !err && i < xs->nxq; i++)
 		xs->xq[i].rx_off = xs->rx_off;

@@ -264,6 +264,43 @@ static void text_unchecked_books(const struct sink *sk, const struct xq_counts *
 		       FMT_ICOUNT(r->folded.c.lost));
 }
 
+/*
+ * The clock error under the latency: 0 where every timed run shared this
+ * host's clock, else the largest bound of two synchronised clocks.
+ */
+static void text_clock_error(const struct xsk_runs *r)
+{
+	unsigned int i, c, synced = 0, same = 0, clocks = 0;
+	const char *sep = "";
+	__u64 worst = 0;
+	char e[24];
+
+	for (i = 0; i < r->n; i++) {
+		const struct seqtrack_marks *mk = &r->row[i].s.mk;
+
+		if (!seqtrack_clock_timed(mk->state) || mk->clock >= XDPSG_CLOCK_N)
+			continue;
+		clocks |= 1U << mk->clock;
+		synced += mk->state == SEQTRACK_CLOCK_SYNCED;
+		same += mk->state == SEQTRACK_CLOCK_SAME;
+		worst = mk->sync_error_ns > worst ? mk->sync_error_ns : worst;
+	}
+	if (!clocks)
+		return;
+	printf("  clock:    ");
+	for (c = 0; c < XDPSG_CLOCK_N; c++)
+		if (clocks & (1U << c)) {
+			printf("%s%s", sep, clock_name((enum xdpsg_clock)c));
+			sep = ", ";
+		}
+	if (!synced)
+		printf("; sync error 0: one clock, both ends read it on one kernel\n");
+	else
+		printf("; sync error at most %s: two synchronised clocks (both ends' adjtimex maxerror)%s\n",
+		       fmt_ns(e, sizeof(e), worst),
+		       same ? "; 0 for the runs on this host's clock" : "");
+}
+
 static void text_checks(const struct sink *sk, const struct xq_counts *c)
 {
 	struct hist_summary all;
@@ -284,10 +321,12 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 	text_unchecked_books(sk, c, &r);
 	text_runs_notes(&r, sk->cfg->verbose);
 	hist_summarize(&r.all, &all);
-	if (all.count)
+	if (all.count) {
 		text_lat("  latency:  ", &all);
-	else if (r.n)
-		printf("  latency:  not figured: no run was stamped on this host's clock (the lines above say why)\n");
+		text_clock_error(&r);
+	} else if (r.n) {
+		printf("  latency:  not figured: no run was stamped on a clock this host shares (the lines above say why)\n");
+	}
 	if (c->rx_untimed)
 		printf("  timed:    %s of %s stamped frames (frames reaching a CPU less than 1.02 us apart, "
 		       "in a burst or above about 1 Mpps, are timed about one in 16, 9 to 24 at random; "

@@ -103,7 +103,7 @@ int xsk_runs_collect(const struct sink *sk, struct xsk_runs *r)
 	xsk_runs_causes(sk, r);
 	hist_summarize(folded, &r->folded_lat);
 	seqtrack_ipdv_all(tr, xs->nxq, &r->all_ipdv, &r->all_jitter_ns);
-	if (r->folded.mk.state == SEQTRACK_CLOCK_SAME)
+	if (seqtrack_clock_timed(r->folded.mk.state))
 		hist_merge(&r->all, folded);
 	free(folded);
 	free(tr);
@@ -171,20 +171,43 @@ static const char *fmt_offset(char *buf, size_t len, __s64 ns)
 	return buf;
 }
 
+/* Where a timed run's clock error comes from (seqtrack_clock_timed()). */
+const char *xsk_run_sync_basis(const struct seqtrack_summary *s)
+{
+	return s->mk.state == SEQTRACK_CLOCK_SAME ?
+		       "one clock: both ends read it on one kernel" :
+		       "two synchronised clocks: both ends' adjtimex maxerror added";
+}
+
 /* Why a run has no latency figure, or NULL when it has one. */
 const char *xsk_run_clock_note(const struct seqtrack_summary *s, char *buf, size_t len)
 {
 	char off[32];
 
+	const char *name = clock_name((enum xdpsg_clock)s->mk.clock);
+
 	switch (s->mk.state) {
 	case SEQTRACK_CLOCK_SAME:
+	case SEQTRACK_CLOCK_SYNCED:
 		return NULL;
 	case SEQTRACK_CLOCK_OTHER:
+		if (s->mk.why == SEQTRACK_WHY_MONOTONIC) {
+			snprintf(
+				buf, len,
+				"the generator stamped its own host's CLOCK_MONOTONIC (%s from this host's), which no other host reads: no one-way latency; use xdp-gen --clock tai with both clocks synchronised (chrony, ptp4l and phc2sys), or a round trip (xdp-gen --rtt); the books hold",
+				fmt_offset(off, sizeof(off), s->mk.offset_ns));
+			return buf;
+		}
 		snprintf(
 			buf, len,
-			"the generator's clock (%s) differs from this host's by about %s: no one-way latency; it needs a clock both ends share, or a round trip (xdp-gen --rtt); the books hold",
-			clock_name((enum xdpsg_clock)s->mk.clock),
-			fmt_offset(off, sizeof(off), s->mk.offset_ns));
+			"%s not synchronised (adjtimex: STA_UNSYNC), so the %s times of two hosts cannot be subtracted (%s apart): no one-way latency; synchronise %s (chrony, ptp4l and phc2sys); the books hold",
+			s->mk.why == SEQTRACK_WHY_GEN_UNSYNCED	? "the generator's clock is" :
+			s->mk.why == SEQTRACK_WHY_SINK_UNSYNCED ? "this host's clock is" :
+								  "neither host's clock is",
+			name, fmt_offset(off, sizeof(off), s->mk.offset_ns),
+			s->mk.why == SEQTRACK_WHY_GEN_UNSYNCED	? "the generator's" :
+			s->mk.why == SEQTRACK_WHY_SINK_UNSYNCED ? "this host's" :
+								  "both");
 		return buf;
 	default:
 		snprintf(
@@ -217,6 +240,13 @@ static void json_clock(struct jw *w, const struct seqtrack_summary *s)
 		jw_str(w, "name", clock_name((enum xdpsg_clock)s->mk.clock));
 		jw_double(w, "offset_s", (double)s->mk.offset_ns / 1e9);
 		jw_bool(w, "synchronised", s->mk.synced);
+	}
+	if (seqtrack_clock_timed(s->mk.state)) {
+		jw_u64(w, "sync_error_ns", s->mk.sync_error_ns);
+		jw_str(w, "sync_error_basis", xsk_run_sync_basis(s));
+	} else {
+		jw_null(w, "sync_error_ns");
+		jw_null(w, "sync_error_basis");
 	}
 	jw_str(w, "latency", why ? why : "figured");
 	jw_end_obj(w);
@@ -260,7 +290,7 @@ void xsk_json_run(const struct sink *sk, struct jw *w, const char *key, const st
 	jw_u64(w, "burst_100us_max", s->burst_max);
 	jw_double(w, "burst_100us_ideal", xsk_run_rate(s) * SEQTRACK_BURST_NS / 1e9);
 	json_clock(w, s);
-	if (s->mk.state == SEQTRACK_CLOCK_SAME)
+	if (seqtrack_clock_timed(s->mk.state))
 		hist_summary_json(w, "latency_ns", lat);
 	jw_u64(w, "untimed", s->c.untimed);
 	hist_summary_json(w, "ipdv_ns", &s->ipdv);
