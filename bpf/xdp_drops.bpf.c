@@ -86,6 +86,11 @@ struct bpf_array {
 
 /* Set before load. */
 const volatile bool count_unstamped = true;
+/*
+ * Nonzero: count only drops on devices of this network namespace (its
+ * inode), as if the tracer ran on a host of its own (--drop-causes local).
+ */
+const volatile __u32 only_netns = 0;
 
 /* The run books: genuine runs' drops and marks (xdp_drops.h). */
 struct {
@@ -186,9 +191,12 @@ static __always_inline bool count_in(void *books, const struct xdpsg_drops_key *
 static __always_inline void count(struct xdpsg_drops_key *key, __u64 packets, __u64 bytes,
 				  const struct net_device *dev, __u64 location)
 {
-	struct xdpsg_drops_stats *s = stats();
+	struct xdpsg_drops_stats *s;
 	bool runs = key->kind == XDPSG_DROPS_RUN || key->kind == XDPSG_DROPS_MARK;
 
+	if (only_netns && key->netns != only_netns)
+		return;
+	s = stats();
 	if (s)
 		s->events++;
 	if (runs && count_in(&drop_runs, key, packets, bytes, dev, location))

@@ -492,6 +492,17 @@ static const struct param_def *lookup_def(const struct param_cmd *cmd, int idx)
 	return NULL;
 }
 
+/* Is word one of an enum option's names? */
+static bool enum_has(const struct param_def *d, const char *word)
+{
+	const struct param_enum *e;
+
+	for (e = d->enums; e && e->name; e++)
+		if (!strcmp(e->name, word))
+			return true;
+	return false;
+}
+
 int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char **argv, void *cfg,
 		 const char **positional)
 {
@@ -514,7 +525,8 @@ int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char *
 			opts[n].name = d->name;
 			opts[n].has_arg = (d->type == PARAM_FLAG || d->type == PARAM_COUNTER) ?
 						  no_argument :
-						  required_argument;
+					  d->optional ? optional_argument :
+							required_argument;
 			opts[n].flag = NULL;
 			opts[n].val = 0x2000 + n;
 			if (d->short_opt) {
@@ -571,6 +583,14 @@ int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char *
 		if (d->type == PARAM_COUNTER) {
 			(*(int *)field(cfg, d))++;
 			continue;
+		}
+		if (d->optional && !optarg) {
+			if (optind < argc && enum_has(d, argv[optind])) {
+				optarg = argv[optind++];
+			} else {
+				*(int *)field(cfg, d) = d->bare;
+				continue;
+			}
 		}
 		err = params_store(prog, d, optarg, cfg);
 		if (err)

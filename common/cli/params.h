@@ -57,6 +57,13 @@ struct param_def {
 	const char *help;
 	__u64 min, max; /* numeric range, inclusive; max 0 = no upper bound */
 	const struct param_enum *enums; /* PARAM_ENUM only, ends with name NULL */
+	/*
+	 * PARAM_ENUM only: the value may be left out, and the option alone stores
+	 * 'bare'. A value is the next word when it is one of the names, or follows
+	 * '=' (--drop-causes local, --drop-causes=local, --drop-causes IFNAME).
+	 */
+	bool optional;
+	int bare;
 };
 
 /*

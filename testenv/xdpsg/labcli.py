@@ -27,7 +27,7 @@ LAB_COMMANDS = ('setup', 'teardown', 'status', 'exec', 'enter', 'ready', 'list',
 RUNNER_COMMANDS = ('backpressure', 'rfc2544')
 SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', '--dut',
                 '--dut-qdisc', '--dut-cpu', '--dut-cost')
-SETUP_FLAGS = ('--threaded-napi', '--no-ipv6', '--separate-clocks')
+SETUP_FLAGS = ('--threaded-napi', '--no-ipv6', '--separate-clocks', '--mgmt')
 TOOLS = ('ip', 'tc', 'bridge', 'ethtool', 'mount')
 CLOCK_TOOLS = ('unshare', 'nsenter')  # util-linux, for --separate-clocks
 DEFAULT_NAME = 'xsg'
@@ -286,11 +286,12 @@ class Cli:
             kv = labstate.read_fields(paths)
             other = labowner.made_elsewhere(kv, self.front)
             busy = labowner.users(topo_.names(name), kv)
-            print('%s queues=%d qdisc=%s%s%s%s%s%s%s' % (
+            print('%s queues=%d qdisc=%s%s%s%s%s%s%s%s' % (
                 name, o.queues, o.qdisc,
                 ' dut=%s dut-qdisc=%s' % (o.dut, o.dut_qdisc) if o.dut else '',
                 ' dut-cost=%d' % o.dut_cost if o.dut_cost else '',
                 ' clocks=separate' if o.separate_clocks else '',
+                ' mgmt' if o.mgmt else '',
                 '' if status == 'ready' else ' (incomplete: %s)' % status,
                 ' made-by=%s' % other if other else '',
                 ' in-use: %s' % '; '.join(busy) if busy else ''))
@@ -479,6 +480,9 @@ def _ready_line(t):
     tail = 'queues %d, qdisc %s' % (o.queues, o.qdisc)
     if t.clocks:
         tail += ', separate clocks: %s' % ', '.join('%s +%d s' % c for c in t.clocks)
+    if t.mgmt:
+        tail += ', management network %s: %s' % (t.mgmt.bridge, ', '.join(
+            '%s %s' % (ln.side, ln.ip) for ln in t.mgmt.links))
     if t.dut:
         d = t.dut
         cost = ', %d ns per frame' % o.dut_cost if o.dut_cost else ''

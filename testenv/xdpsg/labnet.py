@@ -27,7 +27,7 @@ from collections import namedtuple
 
 from . import labstate, nsfs
 from .nsfs import EXEC_SH
-from .topology import STEPS, names, side_clock
+from .topology import MGMT_IF, MGMT_PREFIX4, STEPS, Veth, names, side_clock
 
 Cmd = namedtuple('Cmd', 'tool ns args')  # ns None: the host's
 Sysctl = namedtuple('Sysctl', 'ns path value')  # path under /proc/sys, may hold '*'
@@ -122,6 +122,32 @@ def _dut(topo, paths):
     return out
 
 
+def _mgmt(topo):
+    """--mgmt's actions by step: its namespace, the veths and the bridge, the sysctls, the
+    links up and the sides' addresses."""
+    m = topo.mgmt
+    out = {'netns': [], 'veth': [], 'sysctl': [], 'up': [], 'addr': []}
+    if m is None:
+        return out
+    out['netns'].append(Cmd('ip', None, ('netns', 'add', m.ns)))
+    out['veth'] += [_veth(Veth(ln.port, ln.hub, None, 1)) for ln in m.links]
+    out['veth'].append(Cmd('ip', m.ns, ('link', 'add', m.bridge, 'type', 'bridge', 'stp_state',
+                                        '0', 'forward_delay', '0')))
+    out['veth'] += [Cmd('ip', m.ns, ('link', 'set', 'dev', ln.hub.name, 'master', m.bridge))
+                    for ln in m.links]
+    # IPv4 only: no neighbour discovery or MLD of its own on any side.
+    out['sysctl'] += [Sysctl(m.ns, 'net/ipv6/conf/*/disable_ipv6', '1'),
+                      Cmd('ip', m.ns, ('link', 'set', 'dev', 'lo', 'up'))]
+    out['sysctl'] += [Sysctl(ln.port.ns, 'net/ipv6/conf/%s/disable_ipv6' % MGMT_IF, '1')
+                      for ln in m.links if topo.opts.ipv6]
+    out['up'] += [Cmd('ip', p.ns, ('link', 'set', 'dev', p.name, 'up'))
+                  for ln in m.links for p in (ln.hub, ln.port)]
+    out['up'].append(Cmd('ip', m.ns, ('link', 'set', 'dev', m.bridge, 'up')))
+    out['addr'] += [Cmd('ip', ln.port.ns, ('addr', 'add', '%s/%d' % (ln.ip, MGMT_PREFIX4),
+                                           'dev', MGMT_IF)) for ln in m.links]
+    return out
+
+
 def plan(topo, paths):
     """[(step, [action])] that make TOPO, in topology.STEPS order."""
     ports = [v.a for v in topo.veths[:1]] + [v.b for v in topo.veths[-1:]]
@@ -160,6 +186,8 @@ def plan(topo, paths):
         'dut': _dut(topo, paths),
         'done': [],
     }
+    for s, actions in _mgmt(topo).items():
+        steps[s] = steps[s] + actions
     return [(s, steps[s]) for s in STEPS]
 
 
@@ -411,7 +439,7 @@ def remove(n, paths, say=lambda m: None, err=lambda m: None):
     Only called for labs with a state file, i.e. made by the lab. NAME-dut exists only in
     a lab made with --dut, so it is looked for in every lab."""
     ok = True
-    present = [ns for ns in (n.gen_ns, n.sink_ns, n.dut_ns) if nsfs.ns_exists(ns)]
+    present = [ns for ns in (n.gen_ns, n.sink_ns, n.dut_ns, n.mgmt_ns) if nsfs.ns_exists(ns)]
     for ns in present:
         _stop_processes(ns, say)
     # The veth pairs go first and at once (the namespaces' own teardown is deferred).

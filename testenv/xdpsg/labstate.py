@@ -114,7 +114,8 @@ def state_text(o, status, prog, extra=()):
             ('IPV6', _flag(o.ipv6)), ('THREADED', _flag(o.threaded)),
             ('SCENARIO', o.scenario or ''), ('DUT', o.dut or ''), ('DUT_QDISC', o.dut_qdisc),
             ('DUT_CPU', cpu), ('DUT_COST', o.dut_cost),
-            ('CLOCKS', 'separate' if o.separate_clocks else 'same')] + list(extra)
+            ('CLOCKS', 'separate' if o.separate_clocks else 'same'),
+            ('MGMT', _flag(o.mgmt))] + list(extra)
     return '# xdpsg testenv lab; made by %s setup, removed by %s teardown\n%s' % (
         prog, prog, ''.join('%s=%s\n' % kv for kv in rows))
 
@@ -183,7 +184,8 @@ def parse(text, name):
         scenario=none_if_empty(kv.get('SCENARIO')), dut=dut,
         dut_qdisc=kv.get('DUT_QDISC') or 'none',
         dut_cpu=int(cpu) if dut and cpu.isdigit() else None,
-        dut_cost=_opt(kv, 'DUT_COST', int, 0), separate_clocks=kv.get('CLOCKS') == 'separate')
+        dut_cost=_opt(kv, 'DUT_COST', int, 0), separate_clocks=kv.get('CLOCKS') == 'separate',
+        mgmt=kv.get('MGMT') == '1')
     return kv.get('STATUS', ''), o
 
 

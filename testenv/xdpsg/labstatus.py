@@ -95,6 +95,7 @@ def status(t, paths):
     o = t.opts
     tail = ', scenario ' + o.scenario if o.scenario else ''
     tail += ', separate clocks' if o.separate_clocks else ''
+    tail += ', management network' if o.mgmt else ''
     print('lab %s: queues %d, qdisc %s, gro %s, tso %s, mtu %s, ipv6 %s, threaded napi %s%s' % (
         t.name, o.queues, o.qdisc, o.gro or 'default', o.tso or 'default', o.mtu or 'default',
         _onoff(o.ipv6), _onoff(o.threaded), tail))

@@ -92,6 +92,12 @@ Setup only:
                         is the host's in any namespace). exec and enter run
                         there; CLOCK_REALTIME, CLOCK_TAI and the kernel's own
                         times are not moved
+  --mgmt                a management network besides the measured links, as real
+                        labs have: mgmt0 in every side on a bridge of its own
+                        (namespace NAME-mgmt), 10.254.0.1 gen, .2 sink, .3 DUT
+                        (env: GEN_MGMT_IP4, SINK_MGMT_IP4, DUT_MGMT_IP4); scrape
+                        exporters over it, never over the path under test;
+                        NAME at most 12 characters
   --dut MODE            a device under test between gen and sink, in namespace
                         NAME-dut (NAME at most {dut_name_max} characters): gen NAME-g <->
                         NAME-dg [DUT] NAME-ds <-> NAME-s sink. MODE is

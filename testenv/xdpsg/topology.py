@@ -18,6 +18,11 @@ namespace, and the sink's process must read the same clock as its program. Only
 CLOCK_MONOTONIC as processes read it moves; CLOCK_REALTIME and CLOCK_TAI are not
 namespaced.
 
+With --mgmt the sides are also joined by a management network, as a real lab's hosts
+are: a bridge NAME-mb in namespace NAME-mgmt, and in each side an interface mgmt0 (its
+peer NAME-mg, NAME-ms or NAME-md on the bridge) with an address of 10.254.0.0/24, IPv4
+only. Exporters are scraped over it, never over the path under test.
+
 Each DUT kind is one function (_dut_forward, _dut_bridge, _dut_xdp) adding its part to the
 topology; a lab without a DUT is the same value without that part.
 """
@@ -27,6 +32,7 @@ from collections import namedtuple
 
 NAME_MAX = 13  # interface names are NAME-g / NAME-s and must fit in 15 bytes
 DUT_NAME_MAX = 12  # with a DUT also NAME-dg / NAME-ds / NAME-br
+MGMT_NAME_MAX = 12  # with --mgmt also NAME-mg / NAME-ms / NAME-md / NAME-mb
 QUEUES_MAX = 256
 MTU_MIN = 68
 MTU_MAX = 65535
@@ -49,6 +55,10 @@ GEN_IP6, SINK_IP6, PREFIX6 = 'fd00:11::1', 'fd00:11::2', 64
 # With --dut forward the sink side is another subnet and the DUT routes; the DUT's own
 # addresses end in .254 / ::fe on both sides.
 FWD_SINK_IP4, FWD_SINK_IP6 = '10.12.0.2', 'fd00:12::2'
+# --mgmt: the management network's addresses, by side, and its interface in each side.
+MGMT_IP4 = (('gen', '10.254.0.1'), ('sink', '10.254.0.2'), ('dut', '10.254.0.3'))
+MGMT_PREFIX4 = 24
+MGMT_IF = 'mgmt0'
 DUT_GEN_IP4, DUT_SINK_IP4 = '10.11.0.254', '10.12.0.254'
 DUT_GEN_IP6, DUT_SINK_IP6 = 'fd00:11::fe', 'fd00:12::fe'
 GEN_NET4, SINK_NET4 = '10.11.0.0/24', '10.12.0.0/24'
@@ -64,13 +74,14 @@ class UsageError(Exception):
 # ipv6, threaded: bool; qdisc, dut_qdisc: a spec ('none', 'pfifo:1000', ...); scenario,
 # dut: None or a name; dut_cpu: None (no DUT, or 'none': the sender's softirq) or a CPU;
 # dut_cost: ns the XDP DUT spins per frame (0: none), the known answer for latency;
-# separate_clocks: bool, the sides' own time namespaces (CLOCK_OFFSETS);
-# xdp_sink: the XDP DUT's program (not recorded).
+# separate_clocks: bool, the sides' own time namespaces (CLOCK_OFFSETS); mgmt: bool, the
+# management network; xdp_sink: the XDP DUT's program (not recorded).
 Options = namedtuple('Options', 'name queues qdisc threaded gro tso mtu ipv6 scenario dut '
-                     'dut_qdisc dut_cpu dut_cost separate_clocks xdp_sink')
+                     'dut_qdisc dut_cpu dut_cost separate_clocks mgmt xdp_sink')
 DEFAULTS = Options(name='xsg', queues=1, qdisc='none', threaded=False, gro=None, tso=None,
                    mtu=None, ipv6=True, scenario=None, dut=None, dut_qdisc='none',
-                   dut_cpu=None, dut_cost=0, separate_clocks=False, xdp_sink='xdp-sink')
+                   dut_cpu=None, dut_cost=0, separate_clocks=False, mgmt=False,
+                   xdp_sink='xdp-sink')
 # --dut-cost: as xdp-sink's --cost, at most 1 ms per frame.
 DUT_COST_MAX = 1000000
 
@@ -96,12 +107,17 @@ Bridge = namedtuple('Bridge', 'ns name ports fdb')  # fdb: ((mac, port name),)
 # forwarding sysctls, and the XDP program's argv (xdp only).
 Dut = namedtuple('Dut', 'mode ns ingress egress cpu steer sysctls program')
 Clock = namedtuple('Clock', 'side offset')  # a side's own time namespace; offset in seconds
+# --mgmt: the namespace, the bridge's name, and per side (side, its Port, the bridge's Port,
+# the side's address).
+MgmtLink = namedtuple('MgmtLink', 'side port hub ip')
+Mgmt = namedtuple('Mgmt', 'ns bridge links')
 Topology = namedtuple('Topology', 'name opts namespaces veths offloads qdiscs addrs neighs '
-                      'routes threaded bridge dut sides clocks env')
+                      'routes threaded bridge dut sides clocks mgmt env')
 
 # The names of a lab's namespaces, interfaces and MACs; a pure function of its name.
 Names = namedtuple('Names', 'lab gen_ns sink_ns dut_ns gen_if sink_if dut_gen_if dut_sink_if '
-                   'bridge gen_mac sink_mac dut_gen_mac dut_sink_mac')
+                   'bridge gen_mac sink_mac dut_gen_mac dut_sink_mac mgmt_ns mgmt_bridge '
+                   'mgmt_hub mgmt_mac')
 
 
 def _md5_hex(text):
@@ -115,13 +131,18 @@ def _md5_hex(text):
 def names(lab):
     """Every per-lab name. MACs are derived from the name so they stay the same across
     setups: locally administered unicast (02:...), last byte 01 for gen and 02 for sink,
-    03 and 04 for the DUT's gen and sink sides."""
+    03 and 04 for the DUT's gen and sink sides; with --mgmt 11, 12 and 13 for the sides'
+    mgmt0 and 21, 22 and 23 for their bridge ports."""
     h = _md5_hex(lab)
     base = '02:%s:%s:%s:%s:' % (h[0:2], h[2:4], h[4:6], h[6:8])
     return Names(lab=lab, gen_ns=lab + '-gen', sink_ns=lab + '-sink', dut_ns=lab + '-dut',
                  gen_if=lab + '-g', sink_if=lab + '-s', dut_gen_if=lab + '-dg',
                  dut_sink_if=lab + '-ds', bridge=lab + '-br', gen_mac=base + '01',
-                 sink_mac=base + '02', dut_gen_mac=base + '03', dut_sink_mac=base + '04')
+                 sink_mac=base + '02', dut_gen_mac=base + '03', dut_sink_mac=base + '04',
+                 mgmt_ns=lab + '-mgmt', mgmt_bridge=lab + '-mb',
+                 mgmt_hub={'gen': lab + '-mg', 'sink': lab + '-ms', 'dut': lab + '-md'},
+                 mgmt_mac={'gen': (base + '11', base + '21'), 'sink': (base + '12', base + '22'),
+                           'dut': (base + '13', base + '23')})
 
 
 # --- checking the options -----------------------------------------------------------------
@@ -226,7 +247,11 @@ def setup_options(given, facts, xdp_sink='xdp-sink', fail_at=None):
     scenario = g.get('scenario')
     o = DEFAULTS._replace(name=g.get('name', DEFAULTS.name), xdp_sink=xdp_sink,
                           threaded='threaded-napi' in g, ipv6='no-ipv6' not in g,
-                          separate_clocks='separate-clocks' in g)
+                          separate_clocks='separate-clocks' in g, mgmt='mgmt' in g)
+    if o.mgmt and len(o.name) > MGMT_NAME_MAX:
+        raise UsageError("--name '%s' is too long for a lab with --mgmt (%d characters): at "
+                         "most %d, as NAME-mg/NAME-mb must fit in 15"
+                         % (o.name, len(o.name), MGMT_NAME_MAX))
     if o.separate_clocks and not facts.timens:
         raise UsageError('--separate-clocks needs time namespaces, which this kernel lacks '
                          '(CONFIG_TIME_NS, Linux 5.6 or later): leave the option out')
@@ -361,8 +386,23 @@ def build(o):
     sides = tuple(ns.side for ns in t['namespaces'])
     clocks = tuple(Clock(s, off) for s, off in CLOCK_OFFSETS
                    if o.separate_clocks and s in sides)
-    topo = Topology(name=o.name, opts=o, sides=sides, clocks=clocks, env=(), **t)
+    mgmt = _mgmt(n, t['namespaces']) if o.mgmt else None
+    topo = Topology(name=o.name, opts=o, sides=sides, clocks=clocks, mgmt=mgmt, env=(), **t)
     return topo._replace(env=tuple(_env(topo, n)))
+
+
+def _mgmt(n, namespaces):
+    """The management network: a veth from each side's mgmt0 to the bridge NAME-mb in
+    NAME-mgmt, and the side's address on mgmt0."""
+    links = []
+    for side, ip in MGMT_IP4:
+        ns = next((x.name for x in namespaces if x.side == side), None)
+        if ns is None:
+            continue
+        mac, hub_mac = n.mgmt_mac[side]
+        links.append(MgmtLink(side, Port(ns, MGMT_IF, mac), Port(n.mgmt_ns, n.mgmt_hub[side],
+                                                                  hub_mac), ip))
+    return Mgmt(n.mgmt_ns, n.mgmt_bridge, tuple(links))
 
 
 def _hosts_one_subnet(t, o, gen, sink):
@@ -463,6 +503,9 @@ def _env(topo, n):
                 ('DUT_COST', str(o.dut_cost))]
     env += [('CLOCKS', 'separate' if o.separate_clocks else 'same')]
     env += [('%s_CLOCK_OFFSET_S' % s.upper(), str(clock_offset(topo, s))) for s in topo.sides]
+    if topo.mgmt:
+        env += [('MGMT_NS', topo.mgmt.ns)]
+        env += [('%s_MGMT_IP4' % ln.side.upper(), ln.ip) for ln in topo.mgmt.links]
     return env
 
 

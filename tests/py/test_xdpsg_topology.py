@@ -43,7 +43,7 @@ class Names(unittest.TestCase):
                                                                    'ab-dut', 'ab-br'))
         # Locally administered unicast, the same for the same name, another for another.
         self.assertRegex(N.gen_mac, r'^02(:[0-9a-f]{2}){4}:01$')
-        self.assertEqual([m[-2:] for m in N[9:]], ['01', '02', '03', '04'])
+        self.assertEqual([m[-2:] for m in N[9:13]], ['01', '02', '03', '04'])
         self.assertEqual(N.gen_mac[:-3], N.dut_sink_mac[:-3])
         self.assertEqual(T.names('ab'), N)
         self.assertNotEqual(T.names('ac').gen_mac, N.gen_mac)
@@ -294,6 +294,46 @@ class Plan(unittest.TestCase):
         self.assertEqual(len(p['bpffs']), 7)
 
 
+class Mgmt(unittest.TestCase):
+    """--mgmt: every side's mgmt0 on a bridge of its own, IPv4 only, in the env."""
+
+    def test_topology_and_env(self):
+        t = topo(dut='xdp', mgmt=True)
+        self.assertEqual(t.mgmt.ns, 'ab-mgmt')
+        self.assertEqual(t.mgmt.bridge, 'ab-mb')
+        self.assertEqual([(ln.side, ln.port.ns, ln.port.name, ln.hub.name, ln.ip)
+                          for ln in t.mgmt.links],
+                         [('gen', 'ab-gen', 'mgmt0', 'ab-mg', '10.254.0.1'),
+                          ('sink', 'ab-sink', 'mgmt0', 'ab-ms', '10.254.0.2'),
+                          ('dut', 'ab-dut', 'mgmt0', 'ab-md', '10.254.0.3')])
+        env = dict(t.env)
+        self.assertEqual((env['MGMT_NS'], env['GEN_MGMT_IP4'], env['SINK_MGMT_IP4'],
+                          env['DUT_MGMT_IP4']), ('ab-mgmt', '10.254.0.1', '10.254.0.2',
+                                                 '10.254.0.3'))
+        # Not a side: no bpffs, no clock, no exec.
+        self.assertNotIn('mgmt', t.sides)
+        self.assertNotIn('DUT_MGMT_IP4', dict(topo(mgmt=True).env))
+        self.assertNotIn('MGMT_NS', dict(topo().env))
+        # The measured addresses are as without it.
+        self.assertEqual(t.addrs, topo(dut='xdp').addrs)
+
+    def test_plan(self):
+        p = dict(labnet.plan(topo(mgmt=True), labstate.Paths('ab', '/st')))
+        self.assertIn(labnet.Cmd('ip', None, ('netns', 'add', 'ab-mgmt')), p['netns'])
+        self.assertIn(labnet.Cmd('ip', 'ab-mgmt', ('link', 'set', 'dev', 'ab-ms', 'master',
+                                                   'ab-mb')), p['veth'])
+        self.assertIn(labnet.Sysctl('ab-sink', 'net/ipv6/conf/mgmt0/disable_ipv6', '1'),
+                      p['sysctl'])
+        self.assertIn(labnet.Cmd('ip', 'ab-sink', ('addr', 'add', '10.254.0.2/24', 'dev',
+                                                   'mgmt0')), p['addr'])
+        self.assertIn(labnet.Cmd('ip', 'ab-mgmt', ('link', 'set', 'dev', 'ab-mb', 'up')), p['up'])
+
+    def test_name_too_long(self):
+        with self.assertRaises(UsageError) as e:
+            T.setup_options({'name': 'abcdefghijklm', 'mgmt': True}, FOUR)
+        self.assertIn('--mgmt', str(e.exception))
+
+
 class FakeRunner(labnet.Runner):
     """Records the single commands and sysctls it would run."""
 
@@ -359,7 +399,8 @@ class State(unittest.TestCase):
     def test_round_trip(self):
         for given in ({}, {'dut': 'xdp', 'mtu': '1400', 'dut-cpu': '2', 'dut-cost': '5000'},
                       {'scenario': 'backpressure', 'queues': '3'},
-                      {'dut': 'forward', 'dut-cpu': 'none', 'dut-qdisc': 'tbf:1mbit:1kb:1ms'}):
+                      {'dut': 'forward', 'dut-cpu': 'none', 'dut-qdisc': 'tbf:1mbit:1kb:1ms'},
+                      {'dut': 'bridge', 'mgmt': True}):
             o = T.setup_options(dict(given, name='ab'), FOUR)
             status, back = labstate.parse(labstate.state_text(o, 'ready', 'testenv.sh'), 'ab')
             self.assertEqual(status, 'ready')

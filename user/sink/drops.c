@@ -259,6 +259,7 @@ static int load(struct drops *d, const struct drops_opts *opts, unsigned int wan
 	d->skel->rodata->tag_k0 = opts->key ? opts->key->k0 : pub.k0;
 	d->skel->rodata->tag_k1 = opts->key ? opts->key->k1 : pub.k1;
 	d->skel->rodata->count_unstamped = !opts->no_unstamped;
+	d->skel->rodata->only_netns = opts->only_netns;
 	for (h = 0; h < DROPS_HOOK_COUNT; h++)
 		bpf_program__set_autoload(hook_prog(d->skel, h), want & HOOK(h));
 	return xdp_drops_bpf__load(d->skel);

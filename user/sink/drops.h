@@ -36,6 +36,7 @@ struct drops_opts {
 	 */
 	unsigned int hooks;
 	bool no_unstamped; /* do not count frames without a stamp */
+	__u32 only_netns; /* nonzero: count drops on this namespace's devices only (its inode) */
 	const char *btf_path; /* kernel BTF to read; NULL: /sys/kernel/btf/vmlinux */
 };
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/fmt.h"
 #include "base/log.h"
@@ -76,7 +77,9 @@ static void started(void *ctx)
 
 	char key[32];
 
-	printf("xdp-sink drops: tracing drops host-wide on");
+	printf("xdp-sink drops: tracing drops %s on",
+	       st->cfg->drops_local ? "on this network namespace's devices (--local)" :
+				      "host-wide");
 	for (h = 0; h < DROPS_HOOK_COUNT; h++)
 		if (drops_hooks(st->d) & (1U << h))
 			printf(" %s", drops_hook_name(h));
@@ -269,6 +272,16 @@ static int drops_alone(struct sink *sk)
 	int err, ret = 2;
 
 	run_init(&st.run, &drops_run_ops, &st, &ro, &st.base.rs, &st.prev.rs, &st.cur.rs);
+	if (cfg->drops_local) {
+		struct stat ns;
+
+		if (stat("/proc/self/ns/net", &ns)) {
+			pr_warn("--local: cannot read this network namespace (/proc/self/ns/net): %s\n",
+				strerror(errno));
+			goto out;
+		}
+		o.only_netns = (__u32)ns.st_ino;
+	}
 	/* The key first: a drop counts under a run only if its stamp checks with it. */
 	if (stamp_key_resolve(&st.key, cfg->stamp_key, why, sizeof(why))) {
 		pr_warn("%s\n", why);

@@ -70,6 +70,12 @@ static const struct param_enum remote_actions[] = {
 #define OPT(f) offsetof(struct sink_cfg, f)
 
 /* Every command's, the drops command (no interface) too. */
+static const struct param_enum drop_causes_where[] = {
+	{ .name = "host", .value = SINK_CAUSES_HOST },
+	{ .name = "local", .value = SINK_CAUSES_LOCAL },
+	{},
+};
+
 static const struct param_def run_opts[] = {
 	PARAM_OPT("duration", PARAM_DURATION, OPT(duration), .short_opt = 'd', .metavar = "TIME",
 		  .help = "stop after this long", .min = 1),
@@ -205,8 +211,16 @@ static const struct param_def xsk_opts[] = {
 	PARAM_OPT("capture-max", PARAM_COUNT, OPT(capture_max), .metavar = "FRAMES",
 		  .help = "with --capture: stop capturing after this many frames (the run goes on)",
 		  .min = 1),
-	PARAM_OPT("drop-causes", PARAM_FLAG, OPT(drop_causes),
-		  .help = "trace drops host-wide and say where each run's lost frames were dropped"),
+	PARAM_OPT(
+		"drop-causes", PARAM_ENUM, OPT(drop_causes), .metavar = "[host|local]",
+		.help = "trace drops and say where each run's lost frames were dropped: on every device of "
+			"this host (host, the default), or of this network namespace only (local: another "
+			"host is acted out in another namespace, whose drops --drop-causes-from joins)",
+		.enums = drop_causes_where, .optional = true, .bare = SINK_CAUSES_HOST),
+	PARAM_OPT(
+		"drop-causes-from", PARAM_STRINGS, OPT(causes_from), .metavar = "URL",
+		.help = "with --drop-causes: also join the drops another host's 'xdp-sink drops --metrics-listen' "
+			"exports at URL (http://ADDR:PORT/metrics), read every interval and at the end; repeatable"),
 	PARAM_OPT(
 		"drop-runs", PARAM_UINT, OPT(drop_runs), .metavar = "N",
 		.help = "with --drop-causes: entries in the tracer's run books, one per (run, reason, device); "
@@ -297,6 +311,10 @@ static const struct param_cmd cmd_redirect = {
 };
 
 static const struct param_def drops_opts[] = {
+	PARAM_OPT(
+		"local", PARAM_FLAG, OPT(drops_local),
+		.help = "count drops on this network namespace's devices only, as a host of its own would "
+			"(xdp-sink xsk --drop-causes local is the same on the sink)"),
 	PARAM_OPT(
 		"stamp-key", PARAM_STRING, OPT(stamp_key), .metavar = "FILE",
 		.help = "count a run's drops only if its stamp checks with the key in FILE, the one xdp-gen "

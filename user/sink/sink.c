@@ -214,6 +214,11 @@ int sink_preflight(struct sink *sk)
 		pr_warn("--drop-runs sizes the drop tracer's books; it goes with --drop-causes\n");
 		return -EINVAL;
 	}
+	if (cfg->causes_from.n && !cfg->drop_causes) {
+		pr_warn("--drop-causes-from joins another host's drops with this host's: add --drop-causes "
+			"(--drop-causes local where that host is another namespace of this kernel)\n");
+		return -EINVAL;
+	}
 	{
 		char kerr[256];
 

@@ -34,6 +34,13 @@
  */
 #define SINK_MTU_ONE_BUF 1500U
 
+/* --drop-causes: where the local drop tracer counts. */
+enum sink_drop_causes {
+	SINK_CAUSES_OFF = 0,
+	SINK_CAUSES_HOST = 1, /* every namespace's devices (one host: the default) */
+	SINK_CAUSES_LOCAL = 2, /* this namespace's only, as a host of its own */
+};
+
 struct iface_estats;
 struct kstats;
 struct kstats_reader;
@@ -67,7 +74,9 @@ struct sink_cfg {
 	__u64 batch, ring_size;
 	struct xsk_cli xsk;
 	bool poll, time_all, no_verify, follow_rx, no_follow_rx;
-	bool drop_causes; /* the drop tracer, host-wide, joined with the runs' books */
+	int drop_causes; /* enum sink_drop_causes: the drop tracer, joined with the runs' books */
+	bool drops_local; /* drops: --local, this namespace's devices only */
+	struct param_strings causes_from; /* --drop-causes-from URL: a DUT host's tracer */
 	__u64 drop_runs; /* --drop-runs: the tracer's run books' size; 0: its default */
 	const char *stamp_key; /* --stamp-key FILE */
 	const char *hist;
