@@ -46,6 +46,14 @@ const volatile bool rx_time = false;
 /* xsk --time-all: time every frame, whatever the rate (see struct xdpsg_rx_meta). */
 const volatile bool rx_time_all = false;
 /*
+ * xsk --hw-time loads xdp_sink_xsk_hw instead: the NIC's receive timestamp
+ * first, where its driver gives one, marked XDPSG_RX_HW; else the kernel's
+ * clock as without it. The kfunc is only for a program bound to the device
+ * (BPF_F_XDP_DEV_BOUND_ONLY): the kernel refuses it in any other, so it is
+ * in that program alone.
+ */
+extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timestamp) __ksym __weak;
+/*
  * Loaded frags-aware (BPF_F_XDP_HAS_FRAGS), for a link whose frames may not fit
  * one buffer (jumbo frames): a frame's length is that of all its buffers. The
  * headers, the stamp and the packet ops are read in the first buffer as ever.
@@ -521,7 +529,7 @@ static __always_inline __u64 rx_clock(struct sink_stats *s)
 	return now;
 }
 
-static __always_inline void stamp_rx_time(struct xdp_md *ctx, struct sink_stats *s)
+static __always_inline void stamp_rx_time(struct xdp_md *ctx, struct sink_stats *s, bool hw_time)
 {
 	struct xdpsg_rx_meta *m;
 	void *data;
@@ -532,20 +540,44 @@ static __always_inline void stamp_rx_time(struct xdp_md *ctx, struct sink_stats 
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > data)
 		return;
+	if (hw_time) {
+		__u64 hw = 0;
+
+		/* 0 where the driver has it; veth gives no hardware time (-ENODATA) */
+		if (!bpf_xdp_metadata_rx_timestamp(ctx, &hw) && hw && hw < XDPSG_RX_HW) {
+			m->rx_ns = hw | XDPSG_RX_HW;
+			return;
+		}
+	}
 	m->rx_ns = rx_clock(s);
+}
+
+static __always_inline int sink_xsk(struct xdp_md *ctx, bool hw_time)
+{
+	struct sink_stats *s = slot(ctx);
+
+	if (rx_time)
+		stamp_rx_time(ctx, s, hw_time);
+	s = count_in(ctx, s);
+
+	/* A queue without a socket is counted and dropped, never passed silently. */
+	return counted_redirect(s, bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP));
 }
 
 SEC("xdp")
 int xdp_sink_xsk(struct xdp_md *ctx)
 {
-	struct sink_stats *s = slot(ctx);
+	return sink_xsk(ctx, false);
+}
 
-	if (rx_time)
-		stamp_rx_time(ctx, s);
-	s = count_in(ctx, s);
-
-	/* A queue without a socket is counted and dropped, never passed silently. */
-	return counted_redirect(s, bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_DROP));
+/*
+ * xsk --hw-time: loaded bound to the device (see bpf_xdp_metadata_rx_timestamp
+ * above); never by default ('?'), as a program not bound to one is refused.
+ */
+SEC("?xdp")
+int xdp_sink_xsk_hw(struct xdp_md *ctx)
+{
+	return sink_xsk(ctx, true);
 }
 
 /* The reference point for benchmarks: nothing but the verdict. */

@@ -140,6 +140,8 @@ struct xdpsg_rx_meta {
 };
 
 #define XDPSG_RX_UNTIMED 1ULL
+/* rx_ns with this bit: the NIC's receive timestamp (xdp-sink xsk --hw-time), on its clock */
+#define XDPSG_RX_HW (1ULL << 63)
 #define XDPSG_RX_DENSE_SHIFT 10
 #define XDPSG_RX_SKIP_MIN 8
 #define XDPSG_RX_SKIP_SPAN 16 /* a power of 2 */

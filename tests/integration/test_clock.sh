@@ -85,15 +85,22 @@ test_clock_tai_across_namespaces() {
 # CLOCK_TAI by a generator a day ahead on CLOCK_MONOTONIC.
 test_clock_dut_cost_known_answer() {
 	t_clocks_separable || t_skip "$T_CLOCKS_WHY"
-	local n=1000 cost min0 min1 p50 extra
+	local n=1000 cost min0 min1 p50 extra mf gmf
 	for cost in 0 100000; do
 		extra=()
 		[ "$cost" = 0 ] || extra=(--dut-cost "$cost")
-		lab_setup --no-ipv6 --separate-clocks --dut xdp "${extra[@]}"
-		clk_sink
-		lab_exec gen "$GEN" xsk -q -n $n -r 1000 --clock tai "$GEN_IF" >/dev/null 2>&1 ||
-			t_fail "xdp-gen failed"
+		lab_setup --no-ipv6 --separate-clocks --mgmt --dut xdp "${extra[@]}"
+		mf=$(mktemp) gmf=$(mktemp)
+		t_on_cleanup rm -f "$mf" "$gmf"
+		clk_sink --metrics-file "$mf"
+		lab_exec gen "$GEN" xsk -q -n $n -r 1000 --clock tai --metrics-file "$gmf" "$GEN_IF" \
+			>/dev/null 2>&1 || t_fail "xdp-gen failed"
 		clk_stop "$(with_marks $n)"
+		# The metrics say the same: the sink's error per run, the generator's own state.
+		grep -q "^xdp_sink_clock_sync_error_seconds{.*run=\"$(printf %08x "$(ck 'o["runs"][0]["run"]')")\"} 0\$" "$mf" ||
+			t_fail "no sync error of 0 in the sink's metrics: $(grep clock "$mf")"
+		grep -q '^xdp_gen_clock_synchronised{.*clock="tai"} [01]$' "$gmf" ||
+			t_fail "no clock state in the generator's metrics: $(grep clock "$gmf")"
 		t_expect_eq "cost $cost: lost" 0 "$(ck 'o["lost"]')"
 		t_expect_eq "cost $cost: the run's clock" same "$(ck 'o["runs"][0]["clock"]["state"]')"
 		if [ "$cost" = 0 ]; then
@@ -120,4 +127,34 @@ test_clock_bad_input() {
 	t_expect_eq "one line" 1 "$(printf '%s\n' "$out" | wc -l)"
 	[[ "$out" == *--clock* ]] || t_fail "the option is not named: $out"
 	[[ "$out" == *monotonic* ]] || t_fail "the choices are not named: $out"
+}
+
+# --hw-time on veth: the program is bound to the device and asks the driver
+# first; veth gives no hardware time to the lab's frames, so every frame falls
+# back to the kernel's clock, and the basis counts add up to the stamped frames.
+test_clock_hw_time_falls_back_on_veth() {
+	local n=1000 id out
+	lab_setup --no-ipv6
+	clk_sink --hw-time
+	id=$(ip -n "$SINK_NS" -j link show dev "$SINK_IF" | grep -o '"prog":{"id":[0-9]*' |
+		grep -o '[0-9]*$' | head -n 1)
+	[ -n "$id" ] || t_fail "no program attached to $SINK_IF"
+	# The program with the kfunc, which the kernel loads only bound to a device.
+	t_expect_eq "the program attached" xdp_sink_xsk_hw \
+		"$(json_text "$(bpftool -j prog show id "$id")" 'o["name"]')"
+	lab_exec gen "$GEN" xsk -q -n $n -r 5000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
+	clk_stop "$(with_marks $n)"
+	t_expect_eq "lost" 0 "$(ck 'o["lost"]')"
+	t_expect_eq "no hardware time on veth" 0 "$(ck 'o["rx_time_hw"]')"
+	t_expect_eq "the basis" "kernel receive time" "$(ck 'o["latency_basis"]')"
+	t_expect_eq "the basis counts add up to the stamped frames" $n \
+		"$(ck 'o["rx_time_hw"] + o["rx_time_kernel"] + o["rx_time_user"] + o["rx_untimed"]')"
+	t_expect_eq "timed by the kernel, or untimed by the sample" $n \
+		"$(ck 'o["rx_time_kernel"] + o["rx_untimed"]')"
+	# Nothing to time without the books: one line, exit 2, nothing attached.
+	out=$(lab_exec sink "$SINK" xsk --hw-time --no-verify -d 1 "$SINK_IF" 2>&1)
+	t_expect_eq "--hw-time --no-verify: exit code" 2 $?
+	t_expect_eq "--hw-time --no-verify: one line" 1 "$(printf '%s\n' "$out" | wc -l)"
+	ip -n "$SINK_NS" link show "$SINK_IF" | grep -q xdp && t_fail "a program was left attached"
+	return 0
 }

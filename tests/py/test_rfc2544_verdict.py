@@ -382,5 +382,51 @@ class Clocks(unittest.TestCase):
         self.assertIn('--separate-clocks needs --dut', str(e.exception))
 
 
+
+class DropCausesFrom(unittest.TestCase):
+    """--drop-causes-from: a DUT host's tracer joined by the trial sink, whose own tracer
+    then counts its namespace only."""
+
+    def args(self, *more):
+        a = options.make_parser('rfc2544').parse_args(['--gen-if', 'a', '--sink-if', 'b'] + list(more))
+        options.check(a)
+        return a
+
+    def sink_argv(self, a):
+        seen = []
+
+        class Ends:
+            gen_if, sink_if = 'a', 'b'
+
+            def start(self, side, argv, label):
+                seen.append(argv)
+                return types.SimpleNamespace(wait_json=lambda *x, **k: {'type': 'ready'})
+
+        t = trials.Trials(a, Ends(), 'xdp-gen', 'xdp-sink', None)
+        t.start_sink()
+        return seen[0]
+
+    def test_urls(self):
+        a = self.args('--drop-causes-from', 'http://10.254.0.3:9464/metrics',
+                      '--drop-causes-from', 'http://[fd00::3]:80')
+        self.assertEqual(a.drop_causes_from, ['http://10.254.0.3:9464/metrics',
+                                              'http://[fd00::3]:80'])
+        for bad in ('ftp://x/', 'http://', '10.0.0.1:80'):
+            with self.assertRaises(Exception) as e:
+                self.args('--drop-causes-from', bad)
+            self.assertIn("--drop-causes-from '%s': not an http:// URL" % bad, str(e.exception))
+
+    def test_sink_argv(self):
+        argv = self.sink_argv(self.args('--drop-causes-from', 'http://h:1/metrics'))
+        i = argv.index('--drop-causes')
+        self.assertEqual(argv[i:i + 4], ['--drop-causes', 'local', '--drop-causes-from',
+                                         'http://h:1/metrics'])
+        self.assertEqual(argv[-1], 'b')
+        argv = self.sink_argv(self.args())
+        self.assertIn('--drop-causes', argv)
+        self.assertNotIn('local', argv)
+        self.assertNotIn('--drop-causes-from', argv)
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -179,6 +179,11 @@ static const struct param_def xsk_opts[] = {
 			"1.02 us apart, in a burst or above about 1 Mpps, about one in 16, as the clock read "
 			"costs as much as the rest of the program)"),
 	PARAM_OPT(
+		"hw-time", PARAM_FLAG, OPT(hw_time),
+		.help = "end the latency at the NIC's receive timestamp where its driver gives one (bpf_xdp_metadata_rx_timestamp; "
+			"the program is bound to the device), else the kernel's; only where the NIC's clock is tied to "
+			"the system's CLOCK_TAI (ptp4l and phc2sys -a)"),
+	PARAM_OPT(
 		"follow-rx", PARAM_FLAG, OPT(follow_rx),
 		.help = "move each queue's thread to the CPU where the kernel receives its packets, always "
 			"(default: when the queue drops frames, kept only if it delivers more there)"),

@@ -214,6 +214,10 @@ int sink_preflight(struct sink *sk)
 		pr_warn("--drop-runs sizes the drop tracer's books; it goes with --drop-causes\n");
 		return -EINVAL;
 	}
+	if (cfg->hw_time && cfg->no_verify) {
+		pr_warn("--hw-time times the stamped frames, which --no-verify does not read; drop one of them\n");
+		return -EINVAL;
+	}
 	if (cfg->causes_from.n && !cfg->drop_causes) {
 		pr_warn("--drop-causes-from joins another host's drops with this host's: add --drop-causes "
 			"(--drop-causes local where that host is another namespace of this kernel)\n");
@@ -298,6 +302,7 @@ static int load(struct sink *sk)
 	/* Only stamps are timed: --no-verify reads none. */
 	sk->skel->rodata->rx_time = sk->ops->rx_time && !cfg->no_verify;
 	sk->skel->rodata->rx_time_all = cfg->time_all;
+	sk->hw_time = cfg->hw_time && sk->ops->rx_time && !cfg->no_verify;
 	sample_configure(sk);
 	if (sk->ops->configure)
 		sk->ops->configure(sk);
@@ -305,17 +310,28 @@ static int load(struct sink *sk)
 	sk->skel->rodata->frags = sk->frags;
 	bpf_object__for_each_program(p, sk->skel->obj) {
 		const char *name = bpf_program__name(p);
-		bool load = !strcmp(name, sk->ops->prog) ||
+		bool load = !strcmp(name, sink_prog(sk)) ||
 			    (sk->ops->remote_prog && !strcmp(name, sk->ops->remote_prog));
 
 		bpf_program__set_autoload(p, load);
 		if (load && sk->frags)
 			bpf_program__set_flags(p, bpf_program__flags(p) | BPF_F_XDP_HAS_FRAGS);
+		/* --hw-time: the metadata kfuncs reach the driver only from a program bound to it */
+		if (load && sk->hw_time) {
+			bpf_program__set_ifindex(p, (__u32)sk->ifc.ifindex);
+			bpf_program__set_flags(p,
+					       bpf_program__flags(p) | SINK_F_XDP_DEV_BOUND_ONLY);
+		}
 	}
 	if (sk->frags)
 		pr_debug("%s has an MTU of %u: %s loaded frags-aware (frames of several buffers)\n",
-			 sk->ifc.name, sk->ifc.mtu, sk->ops->prog);
+			 sk->ifc.name, sk->ifc.mtu, sink_prog(sk));
 	err = xdp_sink_bpf__load(sk->skel);
+	if (err && sk->hw_time) {
+		pr_warn("--hw-time: cannot load the receive program bound to %s for its receive timestamps: %s (Linux 6.3 or later); leave --hw-time out\n",
+			sk->ifc.name, strerror(-err));
+		return -EOPNOTSUPP;
+	}
 	if (err) {
 		pr_warn("cannot load the BPF programs: %s (run with -vv for the verifier's log)\n",
 			strerror(-err));
@@ -362,7 +378,7 @@ int sink_setup(struct sink *sk)
 	err = run_take_base(&sk->run);
 	if (err)
 		return err;
-	return xdp_attachment__create(sk->skel->obj, sk->ops->prog, &aopts, &sk->att);
+	return xdp_attachment__create(sk->skel->obj, sink_prog(sk), &aopts, &sk->att);
 }
 
 void sink_teardown(struct sink *sk)

@@ -34,6 +34,9 @@
  */
 #define SINK_MTU_ONE_BUF 1500U
 
+/* A program bound to one device, whose metadata kfuncs reach its driver (Linux 6.3; older headers lack it). */
+#define SINK_F_XDP_DEV_BOUND_ONLY (1U << 6)
+
 /* --drop-causes: where the local drop tracer counts. */
 enum sink_drop_causes {
 	SINK_CAUSES_OFF = 0,
@@ -73,7 +76,7 @@ struct sink_cfg {
 	struct param_list queues, cpus;
 	__u64 batch, ring_size;
 	struct xsk_cli xsk;
-	bool poll, time_all, no_verify, follow_rx, no_follow_rx;
+	bool poll, time_all, hw_time, no_verify, follow_rx, no_follow_rx;
 	int drop_causes; /* enum sink_drop_causes: the drop tracer, joined with the runs' books */
 	bool drops_local; /* drops: --local, this namespace's devices only */
 	struct param_strings causes_from; /* --drop-causes-from URL: a DUT host's tracer */
@@ -228,6 +231,7 @@ struct sink {
 	void *ms; /* the mode's state */
 	struct metrics *metrics; /* --metrics-file/--metrics-listen */
 	struct causes *causes; /* --drop-causes */
+	bool hw_time; /* xsk --hw-time: its program is xdp_sink_xsk_hw, bound to the device */
 	struct stamp_key key; /* the stamps' key: --stamp-key, $XDPSG_STAMP_KEY or the public one */
 	struct run run;
 };
@@ -281,5 +285,11 @@ int sink_list_counters(const struct param_cmd *const *cmds);
 /* pins.c */
 int sink_pin_maps(struct sink *sk);
 void sink_unpin_maps(struct sink *sk, bool rmdir_too);
+
+/* The mode's XDP program: its ops' own, or the xsk one bound to the device (--hw-time). */
+static inline const char *sink_prog(const struct sink *sk)
+{
+	return sk->hw_time ? "xdp_sink_xsk_hw" : sk->ops->prog;
+}
 
 #endif

@@ -93,6 +93,7 @@ void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_count
 		c->stray += xc[i].stray;
 		c->runs = xc[i].runs > c->runs ? xc[i].runs : c->runs;
 		seqtrack_counts_merge(&c->st, &xc[i].st);
+		c->rx_time_hw += xc[i].rx_time_hw;
 		c->rx_time_kernel += xc[i].rx_time_kernel;
 		c->rx_time_user += xc[i].rx_time_user;
 		c->rx_untimed += xc[i].rx_untimed;
@@ -296,28 +297,36 @@ static inline void xq_prefetch(struct xq *x, __u32 idx)
  * fails only where the driver has no metadata at all).
  */
 enum xq_timing {
+	XQ_HW, /* the NIC's receive timestamp (--hw-time) */
 	XQ_KERNEL, /* the kernel's receive time */
 	XQ_UNTIMED, /* skipped by the program's sample (struct xdpsg_rx_meta) */
 	XQ_USER, /* no metadata: the time the thread read it */
 };
 
-static inline enum xq_timing xq_rx_time(const void *data, __u64 now, __u64 off, __u64 *rx)
+static inline enum xq_timing xq_rx_time(const struct xq *x, const void *data, __u64 now, __u64 *rx)
 {
 	const struct xdpsg_rx_meta *m =
 		(const struct xdpsg_rx_meta *)((const __u8 *)data - sizeof(*m));
 	__u64 v = m->rx_ns;
+	enum xq_timing tm = XQ_KERNEL;
 
 	*rx = now;
 	if (v == XDPSG_RX_UNTIMED)
 		return XQ_UNTIMED;
 	if (!v)
 		return XQ_USER;
-	/* the kernel's clock, as this process reads it (a time namespace shifts it) */
-	v += off;
+	if (v & XDPSG_RX_HW) {
+		/* the NIC's clock, tied to CLOCK_TAI, as this process's monotonic clock */
+		v = (v & ~XDPSG_RX_HW) - x->hw_off;
+		tm = XQ_HW;
+	} else {
+		/* the kernel's clock, as this process reads it (a time namespace shifts it) */
+		v += x->rx_off;
+	}
 	/* Read after the kernel took it, so never later than now; clamp a clock that says otherwise. */
 	if (v < now)
 		*rx = v;
-	return XQ_KERNEL;
+	return tm;
 }
 
 /* A frame for the capture: offered at once, or a chain's parts gathered, offered at its end. */
@@ -397,10 +406,11 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 					xq_capture(x, data, d->len, false, cont, now, 0, NULL);
 				continue;
 			}
-			tm = xq_rx_time(data, now, x->rx_off, &rx);
+			tm = xq_rx_time(x, data, now, &rx);
 			v = xq_stamp(x, data, d->len, cont ? 0xffff : d->len, &st);
 			if (v == STAMP_DATA) {
 				v = seqtrack_update_timed(x->tr, &st, rx, tm != XQ_UNTIMED);
+				t->rx_time_hw += tm == XQ_HW;
 				t->rx_time_kernel += tm == XQ_KERNEL;
 				t->rx_untimed += tm == XQ_UNTIMED;
 				t->rx_time_user += tm == XQ_USER;
@@ -477,7 +487,8 @@ static void *xq_thread(void *arg)
 			 * Nap unless a frame's time would be this wake-up's: without
 			 * the books (--no-verify) no frame is timed at all.
 			 */
-			xq_idle(cfg, &pfd, &idle, !x->tr || (t.rx_time_kernel && !t.rx_time_user));
+			xq_idle(cfg, &pfd, &idle,
+				!x->tr || ((t.rx_time_kernel || t.rx_time_hw) && !t.rx_time_user));
 			continue;
 		}
 		idle = 0;

@@ -40,8 +40,11 @@ struct xq_counts {
 	__u64 stray; /* frames of runs closed while on probation: received, not checked */
 	__u64 runs; /* books the queue opened (over queues: the most any queue opened) */
 	struct seqtrack_counts st;
-	/* stamped frames timed by the kernel's receive time (the program's metadata) or by the read */
-	__u64 rx_time_kernel, rx_time_user;
+	/*
+	 * stamped frames timed by the NIC's receive timestamp (--hw-time), the
+	 * kernel's receive time (the program's metadata) or by the read
+	 */
+	__u64 rx_time_hw, rx_time_kernel, rx_time_user;
 	/* stamped frames the receive-time sample skipped: booked, in no latency figure */
 	__u64 rx_untimed;
 	struct hist_coarse live; /* their latency, coarse: exported every interval */
@@ -108,6 +111,7 @@ struct xq {
 	struct sink *sk;
 	unsigned int queue;
 	__u64 rx_off; /* xsk_state's: the kernel's receive times into this process's clock */
+	__u64 hw_off; /* the NIC's (CLOCK_TAI, as phc2sys keeps it) into this process's clock */
 	bool unkeyed; /* test hook: stamps read without their keyed check (xsk.c) */
 	int cpu; /* where the thread runs (--follow-rx moves it) */
 	int umem_node; /* the NUMA node of the queue's UMEM: --follow-rx stays on it */

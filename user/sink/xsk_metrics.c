@@ -84,6 +84,44 @@ static void metrics_jitter(struct metrics_w *w, const struct xsk_runs *rs)
 }
 
 /*
+ * At the end, per run: the stamps' clock, whether the generator said it was
+ * synchronised, and how far apart the two ends' clocks can be (0 for one
+ * clock; only where a one-way latency was figured).
+ */
+static void metrics_clocks(struct metrics_w *w, const struct xsk_runs *rs)
+{
+	static const char *const sync = "xdp_sink_clock_synchronised";
+	static const char *const err = "xdp_sink_clock_sync_error_seconds";
+	unsigned int i;
+	char id[16];
+
+	metrics_family(
+		w, sync, "gauge", NULL,
+		"1 where a run's generator said its clock was synchronised (adjtimex), by run and the stamps' clock.");
+	for (i = 0; i < rs->n; i++) {
+		const struct seqtrack_marks *mk = &rs->row[i].s.mk;
+
+		if (mk->state == SEQTRACK_CLOCK_UNKNOWN)
+			continue;
+		snprintf(id, sizeof(id), "%08x", rs->row[i].s.id);
+		fprintf(w->f, "%s{%s%srun=\"%s\",clock=\"%s\"} %u\n", sync, w->labels,
+			w->labels[0] ? "," : "", id, clock_name((enum xdpsg_clock)mk->clock),
+			(unsigned int)mk->synced);
+	}
+	metrics_family(
+		w, err, "gauge", "seconds",
+		"How far apart the generator's and this sink's clocks can be, for a run with a one-way latency: 0 for one clock, else both ends' adjtimex maxerror.");
+	for (i = 0; i < rs->n; i++) {
+		const struct seqtrack_marks *mk = &rs->row[i].s.mk;
+
+		if (!seqtrack_clock_timed(mk->state))
+			continue;
+		snprintf(id, sizeof(id), "%08x", rs->row[i].s.id);
+		metrics_double(w, err, "run", id, (double)mk->sync_error_ns / 1e9);
+	}
+}
+
+/*
  * At the end: every generator run's books and latency, labelled by its run
  * id; runs folded away for room together, as run="folded". Nothing more
  * arrives, so every gap is lost.
@@ -127,6 +165,7 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 	if (seqtrack_folded(tr, xs->nxq, &rs.folded, folded))
 		metrics_hist_seconds(w, lat, "run", "folded", folded);
 	metrics_jitter(w, &rs);
+	metrics_clocks(w, &rs);
 	xsk_runs_free(&rs);
 out:
 	free(folded);

@@ -149,7 +149,9 @@ int xsk_plan(struct sink *sk)
 	if (err)
 		return err;
 	err = plan_queues(sk, xs);
-	for (i = 0; !err && i < xs->nxq; i++)
+	for (i = 0; !err && i < xs->nxq; i++) {
 		xs->xq[i].rx_off = xs->rx_off;
+		xs->xq[i].hw_off = xs->clocks.shift_ns[XDPSG_CLOCK_TAI];
+	}
 	return err;
 }

@@ -52,14 +52,18 @@ static void json_hist(struct jw *w, const char *key, const struct hist *h)
 }
 
 /*
- * What the latency is measured to: the kernel's receive time (the program's
- * metadata), or the moment the queue's thread read the frame (which adds its
- * wake-up); "mixed" if some frames came with the first and some without.
+ * What the latency is measured to: the NIC's receive timestamp (--hw-time),
+ * the kernel's receive time (the program's metadata), or the moment the
+ * queue's thread read the frame (which adds its wake-up); "mixed" if frames
+ * came with more than one of them (rx_time_hw, rx_time_kernel and
+ * rx_time_user count each).
  */
 static const char *latency_basis(const struct xq_counts *c)
 {
-	if (c->rx_time_kernel && c->rx_time_user)
+	if (!!c->rx_time_hw + !!c->rx_time_kernel + !!c->rx_time_user > 1)
 		return "mixed";
+	if (c->rx_time_hw)
+		return "hardware receive time";
 	if (c->rx_time_kernel)
 		return "kernel receive time";
 	return c->rx_time_user ? "user-space read time" : "none";
@@ -72,6 +76,7 @@ static void json_checks(struct jw *w, const struct xq_counts *c, const struct xs
 	__u64 runs = r ? r->n : c->runs;
 
 	jw_str(w, "latency_basis", latency_basis(c));
+	jw_u64(w, "rx_time_hw", c->rx_time_hw);
 	jw_u64(w, "rx_time_kernel", c->rx_time_kernel);
 	jw_u64(w, "rx_time_user", c->rx_time_user);
 	jw_u64(w, "rx_untimed", c->rx_untimed);
@@ -331,9 +336,11 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		printf("  timed:    %s of %s stamped frames (frames reaching a CPU less than 1.02 us apart, "
 		       "in a burst or above about 1 Mpps, are timed about one in 16, 9 to 24 at random; "
 		       "--time-all times every frame)\n",
-		       fmt_count(l[0], sizeof(l[0]), c->rx_time_kernel + c->rx_time_user),
+		       fmt_count(l[0], sizeof(l[0]),
+				 c->rx_time_hw + c->rx_time_kernel + c->rx_time_user),
 		       fmt_count(l[1], sizeof(l[1]),
-				 c->rx_time_kernel + c->rx_time_user + c->rx_untimed));
+				 c->rx_time_hw + c->rx_time_kernel + c->rx_time_user +
+					 c->rx_untimed));
 	hist_summarize(&r.all_ipdv, &all);
 	if (all.count)
 		printf("  jitter:   IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s (latency basis: %s)\n",

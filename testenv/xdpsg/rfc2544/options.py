@@ -94,6 +94,11 @@ def make_parser(prog):
     h.add_argument("--out", metavar="DIR", help="directory for rfc2544.json, .md and PNGs (default: a new "
                    "directory under $TMPDIR)")
     h.add_argument("--no-plot", action="store_true", help="no PNG charts")
+    h.add_argument("--drop-causes-from", metavar="URL", action="append", default=[],
+                   help="also join the drops a DUT host's 'xdp-sink drops --metrics-listen' exports "
+                   "at URL (http://ADDR:PORT/metrics) with each trial's losses; the trial sink's own "
+                   "tracer then counts its own namespace only (xdp-sink --drop-causes local); "
+                   "repeatable")
     h.add_argument("--testenv", default=xl.TESTENV, help=argparse.SUPPRESS)
     return p
 
@@ -156,6 +161,11 @@ def check(a):
                          "lab of your own takes it from 'testenv.sh setup --separate-clocks')")
     if a.keep and a.dut is None:
         raise UsageError("--keep only applies with --dut (a lab the runner makes)")
+    for url in a.drop_causes_from:
+        if not re.fullmatch(r"http://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?(/\S*)?", url):
+            raise UsageError(f"--drop-causes-from '{url}': not an http:// URL; give "
+                             "http://ADDR:PORT/metrics, where 'xdp-sink drops --metrics-listen "
+                             "ADDR:PORT' runs")
     if a.name is not None:
         if a.gen_if or a.sink_if or a.gen_ns or a.sink_ns:
             raise UsageError("give either --name (a lab) or --gen-if/--sink-if (any pair), not both")

@@ -40,8 +40,14 @@ class Trials:
         fsize = "2048" if max(self.a.sizes) - FCS <= 1800 else "4096"
         argv = [self.sink_bin, "xsk", "-j", "-i", "0.1s", "-d", f"{bound}s", "--queues", "all",
                 "--ring-size", "4096", "--frame-size", fsize] + self.sink_opts
-        # Where a trial's lost frames were dropped: the sink traces drops host-wide.
-        argv += ["--drop-causes"] if self.drop_causes else []
+        # Where a trial's lost frames were dropped: the sink traces drops host-wide, or, with
+        # other hosts' tracers to read, its own namespace only (no drop counted twice).
+        if self.drop_causes and self.a.drop_causes_from:
+            argv += ["--drop-causes", "local"]
+            for url in self.a.drop_causes_from:
+                argv += ["--drop-causes-from", url]
+        elif self.drop_causes:
+            argv += ["--drop-causes"]
         sink = self.ends.start("sink", argv + [self.sink_if], "xdp-sink")
         if sink.wait_json("ready", timeout=20) is None:
             sink.stop(signal.SIGINT, 5)
