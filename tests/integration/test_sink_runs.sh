@@ -301,6 +301,8 @@ test_sink_runs_forged_flood() {
 	ga=$(mktemp) gf=$(mktemp) pcap=$(mktemp --suffix=.pcap)
 	t_on_cleanup rm -f "$ga" "$gf" "$pcap"
 	forge pcap "$pcap" 4096
+	local txd0
+	txd0=$(iface_stat "$GEN_NS" "$GEN_IF" tx dropped)
 	gen_json "$ga" kernel -n 300000 -r 100k
 	local pa=$LAST_PID
 	wait_total "$ROUT" interval rx_packets 10000 || t_fail "the sink gets none of the run's frames"
@@ -314,13 +316,31 @@ test_sink_runs_forged_flood() {
 	run=$(json_get "$ga" summary 'o["run"]')
 	local sel="[r for r in o['runs'] if r['run'] == $run][0]"
 	rs "$sel" >/dev/null 2>&1 || t_fail "the genuine run $run has no books"
-	t_expect_eq "genuine run: received what was sent" 300000 "$(rs "$sel['received']")"
-	t_expect_eq "genuine run: lost" 0 "$(rs "$sel['lost']")"
+	# Every frame accounted for. Nothing lost at all is what a machine with a
+	# CPU to spare sees; on a busy one a make check run once found 1,062
+	# frames of the genuine run missing, and that is counted, not hidden: what
+	# did not arrive was dropped at the sockets or the sink veth's queues (the
+	# sink's counts), refused into the veth's ring (the kernel generator's
+	# failed), or dropped by the veth on the way (its tx_dropped, the kernel's
+	# own count), and the genuine run's books say it is lost.
+	local recv forged missing failed
+	recv=$(rs "$sel['received']")
+	forged=$(rs 'o["forged"]')
+	echo "genuine run: received $recv of 300,000; forged frames read $forged of 500,000"
+	t_expect_le "genuine run: received" 300000 "$recv"
+	t_expect_le "genuine run: lost counted, at most what is missing" $((300000 - recv)) \
+		"$(rs "$sel['lost']")"
 	t_expect_eq "genuine run: duplicates" 0 "$(rs "$sel['duplicates']")"
 	t_expect_eq "genuine run: reopened" 0 "$(rs "$sel['reopened']")"
 	t_expect_eq "the forged frames: forged, every one the sink read" \
-		"$(rs 'o["forged"]')" "$(($(rs 'o["rx_packets"]') - 300000 - $(rs 'o["marks"]')))"
-	t_expect_eq "the forged frames: all of them read" 500000 "$(rs 'o["forged"]')"
+		"$forged" "$(($(rs 'o["rx_packets"]') - recv - $(rs 'o["marks"]')))"
+	t_expect_le "the forged frames read" 500000 "$forged"
+	missing=$((300000 - recv + 500000 - forged + $(json_get "$ga" summary 'o["marks"]') - $(rs 'o["marks"]')))
+	failed=$(($(json_get "$ga" summary 'o.get("failed", 0)') +
+		$(iface_stat "$GEN_NS" "$GEN_IF" tx dropped) - txd0))
+	t_expect_eq "frames not received = dropped at the sockets and the veth + failed at the veth" \
+		"$missing" "$(($(rs 'o["drops"]["xsk_rx_ring_full"] + o["drops"]["xsk_fill_ring_empty"] +
+			o["drops"]["no_socket"] + o["drops"]["veth_rx_drops"]') + failed))"
 	t_expect_eq "one run" 1 "$(rs 'len(o["runs"])')"
 	t_expect_eq "unexplained" 0 "$(rs 'o["unexplained"]')"
 	grown=$(((hwm1 > rss1 ? hwm1 : rss1) - rss0))
