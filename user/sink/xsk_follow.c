@@ -6,6 +6,7 @@
 #include <bpf/libbpf.h>
 
 #include "base/cpu.h"
+#include "base/fmt.h"
 #include "base/log.h"
 #include "base/numa.h"
 #include "xdp_sink.skel.h"
@@ -107,8 +108,11 @@ static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen, const struc
 	x->look_busy = dt && total >= FOLLOW_MIN_PACKETS;
 	if (x->follow == XQ_FOLLOW_TRIAL && ++x->trial_looks > FOLLOW_TRIAL_LOOKS &&
 	    (!x->look_busy || best < 0 || most * 2 <= total)) {
-		if (follow_move(x, x->home_cpu))
+		if (follow_move(x, x->home_cpu)) {
 			x->follow = XQ_FOLLOW_RETURNED;
+			pr_info("queue %u: no steady traffic to judge the move by; back on CPU %d\n",
+				x->queue, x->cpu);
+		}
 		return;
 	}
 	if (best < 0 || !x->look_busy || most * 2 <= total)
@@ -128,14 +132,25 @@ static void follow_queue(struct sink *sk, struct xq *x, __u64 *seen, const struc
 			return;
 		x->home_cpu = x->cpu;
 		x->trial_looks = 0;
-		if (follow_move(x, best))
+		if (follow_move(x, best)) {
 			x->follow = XQ_FOLLOW_TRIAL;
+			pr_info("queue %u: behind on CPU %d (%s of %s frames dropped at its socket in 100 ms); trying its receive CPU %d\n",
+				x->queue, x->home_cpu, FMT_COUNT(drops), FMT_COUNT(rx + drops),
+				best);
+		}
 		return;
 	case XQ_FOLLOW_TRIAL:
-		if (pps >= x->home_pps)
+		if (pps >= x->home_pps) {
 			x->follow = XQ_FOLLOW_MOVED;
-		else if (follow_move(x, x->home_cpu))
+			pr_info("queue %u: %s pps on its receive CPU %d, %s at home: it stays\n",
+				x->queue, FMT_COUNT((__u64)pps), x->cpu,
+				FMT_COUNT((__u64)x->home_pps));
+		} else if (follow_move(x, x->home_cpu)) {
 			x->follow = XQ_FOLLOW_RETURNED;
+			pr_info("queue %u: %s pps on its receive CPU %d, %s at home: back on CPU %d\n",
+				x->queue, FMT_COUNT((__u64)pps), best,
+				FMT_COUNT((__u64)x->home_pps), x->cpu);
+		}
 		return;
 	case XQ_FOLLOW_ALWAYS:
 	case XQ_FOLLOW_MOVED:
