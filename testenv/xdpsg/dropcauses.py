@@ -32,11 +32,20 @@ class Tracer:
     """xdp-sink drops in the background, host-wide: start() returns once it is attached (or
     None with why when it cannot be: no BTF, no privileges); stop() returns its counts.
     launch() and ready() are start() in two halves, for a caller with other things to
-    start while the tracer loads its programs (half a second)."""
+    start while the tracer loads its programs (half a second).
 
-    def __init__(self, sink_bin, env=None, bound_s=600):
+    With LAUNCH (a function of the argv that returns a started Tool: a lab side's start)
+    it runs there and counts that namespace's drops only (--local), as a host of its own
+    would; LISTEN (ADDR:PORT) exports its counts there for another host to join."""
+
+    def __init__(self, sink_bin, env=None, bound_s=600, launch=None, listen=None):
         self.argv = [sink_bin, "drops", "-j", "-q", "-d", f"{int(bound_s)}s"]
+        if launch is not None:
+            self.argv.append("--local")
+        if listen is not None:
+            self.argv += ["--metrics-listen", listen]
         self.env = env
+        self.launcher = launch
         self.tool = None
         self.why = None
 
@@ -46,7 +55,10 @@ class Tracer:
 
     def launch(self):
         """The tracer's process, started (not yet attached): a Tool to stop on the way out."""
-        self.tool = proc.Tool(self.argv, label="xdp-sink drops", env=self.env)
+        if self.launcher is not None:
+            self.tool = self.launcher(self.argv)
+        else:
+            self.tool = proc.Tool(self.argv, label="xdp-sink drops", env=self.env)
         return self.tool
 
     def ready(self, timeout=20):

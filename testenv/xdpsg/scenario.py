@@ -43,6 +43,7 @@ written whole or not at all (write_atomic).
 import argparse
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -87,6 +88,16 @@ def long_options(p):
     """The long options a user may give, without dashes, in the parser's order."""
     return [o[2:] for act in p._actions if act.help != argparse.SUPPRESS
             for o in act.option_strings if o.startswith('--') and o != '--help']
+
+
+def check_cause_urls(urls):
+    """--drop-causes-from URLs: each an http://ADDR[:PORT][/PATH] (xdp-sink checks the same
+    at its start, but a scenario says so before it makes its lab)."""
+    for url in urls:
+        if not re.fullmatch(r"http://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?(/\S*)?", url):
+            raise UsageError(f"--drop-causes-from '{url}': not an http:// URL; give "
+                             "http://ADDR:PORT/metrics, where 'xdp-sink drops --metrics-listen "
+                             "ADDR:PORT' runs")
 
 
 def one_line(msg):

@@ -173,6 +173,37 @@ test_backpressure_xsk_sink_latency() {
 	bp_expect_gone "$BP_NAME"
 }
 
+# The generator a host of its own for the drop causes too (--mgmt): its
+# tracer counts its namespace only and exports on the management network,
+# and the xsk sink joins the qdisc's drops by run id from there. The join
+# equals the generator host's count, which equals tc's; a second source that
+# refuses the connection is named and read as nothing, and the books balance.
+test_backpressure_mgmt_joins_gen_host_causes() {
+	local out err bad=http://10.254.0.1:9/metrics
+	out=$(mktemp) err=$(mktemp)
+	bp_run "$out" "$err" --sink xsk --mgmt --limit 500 --drop-causes-from "$bad"
+	bp_expect_ok "$out" "$err"
+	local src="o['drop_cause_sources']"
+	t_expect_eq "two sources" 2 "$(bp_get "$out" "len($src)")"
+	t_expect_eq "the generator host's first" "True http://10.254.0.1:9464/metrics" \
+		"$(bp_get "$out" "' '.join(map(str, ($src[0]['generator_host'], $src[0]['url'])))")"
+	t_expect_eq "read at the end, no error" "True None" \
+		"$(bp_get "$out" "' '.join(map(str, ($src[0]['read_at_end'], $src[0]['error'])))")"
+	t_expect_ge "the qdisc's drops" 1 "$(bp_get "$out" 'o["qdisc_stats"]["drops"]')"
+	t_expect_eq "joined = the generator host's count of the run's qdisc drops" \
+		"$(bp_get "$out" 'o["drop_causes"]["run"]')" "$(bp_get "$out" "$src[0]['run_qdisc']")"
+	t_expect_eq "the qdisc's drops = the run's by the generator host's tracer, and its marks'" \
+		"$(bp_get "$out" 'o["qdisc_stats"]["drops"]')" \
+		"$(bp_get "$out" 'o["drop_causes"]["run"] + o["drop_causes"]["marks"]')"
+	t_expect_eq "the join check in the books" 1 \
+		"$(bp_get "$out" 'len([c for c in o["checks"] if c["check"] == "drop causes joined" and not c["unexplained"]])')"
+	t_expect_eq "the refusing source: not read, nothing from it" "False 0" \
+		"$(bp_get "$out" "' '.join(map(str, ($src[1]['read_at_end'], $src[1]['run_qdisc'])))")"
+	grep -q "note: the drop causes at $bad were not read at the end (.*refused" "$err" ||
+		t_fail "the refusing source not named: $(cat "$err")"
+	bp_expect_gone "$BP_NAME"
+}
+
 test_backpressure_stall_fails_cleanly() {
 	local out err
 	out=$(mktemp) err=$(mktemp)
@@ -194,6 +225,12 @@ test_backpressure_bad_input() {
 	t_expect_eq "exit code for xsk threads > queues" 2 $?
 	msg=$("$TESTENV" setup --name pbad backpressure 2>&1)
 	t_expect_eq "exit code for backpressure not first" 2 $?
+	msg=$("$TESTENV" backpressure --name pbad --drop-causes-from http://10.254.0.3:9464/metrics 2>&1)
+	t_expect_eq "exit code for --drop-causes-from with the drop sink" 2 $?
+	[[ "$msg" == *"needs --sink xsk"* ]] || t_fail "message: $msg"
+	msg=$("$TESTENV" backpressure --name pbad --sink xsk --drop-causes-from ftp://x/m 2>&1)
+	t_expect_eq "exit code for a URL that is not http://" 2 $?
+	[[ "$msg" == *"'ftp://x/m': not an http:// URL"* ]] || t_fail "message: $msg"
 	"$TESTENV" backpressure --help | grep -q -- '--napi-cpu' || t_fail "--help lacks --napi-cpu"
 	bp_expect_gone pbad
 }

@@ -13,7 +13,8 @@ import types
 import unittest
 
 from xdpsg import dropcauses
-from xdpsg.backpressure import books as bk, report, runner
+from xdpsg.backpressure import books as bk, options, report, runner
+from xdpsg.scenario import UsageError
 
 
 def opts(**kw):
@@ -190,6 +191,89 @@ class DropTracer(unittest.TestCase):
         res = self.run_books(None)
         self.assertTrue(res['balanced'])
         self.assertIsNone(res['drop_causes'])
+
+
+class JoinedCauses(unittest.TestCase):
+    """--mgmt: the generator host's tracer count against what the sink joined from it."""
+
+    OWN = 'http://10.254.0.1:9464/metrics'
+    OTHER = 'http://10.254.0.9:9464/metrics'
+
+    def sink(self, own_packets, other_error=None):
+        causes = [{'source': self.OWN, 'reason': 'QDISC_DROP', 'dev': 'bp-g', 'packets': own_packets},
+                  {'source': self.OWN, 'reason': 'NO_SOCKET', 'dev': 'bp-g', 'packets': 4},
+                  {'source': self.OWN, 'reason': 'QDISC_DROP', 'dev': 'bp-x', 'packets': 9},
+                  {'source': 'local', 'reason': 'QDISC_DROP', 'dev': 'bp-g', 'packets': 6}]
+        srcs = [{'url': self.OWN, 'reads': 3, 'read_at_end': True, 'error': None},
+                {'url': self.OTHER, 'reads': 0, 'read_at_end': False, 'error': other_error}]
+        return {'rx_packets': 800, 'drops': {'xdp_aborted': 0},
+                'runs': [{'run': 8, 'lost_causes': []}, {'run': 7, 'lost_causes': causes}],
+                'drop_causes': {'sources': srcs}}
+
+    def run_books(self, ss):
+        joined = bk.joined_causes(ss, 7, 'bp-g', self.OWN)
+        return joined, books(opts(), {'tx_packets': 800, 'attempted': 1000, 'refused': 200,
+                                      'duration_s': 2.0, 'run': 7}, ss,
+                             {'qdisc_drops': 200}, {'ring_in': 800},
+                             run={**RUN, 'traced': traced(190, unstamped=10), 'joined': joined})
+
+    def test_the_join_equals_the_hosts_count(self):
+        joined, res = self.run_books(self.sink(190, other_error='Connection refused'))
+        # Only the run's QDISC_* drops at the generator veth, from that source.
+        self.assertEqual([(j['url'], j['run_qdisc'], j['generator_host'], j['read_at_end'])
+                          for j in joined],
+                         [(self.OWN, 190, True, True), (self.OTHER, 0, False, False)])
+        self.assertEqual(joined[1]['error'], 'Connection refused')
+        self.assertEqual([c['unexplained'] for c in res['checks']
+                          if c['check'] == 'drop causes joined'], [0])
+        self.assertTrue(res['balanced'], res['checks'])
+        self.assertEqual(res['drop_cause_sources'], joined)
+        table = '\n'.join(report.table(res, []))
+        self.assertIn("joined from the generator host", table)
+        self.assertIn('not read at the end (Connection refused)', table)
+
+    def test_a_join_short_of_the_hosts_count_is_unexplained(self):
+        _, res = self.run_books(self.sink(150))
+        self.assertFalse(res['balanced'])
+        self.assertEqual([c['unexplained'] for c in res['checks']
+                          if c['check'] == 'drop causes joined'], [40])
+
+    def test_no_run_no_join(self):
+        ss = self.sink(190)
+        ss['runs'] = []
+        self.assertEqual([j['run_qdisc'] for j in bk.joined_causes(ss, 7, 'bp-g', self.OWN)], [0, 0])
+
+
+class CausesOptions(unittest.TestCase):
+    """--mgmt and --drop-causes-from: what the parser takes and what the sink is given."""
+
+    def args(self, *argv):
+        a = options.make_parser('backpressure').parse_args(list(argv))
+        options.check(a)
+        return a
+
+    def test_urls_need_the_xsk_sink(self):
+        with self.assertRaisesRegex(UsageError, 'needs --sink xsk'):
+            self.args('--drop-causes-from', 'http://10.254.0.3:9464/metrics')
+        for bad in ('ftp://x/m', 'http://', 'http://a b/m', '10.0.0.1:9464'):
+            with self.assertRaisesRegex(UsageError, 'not an http:// URL'):
+                self.args('--sink', 'xsk', '--drop-causes-from', bad)
+        with self.assertRaisesRegex(UsageError, 'at most 12'):
+            self.args('--mgmt', '--name', 'abcdefghijklm')
+
+    def test_the_sinks_argv(self):
+        bp = runner.Backpressure()
+        bp.a = self.args('--sink', 'xsk', '--drop-causes-from', 'http://[fd00::3]:80')
+        bp.sink_bin = 'xdp-sink'
+        bp.lab = types.SimpleNamespace(sink_if='bp-s')
+        bp.cause_urls = ['http://10.254.0.1:9464/metrics'] + bp.a.drop_causes_from
+        argv = bp.sink_argv()
+        self.assertEqual(argv[argv.index('--drop-causes'):],
+                         ['--drop-causes', 'local', '--drop-causes-from', 'http://10.254.0.1:9464/metrics',
+                          '--drop-causes-from', 'http://[fd00::3]:80', 'bp-s'])
+        bp.a = self.args('--mgmt')
+        bp.cause_urls = ['http://10.254.0.1:9464/metrics']
+        self.assertNotIn('--drop-causes', bp.sink_argv())  # the drop sink joins nothing
 
 
 class CausesText(unittest.TestCase):

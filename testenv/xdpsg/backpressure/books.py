@@ -125,6 +125,23 @@ def traced_qdisc(counts, dev, ns, run_id):
             "unidentified": dropcauses.count(q, dev, ns, kinds=("unidentified",))}
 
 
+def joined_causes(ss, run_id, dev, own_url):
+    """What the xsk sink joined from other hosts' exporters for the run: each source's
+    state and the run's QDISC_* drops at DEV it read there; OWN_URL is the generator
+    host's (--mgmt), whose count the books check."""
+    runs = [r for r in ss.get("runs") or () if r.get("run") == run_id]
+    causes = runs[0].get("lost_causes") or [] if runs else []
+    out = []
+    for src in (ss.get("drop_causes") or {}).get("sources") or ():
+        out.append({"url": src.get("url"), "reads": src.get("reads", 0),
+                    "read_at_end": bool(src.get("read_at_end")), "error": src.get("error"),
+                    "run_qdisc": sum(c.get("packets", 0) for c in causes
+                                     if c.get("source") == src.get("url") and c.get("dev") == dev
+                                     and c.get("reason", "").startswith("QDISC_")),
+                    "generator_host": src.get("url") == own_url})
+    return out
+
+
 def books(a, gs, ss, k0, k1, run):
     """The run's summary record and the drops after acceptance (for the table).
 
@@ -150,6 +167,12 @@ def books(a, gs, ss, k0, k1, run):
                    ["other runs' (tracer)", tq["other_runs"]],
                    ["marks (tracer)", tq.get("marks", 0)],
                    ["unstamped (tracer)", tq["unstamped"]]])
+    joined = run.get("joined")
+    own = [j for j in joined or () if j["generator_host"]]
+    if tq is not None and own:
+        # The generator host's count, as the sink read it over the management network.
+        led.check("drop causes joined", "the run's QDISC_* drops (the generator host's tracer)",
+                  tq["run"], [[f"joined by the sink from {own[0]['url']}", own[0]["run_qdisc"]]])
 
     drops_after = [d for d in after if d[1]] + [d for d in sink_drops if d[1]]
     total_after = sum(v for _, v in after) + sum(v for _, v in sink_drops)
@@ -158,6 +181,7 @@ def books(a, gs, ss, k0, k1, run):
     balanced = unexplained == 0 and sum_abs == 0
     res = record(a, gs, ss, G, S, k1, delivered, sink_drops)
     res.update(cpu=run["cpu"], napi_threads=run["napi_threads"], checks=led.checks, drop_causes=tq,
+               drop_cause_sources=joined,
                unexplained=unexplained if unexplained else sum_abs, balanced=balanced,
                stall=run["stall"], errors=run["errors"])
     res["ok"] = balanced and not run["stall"] and not run["errors"]

@@ -6,9 +6,11 @@ import os
 import re
 
 from .. import lab as xl
-from ..scenario import UsageError, parser
+from ..scenario import UsageError, check_cause_urls, parser
 
 GEN_DEFAULT_THREADS = {"qdisc": 2, "xsk": 1, "kernel": 1}
+# --mgmt: the port of the generator host's drop exporter, on its management address.
+MGMT_PORT = 9464
 
 DESCRIPTION = (
     "Make a lab tuned to overflow, run xdp-sink (slow) and xdp-gen in it, "
@@ -57,6 +59,17 @@ def make_parser(prog):
     p.add_argument("--separate-clocks", action="store_true",
                    help="the generator on a clock of its own, as another host's is "
                    "(testenv.sh setup --separate-clocks): the books must balance all the same")
+    p.add_argument("--mgmt", action="store_true",
+                   help="the generator a host of its own for the drop causes too: the lab gets a "
+                   "management network (testenv.sh setup --mgmt), the drop tracer runs in the "
+                   "generator's namespace only and exports its counts there (xdp-sink drops --local "
+                   "--metrics-listen GEN_MGMT_IP4:%d), and an xsk sink joins them over that network "
+                   "(--drop-causes local --drop-causes-from); the books check the join" % MGMT_PORT)
+    p.add_argument("--drop-causes-from", metavar="URL", action="append", default=[],
+                   help="with --sink xsk: the sink also joins the drops another host's 'xdp-sink drops "
+                   "--metrics-listen' exports at URL (http://ADDR:PORT/metrics, reachable from the "
+                   "sink's namespace) with its runs, and its own tracer counts its namespace only; "
+                   "repeatable")
     p.add_argument("--testenv", default=xl.TESTENV, help=argparse.SUPPRESS)
     return p
 
@@ -95,5 +108,12 @@ def check(a):
         raise UsageError(f"bad --rate {a.rate}: use 0 to 100000000 packets/s")
     if a.sndbuf != "default" and not re.fullmatch(r"[0-9]+[KkMmGg]?", a.sndbuf):
         raise UsageError(f"bad --sndbuf '{a.sndbuf}': bytes, e.g. 64M")
+    check_cause_urls(a.drop_causes_from)
+    if a.drop_causes_from and a.sink != "xsk":
+        raise UsageError("--drop-causes-from needs --sink xsk: the AF_XDP sink joins another host's "
+                         "drop causes with its runs; the drop sink keeps no runs")
+    if a.mgmt and len(a.name) > 12:
+        raise UsageError(f"--mgmt with --name '{a.name}': at most 12 characters (the management "
+                         "network's bridge is named NAME-mb)")
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,12}", a.name):
         raise UsageError(f"bad --name '{a.name}': at most 13 of [A-Za-z0-9_-]")

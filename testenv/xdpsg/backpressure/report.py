@@ -45,6 +45,10 @@ def path_lines(r):
            _w("dropped", q["drops"], f"{dp['qdisc']:,}/s"),
            *([_w("  the run's (drop tracer)", r["drop_causes"]["run"],
                  "unstamped %s" % f"{r['drop_causes']['unstamped']:,}")] if r.get("drop_causes") else []),
+           *[_w("  joined from " + ("the generator host" if j["generator_host"] else "another host"),
+                 j["run_qdisc"], j["url"] + ("" if j["read_at_end"] else
+                                                    f": not read at the end ({j['error'] or 'no answer'})"))
+             for j in r.get("drop_cause_sources") or ()],
            _w("requeues", q["requeues"]),
            _w("overlimits", q["overlimits"]),
            _w("backlog at the end (packets)", q["qlen"], f"{q['backlog_bytes']} bytes"),

@@ -80,18 +80,30 @@ class Backpressure(Scenario):
         self.lab = xl.Lab(a.name, testenv=a.testenv, env=self.env_base)
         qd = f"pfifo:{a.limit}" if a.qdisc == "pfifo" else "none"
         setup_lab(self.lab, "--scenario", "backpressure", "--queues", str(a.queues), "--qdisc", qd,
-                  *(["--separate-clocks"] if a.separate_clocks else []))
+                  *(["--separate-clocks"] if a.separate_clocks else []),
+                  *(["--mgmt"] if a.mgmt else []))
 
         k0 = {"gen": self.kstats("gen"), "sink": self.kstats("sink")}
-        # The drop tracer, host-wide: the qdisc's drops are checked against its count.
-        tracer = dropcauses.Tracer(self.sink_bin, env=self.lab.host_env(), bound_s=a.duration + 180)
-        # Tracked by the lab: an interrupted run stops it in cleanup(), as the sides' tools.
-        # It loads its programs while the sink loads its own; both are ready before a frame.
-        self.lab.track(tracer.launch())
+        # The drop tracer: the qdisc's drops are checked against its count. Host-wide; with
+        # --mgmt, the generator host's own (its namespace only), exported on the management
+        # network for the sink to join.
+        self.cause_urls = list(a.drop_causes_from)
+        if a.mgmt:
+            listen = f"{self.lab.gen_mgmt_ip4}:{options.MGMT_PORT}"
+            self.cause_urls.insert(0, f"http://{listen}/metrics")
+            tracer = dropcauses.Tracer(self.sink_bin, bound_s=a.duration + 180, listen=listen,
+                                       launch=lambda argv: self.lab.start("gen", argv, "xdp-sink drops"))
+            tracer.launch()
+            # Exporting before the sink's first read, so that no read fails for a start.
+            self.tracer_ready(tracer)
+        else:
+            tracer = dropcauses.Tracer(self.sink_bin, env=self.lab.host_env(), bound_s=a.duration + 180)
+            # Tracked by the lab: an interrupted run stops it in cleanup(), as the sides' tools.
+            # It loads its programs while the sink loads its own; both are ready before a frame.
+            self.lab.track(tracer.launch())
         sink = self.lab.start("sink", self.sink_argv(), "xdp-sink")
-        if tracer.ready() is None:
-            self.log(f"note: the drop tracer did not start ({tracer.why}); the qdisc's drops are "
-                     "not checked against it")
+        if not a.mgmt:
+            self.tracer_ready(tracer)
         self.wait_sink_ready(sink)
         self.pin_napi()
         meter = CpuMeter(self.napi, a.napi_cpu)
@@ -117,13 +129,27 @@ class Backpressure(Scenario):
             self.errors.append("xdp-sink did not stop within 10 s of SIGINT: killed")
         ssum = summary_of(sink, 5)
         traced = tracer.stop()
+        # The generator host's tracer sees its own namespace only, where it names none.
         res, drops_after = bk.books(a, gsum, ssum, k0, k1, {
             "cpu": meter.result(), "napi_threads": [n for _, n in self.napi],
             "stall": self.stall, "errors": self.errors,
-            "traced": bk.traced_qdisc(traced, self.lab.gen_if, self.lab.gen_ns, gsum.get("run"))})
+            "traced": bk.traced_qdisc(traced, self.lab.gen_if, None if a.mgmt else self.lab.gen_ns,
+                                      gsum.get("run")),
+            "joined": bk.joined_causes(ssum, gsum.get("run"), self.lab.gen_if,
+                                       self.cause_urls[0] if a.mgmt else None)
+            if self.cause_urls and a.sink == "xsk" else None})
+        for src in (res.get("drop_cause_sources") or ()):
+            if src["error"] is not None or not src["read_at_end"]:
+                self.log(f"note: the drop causes at {src['url']} were not read at the end "
+                         f"({src['error'] or 'no answer'}): the sink counts their share as unexplained")
         for line in report.table(res, drops_after):
             self.out(line)
         return res
+
+    def tracer_ready(self, tracer):
+        if tracer.ready() is None:
+            self.log(f"note: the drop tracer did not start ({tracer.why}); the qdisc's drops are "
+                     "not checked against it")
 
     def sample(self, gen, sink, deadline):
         """A row per generator interval until the generator ends (or hangs, or the sink dies)."""
@@ -224,6 +250,12 @@ class Backpressure(Scenario):
             argv += ["--cost", str(a.cost)]
         if a.sink == "xsk":
             argv += ["--queues", "all"]
+            if self.cause_urls:
+                # The other hosts' drops come from their exporters; its own tracer counts
+                # the sink's namespace only, so that none is counted twice.
+                argv += ["--drop-causes", "local"]
+                for url in self.cause_urls:
+                    argv += ["--drop-causes-from", url]
         return argv + [self.lab.sink_if]
 
     def wait_drained(self, bound=5.0):

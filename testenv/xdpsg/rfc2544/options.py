@@ -7,7 +7,7 @@ import os
 import re
 
 from .. import lab as xl
-from ..scenario import UsageError, parser
+from ..scenario import UsageError, check_cause_urls, parser
 
 RFC_SIZES = [64, 128, 256, 512, 1024, 1280, 1518]
 SIZE_MIN, SIZE_MAX = 64, 9018
@@ -161,11 +161,7 @@ def check(a):
                          "lab of your own takes it from 'testenv.sh setup --separate-clocks')")
     if a.keep and a.dut is None:
         raise UsageError("--keep only applies with --dut (a lab the runner makes)")
-    for url in a.drop_causes_from:
-        if not re.fullmatch(r"http://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+)(:[0-9]{1,5})?(/\S*)?", url):
-            raise UsageError(f"--drop-causes-from '{url}': not an http:// URL; give "
-                             "http://ADDR:PORT/metrics, where 'xdp-sink drops --metrics-listen "
-                             "ADDR:PORT' runs")
+    check_cause_urls(a.drop_causes_from)
     if a.name is not None:
         if a.gen_if or a.sink_if or a.gen_ns or a.sink_ns:
             raise UsageError("give either --name (a lab) or --gen-if/--sink-if (any pair), not both")
