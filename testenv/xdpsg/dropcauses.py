@@ -48,6 +48,7 @@ class Tracer:
         self.launcher = launch
         self.tool = None
         self.why = None
+        self.died = None
 
     def start(self, timeout=20):
         self.launch()
@@ -77,9 +78,17 @@ class Tracer:
         return self.tool
 
     def stop(self):
-        """The tracer's counts since it started (a list), or None if it was not running."""
+        """The tracer's counts since it started (a list), or None if it was not running;
+        died then says how a tracer that started ended before it was asked to stop (killed,
+        say), whose counts are lost with it."""
+        self.died = None
         if self.tool is None:
             return None
+        ended = not self.tool.running()
         self.tool.stop(signal.SIGINT, 10)
         s = self.tool.summary()
+        if s is None:
+            self.died = ("it exited %s before the run ended" % self.tool.returncode if ended
+                         else "it gave no summary") + (
+                             ": " + " | ".join(self.tool.err_lines[-2:]) if self.tool.err_lines else "")
         return s.get("counts", []) if s else None

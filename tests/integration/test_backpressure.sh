@@ -204,6 +204,42 @@ test_backpressure_mgmt_joins_gen_host_causes() {
 	bp_expect_gone "$BP_NAME"
 }
 
+# bp_gen_tracer NAME: the pid of the generator host's drop tracer (--mgmt) in lab NAME.
+bp_gen_tracer() {
+	local p
+	for p in $(ip netns pids "$1-gen" 2>/dev/null); do
+		[[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == *" drops "*"--local"* ]] &&
+			{ echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# The generator host's tracer killed (-9) mid-run: its counts are gone, so the
+# run fails and says why (the qdisc's drops could not be checked), never a
+# balanced run without the check; the lab and its tools are removed.
+test_backpressure_mgmt_tracer_killed() {
+	local out err pid i rc
+	out=$(mktemp) err=$(mktemp)
+	t_on_cleanup rm -f "$out" "$err"
+	BP_NAME=$(printf 'p%x%03x' $(($$ % 4096)) $((RANDOM % 4096)))
+	T_LABS+=("$BP_NAME")
+	"$TESTENV" backpressure --name "$BP_NAME" --sink xsk --mgmt --duration 3 --rate 200000 \
+		--json >"$out" 2>"$err" &
+	local bp=$!
+	T_PIDS+=("$bp")
+	# The generator has started once its first interval line is out.
+	t_wait_for "$out" '"type": *"interval"' 30 || t_fail "no interval: $(tail -n 3 "$err")"
+	pid=$(bp_gen_tracer "$BP_NAME") || t_fail "no tracer in $BP_NAME-gen"
+	kill -KILL "$pid"
+	wait "$bp"
+	rc=$?
+	t_expect_eq "exit code" 1 "$rc"
+	grep -q "FAILED: the drop tracer did not last the run (it exited -9 before the run ended)" "$err" ||
+		t_fail "no word of the tracer: $(cat "$err")"
+	grep -q 'books balance' "$err" && t_fail "a balanced run without the tracer's check: $(cat "$err")"
+	bp_expect_gone "$BP_NAME"
+}
+
 test_backpressure_stall_fails_cleanly() {
 	local out err
 	out=$(mktemp) err=$(mktemp)

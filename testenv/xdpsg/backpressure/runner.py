@@ -129,6 +129,10 @@ class Backpressure(Scenario):
             self.errors.append("xdp-sink did not stop within 10 s of SIGINT: killed")
         ssum = summary_of(sink, 5)
         traced = tracer.stop()
+        if tracer.died:
+            # Its counts are gone: the qdisc's drops (still in the kernel's books) go unchecked.
+            self.errors.append(f"the drop tracer did not last the run ({tracer.died}): the qdisc's "
+                               "drops could not be checked against it")
         # The generator host's tracer sees its own namespace only, where it names none.
         res, drops_after = bk.books(a, gsum, ssum, k0, k1, {
             "cpu": meter.result(), "napi_threads": [n for _, n in self.napi],
