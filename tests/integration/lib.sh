@@ -873,8 +873,9 @@ def balance(path, every):
             expect("redirected = seen on the CPUs + cpumap_unseen", a["redirect"],
                    o["cpumap"]["packets"] + d["cpumap_unseen"])
         if mode == "xsk":
-            named = sum(d[k] for k in ("no_socket", "xsk_fill_ring_empty", "xsk_rx_ring_full",
-                                       "xsk_rx_invalid"))
+            named = sum(d.get(k, 0) for k in ("no_socket", "xsk_fill_ring_empty",
+                                              "xsk_rx_ring_full", "xsk_rx_invalid",
+                                              "veth_rx_drops"))
             expect("xdp_packets = delivered %d + named drops %s" % (o["rx_packets"], d),
                    seen, o["rx_packets"] + named)
             expect("unexplained", 0, o["unexplained"])

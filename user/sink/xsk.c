@@ -562,11 +562,9 @@ static void xsk_drops(const struct sink *sk, const struct sink_snap *a, const st
 		      struct sink_drops *d)
 {
 	struct xq_counts c;
-	__u64 named;
 
 	xsk_deltas(sk, a, b, &c, &d->xsk);
-	named = d->xsk.rx_ring_full + d->xsk.rx_dropped;
-	d->veth_rx_drops = d->veth_rx_drops > named ? d->veth_rx_drops - named : 0;
+	d->veth_rx_drops = xsk_veth_unnamed(d->veth_rx_drops, &d->xsk);
 }
 
 static void xsk_cleanup(struct sink *sk)

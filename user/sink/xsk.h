@@ -155,6 +155,19 @@ struct xsk_state {
 };
 
 /* The mode's part of a reading: each queue's counters, then each socket's XDP_STATISTICS. */
+/*
+ * veth's drops after XDP that no socket counter names: veth counts a failed
+ * redirect into a socket as a drop of its own, and the socket counts most of
+ * them too (rx_dropped, rx_ring_full); the rest (VETH, over a run's span)
+ * failed before any socket counter saw them, and veth_rx_drops names them.
+ */
+static inline __u64 xsk_veth_unnamed(__u64 veth, const struct xdp_statistics *x)
+{
+	__u64 named = x->rx_ring_full + x->rx_dropped;
+
+	return veth > named ? veth - named : 0;
+}
+
 static inline struct xq_counts *xsk_snap_xc(const struct sink_snap *s)
 {
 	return s->mode;
