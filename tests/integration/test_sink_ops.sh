@@ -8,11 +8,14 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 
 # The kernel's cpumap tracepoints, in a tracefs instance of this test's own
-# (tracefs is mounted in a mount namespace of the call's own: the host's
-# /sys/kernel/tracing stays as it is; the instance is the kernel's, so it
-# outlives each call).
+# (where the host has no tracefs mounted, it is mounted in a mount namespace
+# of the call's own: the host's /sys/kernel/tracing stays as it is; the
+# instance is the kernel's, so it outlives each call). Mounted already (perf
+# mounts it), it is used as it is: a second mount on it fails with EBUSY,
+# which made this test skip in a clean CI run after a perf session.
 trace_fs() { # SHELL-COMMAND, run in the instances directory
-	unshare -m sh -c 'mount -t tracefs nodev /sys/kernel/tracing &&
+	unshare -m sh -c '{ [ -d /sys/kernel/tracing/instances ] ||
+		mount -t tracefs nodev /sys/kernel/tracing; } &&
 		cd /sys/kernel/tracing/instances && eval "$1"' sh "$1"
 }
 
