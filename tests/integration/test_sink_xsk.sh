@@ -239,13 +239,21 @@ test_sink_xsk_no_verify_and_hist() {
 	t_expect_eq "delivered without verification, marks too" "$(with_marks 20000)" \
 		"$(xs 'o["rx_packets"]')"
 	t_expect_eq "no loss fields without verification" False "$(xs '"lost" in o')"
+	# --read-data reads each frame and changes nothing in the books.
+	start_xsk_sink --no-verify --read-data --ring-size 32768
+	lab_exec gen "$GEN" kernel -q -n 20000 -r 100k "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen"
+	stop_xsk_sink "$(with_marks 20000)"
+	t_expect_eq "delivered with --read-data, marks too" "$(with_marks 20000)" \
+		"$(xs 'o["rx_packets"]')"
+	expect_balanced
 }
 
 test_sink_xsk_bad_input() {
 	lab_setup --no-ipv6
 	local x="$TESTENV exec --name $LAB_NAME sink --" msg rc
 	for args in "--queues 3" "--zero-copy" "--no-verify --hist /tmp/h.csv" \
-		"--hist /nonexistent/dir/h.csv" "--ring-size 1000" "--frame-size 3000" "--cpus 0,1"; do
+		"--hist /nonexistent/dir/h.csv" "--ring-size 1000" "--frame-size 3000" "--cpus 0,1" \
+		"--read-data"; do
 		msg=$($x "$SINK" xsk $args "$SINK_IF" 2>&1 >/dev/null)
 		rc=$?
 		t_expect_eq "exit code for '$args'" 2 "$rc"

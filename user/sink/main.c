@@ -192,6 +192,10 @@ static const struct param_def xsk_opts[] = {
 	PARAM_OPT("no-verify", PARAM_FLAG, OPT(no_verify),
 		  .help = "count only: do not read stamps (no loss, order or latency checks)"),
 	PARAM_OPT(
+		"read-data", PARAM_FLAG, OPT(read_data),
+		.help = "with --no-verify: read each delivered frame's first bytes, as an application that "
+			"looks at its packets does (what that costs the rate: docs/performance.md)"),
+	PARAM_OPT(
 		"stamp-key", PARAM_STRING, OPT(stamp_key), .metavar = "FILE",
 		.help = "check stamps with the key in FILE, the one xdp-gen stamps with (default: the file "
 			"$XDPSG_STAMP_KEY names, else the public key, which anyone can forge)"),

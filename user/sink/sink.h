@@ -77,6 +77,7 @@ struct sink_cfg {
 	__u64 batch, ring_size;
 	struct xsk_cli xsk;
 	bool poll, time_all, hw_time, no_verify, follow_rx, no_follow_rx;
+	bool read_data; /* xsk --no-verify: read each delivered frame's first bytes */
 	int drop_causes; /* enum sink_drop_causes: the drop tracer, joined with the runs' books */
 	bool drops_local; /* drops: --local, this namespace's devices only */
 	struct param_strings causes_from; /* --drop-causes-from URL: a DUT host's tracer */

@@ -226,6 +226,19 @@ static bool xq_stopping(const struct xq *x)
 	return run_stop_requested(&x->sk->run);
 }
 
+/*
+ * --read-data: the first 8 bytes of a frame, read as an application reading its
+ * packets would: the frame's first cache line comes to this thread's CPU, and
+ * the kernel's next copy into that UMEM frame takes it back.
+ */
+static inline __u64 read_head(const void *data, __u32 len)
+{
+	__u64 v = 0;
+
+	memcpy(&v, data, len < sizeof(v) ? len : sizeof(v));
+	return v;
+}
+
 /* Busy work per packet, the user-space twin of the XDP --cost knob. */
 static void spin_until(__u64 t)
 {
@@ -374,6 +387,9 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 
 			cont = d->options & XDP_PKT_CONTD;
 			t->rx_bytes += d->len;
+			if (cfg->read_data)
+				x->read_sum +=
+					read_head(xsk_queue_frame_data(x->q, d->addr), d->len);
 			if (x->cap)
 				xq_capture(x, xsk_queue_frame_data(x->q, d->addr), d->len, first,
 					   cont, now, CAPTURE_UNCHECKED, NULL);

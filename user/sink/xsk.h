@@ -110,6 +110,7 @@ struct xq {
 	struct run_worker w;
 	struct sink *sk;
 	unsigned int queue;
+	__u64 read_sum; /* --read-data: what it read, kept so that the reads are not optimised away */
 	__u64 rx_off; /* xsk_state's: the kernel's receive times into this process's clock */
 	__u64 hw_off; /* the NIC's (CLOCK_TAI, as phc2sys keeps it) into this process's clock */
 	bool unkeyed; /* test hook: stamps read without their keyed check (xsk.c) */

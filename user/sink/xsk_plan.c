@@ -101,6 +101,10 @@ int xsk_plan(struct sink *sk)
 		pr_warn("--follow-rx and --no-follow-rx contradict each other; drop one of them\n");
 		return -EINVAL;
 	}
+	if (cfg->read_data && !cfg->no_verify) {
+		pr_warn("--read-data is for --no-verify: a verifying sink reads every frame already; add --no-verify or drop --read-data\n");
+		return -EINVAL;
+	}
 	if (cfg->no_verify && cfg->hist) {
 		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
 		return -EINVAL;
