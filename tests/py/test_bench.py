@@ -260,6 +260,8 @@ class Matrix(unittest.TestCase):
                      ('xsk-noverify/kernel-nostamp/60/q1', 'ext:xdpsock/kernel-nostamp/60/q1'),
                      ('xsk-noverify/kernel-nostamp/60/q1', 'bare/kernel-nostamp/60/q1'),
                      ('xsk/kernel/60/q1', 'ext:xdpsock/kernel/60/q1'),
+                     ('xsk-read/kernel/60/q1', 'xsk-noverify/kernel/60/q1'),
+                     ('xsk-read/kernel/60/q1', 'ext:xdpsock/kernel/60/q1'),
                      ('bare/xsk/60/q2', 'bare/ext:xdpsock/60/q2'),
                      ('bare/kernel/60/q2', 'bare/ext:xdp-trafficgen/62/q2'),
                      ('bare/kernel-nostamp/60/q1', 'bare/ext:xdp-trafficgen/62/q1'),

@@ -146,6 +146,10 @@ XSK = Sink('xsk', 'xdp-sink xsk (verify)', 'xdp-sink', 'xsk', ('--queues', 'all'
            counter=REDIRECT, checks='xsk')
 XSK_NOVERIFY = Sink('xsk-noverify', 'xdp-sink xsk --no-verify', 'xdp-sink', 'xsk',
                     ('--queues', 'all', '--no-verify'), counter=REDIRECT, checks='xsk')
+# --read-data: the no-verify sink reading each frame's first bytes off the receive CPU, what
+# that read costs the rate on its own (docs/performance.md, "Reading a frame off its receive CPU").
+XSK_READ = Sink('xsk-read', 'xdp-sink xsk --no-verify --read-data', 'xdp-sink', 'xsk',
+                ('--queues', 'all', '--no-verify', '--read-data'), counter=REDIRECT, checks='xsk')
 XSK_FOLLOW = Sink('xsk-follow', 'xdp-sink xsk --follow-rx (verify)', 'xdp-sink', 'xsk',
                   ('--queues', 'all', '--follow-rx'), counter=REDIRECT, checks='xsk')
 # The drop tracer on (issue 25): host-wide, it runs on every drop and devmap flush.
@@ -387,6 +391,10 @@ def xsk_cell(size, q):
 def xsk_peer_cells(nostamp):
     """The AF_XDP sinks beside xdp-sink xsk that xdpsock -r is measured against: 60 B,
     1 queue."""
+    yield sink_cell(XSK_READ, KERNEL, 60, 1,
+                    refs=(receive_limit(KERNEL, 60, 1),
+                          Ref(XSK_NOVERIFY, KERNEL, 60, 1, 'the same sink without the read')),
+                    peer=peer_xdpsock_rx(KERNEL, 'xdp-sink xsk --no-verify --read-data'))
     yield sink_cell(XSK_FOLLOW, KERNEL, 60, 1,
                     peer=peer_xdpsock_rx(KERNEL, 'xdp-sink xsk --follow-rx'),
                     target=Target(0.8, 'xdp-sink xsk --follow-rx (verifying, on the receive '
