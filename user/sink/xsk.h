@@ -155,12 +155,11 @@ struct xsk_state {
 	__u64 *follow_seen; /* nxq x ncpus */
 };
 
-/* The mode's part of a reading: each queue's counters, then each socket's XDP_STATISTICS. */
 /*
- * veth's drops after XDP that no socket counter names: veth counts a failed
- * redirect into a socket as a drop of its own, and the socket counts most of
- * them too (rx_dropped, rx_ring_full); the rest (VETH, over a run's span)
- * failed before any socket counter saw them, and veth_rx_drops names them.
+ * Of VETH, veth's drops after XDP over a span, those no socket counter names:
+ * veth counts a failed redirect into a socket as a drop of its own, and the
+ * socket counts most of them too (rx_dropped, rx_ring_full); the rest failed
+ * before any socket counter saw them, and veth_rx_drops names them.
  */
 static inline __u64 xsk_veth_unnamed(__u64 veth, const struct xdp_statistics *x)
 {
@@ -169,6 +168,7 @@ static inline __u64 xsk_veth_unnamed(__u64 veth, const struct xdp_statistics *x)
 	return veth > named ? veth - named : 0;
 }
 
+/* The mode's part of a reading: each queue's counters, then each socket's XDP_STATISTICS. */
 static inline struct xq_counts *xsk_snap_xc(const struct sink_snap *s)
 {
 	return s->mode;
