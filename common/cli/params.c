@@ -551,7 +551,15 @@ int params_parse(const char *prog, const struct param_cmd *cmd, int argc, char *
 		if (c == 0x1000)
 			return PARAMS_VERSION;
 		if (c == '?') {
-			if (optopt)
+			const char *arg = argv[optind - 1], *eq = strchr(arg, '=');
+
+			/* A known long option given a value it does not take: getopt sets
+			 * optopt to the option's code, which is no letter to print. */
+			if (optopt && !strncmp(arg, "--", 2) && eq)
+				fprintf(stderr,
+					"%s %s: option '%.*s' takes no value; see '%s %s --help'\n",
+					prog, cmd->name, (int)(eq - arg), arg, prog, cmd->name);
+			else if (optopt)
 				fprintf(stderr, "%s %s: unknown option '-%c'; see '%s %s --help'\n",
 					prog, cmd->name, optopt, prog, cmd->name);
 			else

@@ -341,6 +341,30 @@ static void test_parse_errors(void)
 		   "bad duration");
 }
 
+/* What a bad option says: the option by its name, never getopt's internal code. */
+static void test_error_names_the_option(void)
+{
+	FILE *err = tmpfile(), *saved = stderr;
+	const char *pos;
+	struct cfg c;
+	char buf[1024];
+	size_t n;
+	int rc;
+
+	ASSERT_TRUE(err != NULL, "tmpfile");
+	c = (struct cfg){ .batch = 64, .size = 60, .mode = 1 };
+	stderr = err;
+	rc = params_parse("prog", &cmd, ARGC("--force=1", "eth0"), ARGV("--force=1", "eth0"), &c,
+			  &pos);
+	stderr = saved;
+	ASSERT_EQ(rc, -EINVAL, "a flag given a value");
+	rewind(err);
+	n = fread(buf, 1, sizeof(buf) - 1, err);
+	buf[n] = '\0';
+	fclose(err);
+	ASSERT_TRUE(strstr(buf, "option '--force' takes no value") != NULL, buf);
+}
+
 static void test_help_and_format(void)
 {
 	static const struct cfg defaults = {
@@ -470,6 +494,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(list),
 	TEST_CASE(parse_table),
 	TEST_CASE(parse_errors),
+	TEST_CASE(error_names_the_option),
 	TEST_CASE(help_is_reported),
 	TEST_CASE(help_and_format),
 	TEST_CASE(log_levels),
