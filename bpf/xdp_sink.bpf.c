@@ -59,6 +59,13 @@ extern int bpf_xdp_metadata_rx_timestamp(const struct xdp_md *ctx, __u64 *timest
  * headers, the stamp and the packet ops are read in the first buffer as ever.
  */
 const volatile bool frags = false;
+/*
+ * xsk: records for the queue's thread (struct xdpsg_xsk_rec in shared.h), in
+ * rings of xsk_rec_mask + 1 a queue. Needs rx_time (the metadata carries the
+ * ticket) and single-buffer frames.
+ */
+const volatile bool xsk_records = false;
+const volatile __u32 xsk_rec_mask = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -80,6 +87,23 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } xsks SEC(".maps");
+
+/* xsk records: sized before load to the queues' rings, one record otherwise. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct xdpsg_xsk_rec);
+} xsk_recs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, XDPSG_MAX_QUEUES);
+	__type(key, __u32);
+	__type(value, struct xdpsg_xsk_ring);
+} xsk_rings SEC(".maps");
 
 /* redirect-cpu. Both sized before load to the possible CPUs (a cpumap takes no more). */
 struct {
@@ -529,10 +553,63 @@ static __always_inline __u64 rx_clock(struct sink_stats *s)
 	return now;
 }
 
+/*
+ * The frame's record: its stamp if the frame has one where the sink's reader
+ * would find it (the same walk, parsing.h's), for a data frame in this buffer;
+ * anything else (a mark, a tunnel's ICMP, no stamp) is the thread's to read.
+ */
+static __always_inline void xsk_record(struct xdp_md *ctx, struct xdpsg_rx_meta *m, __u64 rx_ns)
+{
+	__u32 q = ctx->rx_queue_index, key;
+	struct xdpsg_xsk_ring *r;
+	struct xdpsg_xsk_rec *rec;
+	struct hdr_cursor c;
+	enum parse_result pr;
+	__u8 *p, *end;
+	__u32 plen;
+	__u64 t;
+
+	r = bpf_map_lookup_elem(&xsk_rings, &q);
+	if (!r)
+		return;
+	t = r->prod++;
+	m->ticket = (__u32)t;
+	m->flags = XDPSG_META_TICKET;
+	/* Full: the thread reads this frame itself (the ticket tells it the record is not there). */
+	if (t - *(volatile __u64 *)&r->cons > xsk_rec_mask)
+		return;
+	key = (q * (xsk_rec_mask + 1)) + ((__u32)t & xsk_rec_mask);
+	rec = bpf_map_lookup_elem(&xsk_recs, &key);
+	if (!rec)
+		return;
+	rec->rx_ns = rx_ns;
+	rec->kind = XDPSG_REC_READ;
+	c.start = (void *)(long)ctx->data;
+	c.pos = c.start;
+	c.end = (void *)(long)ctx->data_end;
+	c.layers = 0;
+	pr = parse_frame(&c);
+	if (pr == PARSE_UDP4 || pr == PARSE_UDP6 || pr == PARSE_TCP4 || pr == PARSE_TCP6) {
+		p = c.payload;
+		end = c.end;
+		/* The payload as its headers bound it, as the reader takes it (stamp_place()). */
+		plen = c.l4_len - (__u32)(p - (__u8 *)c.l4);
+		if (plen >= XDPSG_STAMP_SIZE && plen <= 0xffff && p + XDPSG_STAMP_SIZE <= end) {
+			__builtin_memcpy(rec->stamp, p, XDPSG_STAMP_SIZE);
+			/* a mark (flow XDPSG_MARK_FLOW) goes on past the stamp: the thread reads it */
+			if (rec->stamp[0] == XDPSG_STAMP_MAGIC &&
+			    (rec->stamp[8] & rec->stamp[9]) != 0xff)
+				rec->kind = XDPSG_REC_STAMP;
+		}
+	}
+	rec->ticket = (__u32)t;
+}
+
 static __always_inline void stamp_rx_time(struct xdp_md *ctx, struct sink_stats *s, bool hw_time)
 {
 	struct xdpsg_rx_meta *m;
 	void *data;
+	__u64 rx;
 
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
 		return;
@@ -540,16 +617,21 @@ static __always_inline void stamp_rx_time(struct xdp_md *ctx, struct sink_stats 
 	m = (void *)(long)ctx->data_meta;
 	if ((void *)(m + 1) > data)
 		return;
+	m->ticket = 0;
+	m->flags = 0;
+	rx = 0;
 	if (hw_time) {
 		__u64 hw = 0;
 
 		/* 0 where the driver has it; veth gives no hardware time (-ENODATA) */
-		if (!bpf_xdp_metadata_rx_timestamp(ctx, &hw) && hw && hw < XDPSG_RX_HW) {
-			m->rx_ns = hw | XDPSG_RX_HW;
-			return;
-		}
+		if (!bpf_xdp_metadata_rx_timestamp(ctx, &hw) && hw && hw < XDPSG_RX_HW)
+			rx = hw | XDPSG_RX_HW;
 	}
-	m->rx_ns = rx_clock(s);
+	if (!rx)
+		rx = rx_clock(s);
+	m->rx_ns = rx;
+	if (xsk_records && !frags)
+		xsk_record(ctx, m, rx);
 }
 
 static __always_inline int sink_xsk(struct xdp_md *ctx, bool hw_time)

@@ -136,7 +136,58 @@ struct xdpsg_mark {
  * figure. Below that rate every frame is timed. xsk --time-all times all.
  */
 struct xdpsg_rx_meta {
-	__u64 rx_ns;
+	/*
+	 * With records (struct xdpsg_xsk_rec): the frame's ticket, its place in
+	 * the queue's record ring, and XDPSG_META_TICKET in flags; 0 without.
+	 */
+	__u32 ticket;
+	__u32 flags;
+	__u64 rx_ns; /* last: the 8 bytes just before the frame */
+};
+
+#define XDPSG_META_TICKET 1U /* ticket is the frame's */
+
+/*
+ * xdp-sink xsk's records. A queue's thread runs on one CPU and the kernel
+ * copies each frame into its UMEM on another (the receive CPU); reading the
+ * frame brings its cache line over, and the kernel's next copy into that
+ * UMEM frame has to take it back, a stall per frame on the CPU that receives.
+ * So the program, which has the frame in its cache already, copies what the
+ * books need into a record, two to a cache line, and the thread reads the
+ * records instead of the frames.
+ *
+ * Each queue has a ring of xsk_rec_mask + 1 records and a struct
+ * xdpsg_xsk_ring. Every frame the program sends to the queue's socket takes
+ * the next ticket (prod), which goes in its metadata; if the ring has room
+ * (prod - cons below its size) the record at ticket & mask is written, ticket
+ * last. The socket may still drop the frame after that (its ring full), so a
+ * ticket can have no descriptor: the thread finds each descriptor's ticket
+ * (the next one, when the last descriptor of a batch shows them consecutive;
+ * else in each frame's metadata), takes a record only when it holds that
+ * ticket, and reads the frame itself otherwise. One program run per queue at
+ * a time (native XDP: the queue's NAPI), so tickets come in the order the
+ * frames enter the socket.
+ */
+#define XDPSG_XSK_REC_MAX (1U << 16) /* records a queue, at most: tickets are 32 bits */
+
+enum xdpsg_rec_kind {
+	XDPSG_REC_READ = 0, /* no stamp where the program looked: the thread reads the frame */
+	XDPSG_REC_STAMP = 1, /* stamp[] is the frame's stamp, as on the wire, unchecked */
+};
+
+struct xdpsg_xsk_rec {
+	__u64 rx_ns; /* as struct xdpsg_rx_meta's */
+	__u32 ticket;
+	__u8 kind; /* enum xdpsg_rec_kind */
+	__u8 pad;
+	__u8 stamp[XDPSG_STAMP_SIZE];
+};
+
+struct xdpsg_xsk_ring {
+	__u64 prod; /* the next ticket: the program's */
+	__u8 pad0[56];
+	__u64 cons; /* tickets below this are read: the thread's */
+	__u8 pad1[56];
 };
 
 #define XDPSG_RX_UNTIMED 1ULL

@@ -260,6 +260,9 @@ static bool icmp_is_echo(unsigned int proto, __u8 type)
 	return type == 128 || type == 129;
 }
 
+/* xdp-sink's program tells a mark from its flow's bytes at this offset (struct xdpsg_xsk_rec). */
+_Static_assert(offsetof(struct xdpsg_stamp, flow) == 8, "the stamp's flow is at byte 8");
+
 int stamp_check(const void *p, unsigned int plen, const struct stamp_key *key, struct stamp *out)
 {
 	struct xdpsg_stamp st;
@@ -339,14 +342,19 @@ int stamp_peek(const void *frame, unsigned int len, struct stamp *out)
 
 int stamp_peek_part(const void *frame, unsigned int len, unsigned int flen, struct stamp *out)
 {
-	struct xdpsg_mark le;
-	struct xdpsg_stamp st;
 	const __u8 *at;
 	unsigned int plen;
 	int ret = stamp_place(frame, len, flen, &at, &plen);
 
-	if (ret)
-		return ret;
+	return ret ? ret : stamp_peek_at(at, plen, out);
+}
+
+int stamp_peek_at(const void *p, unsigned int plen, struct stamp *out)
+{
+	const __u8 *at = p;
+	struct xdpsg_mark le;
+	struct xdpsg_stamp st;
+
 	if (plen < XDPSG_STAMP_SIZE || at[0] != XDPSG_STAMP_MAGIC)
 		return -ENOENT;
 	memcpy(&st, at, sizeof(st));

@@ -178,5 +178,7 @@ int stamp_peek_part(const void *frame, unsigned int len, unsigned int flen, stru
 
 /* Check the stamp (and a mark's body after it) at payload p of plen bytes: as stamp_read(). */
 int stamp_check(const void *p, unsigned int plen, const struct stamp_key *key, struct stamp *out);
+/* stamp_check() without the keyed check: stamp_peek()'s, at payload p of plen bytes. */
+int stamp_peek_at(const void *p, unsigned int plen, struct stamp *out);
 
 #endif

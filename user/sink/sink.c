@@ -303,11 +303,11 @@ static int load(struct sink *sk)
 	sk->skel->rodata->rx_time = sk->ops->rx_time && !cfg->no_verify;
 	sk->skel->rodata->rx_time_all = cfg->time_all;
 	sk->hw_time = cfg->hw_time && sk->ops->rx_time && !cfg->no_verify;
+	sk->frags = sk->ifc.mtu > SINK_MTU_ONE_BUF;
+	sk->skel->rodata->frags = sk->frags;
 	sample_configure(sk);
 	if (sk->ops->configure)
 		sk->ops->configure(sk);
-	sk->frags = sk->ifc.mtu > SINK_MTU_ONE_BUF;
-	sk->skel->rodata->frags = sk->frags;
 	bpf_object__for_each_program(p, sk->skel->obj) {
 		const char *name = bpf_program__name(p);
 		bool load = !strcmp(name, sink_prog(sk)) ||

@@ -78,6 +78,7 @@ struct sink_cfg {
 	struct xsk_cli xsk;
 	bool poll, time_all, hw_time, no_verify, follow_rx, no_follow_rx;
 	bool read_data; /* xsk --no-verify: read each delivered frame's first bytes */
+	bool read_frames; /* xsk: verify from the frames, not from the program's records */
 	int drop_causes; /* enum sink_drop_causes: the drop tracer, joined with the runs' books */
 	bool drops_local; /* drops: --local, this namespace's devices only */
 	struct param_strings causes_from; /* --drop-causes-from URL: a DUT host's tracer */

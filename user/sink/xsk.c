@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -23,122 +24,11 @@
 #include "base/numa.h"
 #include "base/outfile.h"
 #include "base/runtime.h"
+#include "kern/xdp_attach.h"
 #include "measure/clockid.h"
 #include "pkt/stamp.h"
 #include "xdp_sink.skel.h"
 #include "xsk.h"
-
-/*
- * The mode's part of a reading: each queue's counters, then each socket's
- * XDP_STATISTICS, nxq of each.
- */
-static size_t xsk_snap_size(const struct sink *sk)
-{
-	const struct xsk_state *xs = sk->ms;
-
-	return xs->nxq * (sizeof(struct xq_counts) + sizeof(struct xdp_statistics));
-}
-
-static void xq_counts_read(struct xq_counts *d, const struct xq_published *s)
-{
-	cnt_snapshot(&s->seq, (__u64 *)d, (const __u64 *)&s->c, sizeof(*d) / sizeof(__u64));
-}
-
-static void xsk_read(struct sink *sk, struct sink_snap *s)
-{
-	const struct xsk_state *xs = sk->ms;
-	struct xq_counts *xc = xsk_snap_xc(s);
-	struct xdp_statistics *st = xsk_snap_xs(sk, s);
-	unsigned int i;
-
-	/*
-	 * The run has ended and the receive threads are done: the capture is
-	 * complete, and is renamed over its file before the summary. Not on a
-	 * reading before that (threads that a signal stopped during the setup).
-	 */
-	for (i = 0; i < xs->nxq; i++) {
-		xq_counts_read(&xc[i], &xs->xq[i].pub);
-		/* A failed read gives the last good one: deltas never go back. */
-		if (!xs->xq[i].q)
-			memset(&st[i], 0, sizeof(st[i]));
-		else
-			xsk_queue_stats(xs->xq[i].q, &st[i]);
-	}
-	if (xs->cap && run_stop_requested(&sk->run) && run_all_finished(&sk->run)) {
-		/* The sockets' whole lives: they were made after the capture was opened. */
-		for (i = 0; i < xs->nxq; i++)
-			capture_queue_stats(xs->cap, i, xc[i].rx_packets,
-					    st[i].rx_dropped + st[i].rx_ring_full);
-		capture_finish(xs->cap);
-	}
-}
-
-/* Totals over the queues of a reading. */
-void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_counts *c,
-	       struct xdp_statistics *x)
-{
-	const struct xsk_state *xs = sk->ms;
-	const struct xq_counts *xc = xsk_snap_xc(s);
-	const struct xdp_statistics *st = xsk_snap_xs(sk, s);
-	unsigned int i;
-
-	memset(c, 0, sizeof(*c));
-	memset(x, 0, sizeof(*x));
-	for (i = 0; i < xs->nxq; i++) {
-		c->rx_packets += xc[i].rx_packets;
-		c->rx_bytes += xc[i].rx_bytes;
-		c->foreign += xc[i].foreign;
-		c->forged += xc[i].forged;
-		c->marks += xc[i].marks;
-		c->stray += xc[i].stray;
-		c->runs = xc[i].runs > c->runs ? xc[i].runs : c->runs;
-		seqtrack_counts_merge(&c->st, &xc[i].st);
-		c->rx_time_hw += xc[i].rx_time_hw;
-		c->rx_time_kernel += xc[i].rx_time_kernel;
-		c->rx_time_user += xc[i].rx_time_user;
-		c->rx_untimed += xc[i].rx_untimed;
-		hist_coarse_merge(&c->live, &xc[i].live);
-		if (xc[i].first_ns && (!c->first_ns || xc[i].first_ns < c->first_ns))
-			c->first_ns = xc[i].first_ns;
-		if (xc[i].last_ns > c->last_ns)
-			c->last_ns = xc[i].last_ns;
-		x->rx_dropped += st[i].rx_dropped;
-		x->rx_invalid_descs += st[i].rx_invalid_descs;
-		x->rx_ring_full += st[i].rx_ring_full;
-		x->rx_fill_ring_empty_descs += st[i].rx_fill_ring_empty_descs;
-	}
-}
-
-/* What user space read, not what the program saw. */
-static __u64 xsk_received(const struct sink *sk, const struct sink_snap *s, __u64 *bytes)
-{
-	struct xq_counts c;
-	struct xdp_statistics x;
-
-	xsk_total(sk, s, &c, &x);
-	if (bytes)
-		*bytes = c.rx_bytes;
-	return c.rx_packets;
-}
-
-void xsk_deltas(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
-		struct xq_counts *c, struct xdp_statistics *x)
-{
-	struct xq_counts cb;
-	struct xdp_statistics xb;
-	__u64 *pc = (__u64 *)c;
-	const __u64 *pb = (const __u64 *)&cb;
-	unsigned int i;
-
-	xsk_total(sk, a, c, x);
-	xsk_total(sk, b, &cb, &xb);
-	for (i = 0; i < offsetof(struct xq_counts, first_ns) / sizeof(__u64); i++)
-		pc[i] -= pb[i];
-	x->rx_dropped -= xb.rx_dropped;
-	x->rx_invalid_descs -= xb.rx_invalid_descs;
-	x->rx_ring_full -= xb.rx_ring_full;
-	x->rx_fill_ring_empty_descs -= xb.rx_fill_ring_empty_descs;
-}
 
 /* ---------------------------------------------------------------------------
  * The queues' threads
@@ -205,6 +95,12 @@ static int xq_setup(struct xq *x)
 		if (!x->tr)
 			return -ENOMEM;
 		seqtrack_clocks(x->tr, &xs->clocks);
+	}
+	if (xs->records && x->queue < XDPSG_MAX_QUEUES) {
+		x->rec_mask = xs->rec_n - 1;
+		x->recs = (const struct xdpsg_xsk_rec *)xs->recs_map + (size_t)x->queue * xs->rec_n;
+		x->ring = (struct xdpsg_xsk_ring *)xs->rings_map + x->queue;
+		x->rec_next = x->ring->cons;
 	}
 	/* The program redirects this queue's packets into this socket from now on. */
 	fd = xsk_queue_fd(x->q);
@@ -316,11 +212,8 @@ enum xq_timing {
 	XQ_USER, /* no metadata: the time the thread read it */
 };
 
-static inline enum xq_timing xq_rx_time(const struct xq *x, const void *data, __u64 now, __u64 *rx)
+static inline enum xq_timing xq_rx_value(const struct xq *x, __u64 v, __u64 now, __u64 *rx)
 {
-	const struct xdpsg_rx_meta *m =
-		(const struct xdpsg_rx_meta *)((const __u8 *)data - sizeof(*m));
-	__u64 v = m->rx_ns;
 	enum xq_timing tm = XQ_KERNEL;
 
 	*rx = now;
@@ -340,6 +233,16 @@ static inline enum xq_timing xq_rx_time(const struct xq *x, const void *data, __
 	if (v < now)
 		*rx = v;
 	return tm;
+}
+
+static inline const struct xdpsg_rx_meta *xq_meta(const void *data)
+{
+	return (const struct xdpsg_rx_meta *)((const __u8 *)data - sizeof(struct xdpsg_rx_meta));
+}
+
+static inline enum xq_timing xq_rx_time(const struct xq *x, const void *data, __u64 now, __u64 *rx)
+{
+	return xq_rx_value(x, xq_meta(data)->rx_ns, now, rx);
 }
 
 /* A frame for the capture: offered at once, or a chain's parts gathered, offered at its end. */
@@ -369,6 +272,112 @@ static void xq_capture(struct xq *x, const void *data, __u32 len, bool first, bo
 			      x->gather_st_ok ? &x->gather_st : NULL);
 }
 
+/* Book a frame by its stamp_read() result v; the capture's verdict on it. */
+static inline int xq_book(struct xq *x, struct xq_counts *t, int v, const struct stamp *st,
+			  __u64 rx, enum xq_timing tm)
+{
+	if (v == STAMP_DATA) {
+		t->rx_time_hw += tm == XQ_HW;
+		t->rx_time_kernel += tm == XQ_KERNEL;
+		t->rx_untimed += tm == XQ_UNTIMED;
+		t->rx_time_user += tm == XQ_USER;
+		return seqtrack_update_timed(x->tr, st, rx, tm != XQ_UNTIMED);
+	}
+	if (v == STAMP_MARK)
+		return seqtrack_mark(x->tr, st, rx);
+	if (v == -EBADMSG) {
+		t->forged++;
+		return CAPTURE_FORGED;
+	}
+	t->foreign++;
+	return CAPTURE_FOREIGN;
+}
+
+/* The frame's record if it has one (it holds the ticket, and a stamp), else NULL. */
+static inline const struct xdpsg_xsk_rec *xq_rec(const struct xq *x, __u32 ticket)
+{
+	const struct xdpsg_xsk_rec *r = &x->recs[ticket & x->rec_mask];
+
+	return r->ticket == ticket && r->kind == XDPSG_REC_STAMP ? r : NULL;
+}
+
+#ifdef XDPSG_TEST_HOOKS
+static inline int xq_stamp_rec(const struct xq *x, const struct xdpsg_xsk_rec *r, struct stamp *st)
+{
+	return x->unkeyed ? stamp_peek_at(r->stamp, sizeof(r->stamp), st) :
+			    stamp_check(r->stamp, sizeof(r->stamp), &x->sk->key, st);
+}
+#else
+static inline int xq_stamp_rec(const struct xq *x, const struct xdpsg_xsk_rec *r, struct stamp *st)
+{
+	return stamp_check(r->stamp, sizeof(r->stamp), &x->sk->key, st);
+}
+#endif
+
+/* Records read ahead of the one being booked: the program wrote them on another CPU. */
+#define XQ_REC_AHEAD 8
+
+/*
+ * xq_consume() with records (single-buffer frames, no capture, no --cost): each
+ * frame is booked from its record, and only a frame without one (no stamp
+ * where the program looked, a mark, a ring that was full) is read. Which
+ * ticket a descriptor has: when the last of the batch has the n-th ticket
+ * from the next expected, the batch's are consecutive (tickets rise in the
+ * order frames enter the socket, and a frame the socket dropped leaves a gap);
+ * otherwise each frame's metadata says.
+ */
+static void xq_consume_records(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __u64 now)
+{
+	const struct xdpsg_rx_meta *last =
+		xq_meta(xsk_queue_frame_data(x->q, xsk_queue_rx_desc(x->q, idx + n - 1)->addr));
+	bool ticketed = last->flags & XDPSG_META_TICKET;
+	__u32 first = (__u32)x->rec_next, i;
+	bool in_order = ticketed && last->ticket == first + n - 1;
+
+	for (i = 0; i < n && i < XQ_REC_AHEAD && in_order; i++)
+		__builtin_prefetch(&x->recs[(first + i) & x->rec_mask]);
+	for (i = 0; i < n; i++) {
+		const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
+		const struct xdpsg_xsk_rec *r = NULL;
+		const void *data = NULL;
+		struct stamp st;
+		enum xq_timing tm;
+		__u64 rx;
+		int v;
+
+		t->rx_bytes += d->len;
+		if (in_order) {
+			if (i + XQ_REC_AHEAD < n)
+				__builtin_prefetch(
+					&x->recs[(first + i + XQ_REC_AHEAD) & x->rec_mask]);
+			r = xq_rec(x, first + i);
+		} else {
+			const struct xdpsg_rx_meta *m;
+
+			data = xsk_queue_frame_data(x->q, d->addr);
+			m = xq_meta(data);
+			if (m->flags & XDPSG_META_TICKET)
+				r = xq_rec(x, m->ticket);
+		}
+		if (r) {
+			tm = xq_rx_value(x, r->rx_ns, now, &rx);
+			v = xq_stamp_rec(x, r, &st);
+			t->rx_recorded++;
+		} else {
+			if (!data)
+				data = xsk_queue_frame_data(x->q, d->addr);
+			tm = xq_rx_time(x, data, now, &rx);
+			v = xq_stamp(x, data, d->len, d->len, &st);
+		}
+		xq_book(x, t, v, &st, rx, tm);
+	}
+	/* Tickets below the last one delivered are done with: the program may write over them. */
+	if (ticketed) {
+		x->rec_next += (__u32)(last->ticket + 1 - first);
+		__atomic_store_n(&x->ring->cons, x->rec_next, __ATOMIC_RELEASE);
+	}
+}
+
 /*
  * Verify and count a batch of n descriptors from idx, publish the totals. A frame of several
  * buffers (XDP_USE_SG) is a chain, XDP_PKT_CONTD on all but the last, maybe across batches
@@ -380,7 +389,9 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 	__u32 i, later = 0;
 	bool cont = x->cont;
 
-	if (!x->tr) {
+	if (x->recs) {
+		xq_consume_records(x, t, idx, n, now);
+	} else if (!x->tr) {
 		for (i = 0; i < n; i++) {
 			const struct xdp_desc *d = xsk_queue_rx_desc(x->q, idx + i);
 			bool first = !cont;
@@ -424,21 +435,7 @@ static void xq_consume(struct xq *x, struct xq_counts *t, __u32 idx, __u32 n, __
 			}
 			tm = xq_rx_time(x, data, now, &rx);
 			v = xq_stamp(x, data, d->len, cont ? 0xffff : d->len, &st);
-			if (v == STAMP_DATA) {
-				v = seqtrack_update_timed(x->tr, &st, rx, tm != XQ_UNTIMED);
-				t->rx_time_hw += tm == XQ_HW;
-				t->rx_time_kernel += tm == XQ_KERNEL;
-				t->rx_untimed += tm == XQ_UNTIMED;
-				t->rx_time_user += tm == XQ_USER;
-			} else if (v == STAMP_MARK) {
-				v = seqtrack_mark(x->tr, &st, rx);
-			} else if (v == -EBADMSG) {
-				t->forged++;
-				v = CAPTURE_FORGED;
-			} else {
-				t->foreign++;
-				v = CAPTURE_FOREIGN;
-			}
+			v = xq_book(x, t, v, &st, rx, tm);
 			if (x->cap)
 				xq_capture(x, data, d->len, true, cont, now, v, &st);
 			if (cfg->cost)
@@ -556,33 +553,6 @@ static int xsk_start(struct sink *sk)
 				 xq_thread);
 }
 
-/* The first and last batch user space read: exact, unlike the ticks. */
-static bool xsk_span(const struct sink *sk, const struct sink_snap *s, __u64 *first, __u64 *last)
-{
-	struct xq_counts c;
-	struct xdp_statistics x;
-
-	xsk_total(sk, s, &c, &x);
-	*first = c.first_ns;
-	*last = c.last_ns;
-	return c.first_ns != 0;
-}
-
-/*
- * The sockets' drops. A redirect into a socket whose rx ring is full (or fill
- * ring empty) fails, and veth counts it as a drop of its own too: leave in
- * veth_rx_drops only what the sockets' counters do not already name, so each
- * drop shows once.
- */
-static void xsk_drops(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
-		      struct sink_drops *d)
-{
-	struct xq_counts c;
-
-	xsk_deltas(sk, a, b, &c, &d->xsk);
-	d->veth_rx_drops = xsk_veth_unnamed(d->veth_rx_drops, &d->xsk);
-}
-
 static void xsk_cleanup(struct sink *sk)
 {
 	struct xsk_state *xs = sk->ms;
@@ -597,6 +567,10 @@ static void xsk_cleanup(struct sink *sk)
 		free(xs->xq[i].gather);
 	}
 	capture__destroy(xs->cap);
+	if (xs->recs_map)
+		munmap(xs->recs_map, xs->recs_len);
+	if (xs->rings_map)
+		munmap(xs->rings_map, xs->rings_len);
 	free(xs->follow_seen);
 	free(xs->xq);
 	free(xs);
@@ -610,6 +584,8 @@ const struct sink_mode_ops sink_xsk_ops = {
 	.user_cost = true,
 	.rx_time = true,
 	.plan = xsk_plan,
+	.configure = xsk_configure,
+	.loaded = xsk_loaded,
 	.start = xsk_start,
 	.snap_size = xsk_snap_size,
 	.read = xsk_read,

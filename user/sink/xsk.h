@@ -47,6 +47,8 @@ struct xq_counts {
 	__u64 rx_time_hw, rx_time_kernel, rx_time_user;
 	/* stamped frames the receive-time sample skipped: booked, in no latency figure */
 	__u64 rx_untimed;
+	/* frames checked from the program's records, not read (shared.h, struct xdpsg_xsk_rec) */
+	__u64 rx_recorded;
 	struct hist_coarse live; /* their latency, coarse: exported every interval */
 	/* receive times of the first and the last batch, 0 before any: not deltas */
 	__u64 first_ns, last_ns;
@@ -128,6 +130,11 @@ struct xq {
 	unsigned int trial_looks; /* looks since the trial's move (FOLLOW_TRIAL_LOOKS ends it) */
 	struct xsk_queue *q;
 	struct seqtrack *tr;
+	/* Records (shared.h, struct xdpsg_xsk_rec): this queue's ring, or NULL without */
+	const struct xdpsg_xsk_rec *recs;
+	struct xdpsg_xsk_ring *ring;
+	__u32 rec_mask;
+	__u64 rec_next; /* the ticket of the next frame the socket delivers */
 	bool cont; /* the last descriptor read said XDP_PKT_CONTD: the frame goes on */
 	struct capq *cap; /* --capture: this queue's ring to the writer */
 	/* --capture of frames of several buffers: the chain gathered whole, then offered */
@@ -150,6 +157,14 @@ struct xsk_state {
 	struct capture *cap; /* --capture */
 	__u32 frame_size; /* UMEM frame size in use: --frame-size, or chosen from the MTU */
 	__u32 max_frame; /* the longest frame: frame_size, or the MTU's where frames take several */
+	/*
+	 * Records: the program copies each frame's stamp for the thread (shared.h),
+	 * rec_n a queue; both maps mapped here, recs read-only.
+	 */
+	bool records;
+	__u32 rec_n;
+	void *recs_map, *rings_map;
+	size_t recs_len, rings_len;
 	/* --follow-rx: when to look next, and each queue's per-CPU packets at the last look */
 	__u64 follow_next_ns;
 	__u64 *follow_seen; /* nxq x ncpus */
@@ -181,7 +196,17 @@ static inline struct xdp_statistics *xsk_snap_xs(const struct sink *sk, const st
 	return (struct xdp_statistics *)(xsk_snap_xc(s) + xs->nxq);
 }
 
-/* Totals over the queues of a reading, and the change between two readings. */
+/*
+ * xsk_readings.c: the mode's struct sink_mode_ops readings (snap_size, read,
+ * received, span, drops); totals over the queues of a reading, and the change
+ * between two readings.
+ */
+size_t xsk_snap_size(const struct sink *sk);
+void xsk_read(struct sink *sk, struct sink_snap *s);
+__u64 xsk_received(const struct sink *sk, const struct sink_snap *s, __u64 *bytes);
+bool xsk_span(const struct sink *sk, const struct sink_snap *s, __u64 *first, __u64 *last);
+void xsk_drops(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
+	       struct sink_drops *d);
 void xsk_total(const struct sink *sk, const struct sink_snap *s, struct xq_counts *c,
 	       struct xdp_statistics *x);
 void xsk_deltas(const struct sink *sk, const struct sink_snap *a, const struct sink_snap *b,
@@ -218,8 +243,13 @@ enum xsk_run_end {
 	RUN_END_SINK_STOPPED, /* none, and its frames were still arriving when the sink stopped */
 };
 
-/* xsk_plan.c: the mode's struct sink_mode_ops.plan. */
+/*
+ * xsk_plan.c: the mode's struct sink_mode_ops plan, and configure and loaded
+ * (the program's records, shared.h's struct xdpsg_xsk_rec: set up, mapped).
+ */
 int xsk_plan(struct sink *sk);
+void xsk_configure(struct sink *sk);
+int xsk_loaded(struct sink *sk);
 
 /* xsk_runs.c. The runs are read once the queues' threads have ended. */
 int xsk_runs_collect(const struct sink *sk, struct xsk_runs *r);

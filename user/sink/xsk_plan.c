@@ -6,12 +6,18 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
 
 #include "base/cpu.h"
 #include "base/log.h"
 #include "base/numa.h"
 #include "base/outfile.h"
+#include "kern/xdp_attach.h"
 #include "measure/clockid.h"
+#include "xdp_sink.skel.h"
 #include "xsk.h"
 
 /* One queue and CPU per thread, checked before anything is created. */
@@ -105,6 +111,10 @@ int xsk_plan(struct sink *sk)
 		pr_warn("--read-data is for --no-verify: a verifying sink reads every frame already; add --no-verify or drop --read-data\n");
 		return -EINVAL;
 	}
+	if (cfg->read_frames && cfg->no_verify) {
+		pr_warn("--read-frames chooses how stamps are verified, and --no-verify reads none; drop one of them\n");
+		return -EINVAL;
+	}
 	if (cfg->no_verify && cfg->hist) {
 		pr_warn("--hist needs the stamps that --no-verify skips; drop one of them\n");
 		return -EINVAL;
@@ -157,5 +167,64 @@ int xsk_plan(struct sink *sk)
 		xs->xq[i].rx_off = xs->rx_off;
 		xs->xq[i].hw_off = xs->clocks.shift_ns[XDPSG_CLOCK_TAI];
 	}
+	return err;
+}
+
+/*
+ * Records (shared.h) wherever the thread would read nothing of a frame but its
+ * stamp: verifying, single-buffer frames, no capture and no --cost, native
+ * XDP (one program run per queue at a time, so tickets are in order), and not
+ * --read-frames. A ring holds 8 times the rx ring, and at least XSK_REC_MIN
+ * records (32 bytes each), so that the tickets of frames the socket drops
+ * while the thread is behind seldom take the room of frames still to come.
+ */
+#define XSK_REC_MIN 16384U
+
+void xsk_configure(struct sink *sk)
+{
+	const struct sink_cfg *cfg = sk->cfg;
+	struct xsk_state *xs = sk->ms;
+	__u32 n = 1, top = 0, i;
+
+	xs->records = !cfg->no_verify && !cfg->read_frames && !cfg->capture && !cfg->cost &&
+		      !sk->frags && cfg->xdp_mode == XDPSG_MODE_NATIVE;
+	if (!xs->records)
+		return;
+	while ((n < 8 * cfg->ring_size || n < XSK_REC_MIN) && n < XDPSG_XSK_REC_MAX)
+		n <<= 1;
+	for (i = 0; i < xs->nxq; i++)
+		if (xs->xq[i].queue + 1 > top)
+			top = xs->xq[i].queue + 1;
+	xs->rec_n = n;
+	sk->skel->rodata->xsk_records = true;
+	sk->skel->rodata->xsk_rec_mask = n - 1;
+	bpf_map__set_max_entries(sk->skel->maps.xsk_recs, n * top);
+}
+
+static void *map_mmap(struct bpf_map *m, int prot, size_t *len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	void *p;
+
+	*len = ((size_t)bpf_map__value_size(m) * bpf_map__max_entries(m) + page - 1) / page * page;
+	p = mmap(NULL, *len, prot, MAP_SHARED, bpf_map__fd(m), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int xsk_loaded(struct sink *sk)
+{
+	struct xsk_state *xs = sk->ms;
+	int err;
+
+	if (!xs->records)
+		return 0;
+	xs->recs_map = map_mmap(sk->skel->maps.xsk_recs, PROT_READ, &xs->recs_len);
+	if (xs->recs_map)
+		xs->rings_map =
+			map_mmap(sk->skel->maps.xsk_rings, PROT_READ | PROT_WRITE, &xs->rings_len);
+	if (xs->rings_map)
+		return 0;
+	err = -errno;
+	pr_warn("cannot map the program's records into memory: %s\n", strerror(-err));
 	return err;
 }

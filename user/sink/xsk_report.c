@@ -85,6 +85,7 @@ static void json_checks(struct jw *w, const struct xq_counts *c, const struct xs
 	jw_u64(w, "rx_time_kernel", c->rx_time_kernel);
 	jw_u64(w, "rx_time_user", c->rx_time_user);
 	jw_u64(w, "rx_untimed", c->rx_untimed);
+	jw_u64(w, "rx_recorded", c->rx_recorded);
 
 	/* The summary's books are its runs' (those still on probation too); an interval's the totals. */
 	xsk_books_of(r ? &r->sum : &c->st, c->foreign, c->forged, c->marks, r ? r->stray : c->stray,
@@ -345,6 +346,10 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		       fmt_count(l[1], sizeof(l[1]),
 				 c->rx_time_hw + c->rx_time_kernel + c->rx_time_user +
 					 c->rx_untimed));
+	if (sk->cfg->verbose && c->rx_packets)
+		printf("  records:  %s of %s frames checked from the program's records, the rest read from the UMEM\n",
+		       fmt_count(l[0], sizeof(l[0]), c->rx_recorded),
+		       fmt_count(l[1], sizeof(l[1]), c->rx_packets));
 	hist_summarize(&r.all_ipdv, &all);
 	if (all.count)
 		printf("  jitter:   IPDV (rfc3393) p50 %s, p99 %s; interarrival (rfc3550) %s (latency basis: %s)\n",
