@@ -105,7 +105,7 @@ test_bench_ledger_rows() {
 	python3 -c '
 import json, sys
 cells = {c["id"]: c for c in map(json.loads, sys.stdin.read().splitlines())}
-want = {"ledger/stamp-write", "ledger/rx-time-sample", "ledger/rx-time-all", "ledger/verification"}
+want = {"ledger/stamp-write", "ledger/rx-time-sample", "ledger/rx-time-all", "ledger/record", "ledger/verification"}
 missing = want - set(cells)
 if missing:
     sys.exit("no row %s in %s" % (sorted(missing), sorted(cells)))

@@ -801,7 +801,7 @@ class Ledger(unittest.TestCase):
         # Every feature the issue names has its row.
         names = {n for n, _, _ in ledger.USER_ROWS} | {r[0] for r in ledger.ROWS}
         self.assertTrue({'stamp-write', 'verification', 'rx-time-sample', 'jitter-ipdv',
-                         'live-hist', 'capture-check', 'keyed-check'} <= names)
+                         'live-hist', 'capture-check', 'keyed-check', 'record'} <= names)
         out = ledger.lines(cells + drops)
         self.assertIn('per-frame cost ledger', out[0])
         self.assertEqual(len(out), len(cells) + 2)

@@ -11,9 +11,11 @@ only ns figures, never a rate.
 
   stamp-write        xdp-gen kernel's program (xdp_gen), stamped - --no-stamp: the
                      stamp's fields, its keyed tag and the checksum's update
-  rx-time-sample     xdp-sink xsk's program (xdp_sink_xsk), default - --no-verify: the
-                     receive time put in front of the frames the sample times
+  rx-time-sample     xdp-sink xsk's program (xdp_sink_xsk), --read-frames - --no-verify:
+                     the receive time put in front of the frames the sample times
   rx-time-all        the same with --time-all (every frame timed) - --no-verify
+  record             the same program, default - --read-frames: each frame's ticket,
+                     the parse to its stamp and the record the thread reads instead
 
 User side: bench-verify's in-process figures (extras.run_verify), each the best of five
 passes over frames already in memory (no ring, no kernel): verification (parse, keyed
@@ -39,9 +41,11 @@ ROWS = (
     ('stamp-write', 'bpf', "xdp-gen kernel: the stamp, its keyed tag, the checksum's update",
      'xdp_gen', 'stamped', 'unstamped'),
     ('rx-time-sample', 'bpf', 'xdp-sink xsk: the sampled receive time in front of a frame',
-     'xdp_sink_xsk', 'xsk', 'xsk-noverify'),
+     'xdp_sink_xsk', 'xsk-readframes', 'xsk-noverify'),
     ('rx-time-all', 'bpf', 'xdp-sink xsk --time-all: every frame timed',
      'xdp_sink_xsk', 'xsk-time-all', 'xsk-noverify'),
+    ('record', 'bpf', "xdp-sink xsk: a frame's ticket, the parse to its stamp, its record",
+     'xdp_sink_xsk', 'xsk', 'xsk-readframes'),
 )
 # bench-verify's 'features' (ns per frame): (cell, key, what)
 USER_ROWS = (
@@ -60,7 +64,9 @@ VARIANTS = {
     'unstamped': ('gen', ['kernel', '--no-stamp'], None),
     'xsk': ('sink', ['xsk', '--queues', 'all'], ['kernel']),
     'xsk-noverify': ('sink', ['xsk', '--queues', 'all', '--no-verify'], ['kernel']),
-    'xsk-time-all': ('sink', ['xsk', '--queues', 'all', '--time-all'], ['kernel']),
+    'xsk-readframes': ('sink', ['xsk', '--queues', 'all', '--read-frames'], ['kernel']),
+    'xsk-time-all': ('sink', ['xsk', '--queues', 'all', '--time-all', '--read-frames'],
+                     ['kernel']),
 }
 
 
