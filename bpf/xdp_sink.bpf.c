@@ -554,19 +554,62 @@ static __always_inline __u64 rx_clock(struct sink_stats *s)
 }
 
 /*
- * The frame's record: its stamp if the frame has one where the sink's reader
- * would find it (the same walk, parsing.h's), for a data frame in this buffer;
- * anything else (a mark, a tunnel's ICMP, no stamp) is the thread's to read.
+ * Where a plain frame's stamp is, or NULL: Ethernet, IPv4 without options or a
+ * fragment, or IPv6 without extension headers, then UDP, with room in its
+ * length and in this buffer for a stamp that begins with the magic. The same
+ * place the sink's reader finds it (parsing.h's walk, which a frame like this
+ * takes straight through: the magic tells a stamped UDP stream from a VXLAN or
+ * GENEVE header, stamp.c checks that); any other frame is the thread's to
+ * read. Not parsing.h's walk itself: with its tunnels and extension headers
+ * the verifier takes hundreds of ms over it at every start.
+ */
+static __always_inline __u8 *plain_stamp(struct xdp_md *ctx)
+{
+	__u8 *d = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end, *u;
+	__u32 room, ulen;
+	__u16 proto;
+
+	if (d + 14 + 20 + 8 + XDPSG_STAMP_SIZE > end)
+		return NULL;
+	proto = (__u16)(d[12] << 8 | d[13]);
+	if (proto == ETH_P_IP) {
+		__u32 tot = (__u32)d[16] << 8 | d[17];
+
+		/* version 4, no options; not a fragment (MF or an offset) */
+		if (d[14] != 0x45 || d[23] != IPPROTO_UDP || (d[20] & 0x3f) || d[21])
+			return NULL;
+		if (tot < 20 || tot > (__u32)(end - d) - 14)
+			return NULL;
+		room = tot - 20;
+		u = d + 14 + 20;
+	} else if (proto == ETH_P_IPV6) {
+		__u32 plen = (__u32)d[18] << 8 | d[19];
+
+		if (d + 14 + 40 + 8 + XDPSG_STAMP_SIZE > end || (d[14] >> 4) != 6 ||
+		    d[20] != IPPROTO_UDP || plen > (__u32)(end - d) - 54)
+			return NULL;
+		room = plen;
+		u = d + 14 + 40;
+	} else {
+		return NULL;
+	}
+	ulen = (__u32)u[4] << 8 | u[5];
+	if (ulen < 8 + XDPSG_STAMP_SIZE || ulen > room || u[8] != XDPSG_STAMP_MAGIC)
+		return NULL;
+	return u + 8;
+}
+
+/*
+ * The frame's record: its stamp, if a data stamp sits where plain_stamp()
+ * looks; anything else (a mark, whose body goes on past the stamp; VLAN tags,
+ * tunnels, TCP, ICMP; no stamp) is the thread's to read.
  */
 static __always_inline void xsk_record(struct xdp_md *ctx, struct xdpsg_rx_meta *m, __u64 rx_ns)
 {
 	__u32 q = ctx->rx_queue_index, key;
 	struct xdpsg_xsk_ring *r;
 	struct xdpsg_xsk_rec *rec;
-	struct hdr_cursor c;
-	enum parse_result pr;
 	__u8 *p, *end;
-	__u32 plen;
 	__u64 t;
 
 	r = bpf_map_lookup_elem(&xsk_rings, &q);
@@ -584,23 +627,13 @@ static __always_inline void xsk_record(struct xdp_md *ctx, struct xdpsg_rx_meta 
 		return;
 	rec->rx_ns = rx_ns;
 	rec->kind = XDPSG_REC_READ;
-	c.start = (void *)(long)ctx->data;
-	c.pos = c.start;
-	c.end = (void *)(long)ctx->data_end;
-	c.layers = 0;
-	pr = parse_frame(&c);
-	if (pr == PARSE_UDP4 || pr == PARSE_UDP6 || pr == PARSE_TCP4 || pr == PARSE_TCP6) {
-		p = c.payload;
-		end = c.end;
-		/* The payload as its headers bound it, as the reader takes it (stamp_place()). */
-		plen = c.l4_len - (__u32)(p - (__u8 *)c.l4);
-		if (plen >= XDPSG_STAMP_SIZE && plen <= 0xffff && p + XDPSG_STAMP_SIZE <= end) {
-			__builtin_memcpy(rec->stamp, p, XDPSG_STAMP_SIZE);
-			/* a mark (flow XDPSG_MARK_FLOW) goes on past the stamp: the thread reads it */
-			if (rec->stamp[0] == XDPSG_STAMP_MAGIC &&
-			    (rec->stamp[8] & rec->stamp[9]) != 0xff)
-				rec->kind = XDPSG_REC_STAMP;
-		}
+	p = plain_stamp(ctx);
+	end = (void *)(long)ctx->data_end;
+	if (p && p + XDPSG_STAMP_SIZE <= end) {
+		__builtin_memcpy(rec->stamp, p, XDPSG_STAMP_SIZE);
+		/* a mark (flow XDPSG_MARK_FLOW) goes on past the stamp: the thread reads it */
+		if ((rec->stamp[8] & rec->stamp[9]) != 0xff)
+			rec->kind = XDPSG_REC_STAMP;
 	}
 	rec->ticket = (__u32)t;
 }

@@ -262,6 +262,13 @@ static bool icmp_is_echo(unsigned int proto, __u8 type)
 
 /* xdp-sink's program tells a mark from its flow's bytes at this offset (struct xdpsg_xsk_rec). */
 _Static_assert(offsetof(struct xdpsg_stamp, flow) == 8, "the stamp's flow is at byte 8");
+/*
+ * And takes a UDP payload that begins with the magic for a stamp without
+ * looking for a tunnel, as parsing.h does: the magic has no VXLAN I flag
+ * (0x08) and is no GENEVE version 0 (top two bits).
+ */
+_Static_assert(!(XDPSG_STAMP_MAGIC & 0x08) && (XDPSG_STAMP_MAGIC >> 6),
+	       "a stamped UDP payload reads as no VXLAN or GENEVE header");
 
 int stamp_check(const void *p, unsigned int plen, const struct stamp_key *key, struct stamp *out)
 {

@@ -267,8 +267,8 @@ static __always_inline int parse_udp_tunnel(struct hdr_cursor *c, int udp)
 		/*
 		 * RFC 7348: the I flag set, the last byte reserved. With the P
 		 * flag (VXLAN-GPE's layout) the next protocol must be Ethernet.
-		 * A stamp's first byte (0x53) has no I flag, so a stamped UDP
-		 * stream to port 4789 stays UDP.
+		 * A stamp's first byte (XDPSG_STAMP_MAGIC) has no I flag, so a
+		 * stamped UDP stream to port 4789 stays UDP.
 		 */
 		if (!(b[0] & 0x08) || b[7] || ((b[0] & 0x04) && b[3] != 3))
 			return udp;
