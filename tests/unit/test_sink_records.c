@@ -85,6 +85,8 @@ enum shape {
 	S_FRAGMENT,
 	S_TOT_BEYOND, /* an IPv4 total length past the frame */
 	S_UDP_BEYOND_IP, /* a UDP length past the IP packet */
+	S_QINQ, /* two VLAN tags: the reader walks them, the program does not */
+	S_TCP_LONG_HEADER, /* a TCP header longer than the room its IP packet leaves */
 	S_NSHAPES,
 };
 
@@ -102,12 +104,14 @@ static const char *const shape_name[S_NSHAPES] = {
 	"an IPv4 first fragment",
 	"an IPv4 total length past the frame",
 	"a UDP length past the IP packet",
+	"udp4 in 802.1ad and 802.1Q",
+	"a TCP header longer than its packet",
 };
 
 /* A frame of that shape with a stamp (run 7, flow 3, seq 41) at its payload; its length. */
 static unsigned int frame(enum shape s, unsigned char *p)
 {
-	bool v6 = s == S_UDP6, tcp = s == S_TCP4;
+	bool v6 = s == S_UDP6, tcp = s == S_TCP4 || s == S_TCP_LONG_HEADER;
 	unsigned int o = 14, l4hdr = tcp ? 20 : 8, body, l4len, at;
 	struct stamp_key k;
 
@@ -118,6 +122,11 @@ static unsigned int frame(enum shape s, unsigned char *p)
 		be16(p + 12, ETH_P_8021Q);
 		be16(p + 16, ETH_P_IP);
 		o += 4;
+	} else if (s == S_QINQ) {
+		be16(p + 12, ETH_P_8021AD);
+		be16(p + 16, ETH_P_8021Q);
+		be16(p + 20, ETH_P_IP);
+		o += 8;
 	} else {
 		be16(p + 12, v6 ? ETH_P_IPV6 : ETH_P_IP);
 	}
@@ -141,7 +150,7 @@ static unsigned int frame(enum shape s, unsigned char *p)
 		o += ihl * 4;
 	}
 	if (tcp)
-		p[o + 12] = 5 << 4; /* data offset: 20 bytes */
+		p[o + 12] = (s == S_TCP_LONG_HEADER ? 15 : 5) << 4; /* data offset */
 	else
 		be16(p + o + 4, l4len + (s == S_UDP_BEYOND_IP ? 1 : 0));
 	if (s == S_VXLAN_PORT)
@@ -195,17 +204,15 @@ static int set_cons(struct xdp_sink_bpf *skel, __u64 cons)
 
 /*
  * Every shape: a record that says STAMP checks as the frame reads (the same
- * result and the same fields); plain stamped UDP frames are recorded, and
+ * result and the same fields); plain stamped UDP and TCP frames are recorded, and
  * what the reader judges from more than the stamp is not, nor a frame the
- * program does not walk (a VLAN tag, TCP, IPv4 options), nor a malformed one.
+ * program does not walk (IPv4 options), nor a malformed one.
  */
 static void test_records_read_as_the_frame(void)
 {
 	static const bool recorded[S_NSHAPES] = {
-		[S_UDP4] = true,
-		[S_UDP6] = true,
-		[S_FORGED] = true,
-		[S_VXLAN_PORT] = true,
+		[S_UDP4] = true, [S_UDP6] = true,   [S_UDP4_VLAN] = true,
+		[S_TCP4] = true, [S_FORGED] = true, [S_VXLAN_PORT] = true,
 	};
 	unsigned char pkt[256];
 	struct xdp_sink_bpf *skel;
