@@ -32,6 +32,8 @@ runs_stop() { # [PACKETS]: wait until the sink has read that many (else: until i
 	check_verdicts_balance "$ROUT"
 	# For the log: where packets went, should an expectation fail.
 	echo "sink drops: $(rs 'o["drops"]'), runs: $(rs '[(r["run"], r["received"], r["lost"]) for r in o["runs"]]')"
+	# and where its threads ran (a socket that drops is one whose thread did not run)
+	echo "sockets (cpu, moves, follow): $(rs '[(s["cpu"], s["cpu_moves"], s["follow"]) for s in o["sockets"]]'), from records: $(rs 'o["rx_recorded"]'), load: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
 rs() { # python expression on the sink's summary
