@@ -329,10 +329,6 @@ static const struct param_def drops_opts[] = {
 		.help = "count drops on this network namespace's devices only, as a host of its own would "
 			"(xdp-sink xsk --drop-causes local is the same on the sink)"),
 	PARAM_OPT(
-		"read-frames", PARAM_FLAG, OPT(read_frames),
-		.help = "verify each frame from the UMEM (default: from the records the program copies each "
-			"stamp into, so the thread need not bring the frame to its CPU)"),
-	PARAM_OPT(
 		"stamp-key", PARAM_STRING, OPT(stamp_key), .metavar = "FILE",
 		.help = "count a run's drops only if its stamp checks with the key in FILE, the one xdp-gen "
 			"stamps with (default: the file $XDPSG_STAMP_KEY names, else the public key)"),

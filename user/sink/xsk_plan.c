@@ -108,7 +108,7 @@ int xsk_plan(struct sink *sk)
 		return -EINVAL;
 	}
 	if (cfg->read_data && !cfg->no_verify) {
-		pr_warn("--read-data is for --no-verify: a verifying sink reads every frame already; add --no-verify or drop --read-data\n");
+		pr_warn("--read-data is for --no-verify: a verifying sink reads each stamp already; add --no-verify or drop --read-data\n");
 		return -EINVAL;
 	}
 	if (cfg->read_frames && cfg->no_verify) {
