@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -24,7 +23,6 @@
 #include "base/numa.h"
 #include "base/outfile.h"
 #include "base/runtime.h"
-#include "kern/xdp_attach.h"
 #include "measure/clockid.h"
 #include "pkt/stamp.h"
 #include "xdp_sink.skel.h"
@@ -567,10 +565,7 @@ static void xsk_cleanup(struct sink *sk)
 		free(xs->xq[i].gather);
 	}
 	capture__destroy(xs->cap);
-	if (xs->recs_map)
-		munmap(xs->recs_map, xs->recs_len);
-	if (xs->rings_map)
-		munmap(xs->rings_map, xs->rings_len);
+	xsk_records_unmap(xs);
 	free(xs->follow_seen);
 	free(xs->xq);
 	free(xs);

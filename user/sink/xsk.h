@@ -245,11 +245,14 @@ enum xsk_run_end {
 
 /*
  * xsk_plan.c: the mode's struct sink_mode_ops plan, and configure and loaded
- * (the program's records, shared.h's struct xdpsg_xsk_rec: set up, mapped).
+ * (the program's records, shared.h's struct xdpsg_xsk_rec: set up, mapped,
+ * and unmapped at cleanup).
  */
 int xsk_plan(struct sink *sk);
 void xsk_configure(struct sink *sk);
 int xsk_loaded(struct sink *sk);
+/* At cleanup, once the queues' threads have stopped. */
+void xsk_records_unmap(struct xsk_state *xs);
 
 /* xsk_runs.c. The runs are read once the queues' threads have ended. */
 int xsk_runs_collect(const struct sink *sk, struct xsk_runs *r);

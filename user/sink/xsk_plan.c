@@ -228,3 +228,12 @@ int xsk_loaded(struct sink *sk)
 	pr_warn("cannot map the program's records into memory: %s\n", strerror(-err));
 	return err;
 }
+
+void xsk_records_unmap(struct xsk_state *xs)
+{
+	if (xs->recs_map)
+		munmap(xs->recs_map, xs->recs_len);
+	if (xs->rings_map)
+		munmap(xs->rings_map, xs->rings_len);
+	xs->recs_map = xs->rings_map = NULL;
+}
