@@ -161,7 +161,7 @@ test_sink_runs_concurrent_generators() {
 
 test_sink_runs_gap_in_one_run() {
 	local ga gb
-	lab_setup --no-ipv6
+	lab_setup --no-ipv6 --qdisc pfifo:1000
 	runs_sink
 	ga=$(mktemp) gb=$(mktemp)
 	t_on_cleanup rm -f "$ga" "$gb"
@@ -202,7 +202,7 @@ forge() { # KIND COUNT [ARG...]: stamps as forge.py makes them, from the generat
 # their own or strays, never in the genuine run's books.
 test_sink_runs_forged_frames() {
 	local ga run
-	lab_setup --no-ipv6
+	lab_setup --no-ipv6 --qdisc pfifo:1000
 	runs_sink
 	ga=$(mktemp)
 	t_on_cleanup rm -f "$ga"
@@ -436,7 +436,7 @@ test_sink_runs_end_not_seen() {
 # books are exact, no one-way latency is printed and one line says why.
 test_sink_runs_separate_clock() {
 	local out g
-	lab_setup --no-ipv6
+	lab_setup --no-ipv6 --qdisc pfifo:1000
 	out=$(mktemp) g=$(mktemp)
 	t_on_cleanup rm -f "$out" "$g"
 	lab_bg "$out" sink "$SINK" xsk -d 300 "$SINK_IF"

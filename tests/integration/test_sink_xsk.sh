@@ -177,7 +177,7 @@ sx_gap_body() {
 # 100 kpps into 16,384 frames of ring room: 160 ms for a sink thread that a
 # busy machine stalls (at 200 kpps a clean-clone run delivered 59,093 of 60,012).
 test_sink_xsk_restart_is_not_loss() {
-	lab_setup --no-ipv6
+	lab_setup --no-ipv6 --qdisc pfifo:1000
 	start_xsk_sink --ring-size 32768
 	local g i
 	g=$(mktemp)
