@@ -96,14 +96,17 @@ test_sink_ops_redirect_cpu() {
 }
 
 # --remote-action pass: the frames reach the stack of the sink's namespace
-# (IpInReceives, the kernel's count) from the remote CPU.
+# (IpInReceives, the kernel's count) from the remote CPU. The CPU's queue holds
+# every frame (--qsize above n): its kthread, on a CPU that another test keeps
+# busy, may start late but drops nothing (a clean-clone run once had 456 of
+# 5,000 dropped at the default 2048).
 test_sink_ops_redirect_cpu_pass() {
 	local n=5000 out pid before after
 	lab_setup --no-ipv6
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	lab_bg "$out" sink "$SINK" redirect-cpu -j -q -n $n -d 60 --cpu 1 --remote-action pass \
-		"$SINK_IF"
+	lab_bg "$out" sink "$SINK" redirect-cpu -j -q -n $n -d 60 --cpu 1 --qsize 8192 \
+		--remote-action pass "$SINK_IF"
 	pid=$LAST_PID
 	wait_ready "$out" "$pid" || t_fail "redirect-cpu did not start: $(cat "$out")"
 	before=$(ip netns exec "$SINK_NS" nstat -asz IpInReceives | awk '/IpInReceives/ { print $2 }')
@@ -112,6 +115,7 @@ test_sink_ops_redirect_cpu_pass() {
 	t_expect_eq "sink exit code" 0 $?
 	after=$(ip netns exec "$SINK_NS" nstat -asz IpInReceives | awk '/IpInReceives/ { print $2 }')
 	check_verdicts_balance "$out"
+	t_expect_eq "dropped at the CPU's queue" 0 "$(json_get "$out" summary 'o["drops"]["cpumap_unseen"]')"
 	t_expect_eq "passed on CPU 1" "[[1, $n, 0]]" \
 		"$(json_get "$out" summary '[[c["cpu"], c["pass"], c["drop"]] for c in o["cpumap"]["cpus"]]')"
 	t_expect_eq "the stack's IpInReceives" $n $((after - before))

@@ -110,9 +110,10 @@ static __u64 cpumap_seen(const struct sink *sk, const struct sink_cpumap_stats *
  * Once the run stopped (the program detached), frames still in a CPU's
  * queue are counted there when its kthread gets to them: microseconds on
  * an idle machine, but a busy one can keep the kthread off its CPU for
- * longer. The last reading waits while the count moves, and gives up after
- * 100 ms without progress (or 3 s in all): what is left unseen then was
- * dropped, not merely late.
+ * longer (a kthread sharing its CPU with the other tests of a busy machine
+ * waited tens of milliseconds). The last reading waits while the count moves,
+ * and gives up after 500 ms without progress (or 5 s in all): what is left
+ * unseen then was dropped, not merely late.
  */
 static void cpumap_read(struct sink *sk, struct sink_snap *s)
 {
@@ -127,10 +128,10 @@ static void cpumap_read(struct sink *sk, struct sink_snap *s)
 		if (!run_stop_requested(&sk->run))
 			return;
 		seen = cpumap_seen(sk, c);
-		if (seen >= s->total.redirect || ++tries > 3000)
+		if (seen >= s->total.redirect || ++tries > 5000)
 			return;
 		still = seen == last ? still + 1 : 0;
-		if (still > 100)
+		if (still > 500)
 			return;
 		last = seen;
 		usleep(1000);
