@@ -733,6 +733,41 @@ test_gen_kernel_target_down_midrun() {
 		"$(sink_total)"
 }
 
+# Ctrl-Z and fg (SIGSTOP, then SIGCONT) in the middle of a kernel run, paced
+# and not: the BPF_PROG_RUN call they cut short (EINTR) is no error. The run
+# goes on to its count, the books hold the cut call's frames, the sink gets
+# every one, and the sending span runs to the last call's end: a paced run of
+# 30,000 frames at 20 kpps, catching up no faster than twice that, sends for
+# 0.75 s at the least (before, the run ended "stopped by error", its span
+# that of its first call).
+test_gen_kernel_stopped_and_continued() {
+	local out v n pid total=0 left i
+	lab_setup --no-ipv6
+	start_sink
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	for v in "30000 -r 20k" "5000000"; do
+		n=${v%% *}
+		# shellcheck disable=SC2086
+		lab_bg "$out" gen "$GEN" kernel -j -i 100ms -n $v "$GEN_IF"
+		pid=$LAST_PID
+		wait_total "$out" interval tx_packets 1 || t_fail "-n $v: nothing sent: $(cat "$out")"
+		for i in 1 2 3 4; do
+			kill -STOP "$pid"
+			t_nap 0.1
+			kill -CONT "$pid"
+			t_nap 0.1
+		done
+		wait "$pid" || t_fail "-n $v: exit code $?: $(tail -n 3 "$out")"
+		left=$(gen_books "$out" "$n" 'o["stop_reason"] == "count"') || t_fail "-n $v: $left"
+		total=$((total + left))
+		[ "$n" != 30000 ] || t_expect_ge "the paced run's sending span, ms" 750 \
+			"$(json_get "$out" summary 'int(o["send_s"] * 1000)')"
+	done
+	stop_sink "$total"
+	t_expect_eq "received" "$total" "$(sink_total)"
+}
+
 rx_reached() { # NS IF MIN: has IF received MIN packets (ip -s link)?
 	[ "$(iface_stat "$1" "$2" rx packets)" -ge "$3" ]
 }

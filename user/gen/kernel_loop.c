@@ -77,24 +77,32 @@ static __u32 resize_chunk(__u32 chunk, __u32 sent, __u64 took, __u64 *est_pps, _
 }
 
 /*
- * One BPF_PROG_RUN call of 'repeat' runs on the thread's own input frame.
- * Returns 0, or nonzero when the thread must end: stopped (a stop interrupts
- * a call between batches with EINTR), or failed (t->w.err set).
+ * One BPF_PROG_RUN call of 'repeat' runs on the thread's own input frame,
+ * begun at 'began'. Returns CALL_DONE; CALL_CUT when a signal that is no stop
+ * (SIGSTOP and SIGCONT: a shell's Ctrl-Z and fg, a debugger) interrupted it
+ * between batches, and the thread goes on; or CALL_END when the thread must
+ * end: stopped (a stop interrupts a call with EINTR too), or failed
+ * (t->w.err set). Any call may have sent frames, so each is a send in the
+ * sending span: a stop's cut call ends it.
  */
-static int run_call(struct gen_thread *t, __u32 repeat)
+enum { CALL_DONE, CALL_CUT, CALL_END };
+
+static int run_call(struct gen_thread *t, __u32 repeat, __u64 began)
 {
 	struct kernel_gen *k = kg(t->g);
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = k->frames + (size_t)t->idx * k->frame_len,
 		    .data_size_in = k->frame_len, .repeat = repeat,
 		    .flags = BPF_F_TEST_XDP_LIVE_FRAMES, .batch_size = (__u32)t->g->cfg->batch);
+	int err = bpf_prog_test_run_opts(k->prog_fd, &o) ? errno : 0;
 
-	if (!bpf_prog_test_run_opts(k->prog_fd, &o))
-		return 0;
-	if (errno == EINTR && gen_should_stop(t->g))
-		return 1;
-	t->w.err = -errno;
-	pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(errno));
-	return 1;
+	gen_note_sent(t, began);
+	if (!err)
+		return CALL_DONE;
+	if (err == EINTR)
+		return gen_should_stop(t->g) ? CALL_END : CALL_CUT;
+	t->w.err = -err;
+	pr_warn("BPF_PROG_RUN on cpu %d failed: %s\n", t->cpu, strerror(err));
+	return CALL_END;
 }
 
 /*
@@ -113,6 +121,7 @@ static void kernel_paced_loop(struct gen_thread *t)
 	__u64 batch = g->cfg->batch ? g->cfg->batch : 1;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
 	struct gen_cpu c;
+	int call;
 
 	while (!gen_should_stop(g)) {
 		__u64 now = now_ns(), cap = chunk;
@@ -134,14 +143,35 @@ static void kernel_paced_loop(struct gen_thread *t)
 		}
 		/* Whole batches: a burst begins at a batch's first run (struct gen_cpu). */
 		cap = (cap + batch - 1) / batch * batch;
-		if (run_call(t, (__u32)cap))
+		/* The program's own counts say what a cut call sent: read at the top. */
+		call = run_call(t, (__u32)cap, now);
+		if (call == CALL_END)
 			break;
-		gen_note_sent(t, now);
-		chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, KERNEL_PACED_CHUNK_NS,
-				     KERNEL_PACED_CHUNK_MAX);
+		if (call == CALL_DONE)
+			chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est,
+					     KERNEL_PACED_CHUNK_NS, KERNEL_PACED_CHUNK_MAX);
 	}
 	if (!gen_prog_cpu_state(k->skel, t->cpu, &c))
 		CNT_SET(t->c.submitted, c.packets);
+}
+
+/*
+ * After a call cut short: the runs the program has made so far, each a frame
+ * sent or refused by the redirect, become the thread's count. Nonzero if the
+ * program's state cannot be read (the thread ends, as on a failed call).
+ */
+static int runs_done(struct gen_thread *t)
+{
+	struct gen_cpu c;
+	int err = gen_prog_cpu_state(kg(t->g)->skel, t->cpu, &c);
+
+	if (err) {
+		if (!t->w.err)
+			t->w.err = err;
+		return err;
+	}
+	CNT_SET(t->c.submitted, c.packets + c.redirect_err);
+	return 0;
 }
 
 static void kernel_loop(struct gen_thread *t)
@@ -150,6 +180,7 @@ static void kernel_loop(struct gen_thread *t)
 	__u64 due, est_pps = 0;
 	__u64 end = g->cfg->duration ? deadline_after(t->pace.t0, g->cfg->duration) : 0;
 	__u32 chunk = KERNEL_CHUNK_FIRST;
+	int call;
 
 	while (!gen_should_stop(g) && !pace_done(&t->pace, t->c.submitted)) {
 		__u64 now = now_ns();
@@ -159,10 +190,13 @@ static void kernel_loop(struct gen_thread *t)
 			pace_wait(due, false);
 			continue;
 		}
-		if (run_call(t, want))
-			break;
+		call = run_call(t, want, now);
+		if (call != CALL_DONE) {
+			if (runs_done(t) || call == CALL_END)
+				break;
+			continue;
+		}
 		CNT_ADD(t->c.submitted, want);
-		gen_note_sent(t, now);
 		chunk = resize_chunk(chunk, want, now_ns() - now, &est_pps, KERNEL_CHUNK_NS,
 				     KERNEL_CHUNK_MAX);
 	}
@@ -215,6 +249,7 @@ static void kernel_streams_loop(struct gen_thread *t)
 	__u64 target = paced ? KERNEL_PACED_CHUNK_NS : KERNEL_CHUNK_NS;
 	__u64 max = paced ? KERNEL_PACED_CHUNK_MAX : KERNEL_CHUNK_MAX;
 	__u32 chunk = KERNEL_CHUNK_FIRST, live = 0;
+	int call;
 
 	while (!gen_should_stop(g)) {
 		__u64 now = now_ns(), cap = chunk, left;
@@ -225,10 +260,11 @@ static void kernel_streams_loop(struct gen_thread *t)
 		left = streams_runs_left(t, live, est);
 		if (left < cap)
 			cap = left;
-		if (run_call(t, (__u32)cap))
+		call = run_call(t, (__u32)cap, now);
+		if (call == CALL_END)
 			break;
-		gen_note_sent(t, now);
-		chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, target, max);
+		if (call == CALL_DONE)
+			chunk = resize_chunk(chunk, (__u32)cap, now_ns() - now, &est, target, max);
 	}
 	kernel_streams_read(t, &live);
 }
