@@ -9,14 +9,15 @@ SINK="$BUILD/xdp-sink"
 GEN="$BUILD/xdp-gen"
 GEN_HOOKS="$BUILD/test-hooks/xdp-gen" # reads XDPSG_TEST_SEQ_JUMP
 
-# Default options but the ring: 32768 entries (16384 frames, 41 ms at 400 kpps)
-# let the books be tested on a busy machine that stalls the sink's thread for
-# longer than the default's 4096 frames last (a CI run once lost 1681 frames
-# of one run with 8192).
+# Default options but the ring: 65536 entries (32768 frames, 82 ms at 400 kpps,
+# 330 ms at the 100 kpps of two paced generators) let the books be tested on
+# a busy machine that stalls the sink's thread for longer than the default's
+# 4096 frames last (a CI run once lost 1681 frames of one run with 8192, and
+# one 678 with 32768, its thread off the CPU for some 170 ms).
 runs_sink() { # [options]: start xdp-sink xsk, reporting every 100 ms, once it is ready
 	ROUT=$(mktemp)
 	t_on_cleanup rm -f "$ROUT"
-	lab_bg "$ROUT" sink "$SINK" xsk -j -i 100ms -d 300 --ring-size 32768 "$@" "$SINK_IF"
+	lab_bg "$ROUT" sink "$SINK" xsk -j -i 100ms -d 300 --ring-size 65536 "$@" "$SINK_IF"
 	RPID=$LAST_PID
 	wait_ready "$ROUT" "$RPID" || t_fail "xsk sink did not start: $(cat "$ROUT")"
 }
