@@ -501,8 +501,11 @@ t_wait_for() { # file pattern seconds
 	t_wait_until "$3" t_has "$1" "$2"
 }
 
-t_ready_or_gone() { # FILE PID
-	t_has "$1" '^{"type":"ready"' || t_gone "$2"
+# A wait_ready look: the ready line came, or the tool ended without it.
+JW_PID=''
+jw_ready_step() {
+	[ -z "$JL_LINE" ] || { jw_count; return 1; }
+	[ "$JW_LINES" != 0 ] || t_gone "$JW_PID"
 }
 
 # wait_ready FILE PID [SECONDS]: until the tool writing FILE (xdp-sink -j)
@@ -510,9 +513,11 @@ t_ready_or_gone() { # FILE PID
 # first or SECONDS (default 20) pass.
 wait_ready() {
 	local t0=$EPOCHREALTIME rc st
-	t_schema_note "$1"
-	t_wait_until "${3:-20}" t_ready_or_gone "$1" "$2"
-	t_has "$1" '^{"type":"ready"' && return 0
+	jw_start ready ""
+	JW_PID=$2
+	jl_wait "${3:-20}" "$1" jw_ready_step
+	# A tool that wrote the line and ended between two looks: read it again.
+	{ [ "$JW_LINES" != 0 ] || t_has "$1" '^{"type":"ready"'; } && return 0
 	# Not ready: say why, for the failure that follows (ended, and how; or still running).
 	if t_gone "$2"; then
 		wait "$2"
@@ -545,11 +550,95 @@ json_total_ge() { # FILE TYPE FIELD MIN
 	[ "$(json_total "$1" "$2" "$3")" -ge "$4" ]
 }
 
+# The waits below read a tool's JSON lines in this shell, each line once: a
+# poll of awk or grep was two processes, 20 times a second for each wait, and
+# process starts were most of the suite's CPU time on this VM. One wait holds
+# the file open (JL_FD) and takes the lines written since its last look.
+JL_FD='' JL_PART='' JL_LINE='' JL_V=0
+JL_NEW=()
+
+# jl_feed: the complete lines JL_FD has gained since the last call, in JL_NEW;
+# a line still being written waits in JL_PART for its end.
+jl_feed() {
+	local line
+	JL_NEW=()
+	while IFS= read -r -u "$JL_FD" line; do
+		JL_NEW+=("$JL_PART$line")
+		JL_PART=''
+	done
+	JL_PART+=$line
+}
+
+# jl_field LINE FIELD: FIELD's integer at its first occurrence in LINE (the
+# top-level one, as json_total takes it), in JL_V; 0 without it.
+jl_field() {
+	local v=${1#*"\"$2\":"}
+	if [ "$v" = "$1" ]; then
+		JL_V=0
+	else
+		v=${v%%[!0-9]*}
+		JL_V=${v:-0}
+	fi
+}
+
+# jl_wait SECONDS FILE STEP: STEP runs on each complete line of FILE as it
+# comes (in JL_LINE), then once with JL_LINE empty after each look, when its
+# status 0 ends the wait. 1 if SECONDS pass first (FILE may appear late).
+jl_wait() {
+	local secs=$1 file=$2 step=$3 frac=000000 end rc=1
+	[[ $secs == *.* ]] && frac=${secs#*.}000000
+	end=$((${EPOCHREALTIME//[!0-9]/} + ${secs%.*} * 1000000 + 10#${frac:0:6}))
+	t_schema_note "$file"
+	JL_FD='' JL_PART=''
+	while :; do
+		[ -n "$JL_FD" ] || { [ -f "$file" ] && exec {JL_FD}<"$file"; } 2>/dev/null
+		if [ -n "$JL_FD" ]; then
+			jl_feed
+			for JL_LINE in "${JL_NEW[@]}"; do
+				"$step"
+			done
+		fi
+		JL_LINE=''
+		if "$step"; then
+			rc=0
+			break
+		fi
+		[ "${EPOCHREALTIME//[!0-9]/}" -lt "$end" ] || break
+		t_nap 0.05
+	done
+	[ -z "$JL_FD" ] || exec {JL_FD}<&-
+	JL_FD=''
+	return $rc
+}
+
+# The state of the wait in progress: its report type and field, the lines of
+# that type seen, the sum of the field over them, the last one's value.
+JW_TYPE='' JW_FIELD='' JW_LINES=0 JW_SUM=0 JW_LAST=0 JW_MIN=0 JW_MORE=-1
+
+jw_count() { # a line of JL_LINE: counted when of JW_TYPE
+	[[ $JL_LINE == "{\"type\":\"$JW_TYPE\""* ]] || return 1
+	JW_LINES=$((JW_LINES + 1))
+	[ -z "$JW_FIELD" ] && return 0
+	jl_field "$JL_LINE" "$JW_FIELD"
+	JW_SUM=$((JW_SUM + JL_V)) JW_LAST=$JL_V
+}
+
+jw_start() { # TYPE FIELD
+	JW_TYPE=$1 JW_FIELD=$2 JW_LINES=0 JW_SUM=0 JW_LAST=0 JW_MIN=0 JW_MORE=-1
+}
+
+jw_total_step() {
+	[ -z "$JL_LINE" ] || { jw_count; return 1; }
+	[ "$JW_SUM" -ge "$JW_MIN" ]
+}
+
 # wait_total FILE TYPE FIELD MIN [SECONDS]: until FIELD, summed over the
 # reports of TYPE in FILE, reaches MIN (at most SECONDS, default 10): a tool
 # run with -j -i has counted at least MIN. 1 if it never did.
 wait_total() {
-	t_wait_until "${5:-10}" json_total_ge "$1" "$2" "$3" "$4"
+	jw_start "$2" "$3"
+	JW_MIN=$4
+	jl_wait "${5:-10}" "$1" jw_total_step
 }
 
 # The number of reports of TYPE in FILE.
@@ -562,11 +651,23 @@ json_lines_ge() { # FILE TYPE MIN
 	[ "$(json_lines "$1" "$2")" -ge "$3" ]
 }
 
+# JW_MORE more lines than the first look found and, with JW_FIELD, the last
+# one counting none: the first look's lines are those there "now".
+jw_more_step() {
+	[ -z "$JL_LINE" ] || { jw_count; return 1; }
+	if [ "$JW_MORE" -ge 0 ]; then
+		JW_MIN=$((JW_LINES + JW_MORE)) JW_MORE=-1
+	fi
+	[ "$JW_LINES" -ge "$JW_MIN" ] && { [ -z "$JW_FIELD" ] || [ "$JW_LAST" = 0 ]; }
+}
+
 # wait_reports FILE N [SECONDS]: until FILE has N more interval reports than
 # now (at most SECONDS, default 10): the tool has read its counters N more
 # times since the call.
 wait_reports() {
-	t_wait_until "${3:-10}" json_lines_ge "$1" interval $(( $(json_lines "$1" interval) + $2 ))
+	jw_start interval ""
+	JW_MORE=$2
+	jl_wait "${3:-10}" "$1" jw_more_step
 }
 
 t_last_interval_idle() { # FILE FIELD MIN-LINES
@@ -579,8 +680,9 @@ t_last_interval_idle() { # FILE FIELD MIN-LINES
 # the tool has read all of it. For runs whose count is not known; where it
 # is, wait_total says more. 1 if it never happens (at most SECONDS, 10).
 wait_idle() {
-	t_wait_until "${3:-10}" t_last_interval_idle "$1" "${2:-rx_packets}" \
-		$(( $(json_lines "$1" interval) + 2 ))
+	jw_start interval "${2:-rx_packets}"
+	JW_MORE=2
+	jl_wait "${3:-10}" "$1" jw_more_step
 }
 
 # --- python calls: one python per test ------------------------------------------

@@ -24,3 +24,64 @@ test_harness_lab_bg_empties_a_reused_file() {
 		wait "$LAST_PID" 2>/dev/null || true
 	done
 }
+
+# The waits read a tool's lines in the test's shell, each once (jl_wait): a
+# line written in two pieces counts once it is whole, a summary or a nested
+# object's field of the same name counts for nothing, a file that appears late
+# is read, and each wait ends as soon as its condition holds, or fails once its
+# time is up.
+test_harness_waits_read_lines_once() {
+	local f g w
+	f=$(mktemp) g=$(mktemp -u)
+	t_on_cleanup rm -f "$f" "$g"
+	{
+		t_nap 0.1
+		printf '{"type":"interval","rx_packets":5,"q":[{"rx_packets":100}]}\n' >>"$f"
+		t_nap 0.1
+		printf '{"type":"interval","rx_pa' >>"$f"
+		t_nap 0.2
+		printf 'ckets":7}\n{"type":"summary","rx_packets":1000}\n' >>"$f"
+	} &
+	w=$!
+	wait_total "$f" interval rx_packets 12 5 || t_fail "wait_total 12: never (sum $JW_SUM)"
+	wait "$w"
+	t_expect_eq "the sum, each interval once" 12 "$JW_SUM"
+	! wait_total "$f" interval rx_packets 13 0.2 || t_fail "wait_total 13 ended, with a sum of $JW_SUM"
+	t_expect_eq "json_total agrees" 12 "$(json_total "$f" interval rx_packets)"
+	! wait_reports "$f" 1 0.2 || t_fail "wait_reports 1 ended without a new report"
+	{
+		t_nap 0.1
+		printf '{"type":"interval","rx_packets":3}\n' >>"$f"
+		t_nap 0.1
+		printf '{"type":"interval","rx_packets":0}\n' >>"$f"
+	} &
+	w=$!
+	wait_idle "$f" rx_packets 5 || t_fail "wait_idle: never ($JW_LINES lines, the last $JW_LAST)"
+	wait "$w"
+	t_expect_eq "idle after two more reports" 4 "$JW_LINES"
+	{
+		t_nap 0.2
+		echo '{"type":"ready"}' >"$g"
+	} &
+	w=$!
+	wait_ready "$g" "$w" 5 || t_fail "wait_ready: a file made late was not read"
+	wait "$w"
+	! wait_total "$g.none" interval rx_packets 1 0.1 || t_fail "wait_total on no file ended"
+}
+
+# wait_ready says no when the tool ends without its ready line, and yes when
+# it wrote the line just before it ended.
+test_harness_wait_ready_ended() {
+	local f w
+	f=$(mktemp)
+	t_on_cleanup rm -f "$f"
+	echo '{"type":"interval"}' >"$f"
+	t_nap 0.01 &
+	w=$!
+	! wait_ready "$f" "$w" 2 2>/dev/null || t_fail "wait_ready: yes for a tool that ended without its line"
+	: >"$f"
+	echo '{"type":"ready"}' >>"$f" &
+	w=$!
+	wait "$w"
+	wait_ready "$f" "$w" 2 || t_fail "wait_ready: no for a tool that wrote its line and ended"
+}
