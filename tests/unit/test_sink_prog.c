@@ -239,6 +239,46 @@ static void test_no_parse_counts_only(void)
 	xdp_sink_bpf__destroy(skel);
 }
 
+/*
+ * drop_plain, the default drop (no --parse, --cost, --packet-op, --sample):
+ * the same counts as the program that tests each setting, frame by frame.
+ */
+static void test_drop_plain_counts_as_the_full_program(void)
+{
+	unsigned char pkt[128] = {};
+	struct sink_stats s[2];
+	int plain;
+
+	if (geteuid()) {
+		TEST_SKIP("needs root");
+		return;
+	}
+	eth(pkt, ETH_P_IP);
+	for (plain = 0; plain < 2; plain++) {
+		struct xdp_sink_bpf *skel;
+		__u32 ret = 0;
+
+		libbpf_set_print(silent);
+		skel = xdp_sink_bpf__open();
+		if (!ASSERT_TRUE(skel != NULL, "open"))
+			return;
+		skel->rodata->drop_plain = plain;
+		if (!ASSERT_OK(xdp_sink_bpf__load(skel), "load")) {
+			xdp_sink_bpf__destroy(skel);
+			return;
+		}
+		ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, 60, 3, &ret, NULL, NULL), "run 60");
+		ASSERT_EQ(ret, XDP_DROP, "drop verdict");
+		ASSERT_OK(run(skel->progs.xdp_sink_drop, pkt, 128, 2, NULL, NULL, NULL), "run 128");
+		read_stats(skel, &s[plain]);
+		xdp_sink_bpf__destroy(skel);
+	}
+	ASSERT_EQ(s[1].packets, 5, "plain: packets");
+	ASSERT_EQ(s[1].bytes, 3 * 60 + 2 * 128, "plain: bytes");
+	ASSERT_EQ(s[1].drop, 5, "plain: drop verdicts");
+	ASSERT_EQ(memcmp(&s[0], &s[1], sizeof(s[0])), 0, "plain and full count alike");
+}
+
 static void test_tx_swaps_macs(void)
 {
 	unsigned char pkt[64] = {}, out[2048] = {};
@@ -1010,6 +1050,7 @@ out:
 static const struct test_case cases[] = {
 	TEST_CASE(parse_errors),
 	TEST_CASE(no_parse_counts_only),
+	TEST_CASE(drop_plain_counts_as_the_full_program),
 	TEST_CASE(tx_swaps_macs),
 	TEST_CASE(tx_reflect),
 	TEST_CASE(redirect_without_target),
