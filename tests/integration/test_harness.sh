@@ -49,9 +49,10 @@ test_harness_waits_read_lines_once() {
 	! wait_total "$f" interval rx_packets 13 0.2 || t_fail "wait_total 13 ended, with a sum of $JW_SUM"
 	t_expect_eq "json_total agrees" 12 "$(json_total "$f" interval rx_packets)"
 	! wait_reports "$f" 1 0.2 || t_fail "wait_reports 1 ended without a new report"
-	# Reports that count 1 and 0 in turn, however late the wait's first look is.
+	# Reports that count 1 for half a second, then none, however late the wait's
+	# first look is: it must wait through the 1s for a 0.
 	{
-		for w in 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0 1 0; do
+		for w in 1 1 1 1 1 1 1 1 1 1 0 0 0 0 0 0 0 0 0 0; do
 			t_nap 0.05
 			printf '{"type":"interval","rx_packets":%d}\n' "$w" >>"$f"
 		done
