@@ -121,6 +121,37 @@ test_sink_ops_redirect_cpu_pass() {
 	t_expect_eq "the stack's IpInReceives" $n $((after - before))
 }
 
+# The remote CPU's kthread held off its CPU (a real-time busy loop there,
+# 0.35 s) while the sink stops: the frames still in its queue are waited for,
+# not called dropped. Before, the sink gave up after 100 ms without progress
+# and booked them as cpumap_unseen.
+# serial: a real-time loop takes CPU 1 from every other test
+test_sink_ops_redirect_cpu_kthread_held_off() {
+	local n=5000 out pid hog
+	[ "$(nproc)" -ge 2 ] || t_skip "needs two CPUs"
+	command -v chrt >/dev/null || t_skip "chrt not installed"
+	lab_setup --no-ipv6
+	out=$(mktemp)
+	t_on_cleanup rm -f "$out"
+	lab_bg "$out" sink "$SINK" redirect-cpu -j -q -n $n -d 60 --cpu 1 --qsize 8192 "$SINK_IF"
+	pid=$LAST_PID
+	wait_ready "$out" "$pid" || t_fail "redirect-cpu did not start: $(cat "$out")"
+	# timeout outside: at the loop's own priority on CPU 1 it would never run
+	timeout 0.35 chrt -f 10 taskset -c 1 sh -c 'while :; do :; done' &
+	hog=$!
+	t_on_cleanup kill "$hog"
+	t_nap 0.05
+	lab_exec gen "$GEN" kernel -q --no-stamp --cpus 0 -n $n -r 100k "$GEN_IF" >/dev/null ||
+		t_fail "xdp-gen failed"
+	wait "$pid"
+	t_expect_eq "sink exit code" 0 $?
+	wait "$hog"
+	check_verdicts_balance "$out"
+	t_expect_eq "dropped at the CPU's queue" 0 "$(json_get "$out" summary 'o["drops"]["cpumap_unseen"]')"
+	t_expect_eq "dropped on CPU 1" "[[1, $n]]" \
+		"$(json_get "$out" summary '[[c["cpu"], c["drop"]] for c in o["cpumap"]["cpus"]]')"
+}
+
 # A CPU that does not exist: one line that names it and the fix, exit 2,
 # nothing attached or pinned. Bad --qsize and --remote-action values likewise.
 test_sink_ops_redirect_cpu_bad_input() {
