@@ -308,9 +308,6 @@ static int load(struct sink *sk)
 	sample_configure(sk);
 	if (sk->ops->configure)
 		sk->ops->configure(sk);
-	sk->skel->rodata->drop_plain = !cfg->parse && !sk->skel->rodata->cost_ns &&
-				       cfg->packet_op == XDPSG_OP_NONE &&
-				       !sk->skel->rodata->sample_every && !sk->frags;
 	bpf_object__for_each_program(p, sk->skel->obj) {
 		const char *name = bpf_program__name(p);
 		bool load = !strcmp(name, sink_prog(sk)) ||

@@ -226,8 +226,19 @@ static void redirect_explain(struct sink *sk, const struct sink_snap *s)
 	xs->warned = true;
 }
 
+/* Without options the program reads one setting a frame (drop_plain), not each of them. */
+static void drop_configure(struct sink *sk)
+{
+	const struct sink_cfg *cfg = sk->cfg;
+
+	sk->skel->rodata->drop_plain = !cfg->parse && !sk->skel->rodata->cost_ns &&
+				       cfg->packet_op == XDPSG_OP_NONE &&
+				       !sk->skel->rodata->sample_every && !sk->frags;
+}
+
 const struct sink_mode_ops sink_drop_ops = {
 	.prog = "xdp_sink_drop",
+	.configure = drop_configure,
 	.has = SINK_HAS_VERDICT,
 	.pins = SINK_PIN_STATS,
 	.sends = true,
