@@ -159,17 +159,21 @@ $(DASHBOARD): docs/monitoring.md
 		s == 1 && /^```json$$/ { s = 2; next } s == 2 && /^```$$/ { exit } s == 2' $< >$@.tmp && \
 		test -s $@.tmp && mv -f $@.tmp $@
 
+# Written under names of this make's own and renamed into place: two makes in one build/ (a
+# test's 'make install' beside a developer's 'make') once shared the options file, and one
+# page lost the options the other had already deleted.
 $(OUT)/man/%.8: man/%.8.in $(OUT)/%
 	$(call msg,MAN,$@)
-	$(Q)mkdir -p $(@D) && $(OUT)/$* --man-options >$@.opts && \
-		awk -v f=$@.opts '/^@OPTIONS@$$/ { while ((getline l < f) > 0) print l; next } \
-			{ gsub(/@VERSION@/, "$(VERSION)"); print }' $< >$@ && rm -f $@.opts
+	$(Q)mkdir -p $(@D) && t=$@.$$$$ && $(OUT)/$* --man-options >$$t.opts && \
+		awk -v f=$$t.opts '/^@OPTIONS@$$/ { while ((getline l < f) > 0) print l; next } \
+			{ gsub(/@VERSION@/, "$(VERSION)"); print }' $< >$$t && rm -f $$t.opts && \
+		mv -f $$t $@
 
 # The lab's page is written by hand (its commands and options are in Python, not in an option
 # table); test_docs.sh checks it against xdpsg-lab's --help.
 $(OUT)/man/xdpsg-lab.8: man/xdpsg-lab.8.in
 	$(call msg,MAN,$@)
-	$(Q)mkdir -p $(@D) && sed 's/@VERSION@/$(VERSION)/g' $< >$@
+	$(Q)mkdir -p $(@D) && sed 's/@VERSION@/$(VERSION)/g' $< >$@.$$$$ && mv -f $@.$$$$ $@
 
 $(OUT) $(OUT)/user $(OUT)/tests $(OUT)/bench $(OUT)/tests/tools:
 	$(Q)mkdir -p $@
