@@ -260,7 +260,7 @@ rate_body() { # MODE
 	start_sink
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out"
-	gen_run "$out" "$mode" --rate 100000 -d 2
+	gen_run "$out" "$mode" --rate 100000 -d 1
 	left=$(gen_books "$out" "" 'o["stop_reason"] == "duration"') || t_fail "$left"
 	sent=$(json_get "$out" summary 'o["tx_packets"]')
 	ms=$(json_get "$out" summary 'int(o["send_s"] * 1000)')
