@@ -19,8 +19,7 @@
 # SANITIZE_BUILD=PREFIX (make check): the sanitized build is being made beside the
 # tests, at the lowest priority; PREFIX.rc gets its exit status when it ends, PREFIX.log
 # its output. The sanitized unit tests then run beside the integration tests, and the
-# tests marked "# sanitized:" wait for it. With -j N > 1, as root, the plain unit tests
-# and the Python tests run beside the integration tests too, counted after them.
+# tests marked "# sanitized:" wait for it.
 # Each phase (unit, sanitized unit, python, integration in parallel, serial) ends with
 # a line "[phase:NAME] Ns, cpu Ns, N tests". TEST_TIMES=FILE: a line
 # "NAME WALL-S CPU-S" per integration test is appended to FILE.
@@ -355,21 +354,11 @@ if [ $run_unit -eq 1 ]; then
 		(for t in "${san[@]}"; do unit_exec "$t" sanitize; done) &
 		san_pid=$!
 	fi
-	# make check (SANITIZE_BUILD, -j N > 1, root): the plain binaries, like the sanitized
-	# ones, run beside the integration tests and are counted after them. Alone, one at a
-	# time, they kept one CPU of two busy for 15 s before the integration tests began.
-	unit_later=
-	if [ -n "${SANITIZE_BUILD:-}" ] && [ "$jobs" -gt 1 ] && [ $run_integ -eq 1 ] &&
-		[ "$(id -u)" -eq 0 ]; then
-		(for t in "${plain[@]}"; do unit_exec "$t" unit; done) &
-		unit_later=$!
-	else
-		for t in "${plain[@]}"; do
-			unit_exec "$t" unit
-			unit_report "$t" unit
-		done
-		phase_end unit
-	fi
+	for t in "${plain[@]}"; do
+		unit_exec "$t" unit
+		unit_report "$t" unit
+	done
+	phase_end unit
 	if [ ${#san[@]} -gt 0 ]; then
 		[ -z "$san_pid" ] || wait "$san_pid"
 		for t in "${san[@]}"; do
@@ -378,30 +367,14 @@ if [ $run_unit -eq 1 ]; then
 		done
 		phase_end "sanitize${san_pid:+, beside unit}"
 	fi
-	if [ -z "$unit_later" ]; then
-		if [ -n "$py_pid" ]; then
-			wait "$py_pid"
-		else
-			py_unit_exec
-		fi
-		py_unit_report
-		phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')${py_pid:+, beside unit}"
+	if [ -n "$py_pid" ]; then
+		wait "$py_pid"
+	else
+		py_unit_exec
 	fi
-fi
-
-# The plain unit and the Python tests that ran beside the integration tests: counted now.
-unit_later_report() {
-	local t
-	[ -n "${unit_later:-}" ] || return 0
-	wait "$unit_later"
-	unit_later=
-	for t in "${plain[@]}"; do
-		unit_report "$t" unit
-	done
-	wait "$py_pid"
 	py_unit_report
-	phase_end "unit and python (as nobody), beside integration"
-}
+	phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')${py_pid:+, beside unit}"
+fi
 
 # The sanitized unit tests that ran beside the others (SANITIZE_BUILD): counted now.
 san_report() { # what they ran beside
@@ -487,7 +460,6 @@ if [ $run_integ -eq 1 ]; then
 		done
 		integ_drain
 		phase_end "integration, $jobs at a time"
-		unit_later_report
 		san_report "integration"
 		if [ ${#serial[@]} -gt 0 ]; then
 			# A serial test may run the ASan tools too; the build has long ended by now.
@@ -501,7 +473,6 @@ if [ $run_integ -eq 1 ]; then
 	fi
 fi
 
-unit_later_report
 san_report "unit"
 
 if [ $failed -gt 0 ]; then
