@@ -143,6 +143,9 @@ test_clock_hw_time_falls_back_on_veth() {
 	# The program with the kfunc, which the kernel loads only bound to a device.
 	t_expect_eq "the program attached" xdp_sink_xsk_hw \
 		"$(json_text "$(bpftool -j prog show id "$id")" 'o["name"]')"
+	# Its bytes are xdp_sink_hw.bpf.c's: it calls the kfunc (the default object's does not).
+	bpftool prog dump xlated id "$id" | grep -qE 'call [a-z_]*rx_timestamp#' ||
+		t_fail "the --hw-time program calls no bpf_xdp_metadata_rx_timestamp"
 	lab_exec gen "$GEN" xsk -q -n $n -r 5000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
 	clk_stop "$(with_marks $n)"
 	t_expect_eq "lost" 0 "$(ck 'o["lost"]')"

@@ -19,6 +19,7 @@
 #include "sample.h"
 #include "sink.h"
 #include "xdp_sink.skel.h"
+#include "xdp_sink_hw.skel.h"
 
 static int sample(void *ctx, struct run_snap *s)
 {
@@ -278,6 +279,34 @@ static int alloc_readings(struct sink *sk)
 	return 0;
 }
 
+/*
+ * The sink's object; with hw_time, the bytes of xdp_sink_hw.bpf.c (the one
+ * that calls the receive-time kfunc) under the same skeleton: its programs,
+ * maps and rodata are the same, by name and layout.
+ */
+static struct xdp_sink_bpf *sink_open(bool hw_time)
+{
+	struct xdp_sink_bpf *obj;
+	int err;
+
+	if (!hw_time)
+		return xdp_sink_bpf__open();
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return NULL;
+	err = xdp_sink_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)xdp_sink_hw_bpf__elf_bytes(&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		xdp_sink_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
+}
+
 /* Settings go into rodata first; only the mode's program loads. */
 static int load(struct sink *sk)
 {
@@ -285,7 +314,8 @@ static int load(struct sink *sk)
 	struct bpf_program *p;
 	int err;
 
-	sk->skel = xdp_sink_bpf__open();
+	sk->hw_time = cfg->hw_time && sk->ops->rx_time && !cfg->no_verify;
+	sk->skel = sink_open(sk->hw_time);
 	if (!sk->skel) {
 		err = -errno;
 		pr_warn("cannot open the BPF object: %s\n", strerror(-err));
@@ -302,7 +332,6 @@ static int load(struct sink *sk)
 	/* Only stamps are timed: --no-verify reads none. */
 	sk->skel->rodata->rx_time = sk->ops->rx_time && !cfg->no_verify;
 	sk->skel->rodata->rx_time_all = cfg->time_all;
-	sk->hw_time = cfg->hw_time && sk->ops->rx_time && !cfg->no_verify;
 	sk->frags = sk->ifc.mtu > SINK_MTU_ONE_BUF;
 	sk->skel->rodata->frags = sk->frags;
 	sample_configure(sk);
