@@ -7,14 +7,15 @@
 #define XDPSG_BPF_GEN_TP_H
 
 /*
- * Transmit results the caller of BPF_PROG_RUN cannot see, from tracepoints:
- * they attach through BTF, with no tracefs mounted. Only the one field read
- * from struct net_device is declared; CO-RE relocates its offset from the
- * running kernel's BTF. User space attaches them where they exist.
+ * Transmit results the caller of BPF_PROG_RUN cannot see, from raw
+ * tracepoints: they attach by name, with no tracefs mounted and no BTF.
+ * xdp_devmap_xmit reads one field of struct net_device, at the offset user
+ * space found in the running kernel's BTF (gen_prog_set_netdev_off()), and
+ * only when it loads that program: CO-RE, or a tp_btf program, made libbpf
+ * read the kernel's BTF (5 MB) at every start of xdp-gen kernel, most of
+ * what a start cost (see xdp_sink_hw.bpf.c).
  */
-struct net_device {
-	int ifindex;
-} __attribute__((preserve_access_index));
+const volatile __u32 netdev_ifindex_off = 0;
 
 #define MAP_ID_IFINDEX 0x7fffffff /* bpf_redirect(): no map, the index is an ifindex */
 #define LOOPBACK_IFINDEX 1 /* every namespace's lo */
@@ -31,6 +32,15 @@ static __always_inline bool not_ours(void)
 	return owner_tgid && (__u32)(bpf_get_current_pid_tgid() >> 32) != owner_tgid;
 }
 
+/* A device's ifindex, or 0 if it cannot be read. */
+static __always_inline int dev_ifindex(const void *dev)
+{
+	int ifindex = 0;
+
+	bpf_probe_read_kernel(&ifindex, sizeof(ifindex), (const char *)dev + netdev_ifindex_off);
+	return ifindex;
+}
+
 /*
  * TP_PROTO(from_dev, to_dev, int sent, int drops, int err): one event per
  * bulk (up to 16 frames) the devmap flushed into to_dev. A device's own
@@ -38,26 +48,27 @@ static __always_inline bool not_ours(void)
  * flushed in its context, and from the device BPF_PROG_RUN receives on
  * (the namespace's lo), which tells them from a redirect by an XDP program
  * whose NAPI poll ran in this context as a softirq (the peer's, a DUT's).
- * tp_btf, not raw_tp: the device fields are plain loads, no helper calls.
+ * Attached only with --own-counts, or for a device without counters of its
+ * own: two reads a bulk.
  */
-SEC("tp_btf/xdp_devmap_xmit")
-int gen_devmap_xmit(__u64 *ctx)
+SEC("raw_tp/xdp_devmap_xmit")
+int gen_devmap_xmit(struct bpf_raw_tracepoint_args *ctx)
 {
-	const struct net_device *from = (const void *)ctx[0], *to = (const void *)ctx[1];
+	const void *from = (const void *)ctx->args[0], *to = (const void *)ctx->args[1];
 	struct gen_xmit_stats *s;
 	__u32 key = 0;
 
 	if (not_ours())
 		return 0;
-	if (owner_tgid && from->ifindex != LOOPBACK_IFINDEX)
+	if (owner_tgid && dev_ifindex(from) != LOOPBACK_IFINDEX)
 		return 0;
-	if (ifindex_out && to->ifindex != (int)ifindex_out)
+	if (ifindex_out && dev_ifindex(to) != (int)ifindex_out)
 		return 0;
 	s = bpf_map_lookup_elem(&xmit_stats, &key);
 	if (!s)
 		return 0;
-	s->sent += (int)ctx[2];
-	s->drops += (int)ctx[3];
+	s->sent += (int)ctx->args[2];
+	s->drops += (int)ctx->args[3];
 	return 0;
 }
 

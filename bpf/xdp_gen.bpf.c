@@ -13,7 +13,6 @@
 #include <stdbool.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 
 #include "bpf/parsing.h"
 #include "shared.h"

@@ -119,6 +119,10 @@ static struct xdp_gen_bpf *load_gen(const struct pkt_gen *g, __u32 ifindex_out, 
 	/* As when a kernel lacks the tracepoints: the object must load without them. */
 	bpf_program__set_autoload(skel->progs.gen_devmap_xmit, tracing);
 	bpf_program__set_autoload(skel->progs.gen_redirect_err, tracing);
+	if (tracing && !ASSERT_OK(gen_prog_set_netdev_off(skel), "net_device's ifindex in BTF")) {
+		xdp_gen_bpf__destroy(skel);
+		return NULL;
+	}
 	/*
 	 * Not the --rtt responder, as xdp-gen kernel does not: it runs in no case
 	 * here, and its verification (0.12 s) at every load was a third of this

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "gen_prog.h"
@@ -55,6 +56,50 @@ void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u3
 	/* Marks: each CPU's place in its batch (gen_prog_size_marks() sizes the batches). */
 	bpf_map__set_max_entries(skel->maps.mark_cpu, (__u32)libbpf_num_possible_cpus());
 	set_hdr(skel, g);
+}
+
+/* The byte offset of NAME in struct type ID, looking into unnamed members; -1 if none. */
+static long member_off(const struct btf *btf, __u32 id, const char *name)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_member *m;
+	unsigned int i;
+	long off;
+	int sub;
+
+	if (!t || (!btf_is_struct(t) && !btf_is_union(t)))
+		return -1;
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++) {
+		if (m->name_off) {
+			if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+				return btf_member_bit_offset(t, i) / 8;
+			continue;
+		}
+		sub = btf__resolve_type(btf, m->type);
+		off = sub > 0 ? member_off(btf, (__u32)sub, name) : -1;
+		if (off >= 0)
+			return off + btf_member_bit_offset(t, i) / 8;
+	}
+	return -1;
+}
+
+int gen_prog_set_netdev_off(struct xdp_gen_bpf *skel)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	long off = -1;
+	int id, err;
+
+	if (!btf)
+		return -errno;
+	id = btf__find_by_name_kind(btf, "net_device", BTF_KIND_STRUCT);
+	if (id > 0)
+		off = member_off(btf, (__u32)id, "ifindex");
+	err = off < 0 ? -ENOENT : 0;
+	if (!err)
+		skel->rodata->netdev_ifindex_off = (__u32)off;
+	btf__free(btf);
+	return err;
 }
 
 int gen_prog_set_target(struct xdp_gen_bpf *skel)

@@ -16,6 +16,12 @@
 
 /* Before load: the settings the verifier folds into constants. */
 void gen_prog_set_rodata(struct xdp_gen_bpf *skel, const struct pkt_gen *g, __u32 ifindex_out);
+/*
+ * Before load, for gen_devmap_xmit only: where struct net_device keeps its
+ * ifindex in the running kernel, from its BTF (read here, and only here: the
+ * object needs no BTF otherwise). 0, or a negative errno.
+ */
+int gen_prog_set_netdev_off(struct xdp_gen_bpf *skel);
 
 /* One size: lengths and base checksums as they are in its template. */
 void gen_size_from_tmpl(const struct pkt_gen *g, unsigned int t, struct gen_size *out);

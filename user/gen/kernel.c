@@ -123,6 +123,18 @@ static int kernel_preflight(struct gen *g)
 	return kernel_check_peer(g);
 }
 
+/*
+ * xdp_redirect_err fires only on a failure: always attached, it costs
+ * nothing while all goes well. xdp_devmap_xmit fires for every flushed bulk
+ * (about 3% of the rate here, measured): loaded and attached with
+ * --own-counts, or where the device keeps no xmit counters of its own to
+ * count with.
+ */
+static bool per_bulk(const struct gen *g)
+{
+	return g->cfg->own_counts || !kg(g)->estats;
+}
+
 /* The generator, and the raw tracepoints that see what happens after it. */
 static int kernel_load(struct gen *g, bool tracing)
 {
@@ -141,8 +153,14 @@ static int kernel_load(struct gen *g, bool tracing)
 	gen_prog_set_dispatch(k->skel, g->nstreams, kernel_streams_paced(g));
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_bare, false);
 	bpf_program__set_autoload(k->skel->progs.xdp_gen_rtt, false);
-	bpf_program__set_autoload(k->skel->progs.gen_devmap_xmit, tracing);
+	bpf_program__set_autoload(k->skel->progs.gen_devmap_xmit, tracing && per_bulk(g));
 	bpf_program__set_autoload(k->skel->progs.gen_redirect_err, tracing);
+	if (tracing && per_bulk(g)) {
+		int err = gen_prog_set_netdev_off(k->skel);
+
+		if (err)
+			return err;
+	}
 	gen_prog_size_marks(k->skel, k->mark_base[g->nthreads]);
 	return xdp_gen_bpf__load(k->skel);
 }
@@ -174,23 +192,18 @@ static bool no_tracepoints_hook(void)
 #endif
 }
 
-/*
- * xdp_redirect_err fires only on a failure: always attached, it costs
- * nothing while all goes well. xdp_devmap_xmit fires for every flushed bulk
- * (about 3% of the rate here, measured): attached with --own-counts, or where
- * the device keeps no xmit counters of its own to count with.
- */
+/* The raw tracepoints that kernel_load() loaded (per_bulk() says which). */
 static void kernel_attach_tracepoints(struct gen *g)
 {
 	struct kernel_gen *k = kg(g);
-	bool per_bulk = g->cfg->own_counts || !k->estats;
+	bool bulk = per_bulk(g);
 
-	if (bpf_program__fd(k->skel->progs.gen_devmap_xmit) < 0 || no_tracepoints_hook())
+	if (bpf_program__fd(k->skel->progs.gen_redirect_err) < 0 || no_tracepoints_hook())
 		return;
 	k->tp_links[TP_ERR] = bpf_program__attach(k->skel->progs.gen_redirect_err);
-	if (per_bulk)
+	if (bulk)
 		k->tp_links[TP_XMIT] = bpf_program__attach(k->skel->progs.gen_devmap_xmit);
-	if ((per_bulk && !k->tp_links[TP_XMIT]) || !k->tp_links[TP_ERR]) {
+	if ((bulk && !k->tp_links[TP_XMIT]) || !k->tp_links[TP_ERR]) {
 		pr_debug("xdp tracepoints not attachable; counting with the device's counters\n");
 		bpf_link__destroy(k->tp_links[0]);
 		bpf_link__destroy(k->tp_links[1]);
@@ -208,6 +221,8 @@ static int kernel_setup(struct gen *g)
 	err = mark_ranges(g);
 	if (err)
 		return err;
+	/* Before the load: whether the device counts its xmits decides what loads. */
+	iface_estats__open(g->ifc.name, &k->estats);
 	log_libbpf_expect_failures(true);
 	err = kernel_load(g, true);
 	log_libbpf_expect_failures(false);
@@ -248,7 +263,6 @@ static int kernel_setup(struct gen *g)
 		return -ENOMEM;
 	for (i = 0; i < g->nthreads; i++)
 		gen_prog_input_frame(g->th[i].pg, k->frames + (size_t)i * k->frame_len);
-	iface_estats__open(g->ifc.name, &k->estats);
 	kernel_attach_tracepoints(g);
 	/*
 	 * Without the tracepoints the books are the device's counters. veth
