@@ -377,14 +377,32 @@ if [ $run_unit -eq 1 ]; then
 		done
 		phase_end "sanitize${san_pid:+, beside unit}"
 	fi
-	if [ -n "$py_pid" ]; then
+	# make check (SANITIZE_BUILD, as root, integration tests next): the Python tests,
+	# which mostly wait (gnuplot, timeouts: 15 s, 5 s of CPU), go on beside the
+	# integration tests and are counted after them (py_later_report).
+	py_later=
+	if [ -n "$py_pid" ] && [ -n "${SANITIZE_BUILD:-}" ] && [ $run_integ -eq 1 ] &&
+		[ "$(id -u)" -eq 0 ]; then
+		py_later=$py_pid
+	elif [ -n "$py_pid" ]; then
 		wait "$py_pid"
 	else
 		py_unit_exec
 	fi
-	py_unit_report
-	phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')${py_pid:+, beside unit}"
+	if [ -z "$py_later" ]; then
+		py_unit_report
+		phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')${py_pid:+, beside unit}"
+	fi
 fi
+
+# The Python tests that ran beside the integration tests: counted now.
+py_later_report() {
+	[ -n "${py_later:-}" ] || return 0
+	wait "$py_later"
+	py_later=
+	py_unit_report
+	phase_end "python, as nobody, beside integration"
+}
 
 # The sanitized unit tests that ran beside the others (SANITIZE_BUILD): counted now.
 san_report() { # what they ran beside
@@ -470,6 +488,7 @@ if [ $run_integ -eq 1 ]; then
 		done
 		integ_drain
 		phase_end "integration, $jobs at a time"
+		py_later_report
 		san_report "integration"
 		if [ ${#serial[@]} -gt 0 ]; then
 			# A serial test may run the ASan tools too; the build has long ended by now.
@@ -483,6 +502,7 @@ if [ $run_integ -eq 1 ]; then
 	fi
 fi
 
+py_later_report
 san_report "unit"
 
 if [ $failed -gt 0 ]; then
