@@ -134,7 +134,7 @@ test_clock_bad_input() {
 # first; veth gives no hardware time to the lab's frames, so every frame falls
 # back to the kernel's clock, and the basis counts add up to the stamped frames.
 test_clock_hw_time_falls_back_on_veth() {
-	local n=1000 id out
+	local n=1000 id out xl
 	lab_setup --no-ipv6
 	clk_sink --hw-time
 	id=$(ip -n "$SINK_NS" -j link show dev "$SINK_IF" | grep -o '"prog":{"id":[0-9]*' |
@@ -144,7 +144,9 @@ test_clock_hw_time_falls_back_on_veth() {
 	t_expect_eq "the program attached" xdp_sink_xsk_hw \
 		"$(json_text "$(bpftool -j prog show id "$id")" 'o["name"]')"
 	# Its bytes are xdp_sink_hw.bpf.c's: it calls the kfunc (the default object's does not).
-	bpftool prog dump xlated id "$id" | grep -qE 'call [a-z_]*rx_timestamp#' ||
+	# Read whole, then searched: grep -q leaving early would fail bpftool (pipefail).
+	xl=$(bpftool prog dump xlated id "$id") || t_fail "bpftool prog dump xlated id $id failed"
+	grep -qE 'call [a-z_]*rx_timestamp#' <<<"$xl" ||
 		t_fail "the --hw-time program calls no bpf_xdp_metadata_rx_timestamp"
 	lab_exec gen "$GEN" xsk -q -n $n -r 5000 "$GEN_IF" >/dev/null 2>&1 || t_fail "xdp-gen failed"
 	clk_stop "$(with_marks $n)"
