@@ -185,7 +185,7 @@ $(SKEL_DIR)/%.bpf.o: bpf/%.bpf.c
 
 $(SKEL_DIR)/%.skel.h: $(SKEL_DIR)/%.bpf.o
 	$(call msg,SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@.$$$$ && mv -f $@.$$$$ $@
 
 # User side. Objects wait for every skeleton so the first build can include them;
 # -MMD -MP tracks the real dependencies from then on.
