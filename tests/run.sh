@@ -335,9 +335,17 @@ if [ $run_unit -eq 1 ]; then
 	if [ -n "${SANITIZE_BUILD:-}" ]; then
 		# Being built: run beside what follows once made, at the build's priority, and
 		# counted at the end (below the integration tests).
+		# Two lanes (every other binary each): what is left when the integration tests
+		# end runs on both CPUs (san_report raises their priority).
 		(renice -n 19 -p "$BASHPID" >/dev/null
-			san_wait && unit_bins "$BUILD/sanitize/tests" >"$LOGDIR/san.list" &&
-			while read -r t; do unit_exec "$t" sanitize; done <"$LOGDIR/san.list") &
+			san_wait && unit_bins "$BUILD/sanitize/tests" >"$LOGDIR/san.list" || exit 1
+			for lane in 0 1; do
+				(i=0
+				while read -r t; do
+					[ $((i++ % 2)) -ne $lane ] || unit_exec "$t" sanitize
+				done <"$LOGDIR/san.list") &
+			done
+			wait) &
 		san_later=$!
 		san=()
 	fi
@@ -409,7 +417,7 @@ san_report() { # what they ran beside
 	local t rc
 	[ -n "${san_later:-}" ] || return 0
 	# Nothing runs beside them now: the rest at the normal priority (root may raise it).
-	renice -n 0 -p "$san_later" >/dev/null 2>&1
+	renice -n 0 -p "$san_later" $(pgrep -P "$san_later") >/dev/null 2>&1
 	wait "$san_later"
 	rc=$?
 	san_later=
