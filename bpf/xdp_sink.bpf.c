@@ -55,8 +55,8 @@ const volatile bool rx_time_all = false;
  *
  * And only in the object built from xdp_sink_hw.bpf.c, which defines
  * XDPSG_SINK_HW: an object that calls a kfunc makes libbpf read the kernel's
- * BTF (5 MB) at every load, which doubled the sink's start (87 against 37 ms,
- * 0.15 against 0.05 s of CPU). This one says "no timestamp" instead, and
+ * BTF (5 MB) at every load, which tripled the sink's start (73 against 23 ms,
+ * and as much CPU, paired). This one says "no timestamp" instead, and
  * xdp-sink loads the other's bytes only for --hw-time (sink.c's sink_open()).
  */
 #ifdef XDPSG_SINK_HW

@@ -957,8 +957,8 @@ expect_own_books() { # out n rc
 	t_expect_eq "$1: exit code (books balanced): $(tail -n 3 "$1")" 0 "$3"
 }
 
-# A kernel-mode start reads no kernel BTF (it was most of a start: 82 against 36 ms
-# of CPU), with streams (an object each) too; only --own-counts reads it, for the
+# A kernel-mode start reads no kernel BTF (it was most of a start: 80-86 against
+# 30-33 ms of CPU, paired), with streams (an object each) too; only --own-counts reads it, for the
 # one offset its per-bulk tracepoint needs, and then counts exactly (below).
 test_gen_kernel_start_reads_no_kernel_btf() {
 	local args out
