@@ -12,7 +12,7 @@ registered, and waits for its pid in the ready file, or for it to end.
 import os
 import time
 
-from . import nsfs, sysstat
+from . import labstate, nsfs, sysstat
 
 
 def begin(paths, side):
@@ -35,10 +35,21 @@ def wait(paths, side, timeout, prog):
     """None once the sink is ready (it may have ended since: its output says so); else
     why not: it ended first, or nothing was ready within TIMEOUT s."""
     ready, starting = paths.ready(side)
-    end = time.monotonic() + timeout
-    mine = shell_sink()
+    begun = time.monotonic()
+    end = begun + timeout
+    others = theirs(paths, side)
+    mine, pending = shell_sink(others)
     while True:
-        want, got = mine or read_pid(starting), read_pid(ready)
+        if pending:
+            # A child of the shell newer than any sink found is still between its fork
+            # and its exec: it may be the sink. Look again once it has become what it
+            # runs, for at most PENDING_S.
+            if time.monotonic() < begun + PENDING_S:
+                mine, pending = shell_sink(others)
+            else:
+                pending = False
+        want = 0 if pending else mine or read_pid(starting)
+        got = read_pid(ready)
         if want and got == want:
             return None
         if want and not nsfs.alive(want):
@@ -52,31 +63,64 @@ def wait(paths, side, timeout, prog):
         time.sleep(0.02)
 
 
-def shell_sink():
-    """The newest process the calling shell started that runs xdp-sink, or is on its way
-    to it through testenv.sh exec; 0 if none. The shell is our parent, or the nearest
-    ancestor with one when we run in a subshell of it ($(testenv.sh ready ...))."""
+# How long a child of the calling shell that has not yet run its command may keep us
+# from choosing: a fork becomes its command in microseconds, or in a second on a
+# machine that is very busy; a subshell that never execs holds us this long.
+PENDING_S = 2.0
+
+
+def theirs(paths, side):
+    """The pids exec registered on the lab's other sides: their sinks are not this side's."""
+    pids = set()
+    for other in labstate.SIDES:
+        if other != side:
+            pids.update(read_pid(f) for f in paths.ready(other))
+    pids.discard(0)
+    return pids
+
+
+def shell_sink(others=()):
+    """(pid, pending): the newest process the calling shell started that runs xdp-sink,
+    or is on its way to it through testenv.sh exec, and is not in OTHERS (0 if none);
+    pending is true when a child newer than that one has not yet run its command (it is
+    still a copy of the shell: its command may be the sink). The shell is our parent, or
+    the nearest ancestor with one when we run in a subshell of it ($(testenv.sh ready
+    ...))."""
     procs = {pid: (int(f[1]), int(f[19])) for pid, f in sysstat.processes()}
     me, anc = os.getpid(), os.getppid()
     for _ in range(3):
+        # Not the subshell we came up from: a copy of the shell that waits for us.
         kids = sorted(((start, pid) for pid, (pp, start) in procs.items()
                        if pp == anc and pid != me), reverse=True)
+        me = anc
+        pending = False
+        shell = cmdline(anc)
         for _, pid in kids:
-            if runs_sink(pid):
-                return pid
+            line = cmdline(pid)
+            if line and line == shell:
+                pending = True  # forked, its command not yet run
+            elif pid not in others and runs_sink(pid, line):
+                return pid, pending
+        if pending:
+            return 0, True
         anc = procs.get(anc, (0, 0))[0]
         if anc <= 1:
             break
-    return 0
+    return 0, False
 
 
-def runs_sink(pid):
-    """PID's command line names xdp-sink (the tool, or exec's wrappers on their way)."""
+def cmdline(pid):
     try:
         with open('/proc/%d/cmdline' % pid, 'rb') as f:
-            return any(os.path.basename(a) == b'xdp-sink' for a in f.read().split(b'\0'))
+            return f.read()
     except OSError:
-        return False
+        return None
+
+
+def runs_sink(pid, line=None):
+    """PID's command line names xdp-sink (the tool, or exec's wrappers on their way)."""
+    line = cmdline(pid) if line is None else line
+    return bool(line) and any(os.path.basename(a) == b'xdp-sink' for a in line.split(b'\0'))
 
 
 def read_pid(path):

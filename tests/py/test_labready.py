@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of testenv/xdpsg/labready.py: which sink 'testenv.sh ready' waits for
+(stdlib only, no root, no lab).
+
+Run by tests/run.sh in its unit phase (tests/py/run.py), or directly:
+  PYTHONPATH=testenv python3 tests/py/test_labready.py [-v]
+A real shell starts stand-ins for xdp-sink (a script of that name that writes its pid to
+the ready file exec would have set), then runs the wait as 'testenv.sh ready' would: a
+child of that shell.
+"""
+
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTENV = os.path.join(os.path.dirname(os.path.dirname(HERE)), 'testenv')
+
+# The wait, as a child of the shell: exit 0 once ready, else its reason and 3.
+WAITER = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, %r)
+    from xdpsg import labready
+
+    class Paths:
+        name = 'lt'
+
+        def ready(self, side):
+            return tuple('%%s/%%s%%s' %% (sys.argv[1], side, s)
+                         for s in ('.ready', '.starting'))
+
+    err = labready.wait(Paths(), sys.argv[2], float(sys.argv[3]), 'testenv.sh')
+    print(err or 'ready')
+    sys.exit(3 if err else 0)
+''') % TESTENV
+
+
+class ShellSink(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix='labready.')
+        self.addCleanup(shutil.rmtree, self.d, True)
+        # Stand-in for xdp-sink: its pid in the ready file READY names, then it waits.
+        sink = os.path.join(self.d, 'xdp-sink')
+        with open(sink, 'w') as f:
+            f.write('#!/bin/sh\necho $$ >"$READY.tmp" && mv "$READY.tmp" "$READY"\n'
+                    'sleep 30\n')
+        os.chmod(sink, os.stat(sink).st_mode | stat.S_IXUSR)
+        with open(os.path.join(self.d, 'wait.py'), 'w') as f:
+            f.write(WAITER)
+
+    def run_shell(self, script, timeout=20):
+        """SCRIPT in sh (D: the directory); what the wait printed and its status. The
+        shell has a process group of its own: what it left running goes with it."""
+        out = os.path.join(self.d, 'out')
+        with open(out, 'w') as f:
+            p = subprocess.Popen(['sh', '-c', 'D=%s\n%s' % (self.d, textwrap.dedent(script))],
+                                 stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        self.addCleanup(self.kill_group, p.pid)
+        rc = p.wait(timeout=timeout)
+        with open(out) as f:
+            return f.read().strip(), rc
+
+    @staticmethod
+    def kill_group(pgid):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    def test_the_shells_newest_sink(self):
+        out, rc = self.run_shell('''
+            READY=$D/sink.ready "$D/xdp-sink" &
+            "%s" "$D/wait.py" "$D" sink 5
+        ''' % sys.executable)
+        self.assertEqual((out, rc), ('ready', 0))
+
+    def test_another_sides_sink_is_not_this_sides(self):
+        # The README's DUT example: a sink on the DUT first (exec registered it there),
+        # then the sink side's, which is still between fork and exec when the wait
+        # looks. The wait must not take the DUT's for it.
+        out, rc = self.run_shell('''
+            READY=$D/dut.ready "$D/xdp-sink" &
+            echo $! >"$D/dut.starting"
+            while [ ! -s "$D/dut.ready" ]; do sleep 0.01; done
+            ( sleep 0.4; READY=$D/sink.ready exec "$D/xdp-sink" ) &
+            "%s" "$D/wait.py" "$D" sink 5
+        ''' % sys.executable)
+        self.assertEqual((out, rc), ('ready', 0))
+
+    def test_a_newer_child_not_yet_exec_is_waited_for(self):
+        # An older sink of the shell (no side registered it) is still running: the
+        # newer child, once it runs its command, is the one to wait for. Its ready file
+        # comes late, so taking the old one would end the wait at once on a stale file.
+        out, rc = self.run_shell('''
+            READY=$D/old.ready "$D/xdp-sink" &
+            old=$!
+            echo $old >"$D/sink.ready"
+            ( sleep 0.4; READY=$D/sink.ready exec "$D/xdp-sink" ) &
+            new=$!
+            "%s" "$D/wait.py" "$D" sink 5
+            st=$?
+            [ "$(cat "$D/sink.ready")" = "$new" ] || { echo "ready file: not $new"; exit 4; }
+            exit $st
+        ''' % sys.executable)
+        self.assertEqual((out, rc), ('ready', 0))
+
+    def test_a_subshell_that_never_execs_delays_at_most_pending_s(self):
+        out, rc = self.run_shell('''
+            READY=$D/sink.ready "$D/xdp-sink" &
+            ( while :; do sleep 1; done ) &
+            "%s" "$D/wait.py" "$D" sink 5
+        ''' % sys.executable)
+        self.assertEqual((out, rc), ('ready', 0))
+
+    def test_nothing_started_times_out_with_its_reason(self):
+        out, rc = self.run_shell('''
+            "%s" "$D/wait.py" "$D" sink 0.3
+        ''' % sys.executable)
+        self.assertEqual(rc, 3)
+        self.assertIn("nothing became ready on the sink side of lab 'lt' within 0.3 s", out)
+
+    def test_a_sink_in_a_command_substitution(self):
+        # $(testenv.sh ready ...): the wait's parent is a copy of the shell that waits
+        # for it; it is no sink to come.
+        out, rc = self.run_shell('''
+            READY=$D/sink.ready "$D/xdp-sink" &
+            r=$("%s" "$D/wait.py" "$D" sink 5); st=$?
+            echo "$r"; exit $st
+        ''' % sys.executable)
+        self.assertEqual((out, rc), ('ready', 0))
+
+
+if __name__ == '__main__':
+    unittest.main()
