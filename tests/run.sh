@@ -19,7 +19,11 @@
 # SANITIZE_BUILD=PREFIX (make check): the sanitized build is being made beside the
 # tests, at the lowest priority; PREFIX.rc gets its exit status when it ends, PREFIX.log
 # its output. The sanitized unit tests then run beside the integration tests, and the
-# tests marked "# sanitized:" wait for it.
+# tests marked "# sanitized:" wait for it. As root with -j N > 1 the serial tests then
+# run first, while the build and the sanitized unit tests use the CPU time they leave
+# (as SCHED_IDLE, which any other task preempts at once: SANITIZE_BUILD_PID is the
+# build's); a serial test must not run the ASan tools. Then the Python tests start, and
+# the build goes back to its nice 19.
 # Each phase (unit, sanitized unit, python, integration in parallel, serial) ends with
 # a line "[phase:NAME] Ns, cpu Ns, N tests". TEST_TIMES=FILE: a line
 # "NAME WALL-S CPU-S" per integration test is appended to FILE.
@@ -147,6 +151,25 @@ san_wait() {
 	return 1
 }
 
+# sched_tree idle|other PID: PID and every process under it to SCHED_IDLE (any other
+# task preempts them at once; what they get is the CPU time nobody else wants), or back
+# to SCHED_OTHER. What they start from then on inherits it.
+sched_tree() {
+	local p
+	[ -n "$2" ] || return 0
+	for p in $(pgrep -P "$2"); do
+		sched_tree "$1" "$p"
+	done
+	chrt "--$1" -p 0 "$2" >/dev/null 2>&1
+	return 0
+}
+
+# make check as root with -j N > 1 (above): the serial tests first, beside the build.
+serial_first='' py_deferred=''
+[ -n "${SANITIZE_BUILD:-}" ] && [ $run_integ -eq 1 ] && [ "$jobs" -gt 1 ] &&
+	[ "$(id -u)" -eq 0 ] && command -v chrt >/dev/null && serial_first=1
+[ -z "$serial_first" ] || sched_tree idle "${SANITIZE_BUILD_PID:-}"
+
 # unit_exec BINARY LABEL runs it; unit_report BINARY LABEL counts what it wrote.
 unit_exec() {
 	local log="$LOGDIR/$2-${1##*/}.log"
@@ -256,7 +279,8 @@ integ_list() { # file
 		/^# sanitized:/ { z = 1; next }
 		/^test_[a-z0-9_]+\(\)/ {
 			n = $0; sub(/\(\).*/, "", n)
-			print n, ((all && !p) || s) ? "serial" : z ? "sanitized" : l ? "long" : "any"
+			print n, ((all && !p) || s) ? (z ? "serial-sanitized" : "serial") : \
+				z ? "sanitized" : l ? "long" : "any"
 			s = 0; p = 0; l = 0; z = 0
 			next
 		}
@@ -338,6 +362,7 @@ if [ $run_unit -eq 1 ]; then
 		# Two lanes (every other binary each): what is left when the integration tests
 		# end runs on both CPUs (san_report raises their priority).
 		(renice -n 19 -p "$BASHPID" >/dev/null
+			[ -z "$serial_first" ] || sched_tree idle "$BASHPID"
 			san_wait && unit_bins "$BUILD/sanitize/tests" >"$LOGDIR/san.list" || exit 1
 			for lane in 0 1; do
 				(i=0
@@ -353,7 +378,7 @@ if [ $run_unit -eq 1 ]; then
 	# binaries run beside the plain ones, one at a time, and are counted after.
 	# With -j N > 1 the Python tests (which mostly wait) run beside them too.
 	py_pid=
-	if [ "$jobs" -gt 1 ]; then
+	if [ "$jobs" -gt 1 ] && [ -z "$serial_first" ]; then
 		py_unit_exec &
 		py_pid=$!
 	fi
@@ -388,8 +413,11 @@ if [ $run_unit -eq 1 ]; then
 	# make check (SANITIZE_BUILD, as root, integration tests next): the Python tests,
 	# which mostly wait (gnuplot, timeouts: 15 s, 5 s of CPU), go on beside the
 	# integration tests and are counted after them (py_later_report).
-	py_later=
-	if [ -n "$py_pid" ] && [ -n "${SANITIZE_BUILD:-}" ] && [ $run_integ -eq 1 ] &&
+	# With serial_first they start once the serial tests have ended (py_deferred).
+	py_later='' py_deferred=''
+	if [ -n "$serial_first" ]; then
+		py_deferred=1
+	elif [ -n "$py_pid" ] && [ -n "${SANITIZE_BUILD:-}" ] && [ $run_integ -eq 1 ] &&
 		[ "$(id -u)" -eq 0 ]; then
 		py_later=$py_pid
 	elif [ -n "$py_pid" ]; then
@@ -397,7 +425,7 @@ if [ $run_unit -eq 1 ]; then
 	else
 		py_unit_exec
 	fi
-	if [ -z "$py_later" ]; then
+	if [ -z "$py_later" ] && [ -z "$py_deferred" ]; then
 		py_unit_report
 		phase_end "python$([ "$(id -u)" -eq 0 ] && echo ', as nobody')${py_pid:+, beside unit}"
 	fi
@@ -417,6 +445,7 @@ san_report() { # what they ran beside
 	local t rc
 	[ -n "${san_later:-}" ] || return 0
 	# Nothing runs beside them now: the rest at the normal priority (root may raise it).
+	[ -z "$serial_first" ] || sched_tree other "$san_later"
 	renice -n 0 -p "$san_later" $(pgrep -P "$san_later") >/dev/null 2>&1
 	wait "$san_later"
 	rc=$?
@@ -431,6 +460,20 @@ san_report() { # what they ran beside
 		unit_report "$t" sanitize
 	done <"$LOGDIR/san.list"
 	phase_end "sanitize, beside $1"
+}
+
+# serial_run [WHERE]: the tests that run alone, one after another.
+serial_run() {
+	local i
+	[ ${#serial[@]} -gt 0 ] || return 0
+	# After the others, a serial test may run the ASan tools: their build has long
+	# ended by then. First (serial_first), it must not.
+	[ -n "$serial_first" ] || san_wait || true
+	for ((i = 0; i < ${#serial[@]}; i += 2)); do
+		integ_exec "${serial[i]}" "${serial[i + 1]}"
+		integ_report "${serial[i + 1]}"
+	done
+	phase_end "integration, serial${1:+, $1}"
 }
 
 if [ $run_integ -eq 1 ]; then
@@ -470,21 +513,41 @@ if [ $run_integ -eq 1 ]; then
 				>"$LOGDIR/pyserve.log" 2>&1 </dev/null &
 			export T_PYSERVE=$LOGDIR/pyserve T_PYSERVE_PID=$!
 		fi
-		serial=() rest=() late=()
+		serial=() long=() rest=() late=()
 		for f in tests/integration/test_*.sh; do
 			[ -e "$f" ] || continue
 			while read -r fn kind; do
 				[ -n "$fn_filter" ] && [[ "$fn" != *$fn_filter* ]] && continue
-				if [ "$kind" = serial ] && [ "$jobs" -gt 1 ]; then
+				if [ "$kind" = serial-sanitized ]; then
+					# Under make check a serial test runs before the ASan build is done.
+					echo "[integration:$fn] FAIL (marked both '# serial:' and '# sanitized:'; a serial test runs beside the ASan build, not with it)"
+					failed=$((failed + 1))
+					failed_names+=("[integration:$fn]")
+				elif [ "$kind" = serial ] && [ "$jobs" -gt 1 ]; then
 					serial+=("$f" "$fn")
 				elif [ "$kind" = long ]; then
-					integ_start "$f" "$fn"
+					long+=("$f" "$fn")
 				elif [ "$kind" = sanitized ]; then
 					late+=("$f" "$fn")
 				else
 					rest+=("$f" "$fn")
 				fi
 			done < <(integ_list "$f")
+		done
+		if [ -n "$serial_first" ]; then
+			serial_run "first, beside the sanitized build"
+			# The build and the sanitized unit tests back at their nice 19 (the share
+			# they had beside the other tests), and the Python tests (mostly waiting)
+			# beside the rest.
+			sched_tree other "${SANITIZE_BUILD_PID:-}"
+			sched_tree other "${san_later:-}"
+			if [ -n "$py_deferred" ]; then
+				py_unit_exec &
+				py_later=$!
+			fi
+		fi
+		for ((i = 0; i < ${#long[@]}; i += 2)); do
+			integ_start "${long[i]}" "${long[i + 1]}"
 		done
 		for ((i = 0; i < ${#rest[@]}; i += 2)); do
 			integ_start "${rest[i]}" "${rest[i + 1]}"
@@ -498,15 +561,7 @@ if [ $run_integ -eq 1 ]; then
 		phase_end "integration, $jobs at a time"
 		py_later_report
 		san_report "integration"
-		if [ ${#serial[@]} -gt 0 ]; then
-			# A serial test may run the ASan tools too; the build has long ended by now.
-			san_wait || true
-			for ((i = 0; i < ${#serial[@]}; i += 2)); do
-				integ_exec "${serial[i]}" "${serial[i + 1]}"
-				integ_report "${serial[i + 1]}"
-			done
-			phase_end "integration, serial"
-		fi
+		[ -n "$serial_first" ] || serial_run
 	fi
 fi
 
