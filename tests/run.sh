@@ -11,7 +11,9 @@
 # test of its own, "[integration:TEST:MODE]"; --filter TEST:MODE runs one.
 # -j N (or TEST_JOBS=N): N integration tests at a time (default 1); a test
 # marked "# serial: WHY" in the comment above it, or every test of a file with
-# a "# serial-file: WHY" line, runs alone, after the others. A test of such a
+# a "# serial-file: WHY" line, runs alone, after the others; one marked
+# "# quiet: WHY" (it measures a rate or a time, which any load beside it moves)
+# runs alone after the others in every case (below). A test of such a
 # file marked "# parallel: WHY" (the file's reason does not apply) does not. A test
 # marked "# long: WHY" (tens of seconds, mostly waiting) starts before the others, so
 # that the phase does not end with it running alone. A test marked "# sanitized: WHY"
@@ -19,8 +21,9 @@
 # SANITIZE_BUILD=PREFIX (make check): the sanitized build is being made beside the
 # tests, at the lowest priority; PREFIX.rc gets its exit status when it ends, PREFIX.log
 # its output. The sanitized unit tests then run beside the integration tests, and the
-# tests marked "# sanitized:" wait for it. As root with -j N > 1 the serial tests then
-# run first, while the build and the sanitized unit tests use the CPU time they leave
+# tests marked "# sanitized:" wait for it. As root with -j N > 1 the serial tests (not
+# the quiet ones) then run first, while the build and the sanitized unit tests use the
+# CPU time they leave
 # (as SCHED_IDLE, which any other task preempts at once: SANITIZE_BUILD_PID is the
 # build's); a serial test must not run the ASan tools. Then the Python tests start, and
 # the build goes back to its nice 19.
@@ -277,14 +280,15 @@ integ_list() { # file
 		/^# parallel:/ { p = 1; next }
 		/^# long:/ { l = 1; next }
 		/^# sanitized:/ { z = 1; next }
+		/^# quiet:/ { q = 1; next }
 		/^test_[a-z0-9_]+\(\)/ {
 			n = $0; sub(/\(\).*/, "", n)
-			print n, ((all && !p) || s) ? (z ? "serial-sanitized" : "serial") : \
+			print n, q ? "quiet" : ((all && !p) || s) ? (z ? "serial-sanitized" : "serial") : \
 				z ? "sanitized" : l ? "long" : "any"
-			s = 0; p = 0; l = 0; z = 0
+			s = 0; p = 0; l = 0; z = 0; q = 0
 			next
 		}
-		!/^#/ { s = 0; p = 0; l = 0; z = 0 }' "$1"
+		!/^#/ { s = 0; p = 0; l = 0; z = 0; q = 0 }' "$1"
 }
 
 # Up to $jobs tests at a time, each counted (integ_report) as it ends.
@@ -462,18 +466,23 @@ san_report() { # what they ran beside
 	phase_end "sanitize, beside $1"
 }
 
-# serial_run [WHERE]: the tests that run alone, one after another.
+# serial_run WHERE FILE FUNCTION ...: tests that run alone, one after another.
 serial_run() {
-	local i
-	[ ${#serial[@]} -gt 0 ] || return 0
+	local where=$1
+	shift
+	[ $# -gt 0 ] || return 0
 	# After the others, a serial test may run the ASan tools: their build has long
 	# ended by then. First (serial_first), it must not.
-	[ -n "$serial_first" ] || san_wait || true
-	for ((i = 0; i < ${#serial[@]}; i += 2)); do
-		integ_exec "${serial[i]}" "${serial[i + 1]}"
-		integ_report "${serial[i + 1]}"
+	[ "$where" = first ] || san_wait || true
+	while [ $# -gt 0 ]; do
+		integ_exec "$1" "$2"
+		integ_report "$2"
+		shift 2
 	done
-	phase_end "integration, serial${1:+, $1}"
+	case $where in
+	first) phase_end "integration, serial, first, beside the sanitized build" ;;
+	*) phase_end "integration, serial" ;;
+	esac
 }
 
 if [ $run_integ -eq 1 ]; then
@@ -513,7 +522,7 @@ if [ $run_integ -eq 1 ]; then
 				>"$LOGDIR/pyserve.log" 2>&1 </dev/null &
 			export T_PYSERVE=$LOGDIR/pyserve T_PYSERVE_PID=$!
 		fi
-		serial=() long=() rest=() late=()
+		serial=() quiet=() long=() rest=() late=()
 		for f in tests/integration/test_*.sh; do
 			[ -e "$f" ] || continue
 			while read -r fn kind; do
@@ -525,6 +534,8 @@ if [ $run_integ -eq 1 ]; then
 					failed_names+=("[integration:$fn]")
 				elif [ "$kind" = serial ] && [ "$jobs" -gt 1 ]; then
 					serial+=("$f" "$fn")
+				elif [ "$kind" = quiet ] && [ "$jobs" -gt 1 ]; then
+					quiet+=("$f" "$fn")
 				elif [ "$kind" = long ]; then
 					long+=("$f" "$fn")
 				elif [ "$kind" = sanitized ]; then
@@ -535,7 +546,7 @@ if [ $run_integ -eq 1 ]; then
 			done < <(integ_list "$f")
 		done
 		if [ -n "$serial_first" ]; then
-			serial_run "first, beside the sanitized build"
+			serial_run first "${serial[@]}"
 			# The build and the sanitized unit tests back at their nice 19 (the share
 			# they had beside the other tests), and the Python tests (mostly waiting)
 			# beside the rest.
@@ -561,7 +572,12 @@ if [ $run_integ -eq 1 ]; then
 		phase_end "integration, $jobs at a time"
 		py_later_report
 		san_report "integration"
-		[ -n "$serial_first" ] || serial_run
+		# The quiet ones (and without serial_first the serial ones) on a machine at rest.
+		if [ -n "$serial_first" ]; then
+			serial_run last "${quiet[@]}"
+		else
+			serial_run last "${serial[@]}" "${quiet[@]}"
+		fi
 	fi
 fi
 

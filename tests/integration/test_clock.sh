@@ -83,7 +83,7 @@ test_clock_tai_across_namespaces() {
 # frame adds 100 us to the minimum one-way latency (the quietest frame of
 # 500, which a busy machine delays more, never less), stamped on
 # CLOCK_TAI by a generator a day ahead on CLOCK_MONOTONIC.
-# serial: the DUT spins 100 us a frame in softirq, where a burst holds the CPU's other NAPI work (another test's sink) for milliseconds
+# quiet: the DUT spins 100 us a frame in softirq, where a burst holds the CPU's other NAPI work (another test's sink) for milliseconds
 test_clock_dut_cost_known_answer() {
 	t_clocks_separable || t_skip "$T_CLOCKS_WHY"
 	local n=500 cost min0 min1 p50 extra mf gmf

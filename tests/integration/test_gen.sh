@@ -274,7 +274,7 @@ rate_body() { # MODE
 	t_expect_eq "received" "$left" "$(sink_total)"
 }
 
-# serial: compares the frames sent with the time spent sending, which a shared CPU stretches
+# quiet: compares the frames sent with the time spent sending, which a shared CPU stretches
 test_gen_rate() {
 	lab_setup --no-ipv6 --qdisc pfifo:1000
 	t_each_mode rate_body

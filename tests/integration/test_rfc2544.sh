@@ -108,7 +108,7 @@ test_rfc2544_interrupted_leaves_nothing() {
 # is the same, the latency is not figured, and the report says why. One row
 # only, as it runs alone: the same clocks' latency is test_rfc2544_bridge's,
 # _xdp's and _latency_floor's, and the search does not read the clocks.
-# serial: the generator must keep up with the tbf's rate
+# quiet: the generator must keep up with the tbf's rate
 test_rfc2544_known_answer_tbf() {
 	T_CLOCKS=same
 	t_clocks_separable && T_CLOCKS=separate
@@ -248,7 +248,7 @@ test_rfc2544_latency_floor() {
 # Any interface pair: a lab made by hand, the runner given namespaces and
 # interfaces; at a rate well below anything the lab drops, it passes at the
 # maximum and says so.
-# serial: passing at the maximum needs a DUT and a sink that keep up
+# quiet: passing at the maximum needs a DUT and a sink that keep up
 test_rfc2544_any_pair() {
 	local out err res
 	lab_setup --dut forward --no-ipv6

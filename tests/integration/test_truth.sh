@@ -131,7 +131,7 @@ test_truth_missed_rate_is_said() {
 
 # A rate the machine meets easily is said reached. The count is what ends the
 # run, so the judgement is over the sending, not a clock.
-# serial: reached means 99% of the rate over the run's 1 s; a stall of the sending thread of 10 ms in its last frames (another test's load) misses that
+# quiet: reached means 99% of the rate over the run's 1 s; a stall of the sending thread of 10 ms in its last frames (another test's load) misses that
 test_truth_easy_rate_is_reached() {
 	local out
 	lab_setup --no-ipv6
