@@ -23,10 +23,9 @@
 # its output. The sanitized unit tests then run beside the integration tests, and the
 # tests marked "# sanitized:" wait for it. As root with -j N > 1 the serial tests (not
 # the quiet ones) then run first, while the build and the sanitized unit tests use the
-# CPU time they leave
-# (as SCHED_IDLE, which any other task preempts at once: SANITIZE_BUILD_PID is the
-# build's); a serial test must not run the ASan tools. Then the Python tests start, and
-# the build goes back to its nice 19.
+# CPU time they leave as SCHED_IDLE tasks, which any other task preempts at once
+# (SANITIZE_BUILD_PID is the build's); a serial test must not run the ASan tools. Then
+# the Python tests start, and the build goes back to its nice 19.
 # Each phase (unit, sanitized unit, python, integration in parallel, serial) ends with
 # a line "[phase:NAME] Ns, cpu Ns, N tests". TEST_TIMES=FILE: a line
 # "NAME WALL-S CPU-S" per integration test is appended to FILE.
@@ -55,7 +54,7 @@ while [ $# -gt 0 ]; do
 	--filter) filter=$2; shift ;;
 	-j|--jobs) jobs=$2; shift ;;
 	-j[0-9]*) jobs=${1#-j} ;;
-	-h|--help) sed -n '4,25p' "$0"; exit 0 ;;
+	-h|--help) sed -n '4,/^set -u/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) echo "run.sh: unknown argument '$1'; see tests/run.sh --help" >&2; exit 2 ;;
 	esac
 	shift
