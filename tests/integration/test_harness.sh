@@ -90,3 +90,47 @@ test_harness_wait_ready_ended() {
 	wait "$w"
 	wait_ready "$f" "$w" 2 || t_fail "wait_ready: no for a tool that wrote its line and ended"
 }
+
+# tests/run.sh's order under make check (SANITIZE_BUILD, root, -j > 1): the serial
+# tests first, with the build as SCHED_IDLE; then the rest, the build back at
+# SCHED_OTHER; the quiet tests last. A test marked both serial and sanitized fails:
+# it would run before its ASan build. Run on a tree of its own holding only run.sh,
+# lib.sh and one file of tests that write down where they ran.
+test_harness_run_order_under_make_check() {
+	local d out rc bp
+	command -v chrt >/dev/null || t_skip "chrt (util-linux) not installed"
+	t_mktemp d -d /tmp/xdpsg-order.XXXXXX
+	t_on_cleanup rm -rf "$d"
+	mkdir -p "$d/tests/integration"
+	cp "$ROOT/tests/run.sh" "$d/tests/"
+	cp "$ROOT/tests/integration/lib.sh" "$ROOT/tests/integration/schemacheck.py" \
+		"$d/tests/integration/"
+	ln -s "$ROOT/testenv" "$d/testenv"
+	ln -s "$ROOT/docs" "$d/docs"
+	cat >"$d/tests/integration/test_order.sh" <<-'SH'
+		# shellcheck shell=bash
+		order_note() { echo "$1 $(chrt -p "$SANITIZE_BUILD_PID" | sed -n 's/.*policy: //p')" >>"$ORDER_LOG"; }
+		# quiet: measures nothing, but is marked so
+		test_order_quiet() { order_note quiet; }
+		test_order_any() { order_note any; }
+		# serial: alone
+		test_order_serial() { order_note serial; }
+		# serial: alone
+		# sanitized: and with the ASan tools
+		test_order_both() { order_note both; }
+	SH
+	echo 0 >"$d/san.rc"
+	sleep 60 &
+	bp=$!
+	t_on_cleanup kill "$bp"
+	out=$(cd "$d" && ORDER_LOG=$d/order SANITIZE_BUILD=$d/san SANITIZE_BUILD_PID=$bp \
+		TEST_TIMES='' tests/run.sh --integration -j 2 2>&1)
+	rc=$?
+	t_expect_eq "exit code (one test marked both)" 1 "$rc"
+	[[ "$out" == *"[integration:test_order_both] FAIL (marked both '# serial:' and '# sanitized:'"* ]] ||
+		t_fail "no failure for the test marked both: $out"
+	t_expect_eq "where each ran, and the build's policy then" \
+		"serial SCHED_IDLE|any SCHED_OTHER|quiet SCHED_OTHER" "$(paste -sd'|' "$d/order")"
+	[[ "$out" == *"[phase:integration, serial, first, beside the sanitized build]"*"[phase:integration, 2 at a time]"*"[phase:integration, serial]"* ]] ||
+		t_fail "phases out of order: $out"
+}
