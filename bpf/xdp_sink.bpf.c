@@ -11,6 +11,7 @@
 
 #include "bpf/parsing.h"
 #include "shared.h"
+#include "sink_blackhole.h"
 #include "sink_records.h"
 #include "xdp_sample.h"
 
@@ -505,6 +506,8 @@ int xdp_sink_redirect(struct xdp_md *ctx)
 {
 	struct sink_stats *s = count(ctx);
 
+	if (blackholed(s))
+		return XDP_DROP;
 	if (!packet_op_apply(ctx, s))
 		return op_aborted(s);
 	return counted_redirect(s, bpf_redirect_map(&tx_port, 0, XDP_ABORTED));

@@ -6,7 +6,7 @@
 
 The front end names itself (PATH: messages say its name, and the scenario runners are
 told to call it back) and the xdp-sink the XDP DUT runs unless XDPSG_SINK says another.
-Commands: setup teardown status exec enter list env pin-napi, and, as the first argument
+Commands: setup teardown status exec enter list env pin-napi blackhole, and, as the first argument
 only, backpressure, rfc2544 (testenv/backpressure.py and testenv/rfc2544.py beside the
 package, or in DIR: an installed package lives where Python finds it, the runners elsewhere)
 and --version --json. Exit codes: 0 success, 1 runtime failure, 2 bad usage or environment.
@@ -16,6 +16,7 @@ import os
 import signal
 import sys
 
+from . import blackhole as blackhole_
 from . import labexec, labowner, labready, labstate, nsfs, topology as topo_
 from .labexec import stamp_key_env
 from .labusage import usage
@@ -23,7 +24,7 @@ from .topology import UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/, or its copy
 LAB_COMMANDS = ('setup', 'teardown', 'status', 'exec', 'enter', 'ready', 'list', 'env',
-                'pin-napi')
+                'pin-napi', 'blackhole')
 RUNNER_COMMANDS = ('backpressure', 'rfc2544')
 SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', '--dut',
                 '--dut-qdisc', '--dut-cpu', '--dut-cost')
@@ -73,7 +74,7 @@ class Cli:
         the first word that is no option) is the command."""
         r = {'cmd': None, 'side': None, 'args': [], 'name': DEFAULT_NAME, 'name_set': False,
              'all': False, 'cpu': None, 'timeout': None, 'given': {}, 'setup_only': [],
-             'env': False}
+             'env': False, 'for': None, 'json': False}
         argv, i, p = list(argv), 0, self.prog
 
         def value(opt):
@@ -102,6 +103,11 @@ class Cli:
             elif a == '--timeout':
                 r['timeout'] = value(a)
                 i += 1
+            elif a == '--for':
+                r['for'] = value(a)
+                i += 1
+            elif a == '--json':
+                r['json'] = True
             elif a == '--all':
                 r['all'] = True
             elif a == '--env':
@@ -153,6 +159,16 @@ class Cli:
             if not 0 < t <= 3600:
                 raise UsageError("bad --timeout '%s': give seconds, e.g. --timeout 20"
                                  % r['timeout'])
+        for opt in ('for', 'json'):
+            if r[opt] not in (None, False) and cmd != 'blackhole':
+                raise UsageError("option --%s only applies to 'blackhole', not '%s'" % (opt, cmd))
+        if cmd == 'blackhole':
+            if r['for'] is None:
+                raise UsageError("'blackhole' needs --for TIME, e.g. %s blackhole --name %s --for "
+                                 "50ms" % (p, r['name']))
+            if blackhole_.parse_time(r['for']) is None:
+                raise UsageError("bad --for '%s': give a time from 1ns to 60s, e.g. --for 50ms"
+                                 % r['for'])
         if cmd == 'pin-napi':
             if r['cpu'] is None:
                 raise UsageError("'pin-napi' needs --cpu CPU, e.g. %s pin-napi --name %s --cpu 1"
@@ -416,6 +432,61 @@ class Cli:
             print('%d %s' % (pid, name), flush=True)
         self.info('pinned %d NAPI thread(s) of %s to CPU %d' % (len(threads), sink_if, cpu),
                   sys.stderr)
+        return 0
+
+    def blackhole(self, r):
+        """The XDP DUT drops every frame for --for TIME from now (blackhole.py), then says
+        when the window opened and closed and what it dropped."""
+        import json
+        paths = labstate.Paths(r['name'])
+        topo = topo_.build(labstate.require(paths, self.prog))
+        d, name = topo.dut, r['name']
+        if d is None or d.mode != 'xdp':
+            raise UsageError("lab '%s' has %s: 'blackhole' needs an XDP DUT (%s setup --name %s "
+                             "--dut xdp)" % (name, 'no DUT' if d is None else
+                                             'a %s DUT' % d.mode, self.prog, name))
+        length = blackhole_.parse_time(r['for'])
+        try:
+            w = blackhole_.Window(blackhole_.pin_dir(paths.bpffs('dut'), d.ingress.name))
+        except blackhole_.BlackholeError as e:
+            raise Failure(str(e)) from None
+        try:
+            with _signals_raise():
+                # Checked and armed under the lab's lock: two at once cannot both arm.
+                fd = labstate.lock(paths.dir)
+                try:
+                    start, end = w.arm(length)
+                finally:
+                    os.close(fd)
+                self.info('%s drops every frame for %.3f ms from CLOCK_MONOTONIC %d'
+                          % (d.ingress.name, length / 1e6, start), sys.stderr)
+                gen_off = round(topo_.clock_offset(topo, 'gen') * 1e9)
+                tai_off = blackhole_.tai_offset_ns()
+                w.wait(end)
+                w.disarm()
+                dropped, first, last = w.stats()
+        except blackhole_.BlackholeError as e:
+            raise Failure(str(e)) from None
+        except Interrupted as e:
+            w.close()
+            self.err('interrupted: the window is closed, nothing is left armed')
+            raise SystemExit(e.code) from None
+        finally:
+            w.close()
+        from .scenario import SCHEMA
+        rec = {'type': 'blackhole', 'schema': SCHEMA, 'tool': self.prog, 'lab': name,
+               'dut_if': d.ingress.name, 'window_ns': length, 'opened_ns': start,
+               'closed_ns': end, 'clock': 'monotonic', 'gen_offset_ns': gen_off,
+               'tai_offset_ns': tai_off, 'dropped': dropped, 'first_drop_ns': first,
+               'last_drop_ns': last}
+        if r['json']:
+            print(json.dumps(rec, separators=(',', ':')), flush=True)
+            return 0
+        when = ('first at +%.3f ms, last at +%.3f ms' % ((first - start) / 1e6,
+                                                         (last - start) / 1e6)
+                if dropped else 'none arrived in it')
+        self.info('%s dropped every frame for %.3f ms (CLOCK_MONOTONIC %d to %d): %d frames, %s'
+                  % (d.ingress.name, length / 1e6, start, end, dropped, when))
         return 0
 
     def version(self, argv):

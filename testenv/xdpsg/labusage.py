@@ -54,6 +54,12 @@ Commands:
   pin-napi --cpu CPU    pin the sink veth's NAPI kthreads (napi/NAME-s-ID, made
                         by threaded NAPI once an XDP program is attached) to
                         CPU; prints "PID NAME" per thread
+  blackhole --for TIME [--json]
+                        (a lab made with --dut xdp) the DUT's program drops
+                        every frame from now for TIME (50ms, 2s; at most 60s),
+                        then prints when the window opened and closed (the
+                        host kernel's CLOCK_MONOTONIC) and how many frames it
+                        dropped; Ctrl-C closes it early; nothing stays armed
   backpressure [OPTIONS]
                         (must be the first argument) make a lab tuned to
                         overflow, run xdp-sink and xdp-gen in it and print

@@ -466,12 +466,13 @@ def _dut_bridge(t, o, n, gen, sink, dg, ds):
 
 def _dut_xdp(t, o, n, gen, sink, dg, ds):
     """'xdp-sink redirect --to NAME-ds NAME-dg', left running in the DUT's namespace until
-    teardown stops it. The hosts are as without a DUT: the redirect rewrites no MAC."""
+    teardown stops it, its maps pinned in the DUT's bpffs ('blackhole' arms a window in
+    them). The hosts are as without a DUT: the redirect rewrites no MAC."""
     _hosts_one_subnet(t, o, gen, sink)
     steer = None if o.dut_cpu is None else ('napi', o.dut_cpu)
     cost = ('--cost', str(o.dut_cost)) if o.dut_cost else ()
     t['dut'] = Dut('xdp', n.dut_ns, dg, ds, o.dut_cpu, steer, (),
-                   (o.xdp_sink, 'redirect', '--to', ds.name) + cost + ('-q', dg.name))
+                   (o.xdp_sink, 'redirect', '--to', ds.name) + cost + ('--pin', '-q', dg.name))
 
 
 DUT_KINDS = {'forward': _dut_forward, 'bridge': _dut_bridge, 'xdp': _dut_xdp}

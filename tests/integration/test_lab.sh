@@ -569,7 +569,7 @@ test_lab_dut_cost() {
 	tl_setup "$name" --dut xdp --dut-cost 50000 --no-ipv6
 	eval "$("$TESTENV" env --name "$name")"
 	t_expect_eq "DUT_COST" 50000 "$DUT_COST"
-	pgrep -af -- "xdp-sink redirect --to $DUT_SINK_IF --cost 50000 -q $DUT_GEN_IF" >/dev/null ||
+	pgrep -af -- "xdp-sink redirect --to $DUT_SINK_IF --cost 50000 --pin -q $DUT_GEN_IF" >/dev/null ||
 		t_fail "the DUT does not run with --cost 50000: $(pgrep -af "xdp-sink redirect --to $DUT_SINK_IF")"
 	[[ "$("$TESTENV" list)" == *"$name queues=1 qdisc=none dut=xdp dut-qdisc=none dut-cost=50000"* ]] ||
 		t_fail "list: expected dut-cost=50000: $("$TESTENV" list)"

@@ -167,15 +167,16 @@ class DutKinds(unittest.TestCase):
         env = self.dut_common(t, 'xdp')
         self.assertEqual((env['SINK_IP4'], env['DUT_CPU'], env['DUT_QDISC']),
                          ('10.11.0.2', 'none', 'none'))
-        self.assertEqual(t.dut.program, ('/b/xdp-sink', 'redirect', '--to', 'ab-ds', '-q',
-                                         'ab-dg'))
+        # --pin: 'blackhole' arms its window in the pinned maps.
+        self.assertEqual(t.dut.program, ('/b/xdp-sink', 'redirect', '--to', 'ab-ds', '--pin',
+                                         '-q', 'ab-dg'))
         self.assertIsNone(t.dut.steer)
         self.assertEqual(topo(dut='xdp', dut_cpu='2').dut.steer, ('napi', 2))
         self.assertIsNone(t.bridge)
         # The known answer for latency: the DUT spins --dut-cost ns per frame.
         c = topo(facts=TWO, dut='xdp', dut_cost='100000')
         self.assertEqual(c.dut.program, ('/b/xdp-sink', 'redirect', '--to', 'ab-ds', '--cost',
-                                         '100000', '-q', 'ab-dg'))
+                                         '100000', '--pin', '-q', 'ab-dg'))
         self.assertEqual(dict(c.env)['DUT_COST'], '100000')
 
     def test_cpu_defaults(self):

@@ -23,6 +23,8 @@ static const struct {
 	{ "stats", SINK_PIN_STATS },
 	{ "tx_port", SINK_PIN_TX_PORT },
 	{ "xsks", SINK_PIN_XSKS },
+	{ "blackhole", SINK_PIN_BLACKHOLE },
+	{ "blackhole_stats", SINK_PIN_BLACKHOLE },
 };
 
 #define NPINS (sizeof(pins) / sizeof(pins[0]))

@@ -141,6 +141,7 @@ struct sink_drops {
 #define SINK_PIN_STATS (1U << 0)
 #define SINK_PIN_TX_PORT (1U << 1)
 #define SINK_PIN_XSKS (1U << 2)
+#define SINK_PIN_BLACKHOLE (1U << 3) /* blackhole and blackhole_stats */
 
 struct sink;
 
