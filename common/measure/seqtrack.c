@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "measure/seqtrack_episodes.h"
 #include "measure/seqtrack_runs.h"
 
 /*
@@ -155,16 +156,22 @@ static enum seqtrack_verdict behind(struct seqtrack_counts *c, struct seqtrack_f
 	return SEQ_DUPLICATE;
 }
 
-/* The sequence verdict of a data frame, its counts in c. */
-static enum seqtrack_verdict sequence(struct seqtrack_counts *c, struct seqtrack_flow *fs,
-				      __u32 seq)
+/*
+ * The sequence verdict of a data frame sent at ts, its counts in r's books and
+ * its loss episodes in its flow's.
+ */
+static enum seqtrack_verdict sequence(struct seqtrack_run *r, struct seqtrack_flow *fs, __u32 seq,
+				      __u64 ts, unsigned int keep)
 {
+	struct seqtrack_counts *c = &r->c;
+	enum seqtrack_verdict v;
 	__u32 d;
 
 	c->received++;
 	if (!(fs->flags & SEQTRACK_FLOW_DATA)) {
 		fs->flags |= SEQTRACK_FLOW_DATA;
 		fs->first = seq;
+		fs->last_ts = ts;
 		if (fs->flags & SEQTRACK_FLOW_NO_HEAD) {
 			/* reopened books: this frame is the baseline, nothing before it is known */
 			fs->expected = seq + 1;
@@ -181,7 +188,17 @@ static enum seqtrack_verdict sequence(struct seqtrack_counts *c, struct seqtrack
 		return SEQ_FIRST;
 	}
 	d = seq - fs->expected;
-	return (__s32)d >= 0 ? ahead(c, fs, seq, d, false) : behind(c, fs, seq);
+	if ((__s32)d >= 0) {
+		if (d)
+			seqtrack_episode_open(r, fs, seq, d, ts, keep);
+		fs->last_ts = ts;
+		return ahead(c, fs, seq, d, false);
+	}
+	v = behind(c, fs, seq);
+	/* Numbers before the flow's first frame are in no episode. */
+	if (v == SEQ_REORDERED && (__s32)(seq - fs->first) >= 0)
+		seqtrack_episode_reordered(r, fs, seq, ts, keep);
+	return v;
 }
 
 /* ---------------------------------------------------------------------------
@@ -234,15 +251,18 @@ static void note_transit(struct seqtrack *t, struct seqtrack_run *r, __u64 trans
 		hist_coarse_record(&t->live, (__s64)transit < 0 ? 0 : transit);
 }
 
-static void note_times(struct seqtrack *t, struct seqtrack_run *r, __u32 ticks, __u64 now,
-		       bool timed)
+/* Returns the frame's send time, on the run's clock. */
+static __u64 note_times(struct seqtrack *t, struct seqtrack_run *r, __u32 ticks, __u64 now,
+			bool timed)
 {
 	__u64 cnow = now + r->shift; /* the receive time on the run's clock */
 	__u64 ts = send_time(r, ticks, cnow), slot = ts / SEQTRACK_BURST_NS;
 
-	if (!r->first_rx) {
-		r->first_ts = r->last_ts = ts;
+	/* The first data frame; a mark may have come first (its time is no send time). */
+	if (!r->first_rx)
 		r->first_rx = now;
+	if (!r->first_ts) {
+		r->first_ts = r->last_ts = ts;
 		r->burst_slot = slot;
 	}
 	r->first_ts = ts < r->first_ts ? ts : r->first_ts;
@@ -260,6 +280,7 @@ static void note_times(struct seqtrack *t, struct seqtrack_run *r, __u32 ticks, 
 	}
 	if (r->burst_n > r->burst_max)
 		r->burst_max = r->burst_n;
+	return ts;
 }
 
 /* ---------------------------------------------------------------------------
@@ -304,8 +325,7 @@ enum seqtrack_verdict seqtrack_update_timed(struct seqtrack *t, const struct sta
 	}
 	before = r->c;
 	r->flows_data += !(fs->flags & SEQTRACK_FLOW_DATA);
-	v = sequence(&r->c, fs, st->seq);
-	note_times(t, r, st->ticks, now, timed);
+	v = sequence(r, fs, st->seq, note_times(t, r, st->ticks, now, timed), t->episodes_keep);
 	if (r->probation && r->c.received >= SEQTRACK_PROMOTE)
 		seqtrack_run_promote(t, r);
 	else

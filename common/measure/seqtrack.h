@@ -50,6 +50,11 @@
  *    frame of a run whose books were closed opens new books ('reopened'):
  *    its flows start from where the frame is, so what was lost between the
  *    pieces is not counted, and the report says so.
+ *  - loss episodes (episodes.h): a gap opens one in its flow, with the send
+ *    times of the frames on either side. It stays open, and a reordered frame
+ *    inside it shrinks or splits it, until the flow's next gap or the books'
+ *    report or close; then it joins the run's episodes. A reordered frame of
+ *    an episode already closed is counted 'amended'.
  *  - memory: flows live in a per-run hash table (open addressing on the flow
  *    id), a run on probation has one flow inline; the tables of the open
  *    runs grow by at most SEQTRACK_FLOW_SLOTS_MAX slots beyond their first
@@ -64,6 +69,7 @@
 #include <linux/types.h>
 
 #include "measure/clockid.h"
+#include "measure/episodes.h"
 #include "measure/hist.h"
 #include "measure/jitter.h"
 #include "pkt/stamp.h"
@@ -74,7 +80,7 @@
 #define SEQTRACK_PROMOTE 8 /* frames that take a run off probation (or any mark) */
 #define SEQTRACK_DONE_MAX 256 /* closed runs kept whole, per tracker */
 #define SEQTRACK_FLOW_SLOTS_MIN 16 /* a run's first flow table */
-#define SEQTRACK_FLOW_SLOTS_MAX 262144 /* grown slots over all open runs' tables: 8 MiB */
+#define SEQTRACK_FLOW_SLOTS_MAX 262144 /* grown slots over all open runs' tables: 16 MiB */
 #define SEQTRACK_IDLE_NS 1000000000ULL /* a run with no frame for this long is idle */
 #define SEQTRACK_BURST_NS 100000ULL /* 100 us */
 #define SEQTRACK_INDEX 1024 /* open runs' id index: a power of 2, at least 2 x RUNS_MAX */
@@ -129,7 +135,7 @@ static inline bool seqtrack_clock_timed(unsigned int state)
 	return state == SEQTRACK_CLOCK_SAME || state == SEQTRACK_CLOCK_SYNCED;
 }
 
-/* One flow's state: a slot of its run's hash table (32 bytes). */
+/* One flow's state: a slot of its run's hash table (64 bytes). */
 struct seqtrack_flow {
 	__u32 expected; /* highest seq received + 1 */
 	__u32 first; /* the first frame's seq: the head missing before it */
@@ -138,6 +144,10 @@ struct seqtrack_flow {
 	__u8 span; /* how far back the window is meaningful: 0 (unused) ..SEQTRACK_WINDOW */
 	__u8 flags; /* SEQTRACK_FLOW_* */
 	__u64 missing[SEQTRACK_WINDOW / 64]; /* bit b: seq expected-1-b counted missing */
+	__u64 last_ts; /* send time of the frame at expected - 1 (the highest received) */
+	/* the open loss episode: numbers ep_first.. (ep_frames of them, 0: none) */
+	__u64 ep_before, ep_after; /* send times of the frames on either side */
+	__u32 ep_first, ep_frames;
 };
 
 #define SEQTRACK_FLOW_USED 0x1
@@ -192,6 +202,8 @@ struct seqtrack_run {
 	__u64 early[SEQTRACK_EARLY]; /* transits (receive - send) before the histograms */
 	__u8 early_timed; /* bit i: early[i] was timed */
 	struct jitter jit;
+	/* closed loss episodes (the open ones are in the flows): last, away from what each frame uses */
+	struct episodes ep;
 };
 
 #define SEQTRACK_NONE 0xffff
@@ -202,6 +214,7 @@ struct seqtrack {
 	struct hist_coarse live; /* latency of runs on this sink's clock, coarse, for export */
 	struct clock_set clk; /* the clocks this sink can read a stamp's time on (clockid.h) */
 	bool own_clock; /* every run is on this clock (the round trips of a generator's own frames) */
+	unsigned int episodes_keep; /* the longest loss episodes a run keeps whole (episodes.h) */
 	__u64 opened; /* books ever opened (reopenings included) */
 	__u64 closed; /* books closed to make room */
 	__u64 marks; /* marks booked */
@@ -238,6 +251,11 @@ void seqtrack__destroy(struct seqtrack *t);
 static inline void seqtrack_own_clock(struct seqtrack *t)
 {
 	t->own_clock = true;
+}
+/* Keep the n longest loss episodes of each run whole (at most EPISODES_MAX; default 16). */
+static inline void seqtrack_episodes_keep(struct seqtrack *t, unsigned int n)
+{
+	t->episodes_keep = n < EPISODES_MAX ? n : EPISODES_MAX;
 }
 /* Forget every run and zero the counts. */
 void seqtrack_reset(struct seqtrack *t);
@@ -297,6 +315,8 @@ struct seqtrack_summary {
 	__u32 reopened; /* times its books were closed for room and opened again */
 	struct hist_summary ipdv; /* |IPDV| over its pieces' histograms */
 	double jitter_ns; /* RFC 3550 J: its pieces' J, weighted by their IPDV counts */
+	/* loss episodes over its pieces: the closed ones, and those still open in their flows */
+	struct episodes ep;
 };
 
 /*

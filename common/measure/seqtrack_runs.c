@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "measure/seqtrack_episodes.h"
 #include "measure/seqtrack_runs.h"
 
 struct seqtrack *seqtrack__create(__u64 clock_id)
@@ -19,6 +20,7 @@ struct seqtrack *seqtrack__create(__u64 clock_id)
 	if (t) {
 		clock_set_one(&t->clk, clock_id);
 		t->prob_head = t->prob_tail = SEQTRACK_NONE;
+		t->episodes_keep = EPISODES_KEEP;
 	}
 	return t;
 }
@@ -49,11 +51,13 @@ void seqtrack_reset(struct seqtrack *t)
 {
 	struct clock_set clk = t->clk;
 	bool own = t->own_clock;
+	unsigned int keep = t->episodes_keep;
 
 	runs_release(t);
 	memset(t, 0, sizeof(*t));
 	t->clk = clk;
 	t->own_clock = own;
+	t->episodes_keep = keep;
 	t->prob_head = t->prob_tail = SEQTRACK_NONE;
 }
 
@@ -151,8 +155,10 @@ static int flows_resize(struct seqtrack_run *r, __u32 n)
 
 	if (!f)
 		return -ENOMEM;
-	if (!oldn && (r->one.flags & SEQTRACK_FLOW_USED))
+	if (!oldn && (r->one.flags & SEQTRACK_FLOW_USED)) {
 		*flow_slot(f, n, r->one.key) = r->one;
+		r->one.ep_frames = 0; /* its open episode moved with it: none stays behind */
+	}
 	for (i = 0; i < oldn; i++)
 		if (old[i].flags & SEQTRACK_FLOW_USED)
 			*flow_slot(f, n, old[i].key) = old[i];
@@ -295,6 +301,7 @@ static void counts_widen(struct seqtrack_run *into, const struct seqtrack_run *f
 	into->last_rx = from->last_rx > into->last_rx ? from->last_rx : into->last_rx;
 	into->flows_seen += from->flows_seen;
 	into->flows_data += from->flows_data;
+	episodes_merge(&into->ep, &from->ep, EPISODES_MAX);
 }
 
 static void hist_release(struct seqtrack *t, struct hist *h)
@@ -379,6 +386,7 @@ static void run_close(struct seqtrack *t, unsigned int i)
 		run_remove(t, i);
 		return;
 	}
+	seqtrack_episodes_close(t, r);
 	run_flows_free(t, r);
 	run_settle(t, r);
 	closed_add(t, r->id);
@@ -443,6 +451,8 @@ struct seqtrack_run *seqtrack_run_open(struct seqtrack *t, __u32 id, __u64 now)
 	}
 	r = &t->runs[slot];
 	memset(r, 0, offsetof(struct seqtrack_run, early));
+	/* The episodes' counts; those kept whole are none once nlong is 0. */
+	memset(&r->ep, 0, offsetof(struct episodes, longest));
 	r->jit = (struct jitter){ 0 };
 	r->id = id;
 	r->order = (__u32)t->opened++;

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "measure/seqtrack.h"
+#include "measure/seqtrack_episodes.h"
+#include "measure/seqtrack_runs.h"
 
 /* A run record of some tracker, for merging by id. */
 struct run_ref {
@@ -85,6 +86,9 @@ static void summary_add(struct seqtrack_summary *s, const struct seqtrack_run *r
 			       (double)(s->ipdv.count + r->ipdv->count);
 	if (r->ipdv)
 		s->ipdv.count += r->ipdv->count; /* the weight so far; summarized at the end */
+	/* The pieces each keep their longest episodes: the longest of all are among them. */
+	episodes_merge(&s->ep, &r->ep, EPISODES_MAX);
+	seqtrack_episodes_open(r, &s->ep, EPISODES_MAX);
 }
 
 /*

@@ -42,7 +42,7 @@ bh_run_of() {
 # (the generator off the CPU for 50 ms on a busy machine) is followed by
 # another, up to five, while the generator runs.
 test_blackhole_lost_is_what_the_window_dropped() {
-	local gout bout gpid rec dropped=0 n=0
+	local gout bout gpid rec d dropped=0 n=0 windows=0
 	bh_lab
 	bh_sink
 	gout=$(mktemp)
@@ -63,7 +63,9 @@ test_blackhole_lost_is_what_the_window_dropped() {
 			"$(json_text "$rec" 'o["closed_ns"] - o["opened_ns"]')"
 		t_expect_eq "window $n: drops inside it" True \
 			"$(json_text "$rec" 'o["dropped"] == 0 or o["opened_ns"] <= o["first_drop_ns"] <= o["last_drop_ns"] < o["closed_ns"]')"
-		dropped=$((dropped + $(json_text "$rec" 'o["dropped"]')))
+		d=$(json_text "$rec" 'o["dropped"]')
+		dropped=$((dropped + d))
+		[ "$d" -eq 0 ] || windows=$((windows + 1))
 	done
 	wait "$gpid" || t_fail "xdp-gen exited $?: $(tail -n 3 "$gout")"
 	bh_sink_stop
@@ -74,6 +76,21 @@ test_blackhole_lost_is_what_the_window_dropped() {
 		"$(bh_run_of "$gout" 'r["received"] + r["lost"]')"
 	t_expect_eq "duplicates, reordered, late" "0 0 0" \
 		"$(bh_run_of "$gout" '"%d %d %d" % (r["duplicates"], r["reordered"], r["late"])')"
+	# Each window that dropped frames stopped the traffic once: an episode of its frames.
+	t_expect_eq "loss episodes: one a window that dropped" "$windows" \
+		"$(bh_run_of "$gout" 'r["loss_episodes"]')"
+	t_expect_eq "their frames: what the windows dropped" "$dropped 0" \
+		"$(bh_run_of "$gout" '"%d %d" % (r["loss_episode_frames"], r["episodes_amended"])')"
+	t_expect_eq "the episodes listed, one a window, add up" "$windows $dropped" \
+		"$(bh_run_of "$gout" '"%d %d" % (len(r["episodes"]), sum(e["frames"] for e in r["episodes"]))')"
+	t_expect_eq "outages: the longest of them, within their total" True \
+		"$(bh_run_of "$gout" '0 < r["outage_max_ns"] <= r["outage_total_ns"] and r["outage_max_ns"] == r["episodes"][0]["outage_ns"]')"
+	# The send times span the generator's frames: the sink's span is the generator's own
+	# (a START mark that came first once made it the time since the clock's origin).
+	local spans
+	spans="[$(json_get "$gout" summary 'o["send_s"]'), $(bh_run_of "$gout" 'r["send_s"]')]"
+	t_expect_eq "the sink's send span within the generator's (generator, sink: $spans)" True \
+		"$(json_text "$spans" '0 < o[1] <= o[0] + 0.001')"
 }
 
 # bh_usage WHAT ARGS...: one line on stderr, exit code 2.

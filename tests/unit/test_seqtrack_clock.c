@@ -203,7 +203,34 @@ static void test_clock_named_late(void)
 	seqtrack__destroy(t);
 }
 
+/*
+ * The START mark before any frame, as xdp-gen sends it: the send times span
+ * the frames (a mark's arrival is no send time), so the rate is the frames'.
+ */
+static void test_mark_first_send_span(void)
+{
+	struct seqtrack *t = tracker(true);
+	struct runs r = { 0 };
+	__u32 i;
+
+	if (!ASSERT_TRUE(t, "create"))
+		return;
+	start_mark(t, 1, XDPSG_CLOCK_MONOTONIC, MONO_HERE, false, 0, NOW - TRANSIT, NOW);
+	for (i = 0; i < 100; i++)
+		frame(t, 1, i, 0, NOW + 1000000 + i * 10000ULL);
+	ASSERT_EQ(seqtrack_runs(&t, 1, collect, &r), 1, "one run");
+	ASSERT_TRUE(r.s[0].first_ts + 200 >= NOW + 1000000 - TRANSIT &&
+			    r.s[0].first_ts <= NOW + 1000000 - TRANSIT + 200,
+		    "the first frame's send time");
+	ASSERT_TRUE(r.s[0].last_ts - r.s[0].first_ts + 200 >= 99 * 10000ULL &&
+			    r.s[0].last_ts - r.s[0].first_ts <= 99 * 10000ULL + 200,
+		    "the send times span the frames");
+	ASSERT_EQ(r.s[0].first_rx, NOW, "received from the mark on");
+	seqtrack__destroy(t);
+}
+
 static const struct test_case cases[] = {
+	TEST_CASE(mark_first_send_span),
 	TEST_CASE(clock_kinds),
 	TEST_CASE(clock_sink_unsynced),
 	TEST_CASE(clock_named_late),

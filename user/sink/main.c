@@ -15,6 +15,7 @@
 #include "cli/params.h"
 #include "cli/params_cmd.h"
 #include "kern/xdp_attach.h"
+#include "measure/episodes.h"
 #include "report/run.h"
 #include "sink.h"
 
@@ -31,6 +32,7 @@ static const struct sink_cfg defaults = {
 	 */
 	.ring_size = 8192,
 	.qsize = 2048, /* xdp-bench redirect-cpu's */
+	.episodes = EPISODES_KEEP,
 	/* frame_size 0: xsk_plan() picks 2048 bytes when the interface's MTU fits, else 4096 */
 	.xsk = { .frame_size = 0 },
 };
@@ -189,6 +191,10 @@ static const struct param_def xsk_opts[] = {
 			"(default: when the queue drops frames, kept only if it delivers more there)"),
 	PARAM_OPT("no-follow-rx", PARAM_FLAG, OPT(no_follow_rx),
 		  .help = "keep each queue's thread on its CPU (as --cpus does)"),
+	PARAM_OPT("episodes", PARAM_UINT, OPT(episodes), .metavar = "N",
+		  .help = "the longest loss episodes (how long traffic stopped) kept whole per run; "
+			  "the others are counted (default 16)",
+		  .min = 0, .max = EPISODES_MAX),
 	PARAM_OPT("no-verify", PARAM_FLAG, OPT(no_verify),
 		  .help = "count only: do not read stamps (no loss, order or latency checks)"),
 	PARAM_OPT(

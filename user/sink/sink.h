@@ -75,6 +75,7 @@ struct sink_cfg {
 	/* xsk */
 	struct param_list queues, cpus;
 	__u64 batch, ring_size;
+	__u64 episodes; /* the longest loss episodes kept whole per run (--episodes) */
 	struct xsk_cli xsk;
 	bool poll, time_all, hw_time, no_verify, follow_rx, no_follow_rx;
 	bool read_data; /* xsk --no-verify: read each delivered frame's first bytes */

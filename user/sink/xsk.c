@@ -93,6 +93,7 @@ static int xq_setup(struct xq *x)
 		if (!x->tr)
 			return -ENOMEM;
 		seqtrack_clocks(x->tr, &xs->clocks);
+		seqtrack_episodes_keep(x->tr, (unsigned int)cfg->episodes);
 	}
 	if (xs->records && x->queue < XDPSG_MAX_QUEUES) {
 		x->rec_mask = xs->rec_n - 1;

@@ -228,9 +228,30 @@ static void text_lat(const char *label, const struct hist_summary *h)
 		       fmt_ns(l[5], 24, hs.max));
 }
 
+/* -v: a run's longest loss episodes, up to --episodes of them, longest first. */
+static void text_episodes(const struct seqtrack_summary *s, unsigned int keep)
+{
+	struct episode e[EPISODES_MAX];
+	unsigned int i, n = episodes_sorted(&s->ep, e);
+	char l[24];
+
+	n = n < keep ? n : keep;
+	for (i = 0; i < n; i++)
+		printf("      outage %s: flow %u, seq %u..%u (%s frames), %.6f s into the run\n",
+		       fmt_ns(l, sizeof(l), e[i].outage_ns), e[i].flow, e[i].first,
+		       e[i].first + e[i].frames - 1, FMT_COUNT(e[i].frames),
+		       e[i].at_ns > s->first_ts ? (double)(e[i].at_ns - s->first_ts) / 1e9 : 0);
+	if (s->ep.count > n)
+		printf("      ... and %s shorter episodes (--episodes keeps %u)\n",
+		       FMT_COUNT(s->ep.count - n), keep);
+	if (s->ep.amended)
+		printf("      %s frames arrived after their episode had closed (a later gap in their flow): the episodes above hold them as lost\n",
+		       FMT_COUNT(s->ep.amended));
+}
+
 /* -v: one line per run, and one for its latency. */
 static void text_run(const struct xsk_runs *r, const struct seqtrack_summary *s,
-		     const struct hist_summary *lat)
+		     const struct hist_summary *lat, unsigned int keep)
 {
 	char l[3][24];
 
@@ -246,6 +267,7 @@ static void text_run(const struct xsk_runs *r, const struct seqtrack_summary *s,
 		       fmt_ns(l[0], sizeof(l[0]), s->ipdv.p50),
 		       fmt_ns(l[1], sizeof(l[1]), s->ipdv.p99),
 		       fmt_ns(l[2], sizeof(l[2]), (__u64)s->jitter_ns));
+	text_episodes(s, keep);
 }
 
 /* What was received that the books could not check, and why. */
@@ -359,7 +381,7 @@ static void text_checks(const struct sink *sk, const struct xq_counts *c)
 		struct causes_books b = xsk_run_causes_books(&r, &r.row[i].s);
 
 		if (sk->cfg->verbose)
-			text_run(&r, &r.row[i].s, &r.row[i].lat);
+			text_run(&r, &r.row[i].s, &r.row[i].lat, (unsigned int)sk->cfg->episodes);
 		causes_text_run(sk->causes, r.row[i].s.id, &b);
 	}
 	causes_text_rest(sk->causes);

@@ -264,6 +264,44 @@ static void json_end(struct jw *w, const struct xsk_runs *r, const struct seqtra
 	jw_u64(w, "mark_conflicts", s->mk.conflicts);
 }
 
+/*
+ * The run's loss episodes: counts and outages, and (the summary's runs) the
+ * longest, up to --episodes of them, longest first.
+ */
+static void json_episodes(struct jw *w, const struct seqtrack_summary *s, unsigned int keep,
+			  bool list)
+{
+	struct episode e[EPISODES_MAX];
+	unsigned int i, n;
+
+	jw_u64(w, "loss_episodes", s->ep.count);
+	jw_u64(w, "loss_episode_frames", s->ep.frames);
+	jw_u64(w, "outage_max_ns", s->ep.max_ns);
+	jw_u64(w, "outage_total_ns", s->ep.total_ns);
+	if (s->ep.count)
+		jw_u64(w, "outage_worst_flow", s->ep.max_flow);
+	else
+		jw_null(w, "outage_worst_flow");
+	jw_u64(w, "episodes_amended", s->ep.amended);
+	if (!list)
+		return;
+	n = episodes_sorted(&s->ep, e);
+	n = n < keep ? n : keep;
+	jw_arr(w, "episodes");
+	for (i = 0; i < n; i++) {
+		jw_obj(w, NULL);
+		jw_u64(w, "flow", e[i].flow);
+		jw_u64(w, "first_seq", e[i].first);
+		jw_u64(w, "frames", e[i].frames);
+		jw_u64(w, "outage_ns", e[i].outage_ns);
+		jw_u64(w, "at_ns", e[i].at_ns);
+		jw_double(w, "at_s",
+			  e[i].at_ns > s->first_ts ? (double)(e[i].at_ns - s->first_ts) / 1e9 : 0);
+		jw_end_obj(w);
+	}
+	jw_end_arr(w);
+}
+
 void xsk_json_run(const struct sink *sk, struct jw *w, const char *key, const struct xsk_runs *r,
 		  const struct seqtrack_summary *s, const struct hist_summary *lat)
 {
@@ -281,6 +319,7 @@ void xsk_json_run(const struct sink *sk, struct jw *w, const char *key, const st
 	jw_u64(w, "unplaced", s->c.unplaced);
 	jw_u64(w, "reopened", s->reopened);
 	jw_u64(w, "flows", s->flows);
+	json_episodes(w, s, (unsigned int)sk->cfg->episodes, !key);
 	if (!key)
 		json_end(w, r, s);
 	jw_double(w, "first_rx_s", s->first_rx > t0 ? (double)(s->first_rx - t0) / 1e9 : 0);
@@ -312,7 +351,7 @@ static bool run_has_note(const struct xsk_runs *r, const struct seqtrack_summary
 {
 	return xsk_run_end_of(r, s) != RUN_END_SEEN || s->c.missing_head ||
 	       s->mk.state != SEQTRACK_CLOCK_SAME || s->reopened || s->mk.conflicts ||
-	       s->c.unplaced;
+	       s->c.unplaced || s->ep.count;
 }
 
 /* One line per thing to say of a run, each starting with its id. */
@@ -344,6 +383,14 @@ void text_run_notes(const struct xsk_runs *r, const struct seqtrack_summary *s)
 	if (s->mk.conflicts)
 		printf("    run %08x: %s end marks disagreed with an earlier one and were ignored\n",
 		       s->id, FMT_COUNT(s->mk.conflicts));
+	if (s->ep.count) {
+		char a[24], b[24];
+
+		printf("    run %08x: traffic stopped %s times (loss episodes: %s frames), the longest for %s (flow %u), %s in all\n",
+		       s->id, FMT_COUNT(s->ep.count), FMT_COUNT(s->ep.frames),
+		       fmt_ns(a, sizeof(a), s->ep.max_ns), s->ep.max_flow,
+		       fmt_ns(b, sizeof(b), s->ep.total_ns));
+	}
 }
 
 /* Up to RUNS_NOTED runs' notes; the rest counted (-v and JSON have each). */
