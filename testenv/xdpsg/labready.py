@@ -88,10 +88,11 @@ def shell_sink(others=()):
     ...))."""
     procs = {pid: (int(f[1]), int(f[19])) for pid, f in sysstat.processes()}
     me, anc = os.getpid(), os.getppid()
+    top = pid_max()
     for _ in range(3):
         # Not the subshell we came up from: a copy of the shell that waits for us.
-        kids = sorted(((start, pid) for pid, (pp, start) in procs.items()
-                       if pp == anc and pid != me), reverse=True)
+        kids = newest_first([(start, pid) for pid, (pp, start) in procs.items()
+                             if pp == anc and pid != me], top)
         me = anc
         pending = False
         shell = cmdline(anc)
@@ -107,6 +108,33 @@ def shell_sink(others=()):
         if anc <= 1:
             break
     return 0, False
+
+
+def newest_first(kids, top):
+    """KIDS, (start tick, pid) pairs, newest first. Start times are in clock ticks
+    (10 ms), so two children forked one after the other often share one; then the later
+    pid is the newer, counted around the wrap at TOP (pid_max): a run of the tests makes
+    more processes than the 32768 pids a default kernel has, and a child forked after
+    the wrap has the smaller pid."""
+    ticks = {}
+    for start, pid in kids:
+        ticks.setdefault(start, []).append(pid)
+
+    def key(sp):
+        start, pid = sp
+        same = ticks[start]
+        if max(same) - min(same) > top // 2 and pid < top // 2:
+            pid += top  # forked after the pids wrapped
+        return start, pid
+    return sorted(kids, key=key, reverse=True)
+
+
+def pid_max():
+    try:
+        with open('/proc/sys/kernel/pid_max') as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 32768
 
 
 def cmdline(pid):

@@ -26,11 +26,16 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTENV = os.path.join(os.path.dirname(os.path.dirname(HERE)), 'testenv')
 
-# The wait, as a child of the shell: exit 0 once ready, else its reason and 3.
+# The wait, as a child of the shell: exit 0 once ready, else its reason and 3. PENDING_S
+# in the environment replaces labready's: how long a child not yet exec'd holds the choice.
 WAITER = textwrap.dedent('''
+    import os
     import sys
     sys.path.insert(0, %r)
     from xdpsg import labready
+
+    if os.environ.get('PENDING_S'):
+        labready.PENDING_S = float(os.environ['PENDING_S'])
 
     class Paths:
         name = 'lt'
@@ -43,6 +48,27 @@ WAITER = textwrap.dedent('''
     print(err or 'ready')
     sys.exit(3 if err else 0)
 ''') % TESTENV
+
+
+class NewestFirst(unittest.TestCase):
+    """Children that share a start tick: the later pid is the newer, around the wrap too."""
+
+    def setUp(self):
+        sys.path.insert(0, TESTENV)
+        from xdpsg import labready
+        self.order = labready.newest_first
+
+    def test_later_tick_first(self):
+        self.assertEqual(self.order([(5, 100), (7, 90)], 32768), [(7, 90), (5, 100)])
+
+    def test_same_tick_later_pid(self):
+        self.assertEqual(self.order([(5, 100), (5, 101)], 32768), [(5, 101), (5, 100)])
+
+    def test_same_tick_across_the_wrap(self):
+        # 32760 forked, the pids wrapped, then 5: 5 is the newer. The CI failure: the
+        # old sink (32760) was taken over the newer child (5) still on its way to exec.
+        self.assertEqual(self.order([(5, 32760), (5, 5), (4, 20000)], 32768),
+                         [(5, 5), (5, 32760), (4, 20000)])
 
 
 class ShellSink(unittest.TestCase):
@@ -101,13 +127,16 @@ class ShellSink(unittest.TestCase):
         # An older sink of the shell (no side registered it) is still running: the
         # newer child, once it runs its command, is the one to wait for. Its ready file
         # comes late, so taking the old one would end the wait at once on a stale file.
+        # The child takes 0.4 s to exec, and on a machine busy with the integration
+        # tests its sleep, fork and exec may take longer than labready's 2 s: the wait
+        # here holds the choice for 20 s. What is tested is that it waits, not how long.
         out, rc = self.run_shell('''
             READY=$D/old.ready "$D/xdp-sink" &
             old=$!
             echo $old >"$D/sink.ready"
             ( sleep 0.4; READY=$D/sink.ready exec "$D/xdp-sink" ) &
             new=$!
-            "%s" "$D/wait.py" "$D" sink 20
+            PENDING_S=20 "%s" "$D/wait.py" "$D" sink 20
             st=$?
             [ "$(cat "$D/sink.ready")" = "$new" ] || { echo "ready file: not $new"; exit 4; }
             exit $st
