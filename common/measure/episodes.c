@@ -5,6 +5,11 @@
 
 #include "measure/episodes.h"
 
+const __u64 episode_bounds_ns[EPISODE_BOUNDS] = {
+	100000ULL,    1000000ULL,   5000000ULL,	  10000000ULL,	 20000000ULL,	50000000ULL,
+	100000000ULL, 200000000ULL, 500000000ULL, 1000000000ULL, 5000000000ULL, 30000000000ULL,
+};
+
 /* A before B in the report: longer, then by flow, then by sequence number. */
 static bool longer(const struct episode *a, const struct episode *b)
 {
@@ -37,6 +42,11 @@ static void keep_longest(struct episodes *e, const struct episode *x, unsigned i
 
 void episodes_add(struct episodes *e, const struct episode *x, unsigned int keep)
 {
+	unsigned int b = 0;
+
+	while (b < EPISODE_BOUNDS && x->outage_ns > episode_bounds_ns[b])
+		b++;
+	e->buckets[b]++;
 	e->count++;
 	e->frames += x->frames;
 	e->total_ns += x->outage_ns;
@@ -59,6 +69,8 @@ void episodes_merge(struct episodes *a, const struct episodes *b, unsigned int k
 	a->frames += b->frames;
 	a->total_ns += b->total_ns;
 	a->amended += b->amended;
+	for (i = 0; i <= EPISODE_BOUNDS; i++)
+		a->buckets[i] += b->buckets[i];
 	for (i = 0; i < b->nlong; i++)
 		keep_longest(a, &b->longest[i], keep);
 }

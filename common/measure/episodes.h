@@ -21,6 +21,10 @@
 
 #define EPISODES_MAX 64 /* the longest episodes a run can keep whole */
 #define EPISODES_KEEP 16 /* how many it keeps by default */
+#define EPISODE_BOUNDS 12 /* the outages' histogram: its bounds (episode_bounds_ns) */
+
+/* 100 us, 1 ms, 5 ms, 10, 20, 50, 100, 200, 500 ms, 1 s, 5 s, 30 s: convergence times. */
+extern const __u64 episode_bounds_ns[EPISODE_BOUNDS];
 
 struct episode {
 	__u64 at_ns; /* send time of the last frame before it, on the run's clock */
@@ -37,6 +41,8 @@ struct episodes {
 	__u64 max_ns; /* the longest */
 	/* frames that arrived after their episode was closed (taken from no episode) */
 	__u64 amended;
+	/* outages by episode_bounds_ns: [i] above bound i - 1, at or below bound i; the last above all */
+	__u64 buckets[EPISODE_BOUNDS + 1];
 	__u16 max_flow; /* the flow of the longest */
 	__u8 nlong; /* entries in longest[] */
 	struct episode longest[EPISODES_MAX]; /* unordered; the shortest goes first */

@@ -213,6 +213,29 @@ void metrics_hist_seconds(struct metrics_w *w, const char *name, const char *key
 	metrics_u64(w, full, key, value, h->count);
 }
 
+void metrics_buckets_seconds(struct metrics_w *w, const char *name, const char *key,
+			     const char *value, const __u64 *bounds_ns, const __u64 *counts,
+			     unsigned int n, __u64 sum_ns)
+{
+	unsigned int b;
+	__u64 below = 0;
+	char le[32], full[160];
+
+	for (b = 0; b < n; b++) {
+		below += counts[b];
+		snprintf(le, sizeof(le), "%g", (double)bounds_ns[b] / 1e9);
+		bucket_row(w, name, key, value, le, below);
+	}
+	below += counts[n];
+	bucket_row(w, name, key, value, "+Inf", below);
+	snprintf(full, sizeof(full), "%s_sum", name);
+	sample_head(w, full, key, value);
+	fprintf(w->f, "%" PRIu64 ".%09" PRIu64 "\n", (uint64_t)(sum_ns / 1000000000ULL),
+		(uint64_t)(sum_ns % 1000000000ULL));
+	snprintf(full, sizeof(full), "%s_count", name);
+	metrics_u64(w, full, key, value, below);
+}
+
 void metrics_hist_coarse_seconds(struct metrics_w *w, const char *name, const char *key,
 				 const char *value, const struct hist_coarse *h)
 {

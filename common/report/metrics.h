@@ -94,6 +94,15 @@ void metrics_u64_at(struct metrics_w *w, const char *name, const char *key, __u6
 void metrics_hist_seconds(struct metrics_w *w, const char *name, const char *key, const char *value,
 			  const struct hist *h);
 
+/*
+ * A histogram already in buckets: counts[i] values above bounds_ns[i - 1] and
+ * at or below bounds_ns[i] (ascending), counts[n] above them all; written
+ * as metrics_hist_seconds writes one, with sum_ns as its _sum.
+ */
+void metrics_buckets_seconds(struct metrics_w *w, const char *name, const char *key,
+			     const char *value, const __u64 *bounds_ns, const __u64 *counts,
+			     unsigned int n, __u64 sum_ns);
+
 /* The bounds metrics_hist_seconds uses, in nanoseconds (for tests and docs). */
 extern const __u64 *const metrics_hist_bounds_ns;
 extern const unsigned int metrics_hist_nbounds;

@@ -12,11 +12,14 @@ bh_lab() {
 	lab_setup --no-ipv6 --qdisc pfifo:1000 --dut xdp
 }
 
-# bh_sink: the verifying AF_XDP sink, reporting every 100 ms, once ready.
+# bh_sink: the verifying AF_XDP sink, reporting every 100 ms, once ready; its
+# OpenMetrics in BH_METRICS.
 bh_sink() {
 	BH_SINK_OUT=$(mktemp)
-	t_on_cleanup rm -f "$BH_SINK_OUT"
-	lab_bg "$BH_SINK_OUT" sink "$SINK" xsk -j -i 100ms -d 300 --ring-size 65536 "$SINK_IF"
+	BH_METRICS=$(mktemp)
+	t_on_cleanup rm -f "$BH_SINK_OUT" "$BH_METRICS"
+	lab_bg "$BH_SINK_OUT" sink "$SINK" xsk -j -i 100ms -d 300 --ring-size 65536 \
+		--metrics-file "$BH_METRICS" "$SINK_IF"
 	BH_SINK_PID=$LAST_PID
 	wait_ready "$BH_SINK_OUT" "$BH_SINK_PID" || t_fail "xsk sink did not start: $(cat "$BH_SINK_OUT")"
 }
@@ -87,7 +90,15 @@ test_blackhole_lost_is_what_the_window_dropped() {
 		"$(bh_run_of "$gout" '0 < r["outage_max_ns"] <= r["outage_total_ns"] and r["outage_max_ns"] == r["episodes"][0]["outage_ns"]')"
 	# The send times span the generator's frames: the sink's span is the generator's own
 	# (a START mark that came first once made it the time since the clock's origin).
-	local spans
+	# The outages' histogram has them all, by run.
+	local id row spans
+	id=$(printf '%08x' "$(json_get "$gout" summary 'o["run"]')")
+	row=$(grep -E "^xdp_sink_outage_seconds_count\{.*run=\"$id\"" "$BH_METRICS")
+	t_expect_eq "xdp_sink_outage_seconds_count of run $id ($row)" "$windows" "${row##* }"
+	if command -v promtool >/dev/null; then
+		promtool check metrics <"$BH_METRICS" >/dev/null 2>&1 ||
+			t_fail "promtool check metrics: $(promtool check metrics <"$BH_METRICS" 2>&1 | head -n 3)"
+	fi
 	spans="[$(json_get "$gout" summary 'o["send_s"]'), $(bh_run_of "$gout" 'r["send_s"]')]"
 	t_expect_eq "the sink's send span within the generator's (generator, sink: $spans)" True \
 		"$(json_text "$spans" '0 < o[1] <= o[0] + 0.001')"

@@ -198,6 +198,32 @@ static void test_coarse_histogram(void)
 	free(t);
 }
 
+/* A histogram already in buckets (loss episodes' outages): cumulative rows, +Inf, sum, count. */
+static void test_buckets_histogram(void)
+{
+	static const __u64 bounds[] = { 1000000ULL, 50000000ULL, 1000000000ULL };
+	static const __u64 counts[] = { 2, 0, 1, 3 }; /* the last: above 1 s */
+	struct metrics_w w = { .labels = "mode=\"xsk\"" };
+	char *t = NULL;
+	size_t len = 0;
+
+	w.f = open_memstream(&t, &len);
+	if (!ASSERT_TRUE(w.f, "stream"))
+		return;
+	metrics_buckets_seconds(&w, "o_seconds", "run", "r1", bounds, counts, 3, 7050000001ULL);
+	fclose(w.f);
+	ASSERT_EQ(row(t, "o_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"0.001\"} "), 2, "le 1 ms");
+	ASSERT_EQ(row(t, "o_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"0.05\"} "), 2,
+		  "le 50 ms, cumulative");
+	ASSERT_EQ(row(t, "o_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"1\"} "), 3, "le 1 s");
+	ASSERT_EQ(row(t, "o_seconds_bucket{mode=\"xsk\",run=\"r1\",le=\"+Inf\"} "), 6,
+		  "+Inf: all of them");
+	ASSERT_EQ(row(t, "o_seconds_count{mode=\"xsk\",run=\"r1\"} "), 6, "count");
+	ASSERT_TRUE(strstr(t, "o_seconds_sum{mode=\"xsk\",run=\"r1\"} 7.050000001\n"),
+		    "exact sum in seconds");
+	free(t);
+}
+
 static void test_publish_file(void)
 {
 	char dir[] = "/tmp/xdpsg-metrics.XXXXXX", path[96], text[4096];
@@ -438,6 +464,7 @@ static const struct test_case cases[] = {
 	TEST_CASE(histogram),
 	TEST_CASE(histogram_monotonic),
 	TEST_CASE(coarse_histogram),
+	TEST_CASE(buckets_histogram),
 	TEST_CASE(publish_file),
 	TEST_CASE(file_errors_said_once),
 	TEST_CASE(publish_never_waits_for_storage),

@@ -241,7 +241,37 @@ out:
 	seqtrack__destroy(t[1]);
 }
 
+/* The outages' histogram counts every episode, kept whole or not, at its bound. */
+static void test_buckets(void)
+{
+	struct episodes e = { 0 };
+	struct episode x = { .frames = 1 };
+	__u64 n = 0;
+	unsigned int i;
+
+	x.outage_ns = 100000; /* at the first bound: in its bucket */
+	episodes_add(&e, &x, 1);
+	x.outage_ns = 100001;
+	episodes_add(&e, &x, 1);
+	x.outage_ns = 50 * 1000000ULL;
+	episodes_add(&e, &x, 1);
+	x.outage_ns = 60 * 1000000000ULL; /* above the last bound */
+	episodes_add(&e, &x, 1);
+	ASSERT_EQ(e.buckets[0], 1, "100 us: le 100 us");
+	ASSERT_EQ(e.buckets[1], 1, "just above: le 1 ms");
+	ASSERT_EQ(episode_bounds_ns[5], 50000000ULL, "the sixth bound is 50 ms");
+	ASSERT_EQ(e.buckets[5], 1, "50 ms: le 50 ms");
+	ASSERT_EQ(e.buckets[EPISODE_BOUNDS], 1, "60 s: above them all");
+	for (i = 0; i <= EPISODE_BOUNDS; i++)
+		n += e.buckets[i];
+	ASSERT_EQ(n, e.count, "every episode in a bucket");
+	ASSERT_EQ(e.nlong, 1, "one kept whole");
+	episodes_merge(&e, &e, 1);
+	ASSERT_EQ(e.buckets[EPISODE_BOUNDS], 2, "merged: summed");
+}
+
 static const struct test_case cases[] = {
+	TEST_CASE(buckets),
 	TEST_CASE(one_gap),
 	TEST_CASE(reordered_shrink_and_split),
 	TEST_CASE(refilled_gap_is_none),

@@ -83,6 +83,30 @@ static void metrics_jitter(struct metrics_w *w, const struct xsk_runs *rs)
 	}
 }
 
+/* How long traffic stopped: each run's loss episodes by outage (docs/outages.md). */
+static void metrics_outages(struct metrics_w *w, const struct xsk_runs *rs)
+{
+	static const char *const name = "xdp_sink_outage_seconds";
+	unsigned int i;
+	char id[16];
+
+	metrics_family(
+		w, name, "histogram", "seconds",
+		"Loss episodes of a generator run by how long its traffic stopped: the send-time "
+		"gap around each run of a flow's frames that never arrived, less one frame "
+		"interval.");
+	for (i = 0; i <= rs->n; i++) {
+		const struct seqtrack_summary *s = i < rs->n ? &rs->row[i].s : &rs->folded;
+
+		if (i == rs->n && !rs->folded_runs)
+			break;
+		snprintf(id, sizeof(id), "%08x", s->id);
+		metrics_buckets_seconds(w, name, "run", i < rs->n ? id : "folded",
+					episode_bounds_ns, s->ep.buckets, EPISODE_BOUNDS,
+					s->ep.total_ns);
+	}
+}
+
 /*
  * At the end, per run: the stamps' clock, whether the generator said it was
  * synchronised, and how far apart the two ends' clocks can be (0 for one
@@ -165,6 +189,7 @@ static void metrics_runs(const struct sink *sk, struct metrics_w *w, unsigned in
 	if (seqtrack_folded(tr, xs->nxq, &rs.folded, folded))
 		metrics_hist_seconds(w, lat, "run", "folded", folded);
 	metrics_jitter(w, &rs);
+	metrics_outages(w, &rs);
 	metrics_clocks(w, &rs);
 	xsk_runs_free(&rs);
 out:
