@@ -184,3 +184,63 @@ test_blackhole_separate_clocks() {
 		"$(json_text "$rec" 'o["gen_offset_ns"]')"
 	t_expect_eq "the generator's clock differs" True "$(json_text "$rec" 'o["gen_offset_ns"] != 0')"
 }
+
+# bh_forge KIND COUNT [ARG...]: stamps as forge.py makes them, from the generator side.
+bh_forge() {
+	lab_exec gen python3 "$ROOT/tests/integration/forge.py" "$GEN_IF" "$GEN_MAC" "$SINK_MAC" \
+		"$GEN_IP4" "$SINK_IP4" "$@" >/dev/null || t_fail "forge.py $* failed"
+}
+
+# Two generators at once (AF_XDP and live frames), forgers and claimers among them, then
+# windows: the forged frames touch no books, the one-frame claims have no episode, and
+# each generator's books lose its share of what the windows dropped, as episodes.
+test_blackhole_two_generators_and_forgers() {
+	local ga gb bout pa pb rec d dropped=0 n=0 run sel
+	command -v python3 >/dev/null || t_skip "python3 missing"
+	bh_lab
+	bh_sink
+	ga=$(mktemp)
+	gb=$(mktemp)
+	bout=$(mktemp)
+	t_on_cleanup rm -f "$ga" "$gb" "$bout"
+	lab_bg "$ga" gen "$GEN" xsk -j -q -r 20000 -d 3 "$GEN_IF"
+	pa=$LAST_PID
+	lab_bg "$gb" gen "$GEN" kernel -j -q -r 20000 -d 3 "$GEN_IF"
+	pb=$LAST_PID
+	wait_total "$BH_SINK_OUT" interval rx_packets 4000 ||
+		t_fail "no traffic through the DUT: $(tail -n 2 "$BH_SINK_OUT")"
+	bh_forge forged 300
+	bh_forge wrongkey 100
+	bh_forge runs 100
+	# Every forged frame seen before a window opens: the windows drop only the generators'.
+	wait_total "$BH_SINK_OUT" interval forged 400 ||
+		t_fail "the sink did not see the 400 forged frames: $(tail -n 1 "$BH_SINK_OUT")"
+	while [ "$dropped" -eq 0 ] && [ $n -lt 5 ] && ! t_gone "$pa" && ! t_gone "$pb"; do
+		n=$((n + 1))
+		"$TESTENV" blackhole --name "$LAB_NAME" --for 50ms --json >"$bout" ||
+			t_fail "blackhole failed: $(cat "$bout")"
+		rec=$(cat "$bout")
+		d=$(json_text "$rec" 'o["dropped"]')
+		dropped=$((dropped + d))
+	done
+	wait "$pa" || t_fail "xdp-gen xsk exited $?: $(tail -n 3 "$ga")"
+	wait "$pb" || t_fail "xdp-gen kernel exited $?: $(tail -n 3 "$gb")"
+	bh_sink_stop
+	echo "$n window(s), $dropped frames dropped"
+	t_expect_ge "frames the windows dropped" 1 "$dropped"
+	t_expect_eq "forged and under another key: forged" 400 "$(json_get "$BH_SINK_OUT" summary 'o["forged"]')"
+	t_expect_eq "the generators lost what the windows dropped" "$dropped" \
+		"$(( $(bh_run_of "$ga" 'r["lost"]') + $(bh_run_of "$gb" 'r["lost"]') ))"
+	for g in "$ga" "$gb"; do
+		t_expect_eq "$(json_get "$g" summary 'o["mode"]'): its lost frames are its episodes' frames" \
+			"$(bh_run_of "$g" 'r["lost"]') 0" \
+			"$(bh_run_of "$g" '"%d %d" % (r["loss_episode_frames"], r["episodes_amended"])')"
+		t_expect_eq "$(json_get "$g" summary 'o["mode"]'): at most one episode a window" True \
+			"$(bh_run_of "$g" "r['loss_episodes'] <= $n")"
+	done
+	run=$(json_get "$ga" summary 'o["run"]')
+	sel="[r for r in o['runs'] if r['run'] not in ($run, $(json_get "$gb" summary 'o["run"]'))]"
+	t_expect_eq "the claims: no episode, nothing lost" "0 0" \
+		"$(json_get "$BH_SINK_OUT" summary "'%d %d' % (sum(r['loss_episodes'] for r in $sel), sum(r['lost'] for r in $sel))")"
+	t_expect_eq "unexplained" 0 "$(json_get "$BH_SINK_OUT" summary 'o["unexplained"]')"
+}
