@@ -326,6 +326,12 @@ enum seqtrack_verdict seqtrack_update_timed(struct seqtrack *t, const struct sta
 	before = r->c;
 	r->flows_data += !(fs->flags & SEQTRACK_FLOW_DATA);
 	v = sequence(r, fs, st->seq, note_times(t, r, st->ticks, now, timed), t->episodes_keep);
+	if (v == SEQ_GAP)
+		t->last_gap = (struct seqtrack_gap){
+			.first = fs->ep_first,
+			.frames = fs->ep_frames,
+			.outage_ns = episode_outage(fs->ep_before, fs->ep_after, fs->ep_frames),
+		};
 	if (r->probation && r->c.received >= SEQTRACK_PROMOTE)
 		seqtrack_run_promote(t, r);
 	else

@@ -209,6 +209,12 @@ struct seqtrack_run {
 
 #define SEQTRACK_NONE 0xffff
 
+/* The loss episode a frame found a gap before (SEQ_GAP), as it stood then. */
+struct seqtrack_gap {
+	__u32 first, frames; /* the numbers missing */
+	__u64 outage_ns;
+};
+
 /* Owned by one thread (one queue). */
 struct seqtrack {
 	struct seqtrack_counts total; /* over all runs, kept as they change */
@@ -216,6 +222,7 @@ struct seqtrack {
 	struct clock_set clk; /* the clocks this sink can read a stamp's time on (clockid.h) */
 	bool own_clock; /* every run is on this clock (the round trips of a generator's own frames) */
 	unsigned int episodes_keep; /* the longest loss episodes a run keeps whole (episodes.h) */
+	struct seqtrack_gap last_gap; /* of the last frame whose verdict was SEQ_GAP */
 	__u64 opened; /* books ever opened (reopenings included) */
 	__u64 closed; /* books closed to make room */
 	__u64 marks; /* marks booked */

@@ -152,8 +152,11 @@ test_pcap_pcapng_verdicts() {
 		"$(py_ng "$ng" 'o["interfaces"]')"
 	want="['gap before', 19] ['gap after', 25] ['duplicate', 42] ['duplicate', 43] ['duplicate', 44]"
 	t_expect_eq "verdict comments (run 0x5eed, flow 0)" "$want" "$(py_ng "$ng" '" ".join(
-	    str([c.split(" run=")[0][7:], int(c.split("seq=")[1])]) for i, c in o["frames"]
+	    str([c.split(" run=")[0][7:], int(c.split("seq=")[1].split(";")[0])]) for i, c in o["frames"]
 	    if c and c.startswith("xdpsg: ") and " run=24301 flow=0 " in c)')"
+	# The frame after the gap ends a loss episode: its comment says which numbers, and how long.
+	t_expect_eq "the gap's episode" "seq 20..24 (5 frames), outage" "$(py_ng "$ng" '[c.split("loss episode: ")[1].rsplit(" ", 1)[0]
+	    for i, c in o["frames"] if c and "gap after" in c][0]')"
 	t_expect_eq "frames, every one with a comment" 5 \
 		"$(py_ng "$ng" 'sum(1 for i, c in o["frames"] if c)')"
 	# Each queue's statistics: what its socket received, nothing dropped.

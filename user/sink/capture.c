@@ -30,6 +30,9 @@ struct cap_hdr {
 	__u16 flow;
 	__s8 verdict; /* enum seqtrack_verdict, or CAPTURE_FOREIGN/UNCHECKED */
 	__u8 gap; /* CAP_GAP_* */
+	/* gap after: the loss episode this frame ends (frames 0: not known) */
+	__u32 ep_frames;
+	__u64 ep_outage_ns;
 };
 
 enum { CAP_GAP_NONE, CAP_GAP_BEFORE, CAP_GAP_AFTER };
@@ -59,6 +62,7 @@ struct capq {
 	__u64 tail __attribute__((aligned(64)));
 	/* fixed */
 	struct capture *c __attribute__((aligned(64)));
+	const struct seqtrack *tr; /* the queue's books: the episode a gap ends */
 	__u8 *slots;
 	__u8 *prev_data;
 };
@@ -146,13 +150,21 @@ static const char *comment(const struct cap_hdr *h, char *buf, size_t len)
 	else
 		v = seqtrack_verdict_str(h->verdict);
 	snprintf(buf, len, "xdpsg: %s run=%u flow=%u seq=%u", v, h->run, h->flow, h->seq);
+	if (h->gap == CAP_GAP_AFTER && h->ep_frames) {
+		size_t n = strlen(buf);
+		char o[24];
+
+		snprintf(buf + n, len - n, "; loss episode: seq %u..%u (%u frames), outage %s",
+			 h->seq - h->ep_frames, h->seq - 1, h->ep_frames,
+			 fmt_ns(o, sizeof(o), h->ep_outage_ns));
+	}
 	return buf;
 }
 
 /* Everything below the heads goes into the file; returns the frames written. */
 static __u64 drain(struct capture *c)
 {
-	char text[128];
+	char text[224];
 	__u64 n = 0;
 	unsigned int i;
 
@@ -251,6 +263,11 @@ int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned i
 	return err;
 }
 
+void capture_queue_books(struct capq *q, const struct seqtrack *tr)
+{
+	q->tr = tr;
+}
+
 struct capq *capture_queue(struct capture *c, unsigned int i)
 {
 	return c ? &c->q[i] : NULL;
@@ -338,6 +355,10 @@ void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, in
 		h.flow = verdict == SEQ_MARK ? st->mark.flow : st->flow;
 		h.seq = st->seq;
 		h.gap = verdict == SEQ_GAP ? CAP_GAP_AFTER : CAP_GAP_NONE;
+		if (verdict == SEQ_GAP && q->tr) {
+			h.ep_frames = q->tr->last_gap.frames;
+			h.ep_outage_ns = q->tr->last_gap.outage_ns;
+		}
 	}
 	if (c->anomalies)
 		anomaly(q, &h, data, verdict, st);

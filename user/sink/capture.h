@@ -58,6 +58,8 @@
 #define CAPTURE_FLOWS 1024
 #define CAPTURE_RING_SLOTS 4096
 
+struct seqtrack;
+
 /* Verdicts beyond seqtrack's (enum seqtrack_verdict) for capture_offer(). */
 #define CAPTURE_FOREIGN -1 /* no stamp */
 #define CAPTURE_UNCHECKED -2 /* --no-verify: nothing is known */
@@ -72,6 +74,8 @@ int capture__create(struct capture **out, const struct sink_cfg *cfg, unsigned i
 		    __u32 frame_size, const char *ifname, const unsigned int *queues);
 void capture_queue_stats(struct capture *c, unsigned int i, __u64 received, __u64 dropped);
 struct capq *capture_queue(struct capture *c, unsigned int i);
+/* The books queue q's frames go to (NULL: none), for the loss episode a gap ends. */
+void capture_queue_books(struct capq *q, const struct seqtrack *tr);
 /* A frame of len bytes received at now_ns, with seqtrack's verdict (or CAPTURE_*). */
 void capture_offer(struct capq *q, const void *data, __u32 len, __u64 now_ns, int verdict,
 		   const struct stamp *st);

@@ -94,6 +94,9 @@ static int xq_setup(struct xq *x)
 			return -ENOMEM;
 		seqtrack_clocks(x->tr, &xs->clocks);
 		seqtrack_episodes_keep(x->tr, (unsigned int)cfg->episodes);
+		/* The thread's books, made here on its own NUMA node: the capture reads its gaps. */
+		if (x->cap)
+			capture_queue_books(x->cap, x->tr);
 	}
 	if (xs->records && x->queue < XDPSG_MAX_QUEUES) {
 		x->rec_mask = xs->rec_n - 1;
