@@ -323,7 +323,7 @@ demo: deps
 	$(Q)BUILD=$(BUILD) scripts/demo.sh
 
 PY_PKG := $(wildcard testenv/xdpsg/*.py testenv/xdpsg/*/*.py)
-PY_RUNNERS := testenv/backpressure.py testenv/rfc2544.py
+PY_RUNNERS := testenv/backpressure.py testenv/rfc2544.py testenv/disrupt.py
 
 # The documentation as the README links it: every page and picture at its path under DOCDIR,
 # so the installed README's links work (tests/integration/test_deb.sh follows them).

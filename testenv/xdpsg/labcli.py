@@ -25,7 +25,7 @@ from .topology import UsageError
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # testenv/, or its copy
 LAB_COMMANDS = ('setup', 'teardown', 'status', 'exec', 'enter', 'ready', 'list', 'env',
                 'pin-napi', 'blackhole')
-RUNNER_COMMANDS = ('backpressure', 'rfc2544')
+RUNNER_COMMANDS = ('backpressure', 'rfc2544', 'disrupt')
 SETUP_VALUES = ('--queues', '--qdisc', '--gro', '--tso', '--mtu', '--scenario', '--dut',
                 '--dut-qdisc', '--dut-cpu', '--dut-cost')
 SETUP_FLAGS = ('--threaded-napi', '--no-ipv6', '--separate-clocks', '--mgmt')
@@ -510,7 +510,8 @@ class Cli:
                 raise Failure('%s %s --list-options failed' % (sys.executable, path))
         v = {'type': 'version', 'schema': SCHEMA, 'tool': self.prog,
              'commands': LAB_COMMANDS + RUNNER_COMMANDS,
-             'backpressure_options': opts['backpressure'], 'rfc2544_options': opts['rfc2544']}
+             'backpressure_options': opts['backpressure'], 'rfc2544_options': opts['rfc2544'],
+             'disrupt_options': opts['disrupt']}
         print(json.dumps(v, separators=(',', ':')))
         return 0
 

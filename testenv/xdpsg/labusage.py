@@ -68,6 +68,11 @@ Commands:
                         (must be the first argument) RFC 2544 throughput,
                         latency, frame loss and back-to-back through the DUT
                         of a lab made with --dut; see {p} rfc2544 --help
+  disrupt --name NAME --event KIND[:ARG] ... [OPTIONS]
+                        (must be the first argument) a paced stream through the
+                        DUT of a lab made with --dut, events at known times
+                        (blackhole, link-flap, route-flap, qdisc-replace), and
+                        how long each stopped the traffic; see {p} disrupt --help
 
 Options (before or after the command; --opt=value also works):
   --name NAME           lab name, at most {name_max} of [A-Za-z0-9_-] (default xsg);

@@ -24,7 +24,7 @@ import os
 import select
 import sys
 
-TOOLS = ("xdp-sink", "xdp-gen", "rfc2544", "backpressure", "testenv.sh", "xdpsg-lab")
+TOOLS = ("xdp-sink", "xdp-gen", "rfc2544", "backpressure", "disrupt", "testenv.sh", "xdpsg-lab")
 # The lab answers by the name it was run as; one schema covers both names.
 SCHEMA_OF = {"testenv.sh": "xdpsg-lab"}
 # Installed (the package's /usr/share/xdpsg): the schemas beside it; in a checkout, docs/schema.
