@@ -39,9 +39,22 @@ dr_dut_state() {
 # An XDP DUT: a 50 ms blackhole is one episode of exactly the frames its window dropped;
 # a link flap after it is an episode of its own; the window is not left armed.
 test_disrupt_xdp_events() {
-	local out e1
 	[ -x "$BUILD/xdp-sink" ] || t_skip "xdp-sink not built"
 	lab_setup --no-ipv6 --dut xdp
+	dr_xdp_events
+}
+
+# The same where the generator's side has a CLOCK_MONOTONIC of its own (another host's):
+# the stream's stamps on TAI, which no time namespace shifts, still meet the events.
+test_disrupt_separate_clocks() {
+	[ -x "$BUILD/xdp-sink" ] || t_skip "xdp-sink not built"
+	t_clocks_separable || t_skip "$T_CLOCKS_WHY"
+	lab_setup --no-ipv6 --dut xdp --separate-clocks
+	dr_xdp_events
+}
+
+dr_xdp_events() {
+	local out e1
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out" "$out.err"
 	dr_run "$out" --event blackhole:50ms --event link-flap

@@ -2,7 +2,9 @@
 """testenv.sh disrupt: events under live traffic, and how long each stopped it.
 
 A paced stream (xdp-gen kernel, evenly spaced frames) runs through the DUT of an
-existing lab into xdp-sink xsk. The events (events.py) happen one after another,
+existing lab into xdp-sink xsk. Its stamps are on CLOCK_TAI, which no time namespace
+shifts: the sink books the run on one clock with its own (a lab with
+--separate-clocks too), and its send times can be set against the events'. The events (events.py) happen one after another,
 --gap seconds apart, at times read on the host's CLOCK_MONOTONIC. The sink's books
 of the stream's run hold its loss episodes (docs/outages.md), each with the send
 times of the frames on either side; each episode goes to the event whose time
@@ -108,7 +110,9 @@ class Disrupt(Scenario):
                  "%g s apart" % (lab.name, '{:,}'.format(a.rate), v['DUT_MODE'],
                                  len(self.events), a.gap))
         gen = lab.start('gen', [self.gen_bin, 'kernel', '-j', '-q', '-r', str(a.rate), '-d',
-                                '%.3fs' % dur, '--fix-peer', v['GEN_IF']], 'xdp-gen')
+                                '%.3fs' % dur, '--clock', 'tai', '--fix-peer', v['GEN_IF']],
+                        'xdp-gen')
+        self.tai_off = ev_.bh.tai_offset_ns()
         t_start = ev_.bh.now_ns()
         time.sleep(a.gap)
         for e in self.events:
@@ -134,7 +138,11 @@ class Disrupt(Scenario):
 
     def attribute(self, g, r, t_start, t_end):
         """Each loss episode to the event that overlaps its frames' send span the most."""
-        off = int(self.lab.clock_offset('gen') * 1e9)
+        clock = r.get('clock', {}).get('state')
+        if clock != 'same':
+            raise Failure("the sink did not book the stream on its own clock (clock %s): its "
+                          "send times cannot be set against the events'" % clock)
+        off = self.tai_off  # the send times are TAI; the events' times CLOCK_MONOTONIC
         done = [e for e in self.events if e.t0 is not None]
         rows = [{'event': i + 1, 'kind': ev_.kind_of(e), 'spec': e.spec,
                  'at_s': (e.t0 - t_start) / 1e9, 'took_ns': e.t1 - e.t0, 'loss_episodes': 0,
