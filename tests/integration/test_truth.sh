@@ -179,6 +179,15 @@ test_truth_rates_agree() {
 	grep -q '^xdp-gen xsk .* over the [0-9.]* s of sending' "$g" || t_fail "gen summary: $(cat "$g")"
 }
 
+# tr_books_whole RESULT_LINE N: the sink's books hold all N frames of the one run, each
+# checked, or lost and named as dropped at the sockets; nothing duplicated or late.
+tr_books_whole() {
+	local re='^RESULT: ([0-9,]+) stamped frames of 1 run checked: lost ([0-9,]+) \(0 after the last frame that arrived\), duplicates 0, reordered 0, late 0(; ([0-9,]+) dropped at the sockets)?$'
+	[[ "$1" =~ $re ]] || return 1
+	local checked=${BASH_REMATCH[1]//,/} lost=${BASH_REMATCH[2]//,/} named=${BASH_REMATCH[4]//,/}
+	[ $((checked + lost)) -eq "$2" ] && [ "$lost" -le "${named:-0}" ]
+}
+
 # Every count a person reads has its thousands separated, in every summary.
 test_truth_counts_grouped() {
 	local s g bad
@@ -202,8 +211,10 @@ test_truth_counts_grouped() {
 		head -n 5)
 	[ -z "$bad" ] || t_fail "counts without separators: $bad (in $(cat "$s" "$g"))"
 	grep -q '123,457' "$g" || t_fail "the generator's count: $(cat "$g")"
-	[[ "$(tail -n 1 "$s")" == "RESULT: 123,457 stamped frames of 1 run checked: lost 0"* ]] ||
-		t_fail "sink RESULT: $(tail -n 1 "$s")"
+	# Every frame checked, or lost and named as dropped at the sockets: two tests beside
+	# this one on two CPUs once kept the sink's thread away for longer than its ring lasts
+	# (2,091 of 123,457 dropped at the sockets, and said so: cc82).
+	tr_books_whole "$(tail -n 1 "$s")" 123457 || t_fail "sink RESULT: $(tail -n 1 "$s")"
 	[[ "$(tail -n 1 "$g")" == "RESULT: 123,457 of 123,457 asked sent at "*" pps, rate "* ]] ||
 		t_fail "generator RESULT: $(tail -n 1 "$g")"
 }
