@@ -83,10 +83,15 @@ def shell_sink(others=()):
     """(pid, pending): the newest process the calling shell started that runs xdp-sink,
     or is on its way to it through testenv.sh exec, and is not in OTHERS (0 if none);
     pending is true when a child newer than that one has not yet run its command (it is
-    still a copy of the shell: its command may be the sink). The shell is our parent, or
+    still a copy of the shell, or in the middle of its execve(): its command may be the
+    sink). The shell is our parent, or
     the nearest ancestor with one when we run in a subshell of it ($(testenv.sh ready
     ...))."""
-    procs = {pid: (int(f[1]), int(f[19])) for pid, f in sysstat.processes()}
+    procs, zombies = {}, set()
+    for pid, f in sysstat.processes():
+        procs[pid] = (int(f[1]), int(f[19]))
+        if f[0] == 'Z':
+            zombies.add(pid)
     me, anc = os.getpid(), os.getppid()
     top = pid_max()
     for _ in range(3):
@@ -100,6 +105,10 @@ def shell_sink(others=()):
             line = cmdline(pid)
             if line and line == shell:
                 pending = True  # forked, its command not yet run
+            elif line == b'' and pid not in zombies:
+                # No command line while execve() replaces the process's memory (seen:
+                # the shell's newest child, taken for no sink, let an older one win).
+                pending = True
             elif pid not in others and runs_sink(pid, line):
                 return pid, pending
         if pending:

@@ -71,6 +71,43 @@ class NewestFirst(unittest.TestCase):
                          [(5, 5), (5, 32760), (4, 20000)])
 
 
+class ExecInProgress(unittest.TestCase):
+    """A child read while execve() replaces it has an empty command line: it may be the
+    sink, so the wait holds the choice (a zombie's is empty too, and is no sink)."""
+
+    def choose(self, new_state, new_line):
+        sys.path.insert(0, TESTENV)
+        from unittest import mock
+        from xdpsg import labready, sysstat
+
+        def stat(state, ppid, start):
+            return [state, str(ppid)] + ['0'] * 17 + [str(start)]
+        procs = [(100, stat('S', 1, 50)),  # the shell
+                 (101, stat('S', 100, 60)),  # its older sink
+                 (102, stat(new_state, 100, 61)),  # its newest child
+                 (103, stat('R', 100, 62))]  # the wait
+        lines = {100: b'sh\0-c\0script\0', 101: b'/bin/sh\0/d/xdp-sink\0', 102: new_line}
+        with mock.patch.object(sysstat, 'processes', lambda: iter(procs)), \
+                mock.patch.object(labready, 'cmdline', lines.get), \
+                mock.patch('os.getpid', return_value=103), \
+                mock.patch('os.getppid', return_value=100):
+            return labready.shell_sink()
+
+    def test_mid_exec_is_pending(self):
+        # The CI failures (cc80, cc83): this child was taken for no sink, and the older
+        # sink's stale ready file ended the wait.
+        self.assertEqual(self.choose('R', b''), (101, True))
+
+    def test_a_zombie_is_not(self):
+        self.assertEqual(self.choose('Z', b''), (101, False))
+
+    def test_a_copy_of_the_shell_is_pending(self):
+        self.assertEqual(self.choose('S', b'sh\0-c\0script\0'), (101, True))
+
+    def test_the_newest_sink_wins(self):
+        self.assertEqual(self.choose('S', b'/bin/sh\0/d/xdp-sink\0'), (102, False))
+
+
 class ShellSink(unittest.TestCase):
     def setUp(self):
         self.d = tempfile.mkdtemp(prefix='labready.')
