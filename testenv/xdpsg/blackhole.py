@@ -113,7 +113,8 @@ def tai_offset_ns():
 class Window:
     """The armed window of one DUT: arm(), wait(), then close() (always)."""
 
-    def __init__(self, directory):
+    def __init__(self, directory, lock_dir=None):
+        self.lock_dir = lock_dir  # the lab's state directory: arm() checks and arms under its lock
         self.bpf = _Bpf()
         self.ncpu = possible_cpus()
         self.fds = []
@@ -133,7 +134,17 @@ class Window:
         return WINDOW.unpack(self.bpf.lookup(self.win_fd, WINDOW.size, 'cannot read the window'))
 
     def arm(self, length_ns):
-        """Zero the counters and open the window from now: (start_ns, end_ns)."""
+        """Zero the counters and open the window from now: (start_ns, end_ns). Checked and
+        armed under the lab's lock, so two at once cannot both arm."""
+        from . import labstate
+        fd = labstate.lock(self.lock_dir) if self.lock_dir else None
+        try:
+            return self._arm(length_ns)
+        finally:
+            if fd is not None:
+                os.close(fd)
+
+    def _arm(self, length_ns):
         start, end = self.current()
         now = now_ns()
         if end and end > now:
@@ -167,6 +178,16 @@ class Window:
             first = f if not first or f < first else first
             last = la if la > last else last
         return dropped, first, last
+
+    def run(self, length_ns, armed=None):
+        """Arm for LENGTH_NS, tell armed(start) if given, wait it out, disarm:
+        (start, end, dropped, first_ns, last_ns)."""
+        start, end = self.arm(length_ns)
+        if armed:
+            armed(start)
+        self.wait(end)
+        self.disarm()
+        return (start, end) + self.stats()
 
     def disarm(self):
         if self.armed:

@@ -447,24 +447,17 @@ class Cli:
                                              'a %s DUT' % d.mode, self.prog, name))
         length = blackhole_.parse_time(r['for'])
         try:
-            w = blackhole_.Window(blackhole_.pin_dir(paths.bpffs('dut'), d.ingress.name))
+            w = blackhole_.Window(blackhole_.pin_dir(paths.bpffs('dut'), d.ingress.name),
+                                  paths.dir)
         except blackhole_.BlackholeError as e:
             raise Failure(str(e)) from None
         try:
             with _signals_raise():
-                # Checked and armed under the lab's lock: two at once cannot both arm.
-                fd = labstate.lock(paths.dir)
-                try:
-                    start, end = w.arm(length)
-                finally:
-                    os.close(fd)
-                self.info('%s drops every frame for %.3f ms from CLOCK_MONOTONIC %d'
-                          % (d.ingress.name, length / 1e6, start), sys.stderr)
                 gen_off = round(topo_.clock_offset(topo, 'gen') * 1e9)
                 tai_off = blackhole_.tai_offset_ns()
-                w.wait(end)
-                w.disarm()
-                dropped, first, last = w.stats()
+                start, end, dropped, first, last = w.run(length, lambda start: self.info(
+                    '%s drops every frame for %.3f ms from CLOCK_MONOTONIC %d'
+                    % (d.ingress.name, length / 1e6, start), sys.stderr))
         except blackhole_.BlackholeError as e:
             raise Failure(str(e)) from None
         except Interrupted as e:

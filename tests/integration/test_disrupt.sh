@@ -32,7 +32,7 @@ dr_books() {
 dr_dut_state() {
 	ip -n "$DUT_NS" route show dev "$DUT_SINK_IF"
 	ip -n "$DUT_NS" neigh show dev "$DUT_SINK_IF" nud permanent
-	tc -n "$DUT_NS" qdisc show dev "$DUT_SINK_IF" root | sed 's/ refcnt [0-9]*//'
+	tc -n "$DUT_NS" qdisc show dev "$DUT_SINK_IF" root | sed -E 's/ refcnt [0-9]+//; s/ [0-9a-f]+: root/ root/'
 	ip -n "$DUT_NS" -br link show dev "$DUT_SINK_IF"
 }
 
@@ -70,11 +70,12 @@ dr_xdp_events() {
 		t_fail "a blackhole window was left armed"
 }
 
-# A forwarding DUT: a route flap, a qdisc swap and a link flap; after each the stream comes
-# back (the link's permanent neighbours put back), and the DUT is as it was.
+# A forwarding DUT with a queue: a route flap, a qdisc swap and a link flap; after each the
+# stream comes back (the link's permanent neighbours put back; the events take longer than
+# they ask, and the stream runs until the last gap is over), and the DUT is as it was.
 test_disrupt_forward_events() {
 	local out before
-	lab_setup --no-ipv6 --dut forward
+	lab_setup --no-ipv6 --dut forward --dut-qdisc tbf:100mbit:16kb:50ms
 	out=$(mktemp)
 	t_on_cleanup rm -f "$out" "$out.err"
 	before=$(dr_dut_state)

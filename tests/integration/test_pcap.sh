@@ -157,6 +157,9 @@ test_pcap_pcapng_verdicts() {
 	# The frame after the gap ends a loss episode: its comment says which numbers, and how long.
 	t_expect_eq "the gap's episode" "seq 20..24 (5 frames), outage" "$(py_ng "$ng" '[c.split("loss episode: ")[1].rsplit(" ", 1)[0]
 	    for i, c in o["frames"] if c and "gap after" in c][0]')"
+	t_expect_eq "tshark: frame.comment contains loss episode" 1 \
+		"$(tshark -r "$PDIR/v.pcapng" -Y 'frame.comment contains "loss episode"' -T fields \
+			-e frame.comment 2>/dev/null | grep -c 'seq=25; loss episode: seq 20\.\.24 (5 frames)')"
 	t_expect_eq "frames, every one with a comment" 5 \
 		"$(py_ng "$ng" 'sum(1 for i, c in o["frames"] if c)')"
 	# Each queue's statistics: what its socket received, nothing dropped.

@@ -68,15 +68,13 @@ class Blackhole(Event):
             raise UsageError("event 'blackhole' needs its time, e.g. blackhole:50ms")
         self.ns = parse_ms(arg, spec, None)
         self.dir = bh.pin_dir(paths.bpffs('dut'), lab.vars['DUT_GEN_IF'])
+        self.lock_dir = paths.dir
         self.w = None
 
     def do(self):
-        self.w = bh.Window(self.dir)
+        self.w = bh.Window(self.dir, self.lock_dir)
         try:
-            start, end = self.w.arm(self.ns)
-            self.w.wait(end)
-            self.w.disarm()
-            dropped, first, last = self.w.stats()
+            start, end, dropped, _, _ = self.w.run(self.ns)
         finally:
             self.w.close()
         self.extra = {'window_ns': self.ns, 'dropped': dropped}
